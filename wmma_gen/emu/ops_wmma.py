@@ -1,0 +1,281 @@
+"""Semantics of every gfx11 (RDNA3 / RDNA3.5, wave32) WMMA instruction: one table row each.
+
+    D = A (16x16) * B (16x16) + C (16x16)
+
+Each row's `fn(a, b, c, *, neg_lo, neg_hi, op_sel, clamp)` takes raw VGPR bits as uint32
+arrays of shape (W, 32, regs) (W waves, 32 lanes, register index last) and returns D as
+uint32 (W, 32, c_regs). EXEC is not an input: the instruction forces EXEC to all ones while
+it runs (ISA pseudocode "saved_exec = EXEC; EXEC = 64'B(-1); ..."), so the executor must
+write D to every lane regardless of EXEC.
+
+Sources (cited next to the code that uses them):
+  [ISA]  AMD "RDNA3 Instruction Set Architecture Reference Guide" (2023) and "RDNA3.5 ISA"
+         (same text), section 7.5 "VOP3P Instruction Fields" (NEG, NEG_HI, OPSEL, CLMP) and
+         section 7.9 "Wave Matrix Multiply Accumulate (WMMA)" with its VGPR layout tables.
+  [CALC] ROCm/amd_matrix_instruction_calculator, matrix_calculator.py, class InstCalcGfx11:
+         A/B element k in VGPR floor(k/E) bits [b*(k%E)+b-1 : b*(k%E)] (E = 32/b elements of
+         b bits per VGPR), lanes i and i+16; C/D entry (i, j) in VGPR floor(i/2), lane
+         16*(i%2)+j; 16-bit C/D uses bits [15:0] with OPSEL=0 and [31:16] with OPSEL=4.
+  [LLVM] llvm/lib/Target/AMDGPU/VOP3PInstructions.td (WMMAInst, WMMAType): gfx11 float WMMA
+         has no clamp operand (WMMARegular / WMMAOpSel), only iu8/iu4 do (WMMAUIClamp);
+         f16/bf16-accumulate WMMA exist as _TIED variants with vdst = src2.
+         https://reviews.llvm.org/D158059: two f16-accumulate WMMAs with op_sel 0 and 1 write
+         the low and high halves of the same D registers and both results survive, so a
+         16-bit WMMA leaves the unselected half of each D VGPR unchanged.
+
+Modelled semantics (and the choice made where the manual is silent):
+  * A/B lanes 16-31: [ISA] 7.9 requires "lanes 0-15 data are replicated into lanes 16-31";
+    the result for unreplicated data is unspecified. fn reads A and B from lanes 0-15 only.
+    `unreplicated_waves()` reports waves whose lanes 16-31 differ so the executor can fault.
+  * Float products and sums: the manual says only "fused multiply add" and RNE. We model an
+    exact fused result: products of f16/bf16 are exact in float64, the 16 products and C
+    are summed in float64 (error <= 2^-53 relative per add, far below an f32 ulp) and the
+    sum is rounded ONCE to the output type with RNE. Real hardware may round partial sums
+    to f32 in some order; tests therefore allow the f32 accumulation error bound
+    gamma_17 * (sum|a*b| + |c|), which covers every summation order.
+  * Denormals: f16/bf16/f32 subnormal inputs are used exactly and subnormal results are
+    kept (no flush). WMMA does not read the MODE register ([LLVM]: ReadsModeReg = 0) and
+    the manual gives no flush rule for it; flushing would be an observable change to test.
+  * NaN/inf follow IEEE (inf*0 and inf-inf give NaN; any NaN in a row of A, a column of B
+    or in C gives NaN). A NaN result is written as the default quiet NaN of the output type
+    (f32 0x7FC00000, f16 0x7E00, bf16 0x7FC0); the hardware payload is unspecified.
+    "WMMA does not generate any ALU exceptions" [ISA 7.9].
+  * Overflow: results round to +-inf (RNE overflow) for f32/f16/bf16.
+  * neg_lo/neg_hi, float variants [ISA 7.9]: "NEG[1:0] is applied on SRC1 and SRC0's low
+    16bit. NEG_HI[1:0] is applied on SRC1 and SRC0's high 16bit. {NEG_HI[2], NEG[2]} is
+    applied on SRC2, act as {ABS, NEG}." So neg_lo[0] flips the sign of A elements in the
+    low half of each VGPR (even k), neg_hi[0] of the odd k; same for B with index 1; C gets
+    |C| if neg_hi[2], then -C if neg_lo[2]. Sign flips act on the raw bits (NaN keeps NaN).
+  * neg_lo, iu8/iu4 [ISA 7.5, 7.9]: NEG[0]=1 -> A signed, NEG[1]=1 -> B signed, 0 ->
+    unsigned; NEG[2] and NEG_HI must be zero (undefined): fn raises EmulatorFault.
+  * op_sel [ISA 7.5]: OPSEL[0], OPSEL[1] are unused for WMMA (ignored). OPSEL[2] on f16/bf16
+    outputs selects the half of each C/D VGPR that is read and written; the other half of D
+    is left unchanged. fn has no view of the old D, so it copies the other half from C: that
+    equals "unchanged" whenever D and C are the same registers, which LLVM guarantees for
+    16-bit WMMA it emits with op_sel (_TIED, [LLVM]). For f32/i32 outputs OPSEL[2] must be 0
+    ([ISA 7.5]: "If either the source operand or destination operand is 32bits, the
+    corresponding OPSEL bit must set to zero") and fn raises EmulatorFault otherwise.
+  * clamp: iu8/iu4 saturate D to [-2^31, 2^31-1] ([ISA 7.5] CLMP, signed integer); without
+    clamp the 32-bit sum wraps (two's complement). The 16 products of one dot product never
+    overflow int32 (|sum| <= 16*255*255), so only the final addition of C can; we saturate
+    the exact final sum. Float gfx11 WMMA has no clamp operand in LLVM [LLVM] and the
+    manual's float CLMP rule is untested on WMMA, so clamp=True on a float row raises.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from wmma_gen import layouts, numerics
+from wmma_gen.errors import EmulatorFault
+
+FAMILY = "gfx11"
+T = layouts.TILE          # 16
+HALF = layouts.WAVE // 2  # 16 lanes hold unique A/B data
+
+_INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
+
+
+@dataclass(frozen=True)
+class WmmaOp:
+    mnemonic: str
+    a_regs: int
+    b_regs: int
+    c_regs: int
+    fn: Callable
+    cite: str
+
+
+# --------------------------------------------------------------------------- index maps
+def _ab_maps(kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """(lane[16,16], elem[16,16]) such that A[m, k] (kind 'a') or B[k, n] (kind 'b') is
+    element elem of lane lane, lanes 0-15 only. Built once from layouts.py."""
+    coord = layouts.a_coord if kind == "a" else layouts.b_coord
+    lane_of = np.full((T, T), -1)
+    elem_of = np.full((T, T), -1)
+    for lane in range(HALF):
+        for i in range(layouts.ab_elements(FAMILY)):
+            r, c = coord(FAMILY, lane, i)
+            if lane_of[r, c] != -1:
+                raise AssertionError(f"layouts.{kind}_coord maps two elements to ({r}, {c})")
+            lane_of[r, c], elem_of[r, c] = lane, i
+    if (lane_of < 0).any():
+        raise AssertionError(f"layouts.{kind}_coord leaves part of the 16x16 tile uncovered")
+    return lane_of, elem_of
+
+
+def _c_maps() -> tuple[np.ndarray, np.ndarray]:
+    """(row[32, 8], col[32, 8]): accumulator value v of lane l is C[row[l, v], col[l, v]]."""
+    rows = np.array([[layouts.c_coord(FAMILY, l, v)[0] for v in range(8)] for l in range(32)])
+    cols = np.array([[layouts.c_coord(FAMILY, l, v)[1] for v in range(8)] for l in range(32)])
+    seen = np.zeros((T, T), dtype=int)
+    np.add.at(seen, (rows, cols), 1)
+    if not (seen == 1).all():
+        raise AssertionError("layouts.c_coord does not cover the 16x16 tile exactly once")
+    return rows, cols
+
+
+_A_LANE, _A_ELEM = _ab_maps("a")
+_B_LANE, _B_ELEM = _ab_maps("b")
+_C_ROW, _C_COL = _c_maps()
+# 16-bit C/D: value v sits in element c_vector_index(v, opsel) of a vector<16xT> spanning
+# 8 VGPRs (two halves each): VGPR idx // 2, half idx % 2 ([CALC] regno = 2*floor(i/2)+opsel).
+_C16_REG = {s: np.array([layouts.c_vector_index(FAMILY, 16, v, s) // 2 for v in range(8)])
+            for s in (0, 1)}
+_C16_HALF = {s: np.array([layouts.c_vector_index(FAMILY, 16, v, s) % 2 for v in range(8)])
+             for s in (0, 1)}
+
+
+# --------------------------------------------------------------------------- operand access
+def _elements(regs: np.ndarray, bits: int) -> np.ndarray:
+    """(W, 16, nregs) uint32 -> (W, 16, nregs*32/bits) uint32 raw elements; element i is in
+    VGPR i // per at bits [bits*(i%per)+bits-1 : bits*(i%per)] ([CALC] _coord_to_input_reg)."""
+    per = 32 // bits
+    shifts = (np.arange(per, dtype=np.uint32) * bits).astype(np.uint32)
+    mask = np.uint32((1 << bits) - 1)
+    e = (regs[..., None] >> shifts) & mask
+    return e.reshape(*regs.shape[:-1], regs.shape[-1] * per)
+
+
+def _gather_ab(regs: np.ndarray, bits: int, kind: str) -> np.ndarray:
+    """Raw A (W, m, k) or B (W, k, n) element bits from lanes 0-15."""
+    e = _elements(np.asarray(regs, dtype=np.uint32)[:, :HALF, :], bits)
+    lane, elem = (_A_LANE, _A_ELEM) if kind == "a" else (_B_LANE, _B_ELEM)
+    return e[:, lane, elem]
+
+
+def _c32_to_matrix(c: np.ndarray) -> np.ndarray:
+    """(W, 32, 8) -> (W, 16, 16) in the register dtype."""
+    out = np.empty((c.shape[0], T, T), dtype=c.dtype)
+    out[:, _C_ROW, _C_COL] = c[:, :, :8]
+    return out
+
+
+def _matrix_to_c32(d: np.ndarray) -> np.ndarray:
+    return d[:, _C_ROW, _C_COL]
+
+
+def unreplicated_waves(regs: np.ndarray) -> np.ndarray:
+    """bool (W,): True where lanes 16-31 of an A/B operand differ from lanes 0-15, i.e. the
+    wave breaks the replication rule of [ISA] 7.9 and real hardware gives unspecified D."""
+    regs = np.asarray(regs, dtype=np.uint32)
+    return (regs[:, HALF:, :] != regs[:, :HALF, :]).any(axis=(1, 2))
+
+
+# --------------------------------------------------------------------------- modifiers
+def _check_common(name: str, op_sel, out_bits: int, clamp: bool, is_int: bool) -> None:
+    if out_bits == 32 and op_sel[2]:
+        raise EmulatorFault(f"{name}: op_sel[2]=1 with a 32-bit C/D is not allowed "
+                            "(ISA 7.5: OPSEL must be zero for 32-bit operands)")
+    if clamp and not is_int:
+        raise EmulatorFault(f"{name}: clamp on a float gfx11 WMMA is not modelled "
+                            "(LLVM gfx11 float WMMA has no clamp operand)")
+
+
+def _neg_ab_mask(neg_lo, neg_hi, idx: int) -> np.uint32:
+    """Sign-flip mask for the low/high 16-bit halves of each A (idx 0) or B (idx 1) VGPR."""
+    return np.uint32((0x8000 if neg_lo[idx] else 0) | (0x80000000 if neg_hi[idx] else 0))
+
+
+def _modify_c(bits: np.ndarray, neg_lo, neg_hi, width: int) -> np.ndarray:
+    """{NEG_HI[2], NEG[2]} = {ABS, NEG} on C raw bits of `width` bits (abs first)."""
+    sign = np.uint32(1 << (width - 1))
+    if neg_hi[2]:
+        bits = bits & ~sign
+    if neg_lo[2]:
+        bits = bits ^ sign
+    return bits
+
+
+# --------------------------------------------------------------------------- semantics
+_DECODE16 = {"f16": numerics.f16_bits_to_f32, "bf16": numerics.bf16_bits_to_f32}
+_ENCODE16 = {"f16": numerics.f64_to_f16_bits, "bf16": numerics.f64_to_bf16_bits}
+
+
+def _float_ab(a, b, in_t, neg_lo, neg_hi):
+    a = np.asarray(a, dtype=np.uint32) ^ _neg_ab_mask(neg_lo, neg_hi, 0)
+    b = np.asarray(b, dtype=np.uint32) ^ _neg_ab_mask(neg_lo, neg_hi, 1)
+    dec = _DECODE16[in_t]
+    am = dec(_gather_ab(a, 16, "a").astype(np.uint16)).astype(np.float64)
+    bm = dec(_gather_ab(b, 16, "b").astype(np.uint16)).astype(np.float64)
+    return am, bm
+
+
+def _fused(am, bm, cm):
+    """Exact-as-float64 A@B + C without BLAS (einsum keeps IEEE inf/NaN rules per term)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.einsum("wmk,wkn->wmn", am, bm) + cm
+
+
+def _make_f32_acc(name: str, in_t: str):
+    def fn(a, b, c, *, neg_lo=(0, 0, 0), neg_hi=(0, 0, 0), op_sel=(0, 0, 0), clamp=False):
+        _check_common(name, op_sel, 32, clamp, is_int=False)
+        am, bm = _float_ab(a, b, in_t, neg_lo, neg_hi)
+        cbits = _modify_c(np.asarray(c, dtype=np.uint32), neg_lo, neg_hi, 32)
+        cm = _c32_to_matrix(cbits).view(np.float32).astype(np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            d = _fused(am, bm, cm).astype(np.float32)      # one RNE rounding to f32
+        dbits = d.view(np.uint32)
+        dbits = np.where(np.isnan(d), numerics.F32_QNAN, dbits).astype(np.uint32)
+        return _matrix_to_c32(dbits)
+    return fn
+
+
+def _make_16_acc(name: str, t: str):
+    def fn(a, b, c, *, neg_lo=(0, 0, 0), neg_hi=(0, 0, 0), op_sel=(0, 0, 0), clamp=False):
+        _check_common(name, op_sel, 16, clamp, is_int=False)
+        s = 1 if op_sel[2] else 0
+        c = np.asarray(c, dtype=np.uint32)
+        am, bm = _float_ab(a, b, t, neg_lo, neg_hi)
+        shift = (_C16_HALF[s] * 16).astype(np.uint32)                       # (8,)
+        halves = (c[:, :, _C16_REG[s]] >> shift) & np.uint32(0xFFFF)        # (W, 32, 8)
+        halves = _modify_c(halves, neg_lo, neg_hi, 16)
+        cm = _DECODE16[t](_c32_to_matrix(halves).astype(np.uint16)).astype(np.float64)
+        dh = _ENCODE16[t](_fused(am, bm, cm)).astype(np.uint32)             # one RNE rounding
+        dv = _matrix_to_c32(dh) << shift                                    # (W, 32, 8)
+        keep = ~(np.uint32(0xFFFF) << shift)
+        d = c.copy()                                 # other half: preserved (see docstring)
+        d[:, :, _C16_REG[s]] = (c[:, :, _C16_REG[s]] & keep) | dv
+        return d
+    return fn
+
+
+def _make_int(name: str, bits: int):
+    def fn(a, b, c, *, neg_lo=(0, 0, 0), neg_hi=(0, 0, 0), op_sel=(0, 0, 0), clamp=False):
+        if any(neg_hi) or neg_lo[2]:
+            raise EmulatorFault(f"{name}: neg_lo[2]={neg_lo[2]} neg_hi={tuple(neg_hi)} is "
+                                "undefined for integer WMMA (ISA 7.5/7.9: must be zero)")
+        _check_common(name, op_sel, 32, clamp, is_int=True)
+        am = _gather_ab(a, bits, "a").astype(np.int64)
+        bm = _gather_ab(b, bits, "b").astype(np.int64)
+        if neg_lo[0]:
+            am = numerics.sign_extend(am, bits)
+        if neg_lo[1]:
+            bm = numerics.sign_extend(bm, bits)
+        cm = _c32_to_matrix(np.asarray(c, dtype=np.uint32)).view(np.int32).astype(np.int64)
+        d = np.einsum("wmk,wkn->wmn", am, bm) + cm
+        if clamp:
+            d = np.clip(d, _INT32_MIN, _INT32_MAX)
+        return _matrix_to_c32((d & 0xFFFFFFFF).astype(np.uint32))
+    return fn
+
+
+_CITE = ("RDNA3 ISA guide sec. 7.9 (WMMA, Table 33, VGPR layout tables) and sec. 7.5 "
+         "(VOP3P NEG/NEG_HI/OPSEL/CLMP); ROCm amd_matrix_instruction_calculator InstCalcGfx11")
+
+WMMA_OPS: dict[str, WmmaOp] = {op.mnemonic: op for op in (
+    WmmaOp("v_wmma_f32_16x16x16_f16", 8, 8, 8,
+           _make_f32_acc("v_wmma_f32_16x16x16_f16", "f16"), _CITE + "; opcode 64"),
+    WmmaOp("v_wmma_f32_16x16x16_bf16", 8, 8, 8,
+           _make_f32_acc("v_wmma_f32_16x16x16_bf16", "bf16"), _CITE + "; opcode 65"),
+    WmmaOp("v_wmma_f16_16x16x16_f16", 8, 8, 8,
+           _make_16_acc("v_wmma_f16_16x16x16_f16", "f16"), _CITE + "; opcode 66"),
+    WmmaOp("v_wmma_bf16_16x16x16_bf16", 8, 8, 8,
+           _make_16_acc("v_wmma_bf16_16x16x16_bf16", "bf16"), _CITE + "; opcode 67"),
+    WmmaOp("v_wmma_i32_16x16x16_iu8", 4, 4, 8,
+           _make_int("v_wmma_i32_16x16x16_iu8", 8), _CITE + "; opcode 68"),
+    WmmaOp("v_wmma_i32_16x16x16_iu4", 2, 2, 8,
+           _make_int("v_wmma_i32_16x16x16_iu4", 4), _CITE + "; opcode 69"),
+)}
