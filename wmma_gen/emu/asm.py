@@ -1,0 +1,185 @@
+"""Parse one line of gfx11 assembly (as LLVM prints it) into an `Instr`.
+
+Syntax follows llvm/docs/AMDGPUInstructionSyntax.rst, AMDGPUOperandSyntax.rst and
+AMDGPUModifierSyntax.rst: `mnemonic op, op, ... mod mod:val ...`. Operands are
+registers (`v3`, `v[4:7]`, `v0.l`/`v0.h` true16 halves, `s5`, `s[0:1]`, `vcc_lo`, `exec_lo`,
+`m0`, `null`, `off`), constants (`-1`, `0x3f800000`, `0.5`, `1/(2*pi)`, `0.15915494`),
+labels, and VOP3 source modifiers `-x`, `|x|`, `abs(x)`, `neg(x)`. VOPD pairs are written
+`v_dual_x ... :: v_dual_y ...` and parse to an Instr with a `.pair`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# Hardware operand encodings (RDNA3 ISA guide §3.3 "SGPRs" / §6.2 "Scalar operands");
+# the emulator indexes its scalar file with them.
+SPECIAL_SGPR = {
+    "vcc_lo": (106, 1), "vcc_hi": (107, 1), "vcc": (106, 2), "null": (124, 1),
+    "m0": (125, 1), "exec_lo": (126, 1), "exec_hi": (127, 1), "exec": (126, 2),
+    "scc": (253, 1),
+}
+SCC = 253
+INV_2PI = 0.15915494309189532
+
+_REG = re.compile(r"^([sv])(?:(\d+)|\[(\d+):(\d+)\])(?:\.([lh]))?$")
+_FLOAT = re.compile(r"^-?(\d+\.\d*(e[-+]?\d+)?|inf|nan)$", re.I)
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One parsed operand. kind: 'v', 's' (index = hardware encoding, count = dwords),
+    'int' (value = python int), 'float' (value = python float), 'off', 'label'."""
+    kind: str
+    index: int = 0
+    count: int = 1
+    half: str | None = None      # 'l' / 'h' for true16 register halves
+    value: object = None
+    neg: bool = False
+    abs: bool = False
+    text: str = ""
+
+    @property
+    def is_reg(self) -> bool:
+        return self.kind in ("v", "s")
+
+
+@dataclass
+class Instr:
+    """One instruction: mnemonic (with encoding suffix), operands, modifiers."""
+    mnemonic: str
+    operands: tuple[Operand, ...]
+    mods: dict = field(default_factory=dict)
+    text: str = ""
+    line: int = 0
+    pair: "Instr | None" = None  # second half of a VOPD dual-issue
+
+    @property
+    def base(self) -> str:
+        """Mnemonic without the encoding suffix (_e32, _e64, _dpp, _e64_dpp)."""
+        return strip_encoding(self.mnemonic)
+
+
+def strip_encoding(m: str) -> str:
+    for suf in ("_e64_dpp", "_e32_dpp", "_e64", "_e32", "_dpp"):
+        if m.endswith(suf):
+            return m[: -len(suf)]
+    return m
+
+
+def _split_top(text: str, sep: str = ",") -> list[str]:
+    """Split on `sep` outside brackets/parens/quotes."""
+    out, depth, cur, quote = [], 0, [], False
+    for ch in text:
+        if ch == '"':
+            quote = not quote
+        elif not quote and ch in "([":
+            depth += 1
+        elif not quote and ch in ")]":
+            depth -= 1
+        if ch == sep and depth == 0 and not quote:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur))
+    return [p.strip() for p in out if p.strip()]
+
+
+def parse_int(text: str) -> int:
+    return int(text, 0)
+
+
+def parse_operand(tok: str) -> Operand:
+    t = tok.strip()
+    neg = absm = False
+    if t.startswith("neg(") and t.endswith(")"):
+        neg, t = True, t[4:-1]
+    if t.startswith("-") and (t[1:2] in ("|", "v", "s") or t[1:5] in ("abs(", "vcc_", "exec", "m0", "null")):
+        neg, t = True, t[1:]
+    if t.startswith("|") and t.endswith("|"):
+        absm, t = True, t[1:-1]
+    elif t.startswith("abs(") and t.endswith(")"):
+        absm, t = True, t[4:-1]
+    m = _REG.match(t)
+    if m:
+        kind, single, lo, hi, half = m.groups()
+        first = int(single if single is not None else lo)
+        count = 1 if single is not None else int(hi) - first + 1
+        return Operand(kind, first, count, half, None, neg, absm, tok)
+    base, _, half = t.partition(".")
+    if base in SPECIAL_SGPR:
+        idx, count = SPECIAL_SGPR[base]
+        return Operand("s", idx, count, half or None, None, neg, absm, tok)
+    if t == "off":
+        return Operand("off", text=tok)
+    if t in ("1/(2*pi)", "0.15915494", "0.15915494309189532"):
+        return Operand("float", value=INV_2PI, neg=neg, abs=absm, text=tok)
+    if re.match(r"^-?(0x[0-9a-fA-F]+|\d+)$", t):
+        return Operand("int", value=parse_int(t), neg=neg, abs=absm, text=tok)
+    if _FLOAT.match(t):
+        return Operand("float", value=float(t), neg=neg, abs=absm, text=tok)
+    if re.match(r"^[.A-Za-z_$][\w.$]*$", t):
+        return Operand("label", value=t, text=tok)
+    raise ValueError(f"cannot parse operand {tok!r}")
+
+
+def _parse_mod(tok: str) -> tuple[str, object]:
+    """`offset:16` -> ('offset', 16); `quad_perm:[1,0,3,2]` -> list; `glc` -> True."""
+    name, sep, val = tok.partition(":")
+    if not sep:
+        return tok, True
+    val = val.strip()
+    if val.startswith("[") and val.endswith("]"):
+        return name, tuple(parse_int(x) for x in val[1:-1].split(",") if x.strip())
+    try:
+        return name, parse_int(val)
+    except ValueError:
+        return name, val
+
+
+# Mnemonics whose operand text is free-form and ignored (timing hints only).
+_RAW_OPERANDS = ("s_waitcnt", "s_delay_alu", "s_waitcnt_depctr", "s_sendmsg", "s_clause",
+                 "s_setprio", "s_nop", "s_sleep", "s_inst_prefetch", "s_set_inst_prefetch_distance",
+                 "s_waitcnt_vscnt", "s_waitcnt_vmcnt", "s_waitcnt_lgkmcnt", "s_waitcnt_expcnt",
+                 "s_denorm_mode", "s_round_mode", "s_version", "s_setreg_imm32_b32", "s_getreg_b32",
+                 "s_setreg_b32", "s_sendmsghalt", "s_icache_inv", "s_code_end", "s_ttracedata")
+
+
+def parse_instruction(text: str, line: int = 0) -> Instr:
+    """Parse one instruction line (comments already stripped)."""
+    if "::" in text:
+        x, y = text.split("::", 1)
+        first = parse_instruction(x.strip(), line)
+        first.pair = parse_instruction(y.strip(), line)
+        first.text = text.strip()
+        return first
+    text = text.strip()
+    mnemonic, _, rest = text.partition(" ")
+    rest = rest.strip()
+    if mnemonic in _RAW_OPERANDS:
+        return Instr(mnemonic, (), {"raw": rest}, text, line)
+    if mnemonic == "ds_swizzle_b32":  # offset:swizzle(MODE,...) contains commas in parens
+        pass
+    ops: list[Operand] = []
+    mods: dict = {}
+    pieces = _split_top(rest)
+    for i, piece in enumerate(pieces):
+        toks = _split_top(piece, " ")
+        # An operand may carry spaces only inside |...| abs bars; LLVM prints none.
+        head, tail = toks[0], toks[1:]
+        if ":" in head and not head.startswith(("s[", "v[", "-s[", "-v[", "|", "-|")) or head in _FLAG_MODS:
+            tail = toks
+        elif head in ("-", ):
+            raise ValueError(f"cannot parse operand in {text!r}")
+        else:
+            ops.append(parse_operand(head))
+        for t in tail:
+            k, v = _parse_mod(t)
+            mods[k] = v
+    return Instr(mnemonic, tuple(ops), mods, text, line)
+
+
+_FLAG_MODS = {"glc", "slc", "dlc", "nv", "clamp", "bound_ctrl:0", "bound_ctrl:1", "fi:1", "fi:0",
+              "row_mirror", "row_half_mirror", "offen", "idxen", "lds", "tfe", "lwe", "a16", "d16",
+              "gds", "sc0", "sc1", "nt"}
