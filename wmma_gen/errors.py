@@ -16,6 +16,14 @@ class ScheduleError(WmmaGenError, ValueError):
         self.field, self.value, self.allowed = field, value, allowed
         super().__init__(f"{field}={value!r} is not allowed: {allowed}")
 
+    @classmethod
+    def rejected(cls, check: str, reason: str, value: object = None) -> "ScheduleError":
+        """A named legality check failed; `reason` already names the field, value and limit."""
+        err = cls.__new__(cls)
+        err.field, err.value, err.allowed = check, value, reason
+        Exception.__init__(err, f"schedule rejected by check '{check}': {reason}")
+        return err
+
 
 class CompileError(WmmaGenError):
     """An MLIR pass or the linker failed; carries diagnostics and a repro."""
@@ -24,7 +32,9 @@ class CompileError(WmmaGenError):
         self.diagnostics, self.pipeline, self.mlir_path = diagnostics, pipeline, mlir_path
         parts = [message]
         if diagnostics:
-            parts.append(f"diagnostics:\n{diagnostics}")
+            lines = diagnostics.splitlines()
+            shown = "\n".join(lines[:30]) + (f"\n... ({len(lines) - 30} more lines)" if len(lines) > 30 else "")
+            parts.append(f"diagnostics:\n{shown}")
         if mlir_path:
             parts.append(f"module dumped to {mlir_path}")
         if pipeline:

@@ -73,7 +73,8 @@ def f16_bits_to_f32(bits: np.ndarray) -> np.ndarray:
 
 def f32_to_f16_bits(x: np.ndarray) -> np.ndarray:
     """float32 -> f16 encodings, RNE, overflow to +-inf, NaN -> quiet NaN with sign."""
-    return f64_to_f16_bits(np.asarray(x, dtype=np.float32).astype(np.float64))
+    with np.errstate(invalid="ignore"):
+        return f64_to_f16_bits(np.asarray(x, dtype=np.float32).astype(np.float64))
 
 
 def f64_to_f16_bits(x: np.ndarray) -> np.ndarray:
@@ -94,7 +95,7 @@ def bf16_bits_to_f32(bits: np.ndarray) -> np.ndarray:
 
 def f32_to_bf16_bits(x: np.ndarray) -> np.ndarray:
     """float32 -> bf16 encodings, RNE on the bits, overflow to +-inf, NaN -> quiet NaN."""
-    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    u = np.array(x, dtype=np.float32).view(np.uint32)
     rounded = (u + np.uint32(0x7FFF) + ((u >> 16) & np.uint32(1))) >> 16
     nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
     quiet = (u >> 16) | np.uint32(0x0040)
@@ -107,7 +108,7 @@ def f64_to_bf16_bits(x: np.ndarray) -> np.ndarray:
     r = round_to_precision(x, 7, -126)
     with np.errstate(over="ignore", invalid="ignore"):
         f = r.astype(np.float32)          # exact, or inf when r is past bf16/f32 max
-    bits = (np.ascontiguousarray(f).view(np.uint32) >> 16).astype(np.uint16)
+    bits = (np.array(f, dtype=np.float32).view(np.uint32) >> 16).astype(np.uint16)
     sign = (np.signbit(x).astype(np.uint16) << 15).astype(np.uint16)
     return np.where(np.isnan(x), BF16_QNAN | sign, bits).astype(np.uint16)
 

@@ -1,0 +1,24 @@
+"""Directive + schedule -> compiled kernel: the one path every caller uses."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .compiler import CompiledKernel, KernelCache, compile_mlir
+from .directive import GemmDirective
+from .kernels.gemm import KernelSource, build_gemm
+from .schedule import Schedule
+from .targets import get_target
+
+
+@dataclass(frozen=True)
+class GemmKernel:
+    directive: GemmDirective
+    schedule: Schedule
+    source: KernelSource
+    compiled: CompiledKernel
+
+
+def compile_gemm(d: GemmDirective, s: Schedule, arch: str, cache: KernelCache | None | bool = None) -> GemmKernel:
+    t = get_target(arch)
+    src = build_gemm(d, s, t)
+    return GemmKernel(d, s, src, compile_mlir(src.mlir, arch, cache=cache))

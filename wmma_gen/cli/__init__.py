@@ -1,0 +1,1 @@
+"""The `wmma-gen` command line."""

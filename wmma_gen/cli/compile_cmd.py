@@ -1,0 +1,56 @@
+"""`wmma-gen compile`: build and compile one kernel, write its artifacts to --out."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from ..build import compile_gemm
+from .options import add_directive, add_json, add_schedule, add_target, directive_from, emit, schedule_from
+
+
+def register(sub) -> None:
+    p = sub.add_parser("compile", help="compile one kernel; writes kernel.mlir, kernel.s, kernel.hsaco, kernel.json")
+    add_target(p)
+    add_directive(p, shape_default="256x256x256")
+    add_schedule(p)
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--print-mlir", action="store_true", help="also print the generated MLIR")
+    add_json(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    d = directive_from(args)
+    s = schedule_from(args)
+    k = compile_gemm(d, s, args.arch)  # raises before anything is written
+    c = k.compiled
+    info = {"arch": args.arch, "directive": d.to_dict(), "schedule": s.to_dict(),
+            "grid": k.source.grid, "block": k.source.block, "kernel": c.name, "key": c.key,
+            "metadata": c.metadata.to_dict(), "toolchain": c.toolchain, "cache": c.cache,
+            "compile_seconds": round(c.compile_seconds, 4),
+            "v_wmma": len(re.findall(r"^\s*v_wmma_", c.isa, re.M))}
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # write everything into a sibling temp dir, then move the files in: no partial output
+    tmp = Path(tempfile.mkdtemp(prefix=".wmma_gen_", dir=out.parent))
+    try:
+        (tmp / "kernel.mlir").write_text(c.mlir)
+        (tmp / "kernel.s").write_text(c.isa)
+        (tmp / "kernel.hsaco").write_bytes(c.hsaco)
+        (tmp / "kernel.json").write_text(json.dumps(info, indent=2, default=str))
+        out.mkdir(exist_ok=True)
+        for f in tmp.iterdir():
+            os.replace(f, out / f.name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if args.print_mlir:
+        print(c.mlir)
+    m = c.metadata
+    emit(args, info, f"{c.name} for {args.arch}: {info['v_wmma']} v_wmma, {m.vgpr_count} VGPRs, {m.sgpr_count} SGPRs, "
+                     f"{m.spills} spills, LDS {m.lds_bytes} B, grid {k.source.grid} block {k.source.block} "
+                     f"({c.cache}, {c.compile_seconds * 1000:.0f} ms)\nwrote {out}/kernel.{{mlir,s,hsaco,json}}")
+    return 0

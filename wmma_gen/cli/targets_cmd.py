@@ -1,0 +1,27 @@
+"""`wmma-gen targets`: the target table."""
+from __future__ import annotations
+
+from ..targets import TARGETS
+from .options import add_json, emit
+
+
+def register(sub) -> None:
+    p = sub.add_parser("targets", help="list supported GPUs, their WMMA dtypes and peak rates")
+    add_json(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    rows = []
+    for t in TARGETS.values():
+        rows.append({"arch": t.arch, "name": t.name, "family": t.family, "cus": t.cus, "boost_ghz": t.boost_ghz,
+                     "mem_bw_gbs": t.mem_bw_gbs, "lds_bytes": t.lds_bytes, "vgprs_per_simd": t.vgprs_per_simd,
+                     "vgpr_granule": t.vgpr_granule,
+                     "wmma": {f"{d}/{a}": i.mnemonic for (d, a), i in t.wmma.items()},
+                     "peak_tflops": {d: round(t.peak_tflops(d), 1) for d in t.dtypes}})
+    lines = [f"{'arch':8} {'name':28} {'CUs':>4} {'GHz':>5} {'GB/s':>6}  peak dense TFLOP/s (TOP/s for ints)"]
+    for r in rows:
+        peaks = " ".join(f"{d}={v}" for d, v in r["peak_tflops"].items())
+        lines.append(f"{r['arch']:8} {r['name']:28} {r['cus']:>4} {r['boost_ghz']:>5} {r['mem_bw_gbs']:>6}  {peaks}")
+    emit(args, rows, "\n".join(lines))
+    return 0

@@ -1,0 +1,101 @@
+"""Directives: *what* to compute. `GemmDirective` is C[M,N] = A[M,K] @ B[K,N] (+ epilogue)."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, replace
+
+from .errors import ScheduleError
+
+IN_DTYPES = ("f16", "bf16", "i8", "i4", "fp8", "bf8")
+ACC_DTYPES = ("f32", "f16", "bf16", "i32")
+INT_DTYPES = ("i8", "i4")
+ACTIVATIONS = ("relu", "gelu", "silu")
+LAYOUTS = ("NN", "NT", "TN", "TT")  # first letter A, second B; T = stored transposed
+
+
+def default_acc(dtype: str) -> str:
+    return "i32" if dtype in INT_DTYPES else "f32"
+
+
+@dataclass(frozen=True)
+class GemmDirective:
+    """C = act(alpha * A @ B + beta * C0 + bias), per batch.
+
+    A is M x K (stored K x M when layout[0] == 'T'), B is K x N (stored N x K when
+    layout[1] == 'T'). Integer inputs are signed unless `unsigned` is set.
+    """
+    dtype: str
+    m: int
+    n: int
+    k: int
+    acc: str = ""            # "" -> default_acc(dtype)
+    layout: str = "NN"
+    batch: int = 1
+    out_dtype: str = ""      # "" -> acc
+    alpha: float = 1.0
+    beta: float = 0.0
+    bias: str = ""           # "" | "n" | "m"
+    activation: str = ""     # "" | relu | gelu | silu
+    unsigned: bool = False
+    op: str = "gemm"
+
+    def __post_init__(self):
+        if self.dtype not in IN_DTYPES:
+            raise ScheduleError("dtype", self.dtype, f"one of {', '.join(IN_DTYPES)}")
+        if not self.acc:
+            object.__setattr__(self, "acc", default_acc(self.dtype))
+        if self.acc not in ACC_DTYPES:
+            raise ScheduleError("acc", self.acc, f"one of {', '.join(ACC_DTYPES)}")
+        if (self.dtype in INT_DTYPES) != (self.acc == "i32"):
+            raise ScheduleError("acc", self.acc, "i32 for integer inputs (i8, i4), a float type otherwise")
+        if self.acc in ("f16", "bf16") and self.acc != self.dtype:
+            raise ScheduleError("acc", self.acc, f"f32 or {self.dtype} (same-type accumulate) for {self.dtype}")
+        if not self.out_dtype:
+            object.__setattr__(self, "out_dtype", self.acc)
+        allowed_out = ("i32",) if self.acc == "i32" else ("f32", "f16", "bf16")
+        if self.out_dtype not in allowed_out:
+            raise ScheduleError("out_dtype", self.out_dtype, f"one of {', '.join(allowed_out)}")
+        for name in ("m", "n", "k", "batch"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ScheduleError(name, v, "a positive integer")
+        if self.layout not in LAYOUTS:
+            raise ScheduleError("layout", self.layout, f"one of {', '.join(LAYOUTS)}")
+        if self.bias not in ("", "n", "m"):
+            raise ScheduleError("bias", self.bias, "'', 'n' (one value per column) or 'm' (per row)")
+        if self.activation not in ("",) + ACTIVATIONS:
+            raise ScheduleError("activation", self.activation, f"'' or one of {', '.join(ACTIVATIONS)}")
+        if self.unsigned and self.dtype not in INT_DTYPES:
+            raise ScheduleError("unsigned", self.unsigned, "only integer dtypes (i8, i4) can be unsigned")
+        if self.acc == "i32" and (self.activation or self.alpha != 1.0 or self.beta != 0.0):
+            raise ScheduleError("activation/alpha/beta", (self.activation, self.alpha, self.beta),
+                                "integer GEMM takes no activation and alpha=1, beta=0")
+
+    @property
+    def trans_a(self) -> bool:
+        return self.layout[0] == "T"
+
+    @property
+    def trans_b(self) -> bool:
+        return self.layout[1] == "T"
+
+    @property
+    def is_int(self) -> bool:
+        return self.acc == "i32"
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.m * self.n * self.k * self.batch
+
+    def with_shape(self, m: int, n: int, k: int) -> "GemmDirective":
+        return replace(self, m=m, n=n, k=k)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "GemmDirective":
+        return cls(**d)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)

@@ -1,0 +1,1 @@
+"""Kernel builders: directive + schedule + target -> MLIR module (never compile here)."""

@@ -1,0 +1,139 @@
+"""Target facts: one table, gfx name -> Target (STYLE rule 5).
+
+No hardware literal lives anywhere else in wmma_gen. Each number carries its source:
+  [ISA3]  "RDNA3 Instruction Set Architecture Reference Guide" (AMD, 2023), WMMA section 7.9
+  [ISA4]  GPUOpen, "Using the Matrix Cores of AMD RDNA 4 architecture GPUs" (2025)
+  [LLVM]  llvm/llvm-project: llvm/lib/Target/AMDGPU/AMDGPU.td (FeatureGFX11FullVGPRs on
+          gfx1100, gfx1101, gfx1151 and gfx12; others 1024 VGPRs/SIMD) and
+          llvm/docs/AMDGPUUsage.rst (processor table, LDS 64 KiB per workgroup, wave32)
+  [SPEC]  AMD product specification pages (compute units, boost clock, memory bandwidth)
+  [RATE]  dense WMMA FLOPs/clock/CU: RDNA3 whitepaper / [ISA4] comparison table:
+          gfx11 f16=bf16=iu8 512, iu4 1024; gfx12 f16=bf16 1024, fp8=bf8=iu8 2048, iu4 4096.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import ScheduleError
+
+# dtype -> WMMA instruction description per family. Operand element counts per lane are
+# those of layouts.ab_elements ([ISA3] 7.9 and [ISA4]); acc names the C/D type.
+
+
+@dataclass(frozen=True)
+class WmmaInstr:
+    """One WMMA instruction variant: C[16x16] (+)= A[16xK] @ B[Kx16]."""
+    mnemonic: str
+    in_dtype: str
+    acc: str
+    k: int
+    a_elems: int  # elements of A (and B) per lane
+    c_elems: int  # elements of the C/D vector value per lane (16 for gfx11 16-bit acc)
+
+    def __post_init__(self):
+        if self.k not in (16, 32):
+            raise ValueError(f"WmmaInstr.k={self.k}: only 16 or 32 exist")
+
+
+def _gfx11_instrs() -> dict[tuple[str, str], WmmaInstr]:
+    # [ISA3] 7.9 / AMDGPUAsmGFX11.rst: v_wmma_* opcodes of RDNA3
+    return {
+        ("f16", "f32"): WmmaInstr("v_wmma_f32_16x16x16_f16", "f16", "f32", 16, 16, 8),
+        ("bf16", "f32"): WmmaInstr("v_wmma_f32_16x16x16_bf16", "bf16", "f32", 16, 16, 8),
+        ("f16", "f16"): WmmaInstr("v_wmma_f16_16x16x16_f16", "f16", "f16", 16, 16, 16),
+        ("bf16", "bf16"): WmmaInstr("v_wmma_bf16_16x16x16_bf16", "bf16", "bf16", 16, 16, 16),
+        ("i8", "i32"): WmmaInstr("v_wmma_i32_16x16x16_iu8", "i8", "i32", 16, 16, 8),
+        ("i4", "i32"): WmmaInstr("v_wmma_i32_16x16x16_iu4", "i4", "i32", 16, 16, 8),
+    }
+
+
+def _gfx12_instrs() -> dict[tuple[str, str], WmmaInstr]:
+    # [ISA4] / AMDGPUAsmGFX12.rst: RDNA4 WMMA, 8 A/B elements per lane, no duplication
+    return {
+        ("f16", "f32"): WmmaInstr("v_wmma_f32_16x16x16_f16", "f16", "f32", 16, 8, 8),
+        ("bf16", "f32"): WmmaInstr("v_wmma_f32_16x16x16_bf16", "bf16", "f32", 16, 8, 8),
+        ("f16", "f16"): WmmaInstr("v_wmma_f16_16x16x16_f16", "f16", "f16", 16, 8, 8),
+        ("bf16", "bf16"): WmmaInstr("v_wmma_bf16_16x16x16_bf16", "bf16", "bf16", 16, 8, 8),
+        ("fp8", "f32"): WmmaInstr("v_wmma_f32_16x16x16_fp8_fp8", "fp8", "f32", 16, 8, 8),
+        ("bf8", "f32"): WmmaInstr("v_wmma_f32_16x16x16_bf8_bf8", "bf8", "f32", 16, 8, 8),
+        ("i8", "i32"): WmmaInstr("v_wmma_i32_16x16x16_iu8", "i8", "i32", 16, 8, 8),
+        ("i4", "i32"): WmmaInstr("v_wmma_i32_16x16x16_iu4", "i4", "i32", 16, 8, 8),
+    }
+
+
+@dataclass(frozen=True)
+class Target:
+    arch: str
+    name: str                 # product used for the clock/CU/bandwidth figures
+    family: str               # "gfx11" | "gfx12": WMMA layout family (layouts.py)
+    cus: int                  # [SPEC]
+    boost_ghz: float          # [SPEC]
+    mem_bw_gbs: float         # [SPEC] peak DRAM bandwidth, GB/s
+    wave_size: int = 32       # WMMA is wave32-only on RDNA ([ISA3] 7.9)
+    lds_bytes: int = 65536    # [LLVM] AMDGPUUsage: 64 KiB LDS per workgroup on gfx11/gfx12
+    vgprs_per_simd: int = 1536   # [LLVM] 1536 with FeatureGFX11FullVGPRs, else 1024
+    vgpr_granule: int = 24       # [LLVM] wave32 allocation granule: 24 (full VGPRs) or 16
+    max_vgprs_per_wave: int = 256  # wave32 addressable VGPRs ([ISA3] 3.3)
+    max_waves_per_simd: int = 16   # [ISA3] 2.x: 16 wave slots per SIMD (wave32)
+    simds_per_cu: int = 2          # [ISA3]: a CU holds two SIMD32s (WGP = 2 CUs)
+    max_workgroup_threads: int = 1024  # [LLVM] AMDGPUUsage: flat workgroup size limit
+    elf_mach: int = 0              # [LLVM] AMDGPUUsage "AMDGPU EF_AMDGPU_MACH Values"
+    wmma: dict = field(default_factory=dict)  # (in_dtype, acc) -> WmmaInstr
+    rate: dict = field(default_factory=dict)  # in_dtype -> dense FLOPs/clock/CU [RATE]
+
+    def __post_init__(self):
+        if self.family not in ("gfx11", "gfx12"):
+            raise ValueError(f"Target.family={self.family!r}: expected gfx11 or gfx12")
+        for (dt, _acc), ins in self.wmma.items():
+            if dt not in self.rate:
+                raise ValueError(f"{self.arch}: WMMA dtype {dt} has no peak rate")
+            if ins.a_elems != {"gfx11": 16, "gfx12": 8}[self.family]:
+                raise ValueError(f"{self.arch}: {ins.mnemonic} a_elems={ins.a_elems} contradicts family")
+
+    @property
+    def dtypes(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(dt for dt, _ in self.wmma))
+
+    def accs(self, dtype: str) -> tuple[str, ...]:
+        return tuple(acc for dt, acc in self.wmma if dt == dtype)
+
+    def peak_tflops(self, dtype: str) -> float:
+        """Dense peak in TFLOP/s (TOP/s for integers) = rate x CUs x clock."""
+        return self.rate[dtype] * self.cus * self.boost_ghz * 1e9 / 1e12
+
+    def instr(self, dtype: str, acc: str) -> WmmaInstr:
+        try:
+            return self.wmma[(dtype, acc)]
+        except KeyError:
+            allowed = ", ".join(f"{d}/{a}" for d, a in self.wmma)
+            raise ScheduleError("dtype/acc", f"{dtype}/{acc}", f"{self.arch} supports {allowed}") from None
+
+
+_R11 = {"f16": 512, "bf16": 512, "i8": 512, "i4": 1024}
+_R12 = {"f16": 1024, "bf16": 1024, "fp8": 2048, "bf8": 2048, "i8": 2048, "i4": 4096}
+
+TARGETS: dict[str, Target] = {t.arch: t for t in (
+    # RX 7900 XTX: 96 CU, 2.5 GHz boost, 960 GB/s [SPEC]
+    Target("gfx1100", "Radeon RX 7900 XTX", "gfx11", 96, 2.5, 960.0, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x41),
+    # RX 7800 XT: 60 CU, 2.43 GHz boost, 624 GB/s [SPEC]
+    Target("gfx1101", "Radeon RX 7800 XT", "gfx11", 60, 2.43, 624.0, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x46),
+    # RX 7600: 32 CU, 2.655 GHz boost, 288 GB/s [SPEC]; 1024 VGPRs/SIMD [LLVM]
+    Target("gfx1102", "Radeon RX 7600", "gfx11", 32, 2.655, 288.0, vgprs_per_simd=1024, vgpr_granule=16,
+           wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x47),
+    # Radeon 890M (Strix Point): 16 CU, 2.9 GHz, LPDDR5X-7500 128-bit = 120 GB/s [SPEC]
+    Target("gfx1150", "Radeon 890M (Strix Point)", "gfx11", 16, 2.9, 120.0, vgprs_per_simd=1024,
+           vgpr_granule=16, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x43),
+    # Radeon 8060S (Strix Halo): 40 CU, 2.9 GHz, LPDDR5X-8000 256-bit = 256 GB/s [SPEC]
+    Target("gfx1151", "Radeon 8060S (Strix Halo)", "gfx11", 40, 2.9, 256.0, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x4a),
+    # RX 9060 XT: 32 CU, 3.13 GHz boost, 322 GB/s [SPEC]
+    Target("gfx1200", "Radeon RX 9060 XT", "gfx12", 32, 3.13, 322.0, wmma=_gfx12_instrs(), rate=_R12, elf_mach=0x48),
+    # RX 9070 XT: 64 CU, 2.97 GHz boost, 644.6 GB/s [SPEC]
+    Target("gfx1201", "Radeon RX 9070 XT", "gfx12", 64, 2.97, 644.6, wmma=_gfx12_instrs(), rate=_R12, elf_mach=0x4e),
+)}
+
+
+def get_target(arch: str) -> Target:
+    try:
+        return TARGETS[arch]
+    except KeyError:
+        raise ScheduleError("arch", arch, f"one of {', '.join(TARGETS)}") from None
