@@ -9,9 +9,14 @@ it runs (ISA pseudocode "saved_exec = EXEC; EXEC = 64'B(-1); ..."), so the execu
 write D to every lane regardless of EXEC.
 
 Sources (cited next to the code that uses them):
-  [ISA]  AMD "RDNA3 Instruction Set Architecture Reference Guide" (2023) and "RDNA3.5 ISA"
-         (same text), section 7.5 "VOP3P Instruction Fields" (NEG, NEG_HI, OPSEL, CLMP) and
-         section 7.9 "Wave Matrix Multiply Accumulate (WMMA)" with its VGPR layout tables.
+  [ISA]  AMD "RDNA3.5 Instruction Set Architecture Reference Guide" (text read from the
+         markdown copy woct0rdho/rdna35-isa-markdown; the RDNA3 guide of 2023-02-20 has the
+         same WMMA chapter), section 7.5 "VOP3P Instruction Fields" (NEG, NEG_HI, OPSEL,
+         CLMP, "V_WMMA...IU... with NEG") and section 7.9 "Wave Matrix Multiply Accumulate
+         (WMMA)" with Table 33 and the wave32 VGPR layout tables.
+         Not modelled here (executor's job, same sections): EXEC forced to all ones; C may be
+         an inline constant, replicated into both 16-bit halves for F16/BF16; A/B must be
+         VGPRs; a WMMA whose D overlaps the next WMMA's A/B needs one V_NOP in between.
   [CALC] ROCm/amd_matrix_instruction_calculator, matrix_calculator.py, class InstCalcGfx11:
          A/B element k in VGPR floor(k/E) bits [b*(k%E)+b-1 : b*(k%E)] (E = 32/b elements of
          b bits per VGPR), lanes i and i+16; C/D entry (i, j) in VGPR floor(i/2), lane
