@@ -60,20 +60,30 @@ def _as_value_vector(v, dtype: str, n: int):
     return v
 
 
-def _load_strided(op: Operand, b, outer, k0, n: int, row_count: int) -> ir.Value:
+def _load_strided(op: Operand, b, outer, k0, n: int) -> ir.Value:
     """n K elements of column `outer` when K runs across stored rows: one load each."""
-    vals = []
-    for i in range(n):
-        k = irb.add(k0, i)
-        if op.dtype == "i4":
-            byte = memref.load(op.ref, [b, k, irb.div(outer, 2)])
-            shift = arith.index_cast(irb.storage_type("i4"), irb.mul(irb.rem(outer, 2), 4))
-            byte = arith.shrui(byte, shift)
-            vals.append(arith.trunci(irb.value_type("i4"), byte))
-        else:
-            vals.append(memref.load(op.ref, [b, k, outer]))
-    v = vector.from_elements(irb.vec(n, irb.value_type(op.dtype) if op.dtype == "i4" else irb.storage_type(op.dtype)), vals)
-    return v if op.dtype == "i4" else _as_value_vector(v, op.dtype, n)
+    if op.dtype == "i4":
+        return _load_strided_i4(op, b, outer, k0, n)
+    vals = [memref.load(op.ref, [b, irb.add(k0, i), outer]) for i in range(n)]
+    return _as_value_vector(vector.from_elements(irb.vec(n, irb.storage_type(op.dtype)), vals), op.dtype, n)
+
+
+def _load_strided_i4(op: Operand, b, outer, k0, n: int) -> ir.Value:
+    """Gather n nibbles into 32-bit words with integer shifts (a vector of i4 built
+    element by element makes LLVM spill it to scratch), then bitcast to vector<n x i4>."""
+    i32 = ir.IntegerType.get_signless(32)
+    shift_in = arith.index_cast(i32, irb.mul(irb.rem(outer, 2), 4))  # low nibble = even index
+    words = []
+    for w in range(n // 8):
+        word = None
+        for i in range(8):
+            byte = memref.load(op.ref, [b, irb.add(k0, 8 * w + i), irb.div(outer, 2)])
+            nib = arith.andi(arith.shrui(arith.extui(i32, byte), shift_in), irb.ci(0xF, 32))
+            nib = arith.shli(nib, irb.ci(4 * i, 32)) if i else nib
+            word = nib if word is None else arith.ori(word, nib)
+        words.append(word)
+    packed = vector.from_elements(irb.vec(n // 8, i32), words)
+    return vector.bitcast(irb.vec(n, irb.value_type("i4")), packed)
 
 
 def load_fragment(op: Operand, family: str, b, base_outer, k0, lane, load_bits: int) -> ir.Value:
@@ -86,7 +96,7 @@ def load_fragment(op: Operand, family: str, b, base_outer, k0, lane, load_bits: 
         k0 = irb.add(k0, irb.mul(irb.div(lane, 16), 8))
     if op.k_contiguous:
         return _load_contiguous(op, b, outer, k0, n, load_bits)
-    return _load_strided(op, b, outer, k0, n, 0)
+    return _load_strided(op, b, outer, k0, n)
 
 
 def wmma(a: ir.Value, b: ir.Value, acc: ir.Value, k: int, unsigned: bool) -> ir.Value:

@@ -1,0 +1,63 @@
+"""Every arch x supported dtype/acc compiles to a loadable AMDGPU code object."""
+import re
+
+import pytest
+
+from wmma_gen.build import compile_gemm
+from wmma_gen.compiler.elf import EM_AMDGPU, ELFOSABI_AMDGPU_HSA, ET_DYN, read_elf
+from wmma_gen.directive import GemmDirective
+from wmma_gen.schedule import Schedule
+from wmma_gen.targets import TARGETS
+
+CASES = [(arch, dt, acc) for arch, t in TARGETS.items() for (dt, acc) in t.wmma]
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    cache = {}
+
+    def get(arch, dt, acc):
+        key = (arch, dt, acc)
+        if key not in cache:
+            d = GemmDirective(dt, 64, 64, 64, acc=acc)
+            cache[key] = compile_gemm(d, Schedule(block_m=64, block_n=64, block_k=32), arch)
+        return cache[key]
+    return get
+
+
+@pytest.mark.parametrize("arch,dtype,acc", CASES, ids=[f"{a}-{d}-{c}" for a, d, c in CASES])
+def test_compiles_with_expected_wmma(compiled, arch, dtype, acc):
+    k = compiled(arch, dtype, acc).compiled
+    expected = TARGETS[arch].instr(dtype, acc).mnemonic
+    found = set(re.findall(r"^\s*(v_wmma_\w+)", k.isa, re.M))
+    assert found == {expected}
+    # 64x64 tile, 2x2 waves -> 2x2 fragments per wave, block_k 32 -> 2 K steps: 8 per loop body
+    assert len(re.findall(r"^\s*v_wmma_", k.isa, re.M)) % 8 == 0
+
+
+@pytest.mark.parametrize("arch,dtype,acc", CASES, ids=[f"{a}-{d}-{c}" for a, d, c in CASES])
+def test_hsaco_is_amdgpu_elf_for_chip(compiled, arch, dtype, acc):
+    k = compiled(arch, dtype, acc).compiled
+    info = read_elf(k.hsaco)
+    assert info.e_machine == EM_AMDGPU == 224
+    assert info.e_type == ET_DYN
+    assert info.osabi == ELFOSABI_AMDGPU_HSA
+    assert info.mach == TARGETS[arch].elf_mach
+    assert info.metadata["amdhsa.target"].endswith(arch)
+
+
+@pytest.mark.parametrize("arch,dtype,acc", CASES, ids=[f"{a}-{d}-{c}" for a, d, c in CASES])
+def test_metadata_parses_without_spills(compiled, arch, dtype, acc):
+    m = compiled(arch, dtype, acc).compiled.metadata
+    assert m.spills == 0 and m.scratch_bytes == 0
+    assert m.wavefront_size == 32
+    assert 0 < m.vgpr_count <= 256
+    assert [a.kind for a in m.args] == ["global_buffer"] * 3
+    assert [a.offset for a in m.args] == [0, 8, 16] and m.kernarg_size >= 24
+    assert m.max_flat_workgroup_size == 128
+
+
+def test_isa_agrees_with_hsaco_metadata(compiled):
+    k = compiled("gfx1100", "f16", "f32").compiled
+    vgpr = int(re.search(r"\.vgpr_count:\s+(\d+)", k.isa).group(1))
+    assert vgpr == k.metadata.vgpr_count

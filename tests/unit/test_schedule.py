@@ -1,0 +1,52 @@
+"""Schedule knobs, JSON round trip and each rejection reason."""
+import pytest
+
+from wmma_gen.directive import GemmDirective
+from wmma_gen.errors import ScheduleError
+from wmma_gen.schedule import CONSTRAINTS, SPACE, Schedule
+from wmma_gen.targets import get_target
+
+T = get_target("gfx1100")
+D = GemmDirective("f16", 256, 256, 256)
+
+
+def test_json_round_trip():
+    s = Schedule(block_m=128, lds="ab", buffers=2, raster="grouped")
+    assert Schedule.from_dict(s.to_dict()) == s
+
+
+def test_space_and_fields_agree():
+    assert [k.name for k in SPACE] == list(Schedule().to_dict())
+
+
+def test_out_of_domain_value_names_field_and_allowed():
+    with pytest.raises(ScheduleError, match=r"block_m=48 is not allowed: one of 16, 32, 64, 128, 256"):
+        Schedule(block_m=48)
+
+
+def test_unknown_field_refused():
+    with pytest.raises(ScheduleError, match="known fields"):
+        Schedule.from_dict({"block_m": 64, "tile": 3})
+
+
+@pytest.mark.parametrize("sched,directive,arch,check", [
+    (Schedule(), GemmDirective("fp8", 64, 64, 64), "gfx1100", "dtype_supported"),
+    (Schedule(block_m=32, waves_m=4), D, "gfx1100", "tile_multiple_of_instruction"),
+    (Schedule(block_n=16, waves_n=2), D, "gfx1100", "tile_multiple_of_instruction"),
+    (Schedule(block_m=256, block_n=256, waves_m=8, waves_n=8), D, "gfx1100", "workgroup_size"),
+    (Schedule(block_m=256, block_n=256, block_k=64, lds="ab", buffers=2, lds_pad=8), D, "gfx1100", "lds_budget"),
+    (Schedule(block_m=256, block_n=256, waves_m=1, waves_n=1), D, "gfx1100", "vgpr_budget"),
+    (Schedule(), GemmDirective("f16", 65536, 65536, 64), "gfx1100", "operand_size"),
+    (Schedule(split_k=4, block_k=64), GemmDirective("f16", 64, 64, 128), "gfx1100", "split_k_depth"),
+])
+def test_each_check_rejects_a_concrete_schedule(sched, directive, arch, check):
+    with pytest.raises(ScheduleError, match=f"check '{check}'"):
+        sched.validate(directive, get_target(arch))
+    assert any(check in c.__name__ for c in CONSTRAINTS)
+
+
+def test_default_schedule_valid_everywhere():
+    for arch in ("gfx1100", "gfx1151", "gfx1201"):
+        t = get_target(arch)
+        for dt in t.dtypes:
+            assert Schedule().problems(GemmDirective(dt, 256, 256, 256), t) == []
