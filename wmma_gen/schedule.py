@@ -42,7 +42,9 @@ SPACE: tuple[Knob, ...] = (
          "(capped by the contiguous run a lane needs)"),
     Knob("raster", ("row", "col", "grouped"), "workgroup order: row-major, column-major, grouped for L2 reuse"),
     Knob("group_m", (2, 4, 8), "rows of workgroups per group", lambda s: s.raster == "grouped"),
-    Knob("split_k", (1, 2, 4), "K split across workgroups, reduced deterministically in a second pass"),
+    # split-K (K split across workgroups + deterministic reduction) is not built yet: the
+    # knob stays in the schema with its only working value so exported JSON is stable.
+    Knob("split_k", (1,), "K split across workgroups (only 1 is built so far)"),
 )
 KNOBS = {k.name: k for k in SPACE}
 
@@ -179,13 +181,17 @@ def operand_size(s: Schedule, d: GemmDirective, t: Target) -> str | None:
     return None
 
 
-def split_k_depth(s: Schedule, d: GemmDirective, t: Target) -> str | None:
-    if s.split_k > 1 and d.k < s.split_k * s.block_k:
-        return f"split_k={s.split_k} needs K >= split_k*block_k={s.split_k * s.block_k}, got K={d.k}"
+def lds_i4_k_contiguous(s: Schedule, d: GemmDirective, t: Target) -> str | None:
+    # Staging transposes operands whose K is not the stored contiguous axis; two i4 values
+    # share a byte, so that transpose would need read-modify-write of LDS bytes.
+    for which, trans in (("a", d.trans_a), ("b", not d.trans_b)):
+        if d.dtype == "i4" and which in s.lds and trans:
+            return (f"lds={s.lds!r} stages {which.upper()} but packed i4 {which.upper()} in layout {d.layout} "
+                    f"is not K-contiguous; stage only K-contiguous i4 operands (A in N, B in T layout)")
     return None
 
 
 CONSTRAINTS: tuple[Callable[[Schedule, GemmDirective, Target], Optional[str]], ...] = (
     dtype_supported, tile_multiple_of_instruction, workgroup_size, lds_budget, vgpr_budget,
-    operand_size, split_k_depth,
+    operand_size, lds_i4_k_contiguous,
 )

@@ -1,17 +1,21 @@
 """wmma_gemm kernel builder: GemmDirective + Schedule + Target -> MLIR GPU-dialect module.
 
-The kernel, for one workgroup (tile_m, tile_n) of batch b:
+One workgroup computes a BLOCK_M x BLOCK_N tile of C for one batch entry; each of its
+WAVES_M x WAVES_N waves owns FM x FN 16x16 WMMA tiles:
 
-    acc[FM][FN] = 0                                   # per wave: FM x FN WMMA tiles
-    for k0 in range(0, K, BLOCK_K):                   # main loop, scf.for, iter_args = acc
+    acc[FM][FN] = 0
+    stage tile k=0 into LDS (buffer 0)                # double buffering only
+    for k0 in range(0, K, BLOCK_K):                   # scf.for, iter_args = acc
+        prefetch tile k0+BLOCK_K from global          # double buffering: overlaps compute
         for kk in range(0, BLOCK_K, INSTR_K):         # unrolled
-            a[i] = load_a_fragment(row0 + 16 i, k0 + kk)
-            b[j] = load_b_fragment(col0 + 16 j, k0 + kk)
+            a[i] = A fragment (LDS or global)         # fragments.py
+            b[j] = B fragment (LDS or global)
             acc[i][j] += a[i] @ b[j]                  # amdgpu.wmma
-    store_epilogue(acc)                               # cast, write C
+        write the prefetched tile to the other LDS buffer; barrier
+    C = act(alpha * acc + beta * C0 + bias)           # epilogue.py, predicated at edges
 
-Phases are functions below (`tile_origin`, `main_loop`, `store_epilogue`); fragment
-lane layouts live in fragments.py / layouts.py. The Schedule is passed explicitly.
+Out-of-range rows/columns/depth read as zeros (globalmem.py), so any M, N, K >= 1 works
+without host padding. Phases below: `tile_origin`, `main_loop`, `compute_tile`.
 """
 from __future__ import annotations
 
@@ -19,14 +23,17 @@ from dataclasses import dataclass
 
 from mlir import ir
 from mlir.dialects import _gpu_ops_gen as gpu
-from mlir.dialects import arith, memref, scf
+from mlir.dialects import scf
 
 from ..directive import GemmDirective
 from ..errors import ScheduleError
 from ..schedule import Schedule
 from ..targets import Target
 from . import irb
-from .fragments import Operand, acc_coords, acc_values, load_fragment, wmma
+from .epilogue import store_tile_results
+from .fragments import load_fragment_global, load_fragment_lds, storage_elems, wmma
+from .globalmem import Stored
+from .tiles import TilePlan, load_tile, plan_tile, store_tile
 
 
 @dataclass(frozen=True)
@@ -51,7 +58,7 @@ def stored_shape(d: GemmDirective, which: str) -> tuple[int, int, int]:
         rows, cols = cols, rows
     if d.dtype == "i4":
         if cols % 2:
-            raise ScheduleError(f"{which}.cols", cols, "an even stored row length for packed i4")
+            raise ScheduleError(f"{which}.stored_row_length", cols, "an even number for packed i4 (two per byte)")
         cols //= 2
     return d.batch, rows, cols
 
@@ -60,14 +67,13 @@ def grid_of(d: GemmDirective, s: Schedule) -> tuple[int, int, int]:
     return _cdiv(d.m, s.block_m) * _cdiv(d.n, s.block_n), 1, d.batch
 
 
+def arg_names_of(d: GemmDirective) -> tuple[str, ...]:
+    return ("A", "B", "C") + (("C0",) if d.beta else ()) + (("bias",) if d.bias else ())
+
+
 def build_gemm(d: GemmDirective, s: Schedule, t: Target, name: str = "wmma_gemm") -> KernelSource:
     s.validate(d, t)
-    if d.m % s.block_m or d.n % s.block_n or d.k % s.block_k:
-        raise ScheduleError("shape", (d.m, d.n, d.k),
-                            f"multiples of the macro tile ({s.block_m}, {s.block_n}, {s.block_k}) for this kernel")
-    if s.lds != "none" or s.split_k != 1 or d.beta or d.bias or d.activation or d.alpha != 1.0:
-        raise ScheduleError("schedule", s.to_dict(), "LDS staging, split-K and fused epilogues are not built yet")
-    with ir.Context(), ir.Location.name(f"wmma_gemm {d.dtype}/{d.acc} {t.arch}"):
+    with ir.Context(), ir.Location.name(f"wmma_gemm {d.dtype}/{d.acc} {d.layout} {t.arch}"):
         module = ir.Module.create()
         module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
         with ir.InsertionPoint(module.body):
@@ -76,36 +82,104 @@ def build_gemm(d: GemmDirective, s: Schedule, t: Target, name: str = "wmma_gemm"
             gm.bodyRegion.blocks.append()
             with ir.InsertionPoint(gm.bodyRegion.blocks[0]):
                 _kernel(d, s, t, name)
-        if not module.operation.verify():
-            raise ScheduleError("kernel", name, "a module that verifies (builder bug)")
+        module.operation.verify()  # raises MLIRError with diagnostics on a builder bug
         text = str(module)
-    return KernelSource(name, text, t.arch, grid_of(d, s), (s.threads, 1, 1), ("A", "B", "C"))
+    return KernelSource(name, text, t.arch, grid_of(d, s), (s.threads, 1, 1), arg_names_of(d))
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """Values every phase reads: operands, LDS tiles, ids and the schedule facts."""
+    d: GemmDirective
+    s: Schedule
+    t: Target
+    A: Stored
+    B: Stored
+    lds_a: object
+    lds_b: object
+    plan_a: TilePlan | None
+    plan_b: TilePlan | None
+    tid: object
+    lane: object
+    batch: object
+    tile_m0: object
+    tile_n0: object
+    wave_m0: object  # wave's first row inside the tile
+    wave_n0: object
+
+
+def _lds_type(d: GemmDirective, s: Schedule, outer: int) -> ir.MemRefType:
+    cols = storage_elems(d.dtype, s.block_k + s.lds_pad)
+    return ir.MemRefType.get([s.buffers, outer, cols], irb.storage_type(d.dtype),
+                             memory_space=ir.Attribute.parse("#gpu.address_space<workgroup>"))
 
 
 def _kernel(d: GemmDirective, s: Schedule, t: Target, name: str) -> None:
-    ta = ir.MemRefType.get(list(stored_shape(d, "a")), irb.storage_type(d.dtype))
-    tb = ir.MemRefType.get(list(stored_shape(d, "b")), irb.storage_type(d.dtype))
-    tc = ir.MemRefType.get([d.batch, d.m, d.n], irb.storage_type(d.out_dtype))
-    f = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get([ta, tb, tc], [])),
+    mem = lambda shape, dt: ir.MemRefType.get(list(shape), irb.storage_type(dt))  # noqa: E731
+    arg_types = [mem(stored_shape(d, "a"), d.dtype), mem(stored_shape(d, "b"), d.dtype),
+                 mem((d.batch, d.m, d.n), d.out_dtype)]
+    if d.beta:
+        arg_types.append(mem((d.batch, d.m, d.n), d.out_dtype))
+    if d.bias:
+        arg_types.append(mem((d.n if d.bias == "n" else d.m,), "f32"))
+    lds_types = ([_lds_type(d, s, s.block_m)] if "a" in s.lds else []) + \
+                ([_lds_type(d, s, s.block_n)] if "b" in s.lds else [])
+    f = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(arg_types, [])),
                       known_block_size=ir.DenseI32ArrayAttr.get([s.threads, 1, 1]))
     f.attributes["sym_name"] = ir.StringAttr.get(name)
     f.attributes["gpu.kernel"] = ir.UnitAttr.get()
-    block = f.body.blocks.append(ta, tb, tc)
+    f.attributes["workgroup_attributions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(lds_types))
+    block = f.body.blocks.append(*arg_types, *lds_types)
     with ir.InsertionPoint(block):
-        A = Operand(block.arguments[0], d.dtype, k_contiguous=not d.trans_a)
-        B = Operand(block.arguments[1], d.dtype, k_contiguous=d.trans_b)
-        C = block.arguments[2]
-        tid = gpu.ThreadIdOp(ir.Attribute.parse("#gpu<dim x>")).result
-        lane, wave = irb.rem(tid, 32), irb.div(tid, 32)
-        batch = gpu.BlockIdOp(ir.Attribute.parse("#gpu<dim z>")).result
-        row0, col0 = tile_origin(d, s, wave)
-        acc = main_loop(d, s, t, A, B, batch, row0, col0, lane)
-        store_epilogue(d, s, t, C, batch, row0, col0, lane, acc)
+        args = list(block.arguments)
+        names = arg_names_of(d)
+        val = dict(zip(names, args))
+        lds = args[len(names):]
+        lds_a = lds.pop(0) if "a" in s.lds else None
+        lds_b = lds.pop(0) if "b" in s.lds else None
+        ctx = _context(d, s, t, val, lds_a, lds_b)
+        accs = main_loop(ctx)
+        store_tile_results(d, t.family, val["C"], val.get("C0"), val.get("bias"), ctx.batch,
+                           irb.add(ctx.tile_m0, ctx.wave_m0), irb.add(ctx.tile_n0, ctx.wave_n0), ctx.lane, accs,
+                           s.frags_m, s.frags_n, d.m % s.block_m != 0, d.n % s.block_n != 0)
         gpu.ReturnOp([])
 
 
-def tile_origin(d: GemmDirective, s: Schedule, wave):
-    """First row/column owned by this wave, from the workgroup id in raster order."""
+def _stored(d: GemmDirective, s: Schedule, which: str, ref) -> Stored:
+    _, rows, cols = stored_shape(d, which)
+    outer, tile_outer = (d.m, s.block_m) if which == "a" else (d.n, s.block_n)
+    k_contig = (which == "a") != d.trans_a if which == "a" else d.trans_b
+    guard_outer, guard_k = outer % tile_outer != 0, d.k % s.block_k != 0
+    return Stored(ref, d.dtype, rows, cols, guard_rows=guard_k if not k_contig else guard_outer,
+                  guard_cols=guard_outer if not k_contig else guard_k)
+
+
+def k_contiguous(d: GemmDirective, which: str) -> bool:
+    return not d.trans_a if which == "a" else d.trans_b
+
+
+def _context(d, s, t, val, lds_a, lds_b) -> Ctx:
+    A, B = _stored(d, s, "a", val["A"]), _stored(d, s, "b", val["B"])
+    tid = gpu.ThreadIdOp(ir.Attribute.parse("#gpu<dim x>")).result
+    lane, wave = irb.rem(tid, 32), irb.div(tid, 32)
+    batch = gpu.BlockIdOp(ir.Attribute.parse("#gpu<dim z>")).result
+    tile_m0, tile_n0 = tile_origin(d, s)
+    wave_m, wave_n = irb.rem(wave, s.waves_m), irb.div(wave, s.waves_m)
+    kst = storage_elems(d.dtype, s.block_k)
+
+    def plan(x: Stored, which: str, outer: int):
+        if k_contiguous(d, which):
+            return plan_tile(x, False, outer, kst, s.load_bits, s.threads)
+        return plan_tile(x, True, s.block_k, outer, s.load_bits, s.threads)
+    return Ctx(d, s, t, A, B, lds_a, lds_b,
+               plan(A, "a", s.block_m) if lds_a is not None else None,
+               plan(B, "b", s.block_n) if lds_b is not None else None,
+               tid, lane, batch, tile_m0, tile_n0,
+               irb.mul(wave_m, 16 * s.frags_m), irb.mul(wave_n, 16 * s.frags_n))
+
+
+def tile_origin(d: GemmDirective, s: Schedule):
+    """First row and column of this workgroup's tile, from its id in raster order."""
     tiles_m, tiles_n = _cdiv(d.m, s.block_m), _cdiv(d.n, s.block_n)
     pid = gpu.BlockIdOp(ir.Attribute.parse("#gpu<dim x>")).result
     if s.raster == "row":
@@ -118,47 +192,86 @@ def tile_origin(d: GemmDirective, s: Schedule, wave):
         size = irb.minu(irb.sub(irb.c(tiles_m), first_m), s.group_m)
         in_group = irb.rem(pid, per_group)
         tm, tn = irb.add(first_m, irb.rem(in_group, size)), irb.div(in_group, size)
-    wave_m, wave_n = irb.rem(wave, s.waves_m), irb.div(wave, s.waves_m)
-    row0 = irb.add(irb.mul(tm, s.block_m), irb.mul(wave_m, 16 * s.frags_m))
-    col0 = irb.add(irb.mul(tn, s.block_n), irb.mul(wave_n, 16 * s.frags_n))
-    return row0, col0
+    return irb.mul(tm, s.block_m), irb.mul(tn, s.block_n)
 
 
-def main_loop(d: GemmDirective, s: Schedule, t: Target, A: Operand, B: Operand, batch, row0, col0, lane):
-    """K loop over BLOCK_K tiles; returns the FM*FN accumulator vectors (row-major)."""
+# --- main loop -------------------------------------------------------------------------
+
+def _tile_coords(c: Ctx, which: str, k0):
+    """Stored (row0, col0) of the operand tile at depth k0."""
+    outer0 = c.tile_m0 if which == "a" else c.tile_n0
+    kcol = irb.div(k0, 2) if c.d.dtype == "i4" else k0
+    return (outer0, kcol) if k_contiguous(c.d, which) else (k0, outer0)
+
+
+def stage_load(c: Ctx, k0) -> list:
+    """Global reads of the A/B tiles at depth k0 that are staged through LDS."""
+    out = []
+    for which, p in (("a", c.plan_a), ("b", c.plan_b)):
+        if p is not None:
+            out.append(load_tile(p, c.batch, *_tile_coords(c, which, k0), c.tid))
+    return out
+
+
+def stage_store(c: Ctx, vals: list, buf) -> None:
+    plans = [(p, lds) for p, lds in ((c.plan_a, c.lds_a), (c.plan_b, c.lds_b)) if p is not None]
+    for (p, lds), v in zip(plans, vals):
+        store_tile(p, lds, buf, c.tid, v)
+
+
+def compute_tile(c: Ctx, k0, buf, accs: list) -> list:
+    """acc += A[:, k0:k0+BK] @ B[k0:k0+BK, :] for this wave, INSTR_K at a time."""
+    d, s, t = c.d, c.s, c.t
+    ins = t.instr(d.dtype, d.acc)
+    for kk in range(0, s.block_k, ins.k):
+        a = [_fragment(c, "a", 16 * i, k0, kk, buf) for i in range(s.frags_m)]
+        b = [_fragment(c, "b", 16 * j, k0, kk, buf) for j in range(s.frags_n)]
+        accs = [wmma(a[i], b[j], accs[i * s.frags_n + j], ins.k, d.unsigned)
+                for i in range(s.frags_m) for j in range(s.frags_n)]
+    return accs
+
+
+def _fragment(c: Ctx, which: str, off: int, k0, kk: int, buf):
+    lds = c.lds_a if which == "a" else c.lds_b
+    wave0 = c.wave_m0 if which == "a" else c.wave_n0
+    if lds is not None:  # LDS tiles are indexed inside the tile
+        return load_fragment_lds(lds, c.d.dtype, c.t.family, buf, irb.add(wave0, off), irb.c(kk), c.lane)
+    x = c.A if which == "a" else c.B
+    tile0 = c.tile_m0 if which == "a" else c.tile_n0
+    return load_fragment_global(x, k_contiguous(c.d, which), c.t.family, c.batch,
+                                irb.add(tile0, irb.add(wave0, off)), irb.add(k0, kk), c.lane, c.s.load_bits)
+
+
+def main_loop(c: Ctx) -> list:
+    d, s, t = c.d, c.s, c.t
     ins = t.instr(d.dtype, d.acc)
     acc_t = irb.vec(ins.c_elems, irb.storage_type(d.acc))
-    init = [irb.zeros(acc_t) for _ in range(s.frags_m * s.frags_n)]
-    loop = scf.ForOp(irb.c(0), irb.c(d.k), irb.c(s.block_k), init)
+    accs = [irb.zeros(acc_t) for _ in range(s.frags_m * s.frags_n)]
+    nk = _cdiv(d.k, s.block_k)
+    staged = s.lds != "none"
+    if staged and s.buffers == 2:
+        stage_store(c, stage_load(c, irb.c(0)), irb.c(0))
+        gpu.BarrierOp()
+        loop = scf.ForOp(irb.c(0), irb.c((nk - 1) * s.block_k), irb.c(s.block_k), accs)
+        with ir.InsertionPoint(loop.body):
+            k0 = loop.induction_variable
+            cur = irb.rem(irb.div(k0, s.block_k), 2)
+            nxt_vals = stage_load(c, irb.add(k0, s.block_k))  # prefetch overlaps the WMMAs
+            out = compute_tile(c, k0, cur, list(loop.inner_iter_args))
+            stage_store(c, nxt_vals, irb.sub(irb.c(1), cur))
+            gpu.BarrierOp()
+            scf.YieldOp(out)
+        last = (nk - 1) % 2
+        return compute_tile(c, irb.c((nk - 1) * s.block_k), irb.c(last), list(loop.results))
+    loop = scf.ForOp(irb.c(0), irb.c(nk * s.block_k), irb.c(s.block_k), accs)
     with ir.InsertionPoint(loop.body):
         k0 = loop.induction_variable
-        acc = list(loop.inner_iter_args)
-        for kk in range(0, s.block_k, ins.k):
-            k = irb.add(k0, kk)
-            a = [load_fragment(A, t.family, batch, irb.add(row0, 16 * i), k, lane, s.load_bits)
-                 for i in range(s.frags_m)]
-            b = [load_fragment(B, t.family, batch, irb.add(col0, 16 * j), k, lane, s.load_bits)
-                 for j in range(s.frags_n)]
-            acc = [wmma(a[i], b[j], acc[i * s.frags_n + j], ins.k, d.unsigned)
-                   for i in range(s.frags_m) for j in range(s.frags_n)]
-        scf.YieldOp(acc)
+        buf = irb.c(0)
+        if staged:
+            stage_store(c, stage_load(c, k0), buf)
+            gpu.BarrierOp()
+        out = compute_tile(c, k0, buf, list(loop.inner_iter_args))
+        if staged:
+            gpu.BarrierOp()  # the next iteration overwrites the tile
+        scf.YieldOp(out)
     return list(loop.results)
-
-
-def _convert(v, src: str, dst: str):
-    if src == dst:
-        return v
-    t = irb.storage_type(dst)
-    return arith.truncf(t, v) if src == "f32" else arith.extf(t, v)
-
-
-def store_epilogue(d: GemmDirective, s: Schedule, t: Target, C, batch, row0, col0, lane, acc) -> None:
-    """Write each accumulator value to C[batch, row, col], converted to out_dtype."""
-    acc_bits = 16 if d.acc in ("f16", "bf16") else 32
-    for i in range(s.frags_m):
-        for j in range(s.frags_n):
-            vals = acc_values(t.family, acc_bits, acc[i * s.frags_n + j])
-            for v, val in enumerate(vals):
-                r, cc = acc_coords(t.family, lane, v)
-                row, col = irb.add(row0, irb.add(r, 16 * i)), irb.add(col0, irb.add(cc, 16 * j))
-                memref.store(_convert(val, d.acc, d.out_dtype), C, [batch, row, col])

@@ -1,0 +1,98 @@
+"""Epilogue: C = act(alpha * acc + beta * C0 + bias), cast to out_dtype, stored per value.
+
+Each lane owns 8 values of every 16x16 accumulator tile (layouts.c_coord); stores outside
+the matrix are skipped with scf.if when the shape is not a multiple of the macro tile.
+gelu is the tanh form 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); tanh and silu are
+written with exp so they lower to v_exp_f32 without device libraries.
+"""
+from __future__ import annotations
+
+import math
+
+from mlir import ir
+from mlir.dialects import arith, memref, scf
+from mlir.dialects import math as mmath
+
+from ..directive import GemmDirective
+from . import irb
+from .fragments import acc_coords, acc_values
+
+
+def _f32():
+    return ir.F32Type.get()
+
+
+def _to_f32(v, src: str):
+    return v if src == "f32" else arith.extf(_f32(), v)
+
+
+def _from_f32(v, dst: str):
+    return v if dst == "f32" else arith.truncf(irb.storage_type(dst), v)
+
+
+def _cast_acc(v, acc: str, out: str):
+    if acc == out:
+        return v
+    if acc == "i32":
+        raise ValueError("integer accumulators only store as i32")
+    return _from_f32(_to_f32(v, acc), out)
+
+
+def _exp(x):
+    return mmath.exp(x)
+
+
+def activation(x, kind: str):
+    one = irb.cf(1.0, _f32())
+    if kind == "relu":
+        return arith.maximumf(x, irb.cf(0.0, _f32()))
+    if kind == "silu":  # x / (1 + exp(-x))
+        return arith.divf(x, arith.addf(one, _exp(arith.negf(x))))
+    if kind == "gelu":  # 0.5 x (1 + tanh(y)), tanh(y) = 1 - 2 / (exp(2y) + 1)
+        x3 = arith.mulf(arith.mulf(x, x), x)
+        y = arith.mulf(irb.cf(math.sqrt(2.0 / math.pi), _f32()), arith.addf(x, arith.mulf(irb.cf(0.044715, _f32()), x3)))
+        e = _exp(arith.mulf(irb.cf(2.0, _f32()), y))
+        tanh = arith.subf(one, arith.divf(irb.cf(2.0, _f32()), arith.addf(e, one)))
+        return arith.mulf(arith.mulf(irb.cf(0.5, _f32()), x), arith.addf(one, tanh))
+    raise ValueError(kind)
+
+
+def fused_value(d: GemmDirective, acc_val, C0, bias, b, row, col):
+    """The final value of one output element, in out_dtype."""
+    plain = d.alpha == 1.0 and not d.beta and not d.bias and not d.activation
+    if plain:
+        return _cast_acc(acc_val, d.acc, d.out_dtype)
+    x = _to_f32(acc_val, d.acc)
+    if d.alpha != 1.0:
+        x = arith.mulf(x, irb.cf(d.alpha, _f32()))
+    if d.beta:
+        c0 = _to_f32(memref.load(C0, [b, row, col]), d.out_dtype)
+        x = arith.addf(x, arith.mulf(c0, irb.cf(d.beta, _f32())))
+    if d.bias:
+        x = arith.addf(x, memref.load(bias, [col if d.bias == "n" else row]))
+    if d.activation:
+        x = activation(x, d.activation)
+    return _from_f32(x, d.out_dtype)
+
+
+def store_tile_results(d: GemmDirective, family: str, C, C0, bias, b, row0, col0, lane, accs,
+                       frags_m: int, frags_n: int, guard_m: bool, guard_n: bool) -> None:
+    acc_bits = 16 if d.acc in ("f16", "bf16") else 32
+    for i in range(frags_m):
+        for j in range(frags_n):
+            for v, val in enumerate(acc_values(family, acc_bits, accs[i * frags_n + j])):
+                r, c = acc_coords(family, lane, v)
+                row, col = irb.add(row0, irb.add(r, 16 * i)), irb.add(col0, irb.add(c, 16 * j))
+                ok = None
+                if guard_m:
+                    ok = irb.lt(row, d.m)
+                if guard_n:
+                    okn = irb.lt(col, d.n)
+                    ok = okn if ok is None else irb.land(ok, okn)
+                if ok is None:
+                    memref.store(fused_value(d, val, C0, bias, b, row, col), C, [b, row, col])
+                    continue
+                branch = scf.IfOp(ok)
+                with ir.InsertionPoint(branch.then_block):
+                    memref.store(fused_value(d, val, C0, bias, b, row, col), C, [b, row, col])
+                    scf.YieldOp([])
