@@ -40,21 +40,25 @@ def width_of(typ: str) -> int:
 
 
 # ---- vector context: values broadcast against (W, 32) ------------------------------------
-def vreader(op: Operand, typ: str, hi_sel: bool = False):
+def vreader(op: Operand, typ: str, hi_sel: bool = False, pre=None):
     """Function g -> typed array broadcastable to (W, 32). `hi_sel`: take the high 16 bits
-    of a 16-bit operand (VOP3 op_sel); true16 `.h` does the same."""
+    of a 16-bit operand (VOP3 op_sel); true16 `.h` does the same. `pre(g, raw)` permutes a
+    VGPR's raw (W, 32) bits across lanes first (DPP)."""
     width, dt = TYPES[typ] if typ != "lm" else (32, np.uint32)
     hi = hi_sel or op.half == "h"
+    if pre is not None and op.kind != "v":
+        raise Fault(f"DPP source {op.text!r} must be a VGPR")
     if op.kind == "v":
         i = op.index
+        reg = (lambda g: g.v[i]) if pre is None else (lambda g: pre(g, g.v[i]))
         if width == 32:
-            raw = lambda g: g.v[i]
+            raw = reg
         elif width == 64:
             raw = lambda g: g.v[i].astype(np.uint64) | (g.v[i + 1].astype(np.uint64) << np.uint64(32))
         elif hi:
-            raw = lambda g: (g.v[i] >> 16).astype(np.uint16)
+            raw = lambda g: (reg(g) >> 16).astype(np.uint16)
         else:
-            raw = lambda g: g.v[i].astype(np.uint16)
+            raw = lambda g: reg(g).astype(np.uint16)
     elif op.kind == "s":
         i = op.index
         if typ == "lm":

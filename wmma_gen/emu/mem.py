@@ -1,0 +1,42 @@
+"""Global memory (FLAT-global encoding) and scalar memory (SMEM) rows.
+
+Semantics: RDNA3 ISA guide chapter 10 "Global, Scratch and Flat" (§10.1 address
+computation: saddr + zero-extended 32-bit vaddr + signed offset, or 64-bit vaddr when
+saddr is `off`), §16 GLOBAL opcodes (d16: the 16-bit result goes to the low / high half
+and the other half is kept), and chapter 5 §5.7 "Scalar Memory" (s_load_b32..b512,
+address = sbase + offset (+ soffset), low two bits ignored). `args`: size in bytes, sign
+extension, d16 half for loads / high-half source for stores.
+"""
+from __future__ import annotations
+
+from .table import Op, rows
+
+CG, CS = "RDNA3 ISA §10 / §16 GLOBAL opcodes", "RDNA3 ISA §5.7 Scalar Memory"
+
+
+def G(name, kind, size, signed=False, half=None, cite=CG):
+    return Op(name, kind, cite=cite, args={"size": size, "signed": signed, "half": half})
+
+
+GLOBAL = rows(
+    *[G(f"global_load_b{8 * n}", "global_load", n) for n in (4, 8, 12, 16)],
+    G("global_load_u8", "global_load", 1), G("global_load_i8", "global_load", 1, True),
+    G("global_load_u16", "global_load", 2), G("global_load_i16", "global_load", 2, True),
+    G("global_load_d16_b16", "global_load", 2, half="lo"),
+    G("global_load_d16_hi_b16", "global_load", 2, half="hi"),
+    G("global_load_d16_u8", "global_load", 1, half="lo"),
+    G("global_load_d16_i8", "global_load", 1, True, half="lo"),
+    G("global_load_d16_hi_u8", "global_load", 1, half="hi"),
+    G("global_load_d16_hi_i8", "global_load", 1, True, half="hi"),
+    *[G(f"global_store_b{8 * n}", "global_store", n) for n in (1, 2, 4, 8, 12, 16)],
+    G("global_store_d16_hi_b8", "global_store", 1, half="hi"),
+    G("global_store_d16_hi_b16", "global_store", 2, half="hi"),
+    Op("global_atomic_add_u32", "global_atomic", cite=CG, args={"size": 4, "op": "add", "type": "u32"}),
+    Op("global_atomic_add_f32", "global_atomic", cite=CG, args={"size": 4, "op": "add", "type": "f32"}),
+    Op("global_atomic_max_i32", "global_atomic", cite=CG, args={"size": 4, "op": "max", "type": "i32"}),
+    Op("global_atomic_min_i32", "global_atomic", cite=CG, args={"size": 4, "op": "min", "type": "i32"}),
+    Op("global_atomic_max_u32", "global_atomic", cite=CG, args={"size": 4, "op": "max", "type": "u32"}),
+    Op("global_atomic_min_u32", "global_atomic", cite=CG, args={"size": 4, "op": "min", "type": "u32"}),
+)
+
+SMEM = rows(*[Op(f"s_load_b{32 * n}", "smem", cite=CS, args={"dwords": n}) for n in (1, 2, 4, 8, 16)])

@@ -1,0 +1,90 @@
+"""The opcode table (every row of every family) and `bind_program`, which turns a
+Program's instructions into closures once. `OPS` doubles as the coverage list."""
+from __future__ import annotations
+
+from . import exec_mem, exec_vec
+from .asm import Instr
+from .ds import DS
+from .executor import bind_branch, bind_salu, bind_valu, bind_vop3p, bind_vopd
+from .lane import LANE
+from .mem import GLOBAL, SMEM
+from .sop import CONTROL, SALU
+from .state import Fault
+from .table import BARRIER, END, Op
+from .vop3p import PACKED
+from .vop_float import FLOAT
+from .vop_int import INT
+from .vopc import VOPC
+
+try:  # WMMA semantics are written by their own module; the rest works without it.
+    from .ops_wmma import WMMA_OPS
+except ImportError:  # pragma: no cover - until ops_wmma.py lands
+    WMMA_OPS = {}
+
+OPS: dict[str, Op] = {}
+for _table in (SALU, CONTROL, SMEM, INT, FLOAT, VOPC, PACKED, LANE, DS, GLOBAL):
+    for _k, _row in _table.items():
+        if _k in OPS:
+            raise ValueError(f"opcode {_k} defined twice")
+        OPS[_k] = _row
+
+
+def _denorm(row, ins):
+    raw = ins.mods.get("raw", "")
+    try:
+        value = int(raw, 0)
+    except ValueError:
+        value = -1
+    if value & 0xF != 0xF:
+        def run(g, ctx):
+            raise Fault(f"unimplemented: s_denorm_mode {raw} (only 'keep all denormals', 0xf)")
+        return run
+    return lambda g, ctx: None
+
+
+BINDERS = {
+    "salu": bind_salu, "valu": bind_valu, "vop3p": bind_vop3p,
+    "lane": exec_vec.bind_lane, "mix": exec_vec.bind_mix,
+    "nop": lambda row, ins: (lambda g, ctx: None),
+    "barrier": lambda row, ins: (lambda g, ctx: BARRIER),
+    "end": lambda row, ins: (lambda g, ctx: END),
+    "denorm": _denorm,
+    **exec_mem.BINDERS,
+}
+
+
+def lookup(ins: Instr) -> Op | None:
+    return OPS.get(ins.mnemonic) or OPS.get(ins.base)
+
+
+def _unimplemented(message: str):
+    def run(g, ctx):
+        raise Fault(message)
+    return run
+
+
+def bind(ins: Instr, labels: dict[str, int]):
+    """Closure for one instruction; an unknown or malformed instruction becomes a closure
+    that faults (naming the mnemonic) when executed."""
+    try:
+        if ins.pair is not None:
+            return bind_vopd(ins, OPS)
+        if ins.base in WMMA_OPS:
+            return exec_vec.bind_wmma(WMMA_OPS[ins.base], ins)
+        row = lookup(ins)
+        if row is None:
+            return _unimplemented(f"unimplemented instruction {ins.mnemonic}")
+        if row.kind == "branch":
+            return bind_branch(row, ins, labels)
+        return BINDERS[row.kind](row, ins)
+    except Fault as f:
+        return _unimplemented(f"cannot decode {ins.mnemonic}: {f.message}")
+
+
+def bind_program(prog) -> list:
+    return [bind(ins, prog.labels) for ins in prog.instrs]
+
+
+def coverage() -> list[str]:
+    """Every mnemonic the emulator executes (without encoding suffixes)."""
+    return sorted(set(OPS) | set(WMMA_OPS))

@@ -1,0 +1,59 @@
+"""The row type of the semantic tables (STYLE rule 11) and control signals.
+
+A row names an opcode, the binder (`kind`) that decodes/fetches/writes back for it, its
+operand roles as type tags, a pure semantic function over numpy arrays (lanes last), and
+the manual section it implements. The family files (sop, smem, vop*, ds, mem, ops_wmma)
+only contain rows; `executor` holds the binders.
+
+Operand role strings: space-separated tags, in the printed operand order. Lower-case tags
+consume the next printed operand with that type (see operands.TYPES; `lm` = lane mask);
+upper-case tags are implicit operands: SCC, EXEC (exec_lo), VCC (vcc_lo), M0, and D
+(in a source list: read the destination again, e.g. v_fmac_f32's accumulator).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Op:
+    mnemonic: str
+    kind: str
+    dst: str = ""
+    src: str = ""
+    fn: Callable | None = None
+    cite: str = ""
+    args: dict = field(default_factory=dict, hash=False, compare=False)
+
+
+class Signal:
+    """Control results an instruction closure may return instead of None (= next PC)."""
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Signal({self.name})"
+
+
+BARRIER = Signal("barrier")
+END = Signal("end")
+
+
+class Split:
+    """A scalar branch that goes different ways in different waves of a group."""
+    __slots__ = ("taken", "target")
+
+    def __init__(self, taken, target: int):
+        self.taken, self.target = taken, target
+
+
+def rows(*ops: Op) -> dict[str, Op]:
+    out: dict[str, Op] = {}
+    for op in ops:
+        if op.mnemonic in out:
+            raise ValueError(f"duplicate table row {op.mnemonic}")
+        out[op.mnemonic] = op
+    return out

@@ -1,0 +1,64 @@
+"""VOP3P: packed 16-bit math, dot products and mixed-precision fma.
+
+Semantics: RDNA3 ISA guide §7.5 "Packed Math" (op_sel / op_sel_hi / neg_lo / neg_hi) and
+§16 VOP3P opcode pseudo-code; names as AMDGPUAsmGFX11.rst (VOP3P). Rows of kind
+'vop3p' are elementwise and run on both halves at once; 'mix' rows are v_fma_mix*
+(each source is f32, or f16 when its op_sel_hi bit is set; neg_hi acts as abs).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .table import Op, rows
+from .vop_float import fma
+
+f16, f32, f64 = np.float16, np.float32, np.float64
+u16, u32 = np.uint16, np.uint32
+C = "RDNA3 ISA §7.5 Packed Math / §16 VOP3P"
+
+
+def P(name, t, n, fn):
+    return Op(name, "vop3p", t, " ".join([t] * n), fn, C)
+
+
+def _halves(x, kind):
+    x = np.asarray(x, u32)
+    lo, hi = (x & u32(0xFFFF)).astype(u16), (x >> u32(16)).astype(u16)
+    if kind == "f16":
+        return lo.view(f16).astype(f64), hi.view(f16).astype(f64)
+    # bf16: the 16 bits are the top half of an f32
+    return (lo.astype(u32) << u32(16)).view(f32).astype(f64), (hi.astype(u32) << u32(16)).view(f32).astype(f64)
+
+
+def _dot2(kind):
+    """D.f32 = S0.lo*S1.lo + S0.hi*S1.hi + S2.f32, evaluated exactly and rounded once."""
+    def fn(a, b, c):
+        (al, ah), (bl, bh) = _halves(a, kind), _halves(b, kind)
+        return (al * bl + ah * bh + np.asarray(c, f64)).astype(f32)
+    return fn
+
+
+PACKED = rows(
+    P("v_pk_add_f16", "f16", 2, lambda a, b: a + b),
+    P("v_pk_mul_f16", "f16", 2, lambda a, b: a * b),
+    P("v_pk_fma_f16", "f16", 3, lambda a, b, c: fma(a, b, c, f16)),
+    P("v_pk_max_f16", "f16", 2, np.fmax),
+    P("v_pk_min_f16", "f16", 2, np.fmin),
+    P("v_pk_add_u16", "u16", 2, lambda a, b: a + b),
+    P("v_pk_sub_u16", "u16", 2, lambda a, b: a - b),
+    P("v_pk_add_i16", "i16", 2, lambda a, b: a + b),
+    P("v_pk_sub_i16", "i16", 2, lambda a, b: a - b),
+    P("v_pk_mul_lo_u16", "u16", 2, lambda a, b: a * b),
+    P("v_pk_mad_u16", "u16", 3, lambda a, b, c: a * b + c),
+    P("v_pk_mad_i16", "i16", 3, lambda a, b, c: a * b + c),
+    P("v_pk_max_i16", "i16", 2, np.maximum), P("v_pk_min_i16", "i16", 2, np.minimum),
+    P("v_pk_max_u16", "u16", 2, np.maximum), P("v_pk_min_u16", "u16", 2, np.minimum),
+    Op("v_pk_lshlrev_b16", "vop3p", "u16", "u16 u16", lambda a, b: b << (a & u16(15)), C),
+    Op("v_pk_lshrrev_b16", "vop3p", "u16", "u16 u16", lambda a, b: b >> (a & u16(15)), C),
+    Op("v_pk_ashrrev_i16", "vop3p", "i16", "u16 i16", lambda a, b: b >> (a & u16(15)).astype(np.int16), C),
+    Op("v_dot2_f32_f16", "valu", "f32", "b32 b32 f32", _dot2("f16"), C),
+    Op("v_dot2_f32_bf16", "valu", "f32", "b32 b32 f32", _dot2("bf16"), C),
+    Op("v_fma_mix_f32", "mix", "f32", "", lambda a, b, c: fma(a, b, c, f32), C),
+    Op("v_fma_mixlo_f16", "mix", "f16", "lo", lambda a, b, c: fma(a, b, c, f16), C),
+    Op("v_fma_mixhi_f16", "mix", "f16", "hi", lambda a, b, c: fma(a, b, c, f16), C),
+)

@@ -1,0 +1,178 @@
+"""Vector floating-point operations and conversions (VOP1 / VOP2 / VOP3), one row each.
+
+Semantics: RDNA3 ISA guide chapter 7 (§7.1-§7.4 opcode tables, pseudo-code in §16);
+names as llvm/docs/AMDGPU/AMDGPUAsmGFX11.rst. Float behaviour (denormals kept, IEEE
+minNum/maxNum, correctly rounded fma, f64-evaluated transcendentals) is stated in
+executor's docstring. Conversions to integers saturate and map NaN to 0 (§16 V_CVT_I32_F32).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .table import Op, rows
+
+f16, f32, f64 = np.float16, np.float32, np.float64
+u16, u32, u64, i16, i32, i64 = np.uint16, np.uint32, np.uint64, np.int16, np.int32, np.int64
+C = "RDNA3 ISA §7 / §16 VOP opcode pseudo-code"
+
+
+def V(name, dst, src, fn, cite=C):
+    return Op(name, "valu", dst, src, fn, cite)
+
+
+def fma(a, b, c, out=f32):
+    """Correctly rounded a*b+c for f16/f32: the product is exact in f64, the sum is
+    rounded to odd in f64 (TwoSum error term), then rounded once to `out`."""
+    a, b, c = (np.asarray(x, f64) for x in (a, b, c))
+    p = a * b
+    s = p + c
+    bp = s - p
+    err = (p - (s - bp)) + (c - bp)
+    fix = np.isfinite(err) & (err != 0) & ((s.view(u64) & u64(1)) == 0)
+    s = np.where(fix, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
+    return s.astype(out)
+
+
+def _to_int(x, dt):
+    info = np.iinfo(dt)
+    x = np.asarray(x, f64)
+    return np.where(np.isnan(x), 0, np.clip(np.trunc(x), info.min, info.max)).astype(dt)
+
+
+def _t(fn, dt):
+    """Evaluate fn in f64 and round once to dt."""
+    return lambda *a: np.asarray(fn(*[np.asarray(x, f64) for x in a])).astype(dt)
+
+
+def _fract(x):
+    r = x - np.floor(x)
+    return np.where(np.isinf(x), np.nan, np.minimum(r, np.nextafter(x.dtype.type(1), x.dtype.type(0))))
+
+
+def _ldexp(x, e):
+    return np.ldexp(np.asarray(x, f64), np.clip(np.asarray(e).astype(i64), -1100, 1100)).astype(np.asarray(x).dtype)
+
+
+def _frexp_mant(x):
+    m, _ = np.frexp(x)
+    return np.where(np.isfinite(x), m, x)
+
+
+def _frexp_exp(x):
+    _, e = np.frexp(np.asarray(x, f64))
+    return np.where(np.isfinite(x), e, 0).astype(i32)
+
+
+def _class(x, mask):
+    """V_CMP_CLASS: bit k of S1 tests class k: 0 sNaN, 1 qNaN, 2 -inf, 3 -normal,
+    4 -denormal, 5 -0, 6 +0, 7 +denormal, 8 +normal, 9 +inf (§16 V_CMP_CLASS_F32)."""
+    x = np.asarray(x)
+    tiny = np.finfo(x.dtype).tiny
+    neg = np.signbit(x)
+    ax = np.abs(x)
+    bits = x.view({2: u16, 4: u32, 8: u64}[x.dtype.itemsize])
+    quiet_bit = {2: 9, 4: 22, 8: 51}[x.dtype.itemsize]
+    isnan = np.isnan(x)
+    quiet = ((bits >> quiet_bit) & 1).astype(bool)
+    classes = [isnan & ~quiet, isnan & quiet, np.isneginf(x), neg & (ax >= tiny) & np.isfinite(x),
+               neg & (ax < tiny) & (ax > 0), neg & (ax == 0), ~neg & (ax == 0),
+               ~neg & (ax < tiny) & (ax > 0), ~neg & (ax >= tiny) & np.isfinite(x), np.isposinf(x)]
+    out = np.zeros(np.broadcast(x, mask).shape, bool)
+    for k, c in enumerate(classes):
+        out |= c & (((mask >> k) & 1) != 0)
+    return out
+
+
+def _cvt_pk_rtz(a, b):
+    """Two f32 -> f16 rounded toward zero, packed (§16 V_CVT_PK_RTZ_F16_F32)."""
+    def rtz(x):
+        x = np.asarray(x, f32)
+        h = x.astype(f16)
+        over = np.abs(h.astype(f32)) > np.abs(x)
+        h = np.where(over & np.isfinite(x), np.nextafter(h, f16(0)), h)
+        return h.view(u16).astype(u32)
+    return rtz(a) | (rtz(b) << u32(16))
+
+
+def _ubyte(k):
+    return lambda a: ((a >> u32(8 * k)) & u32(0xFF)).astype(f32)
+
+
+def _div_fixup(q, d, n):
+    """Special cases of n/d; otherwise the quotient estimate q (§16 V_DIV_FIXUP_F32)."""
+    q, d, n = np.broadcast_arrays(q, d, n)
+    exact = (n / d).astype(q.dtype)
+    special = np.isnan(d) | np.isnan(n) | (d == 0) | np.isinf(d) | np.isinf(n) | (n == 0)
+    return np.where(special, exact, q)
+
+
+def _arith(t):
+    ft = {"f16": f16, "f32": f32, "f64": f64}[t]
+    tt = f"{t} {t}"
+    return [
+        V(f"v_add_{t}", t, tt, lambda a, b: a + b),
+        V(f"v_sub_{t}", t, tt, lambda a, b: a - b),
+        V(f"v_subrev_{t}", t, tt, lambda a, b: b - a),
+        V(f"v_mul_{t}", t, tt, lambda a, b: a * b),
+        V(f"v_max_{t}", t, tt, np.fmax),
+        V(f"v_min_{t}", t, tt, np.fmin),
+        V(f"v_fma_{t}", t, f"{tt} {t}", lambda a, b, c: fma(a, b, c, ft)),
+        V(f"v_ldexp_{t}", t, f"{t} i32" if t != "f16" else f"{t} i16", _ldexp),
+        V(f"v_floor_{t}", t, t, np.floor), V(f"v_ceil_{t}", t, t, np.ceil),
+        V(f"v_trunc_{t}", t, t, np.trunc), V(f"v_rndne_{t}", t, t, np.rint),
+        V(f"v_fract_{t}", t, t, _fract),
+        V(f"v_sqrt_{t}", t, t, _t(np.sqrt, ft)),
+        V(f"v_rcp_{t}", t, t, _t(lambda x: 1.0 / x, ft)),
+        V(f"v_rsq_{t}", t, t, _t(lambda x: 1.0 / np.sqrt(x), ft)),
+        V(f"v_frexp_mant_{t}", t, t, _frexp_mant),
+        V(f"v_frexp_exp_{'i16' if t == 'f16' else 'i32'}_{t}", "i16" if t == "f16" else "i32", t, _frexp_exp),
+        V(f"v_div_fixup_{t}", t, f"{tt} {t}", _div_fixup),
+    ]
+
+
+def _mac(t):
+    ft = {"f16": f16, "f32": f32}[t]
+    return [
+        V(f"v_fmac_{t}", t, f"{t} {t} D", lambda a, b, c: fma(a, b, c, ft)),
+        V(f"v_fmamk_{t}", t, f"{t} {t} {t}", lambda a, k, b: fma(a, k, b, ft)),   # D = S0 * K + S1
+        V(f"v_fmaak_{t}", t, f"{t} {t} {t}", lambda a, b, k: fma(a, b, k, ft)),   # D = S0 * S1 + K
+        V(f"v_max3_{t}", t, f"{t} {t} {t}", lambda a, b, c: np.fmax(np.fmax(a, b), c)),
+        V(f"v_min3_{t}", t, f"{t} {t} {t}", lambda a, b, c: np.fmin(np.fmin(a, b), c)),
+        V(f"v_med3_{t}", t, f"{t} {t} {t}", lambda a, b, c: np.fmax(np.fmin(a, b), np.fmin(np.fmax(a, b), c))),
+        V(f"v_exp_{t}", t, t, _t(np.exp2, ft)),
+        V(f"v_log_{t}", t, t, _t(np.log2, ft)),
+        # V_SIN/V_COS take the angle in revolutions: sin(2*pi*x) (§16 V_SIN_F32)
+        V(f"v_sin_{t}", t, t, _t(lambda x: np.sin(2 * np.pi * x), ft)),
+        V(f"v_cos_{t}", t, t, _t(lambda x: np.cos(2 * np.pi * x), ft)),
+    ]
+
+
+FLOAT = rows(
+    *_arith("f32"), *_arith("f16"), *_arith("f64")[:7], *_mac("f32"), *_mac("f16"),
+    V("v_mul_dx9_zero_f32", "f32", "f32 f32", lambda a, b: np.where((a == 0) | (b == 0), f32(0), a * b)),
+    V("v_rcp_iflag_f32", "f32", "f32", _t(lambda x: 1.0 / x, f32)),
+    V("v_cvt_f32_i32", "f32", "i32", lambda a: np.asarray(a).astype(f32)),
+    V("v_cvt_f32_u32", "f32", "u32", lambda a: np.asarray(a).astype(f32)),
+    V("v_cvt_i32_f32", "i32", "f32", lambda a: _to_int(a, i32)),
+    V("v_cvt_u32_f32", "u32", "f32", lambda a: _to_int(a, u32)),
+    V("v_cvt_rpi_i32_f32", "i32", "f32", lambda a: _to_int(np.floor(np.asarray(a, f64) + 0.5), i32)),
+    V("v_cvt_flr_i32_f32", "i32", "f32", lambda a: _to_int(np.floor(a), i32)),
+    V("v_cvt_f16_f32", "f16", "f32", lambda a: np.asarray(a).astype(f16)),
+    V("v_cvt_f32_f16", "f32", "f16", lambda a: np.asarray(a).astype(f32)),
+    V("v_cvt_f16_i16", "f16", "i16", lambda a: np.asarray(a).astype(f16)),
+    V("v_cvt_f16_u16", "f16", "u16", lambda a: np.asarray(a).astype(f16)),
+    V("v_cvt_i16_f16", "i16", "f16", lambda a: _to_int(a, i16)),
+    V("v_cvt_u16_f16", "u16", "f16", lambda a: _to_int(a, u16)),
+    V("v_cvt_i32_i16", "i32", "i16", lambda a: np.asarray(a).astype(i32)),
+    V("v_cvt_u32_u16", "u32", "u16", lambda a: np.asarray(a).astype(u32)),
+    V("v_cvt_f64_f32", "f64", "f32", lambda a: np.asarray(a).astype(f64)),
+    V("v_cvt_f32_f64", "f32", "f64", lambda a: np.asarray(a).astype(f32)),
+    V("v_cvt_f64_i32", "f64", "i32", lambda a: np.asarray(a).astype(f64)),
+    V("v_cvt_f64_u32", "f64", "u32", lambda a: np.asarray(a).astype(f64)),
+    V("v_cvt_i32_f64", "i32", "f64", lambda a: _to_int(a, i32)),
+    V("v_cvt_u32_f64", "u32", "f64", lambda a: _to_int(a, u32)),
+    *[V(f"v_cvt_f32_ubyte{k}", "f32", "u32", _ubyte(k)) for k in range(4)],
+    V("v_cvt_pk_rtz_f16_f32", "b32", "f32 f32", _cvt_pk_rtz),
+    V("v_pack_b32_f16", "b32", "f16 f16",
+      lambda a, b: np.asarray(a).view(u16).astype(u32) | (np.asarray(b).view(u16).astype(u32) << u32(16))),
+)
