@@ -1,0 +1,97 @@
+"""Per-target model parameters that wmma_gen.targets does not hold (STYLE rule 5: hardware
+facts stay in targets.py; this table holds only what the *model* needs on top of them).
+
+Every value names its source. Values marked ``assumption`` are engineering guesses that no
+document here confirms; the calibration note (docs/model_calibration.md) shows how far the
+model lands from published measurements with them.
+
+Sources:
+  [RDNA]  AMD "RDNA Architecture" whitepaper (2019) and "AMD RDNA 3" / RDNA 4 architecture
+          slides: LDS is 128 KiB per WGP (two CUs), 64 banks x 4 B; L0 vector cache per CU.
+  [TPU]   TechPowerUp GPU database (L2 / Infinity Cache sizes as commonly reported; not
+          verified against an AMD document).
+  [ISA3]  RDNA3 ISA guide: wave32 VALU issues one instruction per clock per SIMD; WMMA
+          occupies the VALU for rate-derived cycles (see `wmma_cycles`).
+
+Derived, not stored: WMMA issue cycles per instruction come from targets.Target.rate and the
+instruction's K (`wmma_cycles`), so the peak and the model can never disagree.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from ..targets import Target, get_target
+
+
+@dataclass(frozen=True)
+class ModelParams:
+    arch: str
+    lds_bytes_per_cu: int          # LDS capacity a CU-mode workgroup set can use
+    lds_banks: int                 # banks serving one CU per clock
+    lds_bank_bytes: int            # bytes per bank per clock
+    lds_latency_clk: int           # issue -> data for a DS load
+    vmem_latency_clk: int          # issue -> data for a global load (L2 hit-ish average)
+    l0_bytes_per_clk: int          # vector L0 / texture path bytes per clock per CU
+    vmem_min_clk: int              # address-processing floor per wave32 VMEM instruction
+    l2_bytes: int                  # L2 capacity
+    l2_bytes_per_clk: int          # aggregate L2 bandwidth per clock
+    dram_efficiency: float         # achievable fraction of Target.mem_bw_gbs
+    max_workgroups_per_cu: int     # workgroup slots per CU
+    valu_clk: int                  # VALU issue cycles per wave32 instruction
+    launch_overhead_us: float      # fixed per-launch cost added to every estimate
+
+    @property
+    def lds_bytes_per_clk(self) -> int:
+        return self.lds_banks * self.lds_bank_bytes
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+SOURCES: dict[str, str] = {
+    "lds_bytes_per_cu": "[RDNA] 128 KiB per WGP, half per CU in CU mode",
+    "lds_banks": "[RDNA] 64 banks per WGP -> 32 per CU (CU mode); assumption for the per-CU split",
+    "lds_bank_bytes": "[RDNA] 4-byte banks",
+    "lds_latency_clk": "assumption: ~64 clocks DS load-to-use",
+    "vmem_latency_clk": "assumption: ~500 clocks global load-to-use (L2 hit mix)",
+    "l0_bytes_per_clk": "assumption: 128 B/clk vector L0 per CU",
+    "vmem_min_clk": "assumption: 4 clocks address processing per wave32 VMEM instruction",
+    "l2_bytes": "[TPU] L2 size of the product in targets.py",
+    "l2_bytes_per_clk": "assumption: 64 B/clk per L2 channel, channels scaled with the memory bus",
+    "dram_efficiency": "assumption: 85% of peak DRAM bandwidth is achievable by a streaming kernel",
+    "max_workgroups_per_cu": "assumption: 16 workgroup slots per CU",
+    "valu_clk": "[ISA3] wave32 VALU issues one instruction per clock (VOPD pairs count once)",
+    "launch_overhead_us": "assumption: 4 us per kernel launch",
+}
+
+
+def _p(arch: str, l2_mib: float, l2_clk: int, **kw) -> ModelParams:
+    base = dict(lds_bytes_per_cu=65536, lds_banks=32, lds_bank_bytes=4, lds_latency_clk=64,
+                vmem_latency_clk=500, l0_bytes_per_clk=128, vmem_min_clk=4, dram_efficiency=0.85,
+                max_workgroups_per_cu=16, valu_clk=1, launch_overhead_us=4.0)
+    base.update(kw)
+    return ModelParams(arch=arch, l2_bytes=int(l2_mib * 2**20), l2_bytes_per_clk=l2_clk, **base)
+
+
+PARAMS: dict[str, ModelParams] = {p.arch: p for p in (
+    _p("gfx1100", 6, 2048),   # Navi 31: 6 MB L2 (+96 MB Infinity Cache, not modelled) [TPU]
+    _p("gfx1101", 4, 1536),   # Navi 32: 4 MB L2 (+64 MB IC) [TPU]
+    _p("gfx1102", 2, 1024),   # Navi 33: 2 MB L2 (+32 MB IC) [TPU]
+    _p("gfx1150", 2, 1024),   # Strix Point: 2 MB L2 [TPU]
+    _p("gfx1151", 2, 1024),   # Strix Halo: 2 MB L2 (+32 MB MALL) [TPU]
+    _p("gfx1200", 4, 1024),   # Navi 44: 4 MB L2 (+32 MB IC) [TPU]
+    _p("gfx1201", 8, 2048),   # Navi 48: 8 MB L2 (+64 MB IC) [TPU]
+)}
+
+
+def params_for(arch: str) -> ModelParams:
+    get_target(arch)  # unknown arch -> ScheduleError listing the known ones
+    return PARAMS[arch]
+
+
+def wmma_cycles(t: Target, dtype: str, acc: str) -> float:
+    """VALU cycles one v_wmma occupies on its SIMD, derived from the dense peak rate:
+    flops per instruction (2*16*16*K) / (FLOPs per clock per CU / SIMDs per CU).
+    gfx11 f16: 8192 / 256 = 32 clocks; gfx12 f16: 16; gfx12 fp8: 8."""
+    k = t.instr(dtype, acc).k
+    return 2 * 16 * 16 * k / (t.rate[dtype] / t.simds_per_cu)
