@@ -1,0 +1,86 @@
+"""EmuDevice: the Device contract over the wave emulator (wmma_gen.emu).
+
+Runs the compiled machine code (the ISA text of the same compilation as the hsaco) wave by
+wave on emulated global memory. Its Timing is host wall time of the emulation
+(source="emulator"), never a GPU time.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..errors import DeviceError
+from ..targets import get_target
+from .base import Arg, Buffer, Device, Timing
+from .kernargs import check_launch, pack_kernargs
+
+EMU_FAMILIES = ("gfx11",)   # the emulator implements the RDNA3/RDNA3.5 wave32 ISA (issue 3)
+EMU_NOTE = "emulator wall time on the host (not GPU time)"
+
+
+def _emu():
+    try:
+        from .. import emu
+    except ImportError as e:  # pragma: no cover - the package ships with wmma_gen
+        raise DeviceError(f"the emulator package wmma_gen.emu failed to import: {e}") from None
+    return emu
+
+
+def _global_memory_cls():
+    emu = _emu()
+    cls = getattr(emu, "GlobalMemory", None)
+    if cls is None:
+        from ..emu.memory import GlobalMemory as cls
+    return cls
+
+
+class EmuDevice(Device):
+    name = "emu"
+
+    def __init__(self):
+        super().__init__()
+        self.mem = _global_memory_cls()()
+        self._programs: dict[str, object] = {}   # compiled.key -> emu Program
+
+    # ---- memory -----------------------------------------------------------------------------
+    def _alloc(self, nbytes: int) -> int:
+        return self.mem.alloc(nbytes)
+
+    def _free(self, buf: Buffer) -> None:
+        self.mem.free(buf.addr)
+
+    def _copy_in(self, buf: Buffer, raw: memoryview) -> None:
+        self.mem.write(buf.addr, bytes(raw))
+
+    def _copy_out(self, buf: Buffer, nbytes: int) -> bytes:
+        return bytes(self.mem.read(buf.addr, nbytes))
+
+    def sync(self) -> None:
+        """Launches run to completion synchronously; nothing is ever pending."""
+
+    # ---- launch -----------------------------------------------------------------------------
+    def program(self, kernel):
+        """The parsed emulator Program of `kernel`, cached per content key."""
+        prog = self._programs.get(kernel.key)
+        if prog is None:
+            emu = _emu()
+            Program = getattr(emu, "Program", None)
+            if Program is None:
+                from ..emu.program import Program
+            prog = Program.from_isa(kernel.isa, kernel.name)
+            self._programs[kernel.key] = prog
+        return prog
+
+    def launch(self, kernel, grid, block, args: Sequence[Arg]) -> Timing:
+        family = get_target(kernel.arch).family
+        if family not in EMU_FAMILIES:
+            raise DeviceError(f"kernel arch={kernel.arch} ({family}) is not allowed on the emulator: "
+                              f"it executes {', '.join(EMU_FAMILIES)} code only")
+        run_kernel = getattr(_emu(), "run_kernel", None)
+        if run_kernel is None:
+            raise DeviceError("the emulator's run_kernel is not available in this build of wmma_gen.emu")
+        grid, block = check_launch(kernel.metadata, grid, block)
+        kernarg = pack_kernargs(kernel.metadata, self._pointer_values(args), grid, block)
+        stats = run_kernel(self.program(kernel), self.mem, grid=grid, block=block, kernarg=kernarg)
+        return Timing(float(stats.seconds), "emulator", EMU_NOTE,
+                      wave_instructions=int(getattr(stats, "wave_instructions", 0)),
+                      waves=int(getattr(stats, "waves", 0)), workgroups=int(getattr(stats, "workgroups", 0)))
