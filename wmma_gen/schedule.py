@@ -40,6 +40,7 @@ SPACE: tuple[Knob, ...] = (
          lambda s: s.lds != "none"),
     Knob("load_bits", (32, 64, 128), "maximum width of each global load per lane, in bits\n"
          "(capped by the contiguous run a lane needs)"),
+    Knob("k_unroll", (1, 2), "main-loop K tiles per iteration (2: LDS buffer offsets become immediates)"),
     Knob("raster", ("row", "col", "grouped"), "workgroup order: row-major, column-major, grouped for L2 reuse"),
     Knob("group_m", (2, 4, 8), "rows of workgroups per group", lambda s: s.raster == "grouped"),
     # split-K (K split across workgroups + deterministic reduction) is not built yet: the
@@ -60,6 +61,7 @@ class Schedule:
     buffers: int = 1
     lds_pad: int = 0
     load_bits: int = 128
+    k_unroll: int = 1
     raster: str = "row"
     group_m: int = 4
     split_k: int = 1

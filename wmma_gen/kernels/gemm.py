@@ -247,31 +247,67 @@ def main_loop(c: Ctx) -> list:
     ins = t.instr(d.dtype, d.acc)
     acc_t = irb.vec(ins.c_elems, irb.storage_type(d.acc))
     accs = [irb.zeros(acc_t) for _ in range(s.frags_m * s.frags_n)]
-    nk = _cdiv(d.k, s.block_k)
-    staged = s.lds != "none"
-    if staged and s.buffers == 2:
-        stage_store(c, stage_load(c, irb.c(0)), irb.c(0))
-        gpu.BarrierOp()
-        loop = scf.ForOp(irb.c(0), irb.c((nk - 1) * s.block_k), irb.c(s.block_k), accs)
+    if s.lds != "none" and s.buffers == 2:
+        return _double_buffered(c, accs)
+    return _single_pass(c, accs)
+
+
+def _loop(first_tile: int, tiles: int, unroll: int, accs: list, body) -> list:
+    """Run body(k0_value, tile_offset_in_group, accs) for `tiles` K tiles starting at
+    `first_tile`: an scf.for over groups of `unroll` tiles, then the remainder unrolled."""
+    bk = body.block_k
+    groups = tiles // unroll
+    if groups:
+        loop = scf.ForOp(irb.c(first_tile * bk), irb.c((first_tile + groups * unroll) * bk), irb.c(unroll * bk), accs)
         with ir.InsertionPoint(loop.body):
-            k0 = loop.induction_variable
-            cur = irb.rem(irb.div(k0, s.block_k), 2)
-            nxt_vals = stage_load(c, irb.add(k0, s.block_k))  # prefetch overlaps the WMMAs
-            out = compute_tile(c, k0, cur, list(loop.inner_iter_args))
-            stage_store(c, nxt_vals, irb.sub(irb.c(1), cur))
-            gpu.BarrierOp()
+            out = list(loop.inner_iter_args)
+            for u in range(unroll):
+                out = body(irb.add(loop.induction_variable, u * bk), first_tile + u, out)
             scf.YieldOp(out)
-        last = (nk - 1) % 2
-        return compute_tile(c, irb.c((nk - 1) * s.block_k), irb.c(last), list(loop.results))
-    loop = scf.ForOp(irb.c(0), irb.c(nk * s.block_k), irb.c(s.block_k), accs)
-    with ir.InsertionPoint(loop.body):
-        k0 = loop.induction_variable
-        buf = irb.c(0)
-        if staged:
-            stage_store(c, stage_load(c, k0), buf)
-            gpu.BarrierOp()
-        out = compute_tile(c, k0, buf, list(loop.inner_iter_args))
-        if staged:
-            gpu.BarrierOp()  # the next iteration overwrites the tile
-        scf.YieldOp(out)
-    return list(loop.results)
+        accs = list(loop.results)
+    for r in range(groups * unroll, tiles):
+        accs = body(irb.c((first_tile + r) * bk), first_tile + r, accs)
+    return accs
+
+
+class _Body:
+    """One main-loop step; `tile` is static when it decides the LDS buffer (unroll makes
+    tile parity static, so buffer offsets fold into ds_load/ds_store immediates)."""
+
+    def __init__(self, c: Ctx, prefetch: bool):
+        self.c, self.prefetch, self.block_k = c, prefetch, c.s.block_k
+
+    def __call__(self, k0, tile: int, accs: list) -> list:
+        c = self.c
+        if not self.prefetch:  # single buffer (or no LDS): stage, sync, compute, sync
+            buf = irb.c(0)
+            if c.s.lds != "none":
+                stage_store(c, stage_load(c, k0), buf)
+                gpu.BarrierOp()
+            accs = compute_tile(c, k0, buf, accs)
+            if c.s.lds != "none":
+                gpu.BarrierOp()  # the next step overwrites the tile
+            return accs
+        if c.s.k_unroll > 1:
+            cur, nxt = irb.c(tile % 2), irb.c(1 - tile % 2)
+        else:  # tile parity only known at run time
+            cur = irb.rem(irb.div(k0, c.s.block_k), 2)
+            nxt = irb.sub(irb.c(1), cur)
+        vals = stage_load(c, irb.add(k0, c.s.block_k))  # prefetch overlaps the WMMAs
+        accs = compute_tile(c, k0, cur, accs)
+        stage_store(c, vals, nxt)
+        gpu.BarrierOp()
+        return accs
+
+
+def _single_pass(c: Ctx, accs: list) -> list:
+    return _loop(0, _cdiv(c.d.k, c.s.block_k), c.s.k_unroll, accs, _Body(c, prefetch=False))
+
+
+def _double_buffered(c: Ctx, accs: list) -> list:
+    nk = _cdiv(c.d.k, c.s.block_k)
+    stage_store(c, stage_load(c, irb.c(0)), irb.c(0))
+    gpu.BarrierOp()
+    accs = _loop(0, nk - 1, c.s.k_unroll, accs, _Body(c, prefetch=True))
+    last = nk - 1
+    return compute_tile(c, irb.c(last * c.s.block_k), irb.c(last % 2), accs)
