@@ -1,0 +1,79 @@
+"""The tuner's search space, derived from `wmma_gen.schedule.SPACE` (STYLE rule 6).
+
+Nothing here restates a knob: every suggest call is `trial.suggest_categorical(knob.name,
+domain)` with the knob's own values (never an index into a list), in SPACE order, and a
+conditional knob (`Knob.when`) is suggested only when its condition holds for the knobs
+chosen before it; otherwise it keeps the `Schedule` default. A study may narrow a knob's
+domain (`--quick`, the tuner-efficiency bench) but never widen it.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Iterator, Mapping
+
+from wmma_gen.errors import ScheduleError
+from wmma_gen.schedule import KNOBS, SPACE, Schedule
+
+Domains = Mapping[str, tuple]
+
+
+def narrow(domains: Domains | None = None) -> dict[str, tuple]:
+    """Each knob's domain, with the overrides in `domains` checked to be non-empty subsets."""
+    domains = dict(domains or {})
+    unknown = sorted(set(domains) - set(KNOBS))
+    if unknown:
+        raise ScheduleError("domains", unknown, f"knob names from schedule.SPACE: {', '.join(KNOBS)}")
+    out = {}
+    for knob in SPACE:
+        dom = tuple(domains.get(knob.name, knob.domain))
+        extra = [v for v in dom if v not in knob.domain]
+        if not dom or extra:
+            raise ScheduleError(f"domains.{knob.name}", dom, f"a non-empty subset of {knob.domain}")
+        out[knob.name] = dom
+    return out
+
+
+def _active(knob, chosen: dict) -> bool:
+    return knob.when is None or knob.when(Schedule(**chosen))
+
+
+def suggest_schedule(trial, domains: Domains | None = None) -> Schedule:
+    """Ask the trial for one value per active knob and build the Schedule.
+
+    Knob values may be any combination; legality is Schedule.problems()'s job (the
+    objective prunes), so the sampler learns which regions are illegal."""
+    doms = narrow(domains)
+    chosen: dict = {}
+    for knob in SPACE:
+        if _active(knob, chosen):
+            chosen[knob.name] = trial.suggest_categorical(knob.name, doms[knob.name])
+    return Schedule(**chosen)
+
+
+def params_of(s: Schedule, domains: Domains | None = None) -> dict:
+    """The trial params that make `suggest_schedule` return `s` (for enqueue_trial);
+    raises ScheduleError when `s` lies outside the (narrowed) space."""
+    doms = narrow(domains)
+    params: dict = {}
+    for knob in SPACE:
+        if _active(knob, params):
+            v = getattr(s, knob.name)
+            if v not in doms[knob.name]:
+                raise ScheduleError(knob.name, v, f"one of {doms[knob.name]} in this search space")
+            params[knob.name] = v
+    return params
+
+
+def enumerate_space(domains: Domains | None = None) -> Iterator[Schedule]:
+    """Every distinct schedule of the (narrowed) space, inactive knobs at their defaults."""
+    doms = narrow(domains)
+    seen = set()
+    for values in itertools.product(*(doms[k.name] for k in SPACE)):
+        chosen: dict = {}
+        for knob, v in zip(SPACE, values):
+            if _active(knob, chosen):
+                chosen[knob.name] = v
+        s = Schedule(**chosen)
+        if s not in seen:
+            seen.add(s)
+            yield s

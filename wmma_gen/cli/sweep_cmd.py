@@ -1,0 +1,129 @@
+"""`wmma-gen sweep`: Optuna search of GEMM schedules per (arch, dtype, shape) -> ladder.
+
+Each trial: validate -> compile -> correctness gate (GPU, or the emulator) -> GPU time
+(source=hip) or the model's estimate (source=model). Studies live in an Optuna journal under
+results/<arch>/ (or --storage), so rerunning continues them. Writes
+results/<arch>/<op>_ladder.{parquet,csv,png}; `wmma-gen export` turns the ladder into
+schedules/*.json.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from ..errors import ScheduleError
+from ..targets import get_target
+from .options import add_json, add_target, emit, parse_shape
+
+QUICK = {"dtypes": "f16,i8", "shapes": "1024,2048", "trials": 8}
+DEFAULTS = {"dtypes": "f16,bf16,i8,i4", "shapes": "1024,2048,4096", "trials": 40}
+
+
+def register(sub) -> None:
+    p = sub.add_parser("sweep", help="tune GEMM schedules with Optuna; writes the TFLOP/s ladder under --results")
+    p.add_argument("--op", default="gemm", choices=["gemm"], help="directive to tune")
+    add_target(p)
+    p.add_argument("--dtypes", default=None, help=f"comma-separated input dtypes (default {DEFAULTS['dtypes']}; "
+                                                   f"--quick: {QUICK['dtypes']})")
+    p.add_argument("--shapes", default=None, help="comma-separated sizes N (NxNxN) or MxNxK "
+                                                  f"(default {DEFAULTS['shapes']}; --quick: {QUICK['shapes']})")
+    p.add_argument("--shapes-file", default="", help="file with one shape per line (N or MxNxK; # comments)")
+    p.add_argument("--trials", type=int, default=None,
+                   help=f"trials per study, counted across reruns (default {DEFAULTS['trials']}; --quick: {QUICK['trials']})")
+    p.add_argument("--timeout", type=float, default=None, help="seconds for the whole sweep")
+    p.add_argument("--device", default="auto", choices=["auto", "hip", "emu"],
+                   help="gate (and, on hip, timing) device; auto = a visible GPU, else the emulator + model")
+    p.add_argument("--storage", default="", help="Optuna storage: a journal file path or an RDB URL "
+                                                 "(postgresql://..., sqlite:///...); default results/<arch>/optuna.journal")
+    p.add_argument("--study-name", default="", help="prefix of every study name (separate campaigns)")
+    p.add_argument("--workers", type=int, default=1, help="worker processes (each pinned to one GPU when several)")
+    p.add_argument("--seed", type=int, default=0, help="TPE sampler seed")
+    p.add_argument("--results", default="results", help="results directory (default ./results)")
+    p.add_argument("--top-k", type=int, default=3, help="ladder rows per study")
+    p.add_argument("--quick", action="store_true", help=f"small sweep (~1 min without a GPU): dtypes {QUICK['dtypes']}, "
+                                                        f"shapes {QUICK['shapes']}, {QUICK['trials']} trials each")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_json(p)
+    p.set_defaults(func=run)
+
+
+def _shapes(args) -> tuple[tuple[int, int, int], ...]:
+    texts = []
+    if args.shapes_file:
+        try:
+            lines = Path(args.shapes_file).read_text().splitlines()
+        except OSError as e:
+            raise ScheduleError("shapes-file", args.shapes_file, f"a readable file ({e.strerror})") from None
+        texts += [ln.split("#")[0].strip() for ln in lines]
+    if args.shapes or not texts:
+        texts += (args.shapes or (QUICK if args.quick else DEFAULTS)["shapes"]).split(",")
+    return tuple(dict.fromkeys(parse_shape(t) for t in texts if t.strip()))
+
+
+def config_from(args):
+    from autotune.study import SweepConfig
+    base = QUICK if args.quick else DEFAULTS
+    t = get_target(args.arch)
+    dtypes = tuple(x.strip() for x in (args.dtypes or base["dtypes"]).split(",") if x.strip())
+    for dt in dtypes:
+        if dt not in t.dtypes:
+            raise ScheduleError("dtypes", dt, f"{args.arch} has WMMA for {', '.join(t.dtypes)}")
+    return SweepConfig(arch=args.arch, op=args.op, dtypes=dtypes, shapes=_shapes(args),
+                       trials=args.trials or base["trials"], timeout=args.timeout, device=args.device,
+                       storage=args.storage, study_name=args.study_name, workers=args.workers, seed=args.seed,
+                       results=args.results, top_k=args.top_k, progress=not (args.no_progress or args.json))
+
+
+def summarize(result, df) -> list[dict]:
+    from optuna.trial import TrialState
+    rows = []
+    for st in result.studies:
+        ua, trials = st.user_attrs, st.get_trials(deepcopy=False)
+        d = ua["directive"]
+        count = {s.name.lower(): sum(t.state == s for t in trials)
+                 for s in (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)}
+        best = df[(df["study"] == st.study_name) & (df["rank"] == 1)] if len(df) else df
+        row = {"study": st.study_name, "dtype": d["dtype"], "shape": f"{d['m']}x{d['n']}x{d['k']}", **count,
+               "best": None, "unit": ua["unit"], "fraction_of_peak": None, "source": None, "schedule": None}
+        if len(best):
+            b = best.iloc[0]
+            row.update(best=round(float(b["tflops"]), 2), fraction_of_peak=round(float(b["fraction_of_peak"]), 3),
+                       source=b["source"], trial=int(b["trial"]),
+                       schedule=f"{b['block_m']}x{b['block_n']}x{b['block_k']} w{b['waves_m']}x{b['waves_n']} "
+                                f"lds={b['lds']} ld{b['load_bits']} {b['raster']} sk{b['split_k']}")
+        rows.append(row)
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    head = f"{'dtype':5} {'shape':>15} {'done':>4} {'pruned':>6} {'fail':>4} {'best':>9} {'unit':7} {'%peak':>6} {'source':6}  schedule"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        best = f"{r['best']:9.2f}" if r["best"] is not None else f"{'-':>9}"
+        frac = f"{100 * r['fraction_of_peak']:5.1f}%" if r["fraction_of_peak"] is not None else f"{'-':>6}"
+        lines.append(f"{r['dtype']:5} {r['shape']:>15} {r['complete']:>4} {r['pruned']:>6} {r['fail']:>4} {best} "
+                     f"{r['unit']:7} {frac} {r['source'] or '-':6}  {r['schedule'] or 'no valid schedule'}")
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    from autotune import ladder
+    from autotune.study import run_sweep
+    cfg = config_from(args)
+    t0 = time.time()
+    result = run_sweep(cfg)
+    df = ladder.build(result.studies, top_k=cfg.top_k)
+    t = get_target(cfg.arch)
+    paths = ladder.write(df, cfg.results, cfg.arch, cfg.op, {dt: t.peak_tflops(dt) for dt in cfg.dtypes})
+    rows = summarize(result, df)
+    info = {"arch": cfg.arch, "op": cfg.op, "seconds": round(time.time() - t0, 1), "storage": cfg.storage_url,
+            "recovered_interrupted_trials": result.recovered, "studies": rows,
+            "ladder": {k: str(v) for k, v in paths.items()}}
+    sources = sorted({r["source"] for r in rows if r["source"]})
+    note = ("\nnumbers are model estimates (no GPU): not measurements" if sources == ["model"] else "")
+    emit(args, info, f"{table(rows)}{note}\n"
+                     f"sweep of {len(rows)} studies took {info['seconds']} s; storage {cfg.storage_url}"
+                     + (f" ({result.recovered} interrupted trials re-queued)" if result.recovered else "")
+                     + f"\nladder: {paths['parquet']}, {paths['csv']}, {paths['png']}\n"
+                     f"next: wmma-gen export --arch {cfg.arch} --from {cfg.results}")
+    return 0
