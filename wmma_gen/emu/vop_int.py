@@ -149,6 +149,7 @@ INT = rows(
     V("v_or3_b32", "b32", "b32 b32 b32", lambda a, b, c: a | b | c),
     V("v_xor3_b32", "b32", "b32 b32 b32", lambda a, b, c: a ^ b ^ c),
     V("v_add3_u32", "u32", "u32 u32 u32", lambda a, b, c: a + b + c),
+    V("v_xad_u32", "u32", "u32 u32 u32", lambda a, b, c: (a ^ b) + c),
     V("v_and_b32", "b32", "b32 b32", lambda a, b: a & b),
     V("v_or_b32", "b32", "b32 b32", lambda a, b: a | b),
     V("v_xor_b32", "b32", "b32 b32", lambda a, b: a ^ b),
