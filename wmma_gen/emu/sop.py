@@ -155,6 +155,11 @@ SALU = rows(
     _cmp("eq", "u64", np.equal), _cmp("lg", "u64", np.not_equal),
     S("s_bitcmp0_b32", "SCC", "b32 u32", lambda a, b: ((a >> (b & 31)) & 1) == 0, CC),
     S("s_bitcmp1_b32", "SCC", "b32 u32", lambda a, b: ((a >> (b & 31)) & 1) == 1, CC),
+    S("s_bitcmp0_b64", "SCC", "b64 u32", lambda a, b: ((a >> (b & 63).astype(u64)) & u64(1)) == 0, CC),
+    S("s_bitcmp1_b64", "SCC", "b64 u32", lambda a, b: ((a >> (b & 63).astype(u64)) & u64(1)) == 1, CC),
+    S("s_cmov_b64", "b64", "b64 D SCC", lambda a, d, c: np.where(c != 0, a, d), C1),
+    S("s_bcnt0_i32_b32", "i32 SCC", "b32", lambda a: (r := 32 - _popcnt(a), r != 0), C1),
+    S("s_pack_hl_b32_b16", "b32", "b32 b32", lambda a, b: (a >> u32(16)) | (b << u32(16))),
 )
 
 
@@ -186,7 +191,8 @@ def _brev(a):
 NOP = ("s_waitcnt", "s_waitcnt_vscnt", "s_waitcnt_vmcnt", "s_waitcnt_lgkmcnt", "s_waitcnt_expcnt",
        "s_waitcnt_depctr", "s_delay_alu", "s_clause", "s_nop", "s_sleep", "s_setprio",
        "s_inst_prefetch", "s_set_inst_prefetch_distance", "s_icache_inv", "s_version",
-       "s_sendmsg", "s_ttracedata", "buffer_gl0_inv", "buffer_gl1_inv", "s_dcache_inv")
+       "s_sendmsg", "s_ttracedata", "buffer_gl0_inv", "buffer_gl1_inv", "s_dcache_inv", "v_nop",
+       "s_gl1_inv")
 CONTROL = rows(
     *[Op(n, "nop", cite=f"{CP}: scheduling/caching hint, no architectural effect here") for n in NOP],
     Op("s_denorm_mode", "denorm", cite=f"{CP} S_DENORM_MODE"),

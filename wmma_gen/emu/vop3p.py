@@ -38,7 +38,47 @@ def _dot2(kind):
     return fn
 
 
+def _dot_int(n, signed_a, signed_b):
+    """V_DOT4 / V_DOT8: sum of n 32/n-bit products plus S2, integer (wrapping) (§16)."""
+    bits = 32 // n
+
+    def lanes(x, signed):
+        x = np.asarray(x, u32).astype(np.int64)
+        out = []
+        for k in range(n):
+            v = (x >> (bits * k)) & ((1 << bits) - 1)
+            out.append(np.where(v >= (1 << (bits - 1)), v - (1 << bits), v) if signed else v)
+        return out
+
+    def fn(a, b, c):
+        acc = np.asarray(c).astype(np.int64)
+        for x, y in zip(lanes(a, signed_a), lanes(b, signed_b)):
+            acc = acc + x * y
+        return acc.astype(np.uint32) if not signed_a else acc.astype(np.int32)
+    return fn
+
+
+def _dot2_16(kind):
+    """V_DOT2_F16_F16 / V_DOT2_BF16_BF16: 16-bit result in the low half (§16)."""
+    def fn(a, b, c):
+        (al, ah), (bl, bh) = _halves(a, kind), _halves(b, kind)
+        (cl, _) = _halves(c, kind)
+        r = al * bl + ah * bh + cl
+        if kind == "f16":
+            return r.astype(f16).view(u16).astype(u32)
+        bits = r.astype(f32).view(u32)  # round to nearest even on the top 16 bits
+        return ((bits + u32(0x7FFF) + ((bits >> u32(16)) & u32(1))) >> u32(16)).astype(u32)
+    return fn
+
+
 PACKED = rows(
+    Op("v_dot4_i32_iu8", "valu", "i32", "b32 b32 i32", _dot_int(4, True, True), C),
+    Op("v_dot4_u32_u8", "valu", "u32", "b32 b32 u32", _dot_int(4, False, False), C),
+    Op("v_dot8_i32_iu4", "valu", "i32", "b32 b32 i32", _dot_int(8, True, True), C),
+    Op("v_dot8_u32_u4", "valu", "u32", "b32 b32 u32", _dot_int(8, False, False), C),
+    Op("v_dot2_f16_f16", "valu", "b16", "b32 b32 b32", _dot2_16("f16"), C),
+    Op("v_dot2_bf16_bf16", "valu", "b16", "b32 b32 b32", _dot2_16("bf16"), C),
+    Op("v_dot2acc_f32_f16", "valu", "f32", "b32 b32 D", _dot2("f16"), C),
     P("v_pk_add_f16", "f16", 2, lambda a, b: a + b),
     P("v_pk_mul_f16", "f16", 2, lambda a, b: a * b),
     P("v_pk_fma_f16", "f16", 3, lambda a, b, c: fma(a, b, c, f16)),

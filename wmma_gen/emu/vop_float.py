@@ -94,6 +94,10 @@ def _cvt_pk_rtz(a, b):
     return rtz(a) | (rtz(b) << u32(16))
 
 
+def _pk16(lo, hi):
+    return np.asarray(lo).view(u16).astype(u32) | (np.asarray(hi).view(u16).astype(u32) << u32(16))
+
+
 def _ubyte(k):
     return lambda a: ((a >> u32(8 * k)) & u32(0xFF)).astype(f32)
 
@@ -104,6 +108,26 @@ def _div_fixup(q, d, n):
     exact = (n / d).astype(q.dtype)
     special = np.isnan(d) | np.isnan(n) | (d == 0) | np.isinf(d) | np.isinf(n) | (n == 0)
     return np.where(special, exact, q)
+
+
+def _div_scale(s0, s1, s2):
+    """V_DIV_SCALE_F32 (§16): returns (D, VCC). Emulated for the range where the hardware
+    neither scales nor flags (D = S0, VCC = 0) and for zero operands (D = NaN, resolved by
+    V_DIV_FIXUP); operands that need the 2^+-64 scaling fault instead of being approximated."""
+    from .state import Fault
+    s0, s1, s2 = (np.asarray(x, f64) for x in np.broadcast_arrays(s0, s1, s2))
+    zero = (s1 == 0) | (s2 == 0)
+    special = zero | ~np.isfinite(s1) | ~np.isfinite(s2)
+    _, e1 = np.frexp(s1)
+    _, e2 = np.frexp(s2)
+    tiny = np.finfo(f32).tiny
+    q = np.abs(s2 / np.where(s1 == 0, 1, s1))
+    needs = ~special & ((e2 - e1 >= 96) | (np.abs(s1) < tiny) | (np.abs(s1) > 2.0 ** 126) |
+                        (q < tiny) | (e2 <= 23 - 126))
+    if needs.any():
+        raise Fault("unimplemented: v_div_scale_f32 operands in the range that needs 2^64 "
+                    "scaling (huge/tiny numerator or denominator)")
+    return np.where(zero, np.nan, s0).astype(f32), np.zeros(s0.shape, bool)
 
 
 def _arith(t):
@@ -147,8 +171,34 @@ def _mac(t):
     ]
 
 
+def _mm(t, outer, inner):
+    """V_MAXMIN_*: max then min; V_MINMAX_*: min then max (gfx11, §16)."""
+    return V(f"v_{outer[0]}{inner[0]}_{t}", t, f"{t} {t} {t}", lambda a, b, c: inner[1](outer[1](a, b), c))
+
+
+_MAX, _MIN = ("max", np.fmax), ("min", np.fmin)
+_IMAX, _IMIN = ("max", np.maximum), ("min", np.minimum)
+
 FLOAT = rows(
-    *_arith("f32"), *_arith("f16"), *_arith("f64")[:7], *_mac("f32"), *_mac("f16"),
+    *_arith("f32"), *_arith("f16"), *[r for r in _arith("f64") if "sub" not in r.mnemonic and "ldexp" not in r.mnemonic
+                                      and "frexp" not in r.mnemonic and "fixup" not in r.mnemonic],
+    *_mac("f32"), *_mac("f16"),
+    *[_mm(t, o, i) for t in ("f32", "f16") for o, i in ((_MAX, _MIN), (_MIN, _MAX))],
+    *[_mm(t, o, i) for t in ("i32", "u32") for o, i in ((_IMAX, _IMIN), (_IMIN, _IMAX))],
+    V("v_div_scale_f32", "f32 lm", "f32 f32 f32", _div_scale),
+    # V_DIV_FMAS_F32: fma, times 2^+-64 when VCC is set; VCC is never set by the emulated
+    # div_scale range (see _div_scale), so the scaling branch cannot be reached.
+    V("v_div_fmas_f32", "f32", "f32 f32 f32 VCC", lambda a, b, c, vcc: fma(a, b, c, f32)),
+    V("v_fma_dx9_zero_f32", "f32", "f32 f32 f32",
+      lambda a, b, c: np.where((a == 0) | (b == 0), c + f32(0), fma(a, b, c, f32))),
+    V("v_fmac_dx9_zero_f32", "f32", "f32 f32 D",
+      lambda a, b, c: np.where((a == 0) | (b == 0), c + f32(0), fma(a, b, c, f32))),
+    V("v_cvt_floor_i32_f32", "i32", "f32", lambda a: _to_int(np.floor(a), i32)),
+    V("v_cvt_nearest_i32_f32", "i32", "f32", lambda a: _to_int(np.floor(np.asarray(a, f64) + 0.5), i32)),
+    V("v_cvt_pk_i16_i32", "b32", "i32 i32", lambda a, b: _pk16(np.clip(a, -32768, 32767).astype(i16),
+                                                              np.clip(b, -32768, 32767).astype(i16))),
+    V("v_cvt_pk_u16_u32", "b32", "u32 u32", lambda a, b: _pk16(np.minimum(a, 65535).astype(u16),
+                                                              np.minimum(b, 65535).astype(u16))),
     V("v_mul_dx9_zero_f32", "f32", "f32 f32", lambda a, b: np.where((a == 0) | (b == 0), f32(0), a * b)),
     V("v_rcp_iflag_f32", "f32", "f32", _t(lambda x: 1.0 / x, f32)),
     V("v_cvt_f32_i32", "f32", "i32", lambda a: np.asarray(a).astype(f32)),

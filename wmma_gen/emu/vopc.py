@@ -23,6 +23,7 @@ FLOAT_CONDS = {
     "ngt": lambda a, b: ~(a > b), "nle": lambda a, b: ~(a <= b), "neq": lambda a, b: ~(a == b),
     "nlt": lambda a, b: ~(a < b), "t": lambda a, b: np.ones(np.broadcast(a, b).shape, bool),
 }
+FLOAT_CONDS["tru"] = FLOAT_CONDS["t"]  # gfx11 spelling of the always-true float compare
 INT_CONDS = {
     "f": FLOAT_CONDS["f"], "lt": np.less, "eq": np.equal, "le": np.less_equal,
     "gt": np.greater, "ne": np.not_equal, "ge": np.greater_equal, "t": FLOAT_CONDS["t"],
@@ -36,7 +37,8 @@ def _rows():
             out += [Op(f"v_{x}_{c}_{t}", "valu", dst, f"{t} {t}", f, C) for c, f in FLOAT_CONDS.items()]
             out.append(Op(f"v_{x}_class_{t}", "valu", dst, f"{t} u32", _class, C))
         for t in ("i16", "u16", "i32", "u32", "i64", "u64"):
-            out += [Op(f"v_{x}_{c}_{t}", "valu", dst, f"{t} {t}", f, C) for c, f in INT_CONDS.items()]
+            out += [Op(f"v_{x}_{c}_{t}", "valu", dst, f"{t} {t}", f, C) for c, f in INT_CONDS.items()
+                    if not (t.endswith("16") and c in ("f", "t"))]  # gfx11 has no 16-bit f/t
     return out
 
 
