@@ -11,7 +11,8 @@
         l0    = iters * n * waves * vmem                        global_memory
         T(n)  = max(simd, lds, l0)
     rounds: the busiest CU runs ceil(workgroups / CUs) workgroups, wgs_per_cu at a time.
-    kernel = max(rounds, L2 bytes / L2 bandwidth, DRAM bytes / achievable bandwidth,
+    kernel = max(rounds, L2 bytes / L2 bandwidth, L2-miss bytes / MALL bandwidth,
+                 DRAM bytes / achievable bandwidth,
                  flops / peak, compulsory bytes / peak bandwidth) + launch overhead
 Limiter: the largest term; "tail" when the last, partly filled round costs more than 25% of
 the compute time. Assumptions and their sources: params.py; traffic model: traffic.py.
@@ -116,7 +117,7 @@ def estimate_from(loop: LoopStats, res: Resources, d: GemmDirective, s: Schedule
     spills = res.vgpr_spills + res.sgpr_spills
     epi_alone = (wave_iteration_clocks(loop.outside, cost, p.vmem_latency_clk, p.lds_latency_clk, passes=1)
                  + p.vmem_latency_clk + spills * 2 * p.vmem_min_clk + math.ceil(spills / 16) * p.vmem_latency_clk)
-    epi_pipe = sum(cost.get(o.kind, 1.0) for o in loop.outside)
+    epi_pipe = sum(cost.get(o.kind, 1.0) for o in loop.outside) + 2 * spills
     epi_vmem = _vmem_clk(loop.outside, p) + spills * 2 * p.vmem_min_clk
 
     per_simd = -(-occ.waves_per_workgroup // t.simds_per_cu)
@@ -145,12 +146,13 @@ def estimate_from(loop: LoopStats, res: Resources, d: GemmDirective, s: Schedule
     tail = max(0.0, 1.0 - balanced / rounds_clk) if rounds_clk else 0.0
 
     concurrent = min(n_wg, t.cus * occ.workgroups_per_cu)
-    tr = traffic(d, s, t, concurrent, p.l2_bytes)
+    tr = traffic(d, s, t, concurrent, p.l2_bytes, p.mall_bytes)
     peak = t.peak_tflops(d.dtype)
     executed_flops = 2.0 * n_wg * s.block_m * s.block_n * k_wg
     times = {
         "compute_rounds": rounds_clk / clock,
         "l2": tr.l2_bytes / (p.l2_bytes_per_clk * clock),
+        "mall": (tr.l2_miss_bytes / (p.mall_bw_gbs * 1e9)) if p.mall_bytes else 0.0,
         "dram": tr.dram_bytes / (t.mem_bw_gbs * 1e9 * p.dram_efficiency),
         "peak_floor": max(executed_flops, d.flops) / (peak * 1e12),
         "roofline_floor": tr.compulsory_bytes / (t.mem_bw_gbs * 1e9),
@@ -159,7 +161,7 @@ def estimate_from(loop: LoopStats, res: Resources, d: GemmDirective, s: Schedule
     if top == "compute_rounds":
         limiter = "tail" if tail > TAIL_THRESHOLD else kind_full
     else:
-        limiter = {"l2": "global_memory", "dram": "global_memory", "peak_floor": "wmma_issue",
+        limiter = {"l2": "global_memory", "mall": "global_memory", "dram": "global_memory", "peak_floor": "wmma_issue",
                    "roofline_floor": "global_memory"}[top]
     seconds = times[top] + p.launch_overhead_us * 1e-6
     tflops = d.flops / seconds / 1e12

@@ -40,6 +40,7 @@ class Op:
 def _bits(m: str) -> int:
     base = m.replace("_2addr_stride64", "").replace("_2addr", "").replace("read2st64", "read").replace("read2", "read")
     base = base.replace("write2st64", "write").replace("write2", "write")
+    base = re.sub(r"_d16(_hi)?$", "", base)
     pair = 2 if ("2addr" in m or "read2" in m or "write2" in m) else 1
     if (w := _DWORD.search(base)):
         return 32 * int(w.group(1) or 1) * pair

@@ -39,7 +39,7 @@ def occupancy(vgprs: int, lds_bytes: int, threads: int, t: Target, p: ModelParam
     wg_waves = -(-threads // t.wave_size)
     per_simd = -(-wg_waves // t.simds_per_cu)          # wave slots a workgroup takes on one SIMD
     alloc = max(t.vgpr_granule, -(-max(vgprs, 1) // t.vgpr_granule) * t.vgpr_granule)
-    waves_vgpr = min(t.vgprs_per_simd // alloc, t.max_waves_per_simd)
+    waves_vgpr = t.vgprs_per_simd // alloc  # the wave-slot cap is its own limit below
     limits = {
         "vgpr": waves_vgpr // per_simd,
         "waves": t.max_waves_per_simd // per_simd,

@@ -35,6 +35,8 @@ class ModelParams:
     vmem_min_clk: int              # address-processing floor per wave32 VMEM instruction
     l2_bytes: int                  # L2 capacity
     l2_bytes_per_clk: int          # aggregate L2 bandwidth per clock
+    mall_bytes: int                # Infinity Cache / MALL capacity (0 = none)
+    mall_bw_gbs: float             # Infinity Cache / MALL bandwidth
     dram_efficiency: float         # achievable fraction of Target.mem_bw_gbs
     max_workgroups_per_cu: int     # workgroup slots per CU
     valu_clk: int                  # VALU issue cycles per wave32 instruction
@@ -58,6 +60,9 @@ SOURCES: dict[str, str] = {
     "vmem_min_clk": "assumption: 4 clocks address processing per wave32 VMEM instruction",
     "l2_bytes": "[TPU] L2 size of the product in targets.py",
     "l2_bytes_per_clk": "assumption: 64 B/clk per L2 channel, channels scaled with the memory bus",
+    "mall_bytes": "[SPEC] AMD product pages: Infinity Cache 96/64/32 MB (RX 7900 XTX/7800 XT/7600), "
+                  "64/32 MB (RX 9070 XT/9060 XT); [TPU] 32 MB MALL on Strix Halo, none on Strix Point",
+    "mall_bw_gbs": "assumption: 2.5x the DRAM bandwidth (AMD quotes higher peaks; sustained is lower)",
     "dram_efficiency": "assumption: 85% of peak DRAM bandwidth is achievable by a streaming kernel",
     "max_workgroups_per_cu": "assumption: 16 workgroup slots per CU",
     "valu_clk": "[ISA3] wave32 VALU issues one instruction per clock (VOPD pairs count once)",
@@ -65,22 +70,24 @@ SOURCES: dict[str, str] = {
 }
 
 
-def _p(arch: str, l2_mib: float, l2_clk: int, **kw) -> ModelParams:
+def _p(arch: str, l2_mib: float, l2_clk: int, mall_mib: int, **kw) -> ModelParams:
     base = dict(lds_bytes_per_cu=65536, lds_banks=32, lds_bank_bytes=4, lds_latency_clk=64,
                 vmem_latency_clk=500, l0_bytes_per_clk=128, vmem_min_clk=4, dram_efficiency=0.85,
                 max_workgroups_per_cu=16, valu_clk=1, launch_overhead_us=4.0)
     base.update(kw)
-    return ModelParams(arch=arch, l2_bytes=int(l2_mib * 2**20), l2_bytes_per_clk=l2_clk, **base)
+    mall_bw = 2.5 * get_target(arch).mem_bw_gbs if mall_mib else 0.0
+    return ModelParams(arch=arch, l2_bytes=int(l2_mib * 2**20), l2_bytes_per_clk=l2_clk,
+                       mall_bytes=mall_mib * 2**20, mall_bw_gbs=mall_bw, **base)
 
 
 PARAMS: dict[str, ModelParams] = {p.arch: p for p in (
-    _p("gfx1100", 6, 2048),   # Navi 31: 6 MB L2 (+96 MB Infinity Cache, not modelled) [TPU]
-    _p("gfx1101", 4, 1536),   # Navi 32: 4 MB L2 (+64 MB IC) [TPU]
-    _p("gfx1102", 2, 1024),   # Navi 33: 2 MB L2 (+32 MB IC) [TPU]
-    _p("gfx1150", 2, 1024),   # Strix Point: 2 MB L2 [TPU]
-    _p("gfx1151", 2, 1024),   # Strix Halo: 2 MB L2 (+32 MB MALL) [TPU]
-    _p("gfx1200", 4, 1024),   # Navi 44: 4 MB L2 (+32 MB IC) [TPU]
-    _p("gfx1201", 8, 2048),   # Navi 48: 8 MB L2 (+64 MB IC) [TPU]
+    _p("gfx1100", 6, 2048, 96),   # Navi 31: 6 MB L2 [TPU], 96 MB Infinity Cache [SPEC]
+    _p("gfx1101", 4, 1536, 64),   # Navi 32: 4 MB L2, 64 MB IC
+    _p("gfx1102", 2, 1024, 32),   # Navi 33: 2 MB L2, 32 MB IC
+    _p("gfx1150", 2, 1024, 0),    # Strix Point: 2 MB L2, no MALL
+    _p("gfx1151", 2, 1024, 32),   # Strix Halo: 2 MB L2, 32 MB MALL
+    _p("gfx1200", 4, 1024, 32),   # Navi 44: 4 MB L2, 32 MB IC
+    _p("gfx1201", 8, 2048, 64),   # Navi 48: 8 MB L2, 64 MB IC
 )}
 
 

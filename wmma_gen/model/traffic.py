@@ -13,8 +13,9 @@ DRAM traffic, stated assumptions:
      columns (row raster; mirrored for col; grouped covers group_m rows), each read once.
   2. Across batches an operand is re-read from DRAM unless all of it fits in half the L2, in
      which case it is read once in total.
-  3. The Infinity Cache / MALL is not modelled (pessimistic for mid-size problems).
-  Never below the compulsory bytes (each operand once).
+  3. Infinity Cache / MALL: bytes that miss L2 (`l2_miss_bytes`) are served by the MALL; an
+     operand that fits in half the MALL comes from DRAM once, otherwise its L2 misses go to
+     DRAM. Never below the compulsory bytes (each operand once).
 """
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ class Traffic:
     workgroups: int
     bytes_per_workgroup: float
     l2_bytes: float
+    l2_miss_bytes: float           # served by the MALL when present, else equal to dram_bytes
     dram_bytes: float
     compulsory_bytes: float
     flops: float                   # useful flops (directive)
@@ -53,7 +55,8 @@ def workgroups(d: GemmDirective, s: Schedule) -> int:
     return _cdiv(d.m, s.block_m) * _cdiv(d.n, s.block_n) * d.batch * s.split_k
 
 
-def traffic(d: GemmDirective, s: Schedule, t: Target, concurrent: int, l2_bytes: int) -> Traffic:
+def traffic(d: GemmDirective, s: Schedule, t: Target, concurrent: int, l2_bytes: int,
+            mall_bytes: int = 0) -> Traffic:
     tiles_m, tiles_n = _cdiv(d.m, s.block_m), _cdiv(d.n, s.block_n)
     k_wg = _cdiv(d.k, s.split_k)
     a_tile, b_tile = _bytes(s.block_m * k_wg, d.dtype), _bytes(s.block_n * k_wg, d.dtype)
@@ -77,13 +80,16 @@ def traffic(d: GemmDirective, s: Schedule, t: Target, concurrent: int, l2_bytes:
     batches = n_wg / r
     a_all = _bytes(d.m * d.k, d.dtype) * d.batch
     b_all = _bytes(d.k * d.n, d.dtype) * d.batch
-    a_dram = a_all if a_all <= l2_bytes / 2 else batches * rows * a_tile
-    b_dram = b_all if b_all <= l2_bytes / 2 else batches * cols * b_tile
+    a_miss = min(n_wg * a_tile, a_all if a_all <= l2_bytes / 2 else batches * rows * a_tile)
+    b_miss = min(n_wg * b_tile, b_all if b_all <= l2_bytes / 2 else batches * cols * b_tile)
     c_all = n_wg * (c_tile + c_read + bias) + reduce
     compulsory = a_all + b_all + _bytes(d.m * d.n * d.batch, d.out_dtype) * (2 if d.beta else 1)
-    dram = max(compulsory, min(a_dram, n_wg * a_tile) + min(b_dram, n_wg * b_tile) + c_all)
+    l2_miss = max(compulsory, a_miss + b_miss + c_all)
+    a_dram = a_all if a_all <= mall_bytes / 2 else a_miss
+    b_dram = b_all if b_all <= mall_bytes / 2 else b_miss
+    dram = max(compulsory, a_dram + b_dram + c_all)
     ai = d.flops / dram
     peak = t.peak_tflops(d.dtype)
     bw_tb = t.mem_bw_gbs * 1e9 / 1e12
     roof = min(peak, d.flops / compulsory * bw_tb)
-    return Traffic(n_wg, per_wg, l2, dram, compulsory, d.flops, ai, roof, min(peak, ai * bw_tb))
+    return Traffic(n_wg, per_wg, l2, l2_miss, dram, compulsory, d.flops, ai, roof, min(peak, ai * bw_tb))
