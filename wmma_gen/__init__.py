@@ -1,6 +1,19 @@
-"""wmma_gen: WMMA kernel generator, emulator and autotuner for AMD RDNA GPUs."""
+"""wmma_gen: WMMA kernel generator, emulator and autotuner for AMD RDNA GPUs.
+
+`wmma_gen.gemm` is imported on first use (PEP 562): importing a light submodule such as
+wmma_gen.numerics or wmma_gen.emu does not load the MLIR bindings (~3 s).
+"""
 __version__ = "0.1.0"
 
-from .ops.gemm import gemm  # noqa: E402
-
 __all__ = ["gemm", "__version__"]
+
+
+def __getattr__(name):
+    if name == "gemm":
+        from .ops.gemm import gemm
+        return gemm
+    raise AttributeError(f"module 'wmma_gen' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + ["gemm"])
