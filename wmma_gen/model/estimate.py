@@ -101,7 +101,11 @@ def estimate_from(loop: LoopStats, res: Resources, d: GemmDirective, s: Schedule
     implied = s.frags_m * s.frags_n * s.block_k // ins.k
     # iterations from the WMMA work the schedule implies, so partial unrolling counts right;
     # a fully unrolled kernel (no loop) is one "iteration" of all its code
-    iters = wmma_per_wave / loop.wmma if loop.wmma else (k_wg / s.block_k if loop.found else 1)
+    # (WMMAs outside the loop -- a peeled last tile of a double-buffered kernel -- are costed
+    # with the epilogue, not as loop iterations)
+    outside_wmma = sum(o.kind == "wmma" for o in loop.outside)
+    iters = (max(0, wmma_per_wave - outside_wmma) / loop.wmma if loop.wmma
+             else (k_wg / s.block_k if loop.found else 1))
     cost = {"wmma": cyc, "valu": p.valu_clk, "hint": 0.0}
     pipe = loop.count("wmma") * cyc + loop.count("valu") * p.valu_clk
     alone = wave_iteration_clocks(loop.ops, cost, p.vmem_latency_clk, p.lds_latency_clk)
