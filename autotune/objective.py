@@ -50,8 +50,9 @@ def occupancy(kernel, s: Schedule, t: Target):
 
 
 def corrupting(device):
-    """Test-only: a Device whose read-backs after a launch have one byte flipped, i.e. the
-    kernel looks wrong to whoever checks it. Reached only through `Objective(corrupt=...)`."""
+    """Test-only: a Device whose read-backs after a launch have one 4-byte word in the middle
+    overwritten with 0x7f7f7f7f (a huge f32/i32, a NaN pair in f16/bf16): the kernel looks
+    wrong to whoever checks it. Reached only through `Objective(corrupt=...)`."""
     from wmma_gen.device.base import Device
 
     class CorruptOutput(Device):
@@ -72,8 +73,9 @@ def corrupting(device):
 
         def copy_out(self, buf, nbytes=None):
             raw = bytearray(device.copy_out(buf, nbytes))
-            if self.launched and raw:
-                raw[len(raw) // 2] ^= 0x5A
+            if self.launched and len(raw) >= 4:
+                mid = len(raw) // 2 // 4 * 4
+                raw[mid:mid + 4] = b"\x7f\x7f\x7f\x7f"
             return bytes(raw)
 
         def launch(self, kernel, grid, block, args):

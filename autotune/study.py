@@ -35,7 +35,6 @@ from .objective import Objective
 from .space import params_of
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
-warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
 
 OPS = ("gemm",)
 # Known-good starting points enqueued into every new study (those outside the space or illegal
@@ -105,8 +104,10 @@ def open_storage(url: str):
 
 def sampler(seed: int, n_trials: int, parallel: bool = False) -> optuna.samplers.TPESampler:
     """Seeded multivariate TPE; grouped so conditional knobs get their own sub-models."""
-    return optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True, constant_liar=parallel,
-                                      n_startup_trials=max(4, min(10, n_trials // 4)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        return optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True, constant_liar=parallel,
+                                          n_startup_trials=max(4, min(10, n_trials // 4)))
 
 
 def counted(t: optuna.trial.FrozenTrial) -> bool:

@@ -1,0 +1,87 @@
+"""The objective: validate before compile, prune with reasons, FAIL with error text, gate."""
+from dataclasses import replace
+
+import optuna
+import pytest
+from optuna.trial import TrialState
+
+from autotune.objective import Objective, gate_directive
+from autotune.space import params_of
+from wmma_gen.build import compile_gemm
+from wmma_gen.check import check_gemm
+from wmma_gen.device.select import get_device
+from wmma_gen.directive import GemmDirective
+from wmma_gen.errors import CompileError
+from wmma_gen.schedule import Schedule
+from wmma_gen.targets import get_target
+
+D = GemmDirective("f16", 256, 256, 256)
+ILLEGAL = Schedule(block_m=16, waves_m=2)          # 16 rows cannot feed two waves of 16
+
+
+def _run(objective, schedule):
+    study = optuna.create_study(direction="maximize")
+    study.enqueue_trial(params_of(schedule))
+    study.optimize(objective, n_trials=1, catch=(Exception,))
+    return study.trials[0]
+
+
+def test_invalid_schedule_never_reaches_compile():
+    assert ILLEGAL.problems(D, get_target("gfx1100"))
+    calls = []
+
+    def spy(d, s, arch):
+        calls.append(s)
+        raise CompileError("spy: stop here")
+
+    t = _run(Objective(D, "gfx1100", get_device("emu"), compile=spy), ILLEGAL)
+    assert t.state == TrialState.PRUNED and t.user_attrs["stage"] == "validate"
+    assert "block_m=16" in t.user_attrs["pruned_reason"]
+    assert calls == []
+    # the same spy does see a legal schedule (so the assertion above can fail)
+    t = _run(Objective(D, "gfx1100", get_device("emu"), compile=spy), Schedule())
+    assert calls == [Schedule()]
+    assert t.state == TrialState.PRUNED and t.user_attrs["stage"] == "compile"
+    assert "spy: stop here" in t.user_attrs["pruned_reason"]
+
+
+def test_spilling_kernel_is_pruned_with_reason():
+    real = compile_gemm(D, Schedule(), "gfx1100")
+    md = replace(real.compiled.metadata, vgpr_spill_count=7)
+    spilled = replace(real, compiled=replace(real.compiled, metadata=md))
+    t = _run(Objective(D, "gfx1100", get_device("emu"), compile=lambda d, s, a: spilled), Schedule())
+    assert t.state == TrialState.PRUNED and "spills: 7 VGPR" in t.user_attrs["pruned_reason"]
+
+
+def test_unexpected_error_is_fail_with_text_not_inf():
+    def broken_model(*a):
+        raise RuntimeError("model exploded")
+
+    t = _run(Objective(D, "gfx1100", get_device("emu"), estimate=broken_model), Schedule())
+    assert t.state == TrialState.FAIL and t.value is None
+    assert "RuntimeError: model exploded" in t.user_attrs["error"]
+    assert t.user_attrs["validated"] is True            # it got past the gate first
+
+
+def test_completed_trial_records_its_provenance():
+    t = _run(Objective(D, "gfx1100", get_device("emu")), Schedule())
+    assert t.state == TrialState.COMPLETE
+    ua = t.user_attrs
+    assert ua["source"] == "model" and ua["validated"] is True and ua["gate_source"] == "emulator"
+    assert t.value == pytest.approx(D.flops / ua["seconds"] / 1e12)
+    assert ua["vgprs"] > 0 and ua["occupancy"] >= 1 and len(ua["isa_hash"]) >= 16
+    assert ua["toolchain"]["mlir"] and ua["schedule"] == Schedule().to_dict()
+
+
+def test_gate_problem_is_small():
+    s = Schedule(block_m=128, block_n=64, block_k=32)
+    g = gate_directive(GemmDirective("i8", 4096, 4096, 4096), s)
+    assert (g.m, g.n, g.k, g.dtype) == (128, 128, 64, "i8")
+
+
+def test_corrupt_hook_fails_the_gate_that_the_real_kernel_passes():
+    s = Schedule()
+    assert check_gemm(gate_directive(D, s), s, "gfx1100", "emu").passed
+    t = _run(Objective(D, "gfx1100", get_device("emu"), corrupt=lambda x: x == s), s)
+    assert t.state == TrialState.PRUNED and t.user_attrs["stage"] == "gate"
+    assert t.user_attrs["gate_passed"] is False and t.user_attrs["gate_max_abs"] > 0

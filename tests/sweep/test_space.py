@@ -1,0 +1,46 @@
+"""The Optuna space is SPACE itself: values suggested directly, conditional knobs via Knob.when."""
+import optuna
+import pytest
+
+from autotune.space import enumerate_space, narrow, params_of, suggest_schedule
+from wmma_gen.errors import ScheduleError
+from wmma_gen.schedule import KNOBS, SPACE, Schedule
+
+
+def test_suggest_uses_knob_values_and_skips_inactive_knobs():
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=1))
+    for _ in range(30):
+        t = study.ask()
+        s = suggest_schedule(t)
+        for name, value in t.params.items():
+            assert value in KNOBS[name].domain          # a knob value, never an index
+        for knob in SPACE:
+            if knob.when is not None and not knob.when(s):
+                assert knob.name not in t.params         # inactive: not suggested, default kept
+                assert getattr(s, knob.name) == getattr(Schedule(), knob.name)
+        study.tell(t, 0.0)
+
+
+def test_params_of_round_trips_through_suggest():
+    s = Schedule(block_m=128, block_n=32, waves_m=4, waves_n=1, lds="a", buffers=2, raster="grouped", group_m=8)
+    study = optuna.create_study()
+    study.enqueue_trial(params_of(s))
+    assert suggest_schedule(study.ask()) == s
+
+
+def test_narrowing_only_to_subsets():
+    assert narrow({"block_m": (64,)})["block_m"] == (64,)
+    with pytest.raises(ScheduleError, match="block_m"):
+        narrow({"block_m": (48,)})
+    with pytest.raises(ScheduleError, match="bogus"):
+        narrow({"bogus": (1,)})
+    with pytest.raises(ScheduleError, match="lds"):
+        params_of(Schedule(lds="ab"), {"lds": ("none",)})
+
+
+def test_enumeration_counts_conditional_knobs_once():
+    doms = {k.name: k.domain[:1] for k in SPACE}
+    doms.update(lds=("none", "ab"), buffers=(1, 2))
+    got = list(enumerate_space(doms))
+    # lds=none has no buffers knob (1 point); lds=ab has two buffer counts
+    assert len(got) == 3 and len(set(got)) == 3
