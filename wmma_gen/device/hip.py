@@ -29,7 +29,10 @@ def import_hip():
     try:
         from hip import hip  # hip-python
     except ImportError as e:
-        raise DeviceError(f"hip-python is not importable ({e}); install it with pip install 'wmma-gen[hip]' "
+        import sys
+        found = sys.modules.get("hip")
+        why = "not installed" if found is None or getattr(found, "__file__", None) is None else f"not importable ({e})"
+        raise DeviceError(f"hip-python is {why}; install it with pip install 'wmma-gen[hip]' "
                           "on a machine with ROCm") from None
     return hip
 
