@@ -198,3 +198,16 @@ def test_packed_f16_op_sel(rng):
     got = out.view(np.float16).reshape(32, 2)
     np.testing.assert_array_equal(got[:, 0], lo)
     np.testing.assert_array_equal(got[:, 1], hi)
+
+
+def test_div_scale_faults_only_for_active_lanes_needing_scaling():
+    from wmma_gen.errors import EmulatorFault
+    num = np.ones(32, np.float32)
+    den = np.full(32, 3.0, np.float32)
+    num[5], den[5] = 1e38, 1e-3   # quotient overflows: hardware scales by 2^64 here
+    body = "\tv_div_scale_f32 v20, vcc_lo, v11, v11, v10"
+    out, = run_lanes(f"\ts_mov_b32 exec_lo, 0xffffffdf\n{body}\n\ts_mov_b32 exec_lo, -1", [f32(num), f32(den)])
+    np.testing.assert_array_equal(np.delete(as_f32(out), 5), 3.0)  # D = S0 where no scaling is due
+    with pytest.raises(EmulatorFault, match="v_div_scale_f32") as e:
+        run_lanes(body, [f32(num), f32(den)])
+    assert e.value.lane == 5

@@ -155,7 +155,18 @@ def _lds_index(g, ctx, addr: np.ndarray, size: int, act: np.ndarray) -> np.ndarr
 
 
 def _lds_gather(ctx, idx, size):
+    if size % 4 == 0 and not (idx & 3).any():  # dword-aligned: move words, not bytes
+        return ctx.lds.view("<u4")[(idx >> 2)[..., None] + np.arange(size // 4)].view(u8)
     return ctx.lds[idx[..., None] + np.arange(size)]
+
+
+def _lds_scatter(ctx, idx, data, act):
+    size = data.shape[-1]
+    sel = idx[act]
+    if size % 4 == 0 and not (sel & 3).any():
+        ctx.lds.view("<u4")[(sel >> 2)[:, None] + np.arange(size // 4)] = data[act].view("<u4")
+    else:
+        ctx.lds[sel[:, None] + np.arange(size)] = data[act]
 
 
 def bind_ds_load(row: Op, ins: Instr):
@@ -176,7 +187,7 @@ def bind_ds_store(row: Op, ins: Instr):
     def run(g, ctx):
         act = _active(g)
         idx = _lds_index(g, ctx, g.v[va].astype(np.int64) + off, a["size"], act)
-        ctx.lds[idx[act][:, None] + np.arange(a["size"])] = store_bytes(g, s, a["size"], a["half"])[act]
+        _lds_scatter(ctx, idx, store_bytes(g, s, a["size"], a["half"]), act)
     return run
 
 
@@ -208,7 +219,7 @@ def bind_ds_store2(row: Op, ins: Instr):
         base = g.v[va].astype(np.int64)
         for o, src in ((o0, data0), (o1, data1)):
             idx = _lds_index(g, ctx, base + o, a["size"], act)
-            ctx.lds[idx[act][:, None] + np.arange(a["size"])] = store_bytes(g, src.index, a["size"], None)[act]
+            _lds_scatter(ctx, idx, store_bytes(g, src.index, a["size"], None), act)
     return run
 
 

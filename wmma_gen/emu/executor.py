@@ -21,7 +21,7 @@ import numpy as np
 from . import operands as O
 from .asm import Instr, Operand, SPECIAL_SGPR
 from .dpp import dpp_plan
-from .state import EXEC, SCC, VCC, Fault, bits_to_mask
+from .state import EXEC, SCC, VCC, Fault, LaneFault, bits_to_mask
 from .table import Op, Split
 
 _IMPLICIT = {"SCC": Operand("s", SCC), "EXEC": Operand("s", EXEC), "VCC": Operand("s", VCC),
@@ -75,7 +75,14 @@ def valu_parts(row: Op, ins: Instr, vopd: bool = False):
     single = len(writers) == 1
 
     def compute(g):
-        return fn(*[r(g) for r in readers])
+        try:
+            return fn(*[r(g) for r in readers])
+        except LaneFault as e:  # only EXEC-active lanes may fault
+            bad = np.broadcast_to(e.mask, (g.W, 32)) & (True if g.exec_all else g.mask)
+            if bad.any():
+                w, lane = (int(x) for x in np.argwhere(bad)[0])
+                raise Fault(e.message, wave=w, lane=lane) from None
+            return e.result
 
     def write(g, out):
         mask = None if g.exec_all else g.mask

@@ -99,7 +99,7 @@ def run_kernel(prog: Program, mem: GlobalMemory, grid, block, kernarg: bytes = b
     try:
         for first in range(0, n_wg, wg_per_batch):
             ids = np.arange(first, min(n_wg, first + wg_per_batch))
-            ctx = _Ctx(mem, np.zeros(len(ids) * lds_size, np.uint8), lds_size)
+            ctx = _Ctx(mem, np.zeros(-(-len(ids) * lds_size // 4) * 4, np.uint8), lds_size)
             sched = Scheduler(prog, ops, ctx, len(ids), max_steps, merge=(mode == "batched"))
             s, v, wave, wg = _initial_state(prog, grid, block, ids, wpw, nv, karg, extra)
             if mode == "batched":

@@ -96,7 +96,10 @@ class GlobalMemory:
     def gather(self, addr: np.ndarray, nbytes: int, active: np.ndarray) -> np.ndarray:
         """Bytes at each address: uint8 array addr.shape + (nbytes,); inactive lanes read 0."""
         off = self.check(addr, nbytes, active)
-        out = self.arena[off[..., None] + np.arange(nbytes)]
+        if nbytes % 4 == 0 and not (off & 3).any():  # dword-aligned: gather words
+            out = self.arena.view("<u4")[(off >> 2)[..., None] + np.arange(nbytes // 4)].view(np.uint8)
+        else:
+            out = self.arena[off[..., None] + np.arange(nbytes)]
         out[~active] = 0
         return out
 
@@ -104,8 +107,12 @@ class GlobalMemory:
         """Store uint8 data (addr.shape + (nbytes,)) at each active address, lane order."""
         nbytes = data.shape[-1]
         off = self.check(addr, nbytes, active)
-        idx = off[active][:, None] + np.arange(nbytes)
-        self.arena[idx] = data[active]
+        sel = off[active]
+        if nbytes % 4 == 0 and not (sel & 3).any():
+            self.arena.view("<u4")[(sel >> 2)[:, None] + np.arange(nbytes // 4)] = \
+                np.ascontiguousarray(data[active]).view("<u4")
+        else:
+            self.arena[sel[:, None] + np.arange(nbytes)] = data[active]
 
     # ---- internals --------------------------------------------------------------------------
     def _sync(self) -> None:

@@ -27,6 +27,15 @@ class Fault(Exception):
         self.message, self.wave, self.lane, self.address = message, wave, lane, address
 
 
+class LaneFault(Fault):
+    """Raised by a semantic function for the lanes in `mask` (broadcastable to (W, 32));
+    the binder faults only if one of them is active, else it uses `result`."""
+
+    def __init__(self, message: str, mask, result):
+        super().__init__(message)
+        self.mask, self.result = mask, result
+
+
 def bits_to_mask(bits: np.ndarray) -> np.ndarray:
     """(W,) uint32 lane mask -> (W, 32) bool."""
     return ((bits[:, None] >> LANES) & 1).astype(bool)

@@ -114,7 +114,7 @@ def _div_scale(s0, s1, s2):
     """V_DIV_SCALE_F32 (§16): returns (D, VCC). Emulated for the range where the hardware
     neither scales nor flags (D = S0, VCC = 0) and for zero operands (D = NaN, resolved by
     V_DIV_FIXUP); operands that need the 2^+-64 scaling fault instead of being approximated."""
-    from .state import Fault
+    from .state import LaneFault
     s0, s1, s2 = (np.asarray(x, f64) for x in np.broadcast_arrays(s0, s1, s2))
     zero = (s1 == 0) | (s2 == 0)
     special = zero | ~np.isfinite(s1) | ~np.isfinite(s2)
@@ -124,10 +124,11 @@ def _div_scale(s0, s1, s2):
     q = np.abs(s2 / np.where(s1 == 0, 1, s1))
     needs = ~special & ((e2 - e1 >= 96) | (np.abs(s1) < tiny) | (np.abs(s1) > 2.0 ** 126) |
                         (q < tiny) | (e2 <= 23 - 126))
+    out = np.where(zero, np.nan, s0).astype(f32), np.zeros(s0.shape, bool)
     if needs.any():
-        raise Fault("unimplemented: v_div_scale_f32 operands in the range that needs 2^64 "
-                    "scaling (huge/tiny numerator or denominator)")
-    return np.where(zero, np.nan, s0).astype(f32), np.zeros(s0.shape, bool)
+        raise LaneFault("unimplemented: v_div_scale_f32 operands in the range that needs 2^64 "
+                        "scaling (huge/tiny numerator or denominator)", needs, out)
+    return out
 
 
 def _arith(t):
