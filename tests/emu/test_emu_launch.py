@@ -11,7 +11,8 @@ from wmma_gen.emu import GlobalMemory, Program, run_kernel
 from wmma_gen.errors import EmulatorFault
 
 
-def _launch(src, grid, block, arrays, out_nbytes, scalars=(), mode="batched", max_steps=1_000_000):
+def _launch(src, grid, block, arrays, out_nbytes, scalars=(), mode="batched", max_steps=1_000_000,
+            max_batch_waves=None):
     prog = Program.from_isa(compile_isa(src))
     mem = GlobalMemory()
     ptrs = []
@@ -21,7 +22,7 @@ def _launch(src, grid, block, arrays, out_nbytes, scalars=(), mode="batched", ma
         ptrs.append(p)
     out = mem.alloc(out_nbytes)
     stats = run_kernel(prog, mem, grid, block, prog.pack_kernarg(ptrs + [out] + list(scalars), grid, block),
-                       max_steps=max_steps, mode=mode)
+                       max_steps=max_steps, mode=mode, max_batch_waves=max_batch_waves)
     return mem.read(out, out_nbytes), stats
 
 
@@ -32,10 +33,11 @@ def ring_reference(x, n):
     return y.reshape(-1).astype(np.uint32)
 
 
-@pytest.mark.parametrize("mode", ["batched", "per_wave"])
-def test_lds_exchange_across_barriers(rng, mode):
+@pytest.mark.parametrize("mode,batch", [("batched", None), ("batched", 8), ("per_wave", None)])
+def test_lds_exchange_across_barriers(rng, mode, batch):
     x = rng.integers(0, 1 << 31, 1024).astype(np.int32)
-    raw, stats = _launch(K.LDS_RING, (8, 1, 1), (128, 1, 1), [x], 4096, scalars=[5], mode=mode)
+    raw, stats = _launch(K.LDS_RING, (8, 1, 1), (128, 1, 1), [x], 4096, scalars=[5], mode=mode,
+                         max_batch_waves=batch)
     np.testing.assert_array_equal(np.frombuffer(raw, np.uint32), ring_reference(x.view(np.uint32), 5))
     assert stats.waves == 32 and stats.workgroups == 8
 
