@@ -3,6 +3,7 @@ it: main-loop analysis, occupancy, traffic and the time estimate with its limite
 Every number printed is an estimate (source=model), never a measurement."""
 from __future__ import annotations
 
+from ..ops.gemm import default_schedule
 from ..build import compile_gemm
 from ..model import estimate
 from ..targets import get_target
@@ -58,7 +59,7 @@ def render(arch: str, d, s, e) -> str:
 
 def run(args) -> int:
     d = directive_from(args)
-    s = schedule_from(args)
+    s = schedule_from(args, base=default_schedule(d, args.arch))
     t = get_target(args.arch)
     k = compile_gemm(d, s, args.arch)
     e = estimate(k, d, s, t)

@@ -8,6 +8,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ..ops.gemm import default_schedule
 from ..build import compile_gemm
 from .options import add_directive, add_json, add_schedule, add_target, directive_from, emit, schedule_from
 
@@ -25,7 +26,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     d = directive_from(args)
-    s = schedule_from(args)
+    s = schedule_from(args, base=default_schedule(d, args.arch))
     k = compile_gemm(d, s, args.arch)  # raises before anything is written
     c = k.compiled
     info = {"arch": args.arch, "directive": d.to_dict(), "schedule": s.to_dict(),

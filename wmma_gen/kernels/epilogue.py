@@ -42,17 +42,23 @@ def _exp(x):
     return mmath.exp(x)
 
 
+def _div(a, b):
+    """a / b with reciprocal fast-math (v_rcp_f32 + v_mul, 1 ulp): activations need no
+    IEEE-exact division, and the full v_div_scale/fmas/fixup sequence costs 10 VALU ops."""
+    return arith.DivFOp(a, b, fastmath=ir.Attribute.parse("#arith.fastmath<arcp,afn>")).result
+
+
 def activation(x, kind: str):
     one = irb.cf(1.0, _f32())
     if kind == "relu":
         return arith.maximumf(x, irb.cf(0.0, _f32()))
     if kind == "silu":  # x / (1 + exp(-x))
-        return arith.divf(x, arith.addf(one, _exp(arith.negf(x))))
+        return _div(x, arith.addf(one, _exp(arith.negf(x))))
     if kind == "gelu":  # 0.5 x (1 + tanh(y)), tanh(y) = 1 - 2 / (exp(2y) + 1)
         x3 = arith.mulf(arith.mulf(x, x), x)
         y = arith.mulf(irb.cf(math.sqrt(2.0 / math.pi), _f32()), arith.addf(x, arith.mulf(irb.cf(0.044715, _f32()), x3)))
         e = _exp(arith.mulf(irb.cf(2.0, _f32()), y))
-        tanh = arith.subf(one, arith.divf(irb.cf(2.0, _f32()), arith.addf(e, one)))
+        tanh = arith.subf(one, _div(irb.cf(2.0, _f32()), arith.addf(e, one)))
         return arith.mulf(arith.mulf(irb.cf(0.5, _f32()), x), arith.addf(one, tanh))
     raise ValueError(kind)
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
+from mlir.dialects import _amdgpu_ops_gen as amdgpu
 from mlir.dialects import _gpu_ops_gen as gpu
 from mlir.dialects import scf
 
@@ -294,6 +295,9 @@ class _Body:
             cur = irb.rem(irb.div(k0, c.s.block_k), 2)
             nxt = irb.sub(irb.c(1), cur)
         vals = stage_load(c, irb.add(k0, c.s.block_k))  # prefetch overlaps the WMMAs
+        # Keep the prefetch loads above the WMMAs: under register pressure the machine
+        # scheduler otherwise sinks each load next to its LDS store and serialises them.
+        amdgpu.SchedBarrierOp(ir.Attribute.parse("#amdgpu.sched_barrier_opt<none>"))
         accs = compute_tile(c, k0, cur, accs)
         stage_store(c, vals, nxt)
         gpu.BarrierOp()

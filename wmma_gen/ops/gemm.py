@@ -22,24 +22,16 @@ from ..device.select import get_device
 from ..directive import LAYOUTS, GemmDirective
 from ..errors import DeviceError, ScheduleError
 from ..kernels.gemm import stored_shape
-from ..schedule import KNOBS, Schedule
+from ..defaults import fitted_default
+from ..schedule import Schedule
 from ..targets import get_target
 
 
 # --- schedules ------------------------------------------------------------------------
 def fit_schedule(d: GemmDirective, arch: str) -> Schedule:
-    """The default Schedule() with each macro-tile side shrunk to the smallest domain value
-    that covers the problem (a 16x16x16 GEMM gets a 16x16x16 tile, not 64x64x32; any M, N, K
-    works: the kernel guards its edges). Raises ScheduleError naming the failing check."""
-    t, base = get_target(arch), Schedule()
-
-    def fit(knob: str, extent: int, cap: int) -> int:
-        return min(v for v in KNOBS[knob].domain if v >= min(extent, cap))
-
-    bm, bn = fit("block_m", d.m, base.block_m), fit("block_n", d.n, base.block_n)
-    s = base.replace(block_m=bm, block_n=bn, block_k=fit("block_k", d.k, base.block_k),
-                     waves_m=min(base.waves_m, bm // 16), waves_n=min(base.waves_n, bn // 16))
-    return s.validate(d, t)
+    """The built-in default (wmma_gen.defaults.LARGE) fitted to the problem; raises
+    ScheduleError naming the failing check."""
+    return fitted_default(d, get_target(arch))
 
 
 def default_schedule(d: GemmDirective, arch: str) -> Schedule:

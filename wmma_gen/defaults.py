@@ -1,0 +1,46 @@
+"""The built-in default schedule, fitted to a problem, used when no tuned schedule exists.
+
+LARGE is the large-GEMM default: 128x256x32 macro tile, 2x4 waves (64x64 per wave, 16 WMMA
+tiles), A and B staged through double-buffered LDS with prefetch, 128-bit loads, two K tiles
+per loop iteration. Measured on the compiled ISA (bench/gemm_static_quality.py): no spills
+on gfx1100/gfx1151/gfx1201 for NN and NT, 64 v_wmma per main-loop iteration.
+"""
+from __future__ import annotations
+
+from .directive import GemmDirective
+from .schedule import KNOBS, Schedule
+from .targets import Target
+
+LARGE = Schedule(block_m=128, block_n=256, block_k=32, waves_m=2, waves_n=4, lds="ab", buffers=2,
+                 lds_pad=8, load_bits=128, k_unroll=2, raster="grouped", group_m=4)
+
+SMALL_GATHER = Schedule(block_m=64, block_n=64, block_k=32, waves_m=2, waves_n=2, lds="none", load_bits=128)
+
+
+def _fit(knob: str, extent: int, cap: int) -> int:
+    """Smallest domain value covering `extent`, at most `cap`."""
+    return min(v for v in KNOBS[knob].domain if v >= min(extent, cap))
+
+
+def staged_operands(d: GemmDirective) -> str:
+    """Stage both operands, except packed i4 ones that are not K-contiguous (see
+    schedule.lds_i4_k_contiguous)."""
+    if d.dtype != "i4":
+        return "ab"
+    staged = ("a" if not d.trans_a else "") + ("b" if d.trans_b else "")
+    return staged or "none"
+
+
+def fitted_default(d: GemmDirective, t: Target, base: Schedule = LARGE) -> Schedule:
+    """`base` with each macro-tile side shrunk to cover the problem (any M, N, K works: the
+    kernel guards its edges), waves reduced to match, and legal staging for the dtype."""
+    bm, bn = _fit("block_m", d.m, base.block_m), _fit("block_n", d.n, base.block_n)
+    s = base.replace(block_m=bm, block_n=bn, block_k=_fit("block_k", d.k, base.block_k),
+                     waves_m=min(base.waves_m, bm // 16), waves_n=min(base.waves_n, bn // 16))
+    lds = staged_operands(d) if s.lds != "none" else "none"
+    if lds != s.lds and base is LARGE:
+        # an operand read straight from global (i4 gathered nibble by nibble) needs far more
+        # registers per fragment: a 64x64 tile keeps it spill-free
+        return fitted_default(d, t, SMALL_GATHER.replace(lds=lds, buffers=2 if lds != "none" else 1))
+    s = s.replace(lds=lds, buffers=s.buffers if lds != "none" else 1, lds_pad=s.lds_pad if lds != "none" else 0)
+    return s.validate(d, t)
