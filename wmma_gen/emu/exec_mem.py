@@ -145,7 +145,9 @@ def bind_global_atomic(row: Op, ins: Instr):
 
 # ---- DS ----------------------------------------------------------------------------------------------
 def _lds_index(g, ctx, addr: np.ndarray, size: int, act: np.ndarray) -> np.ndarray:
-    """Flat LDS byte index of each lane's access; faults outside [0, group_segment_size)."""
+    """Flat LDS byte index of each lane's access; faults outside [0, group_segment_size).
+    The address is vaddr + offset in 32 bits (it wraps: LLVM folds `(x - k) + offset:k`)."""
+    addr = addr & 0xFFFFFFFF
     bad = act & ((addr < 0) | (addr + size > ctx.lds_size))
     if bad.any():
         w, lane = (int(x) for x in np.argwhere(bad)[0])
