@@ -211,3 +211,10 @@ def test_div_scale_faults_only_for_active_lanes_needing_scaling():
     with pytest.raises(EmulatorFault, match="v_div_scale_f32") as e:
         run_lanes(body, [f32(num), f32(den)])
     assert e.value.lane == 5
+
+
+def test_vop3_neg_abs_on_untyped_bits_flip_the_sign_bit(rng):
+    a, b = rng.standard_normal(32).astype(np.float32), rng.standard_normal(32).astype(np.float32)
+    out, = run_lanes("""\tv_cmp_gt_f32_e64 s8, v10, v11
+\tv_cndmask_b32_e64 v20, -v10, |v11|, s8""", [f32(a), f32(b)])
+    np.testing.assert_array_equal(as_f32(out), np.where(a > b, np.abs(b), -a))

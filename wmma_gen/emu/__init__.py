@@ -1,6 +1,6 @@
 """wmma_gen.emu: a functional emulator of the gfx11 (RDNA3/RDNA3.5) wave32 ISA that runs
 the machine code of one compilation, given as LLVM's ISA text (the same codegen as the
-hsaco; tests/emu/test_objdump.py checks the two agree instruction by instruction).
+hsaco; tests/emu/test_emu_objdump.py checks the two agree instruction by instruction).
 
     prog = Program.from_isa(isa_text)
     mem = GlobalMemory(); a = mem.alloc(n); mem.write(a, array)

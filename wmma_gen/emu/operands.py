@@ -82,12 +82,21 @@ def vreader(op: Operand, typ: str, hi_sel: bool = False, pre=None):
     else:
         raise Fault(f"operand {op.text!r} cannot be a vector source")
     fetch = raw if _RAW[width] is dt else (lambda g: raw(g).view(dt))
-    if (op.neg or op.abs) and typ in FLOATS:
+    if (op.neg or op.abs) and (typ in FLOATS or typ in _SIGN):
         return lambda g: _modify(fetch(g), op, typ)
     return fetch
 
 
+_SIGN = {"b16": np.uint16(0x8000), "b32": np.uint32(0x80000000), "b64": np.uint64(1 << 63)}
+
+
 def _modify(x, op: Operand, typ: str):
+    """VOP3 abs/neg: float negation, or sign-bit operations on untyped bits (e.g. the
+    `-v1` of v_cndmask_b32_e64 selecting a negated float)."""
+    if typ in _SIGN:
+        sign = _SIGN[typ]
+        x = x & ~sign if op.abs else x
+        return x ^ sign if op.neg else x
     if typ not in FLOATS:
         return x
     if op.abs:
