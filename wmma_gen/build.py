@@ -18,7 +18,9 @@ class GemmKernel:
     compiled: CompiledKernel
 
 
-def compile_gemm(d: GemmDirective, s: Schedule, arch: str, cache: KernelCache | None | bool = None) -> GemmKernel:
+def compile_gemm(d: GemmDirective, s: Schedule, arch: str, cache: KernelCache | None | bool = None,
+                 eager_hsaco: bool = False) -> GemmKernel:
+    """Build and compile; the hsaco is linked on first use unless eager_hsaco."""
     t = get_target(arch)
     src = build_gemm(d, s, t)
-    return GemmKernel(d, s, src, compile_mlir(src.mlir, arch, cache=cache))
+    return GemmKernel(d, s, src, compile_mlir(src.mlir, arch, cache=cache, eager_hsaco=eager_hsaco))

@@ -52,3 +52,18 @@ def test_no_temp_files_left(tmp_path):
     compile_gemm(D, S, "gfx1100", cache=cache)
     leftovers = [p for p in tmp_path.rglob("*") if p.name.startswith(".tmp")]
     assert leftovers == []
+
+
+def test_hsaco_is_linked_on_first_use_and_then_cached(tmp_path):
+    cache = KernelCache(tmp_path)
+    k = compile_gemm(D, S, "gfx1100", cache=cache).compiled
+    assert k.hsaco_bytes is None                      # ISA-only until someone needs the code object
+    obj = k.hsaco                                     # links now; checks note == ISA metadata
+    assert obj[:4] == b"\x7fELF" and k.hsaco_bytes is obj
+    again = compile_gemm(D, S, "gfx1100", cache=cache).compiled
+    assert again.cache == "hit" and again.hsaco_bytes == obj   # stored back into the entry
+
+
+def test_eager_hsaco(tmp_path):
+    k = compile_gemm(D, S, "gfx1100", cache=False, eager_hsaco=True).compiled
+    assert k.hsaco_bytes is not None and k.hsaco_bytes[:4] == b"\x7fELF"

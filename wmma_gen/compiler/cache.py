@@ -53,14 +53,14 @@ class KernelCache:
             if entry.get("version") != ENTRY_VERSION or entry.get("key") != key or entry.get("digest") != _digest(payload):
                 return "corrupt", None
             payload = dict(payload)
-            payload["hsaco"] = base64.b64decode(payload["hsaco"])
+            payload["hsaco"] = base64.b64decode(payload["hsaco"]) if payload.get("hsaco") else None
             return "hit", payload
         except (ValueError, KeyError, TypeError, OSError):
             return "corrupt", None
 
     def store(self, key: str, payload: dict) -> Path:
         payload = dict(payload)
-        payload["hsaco"] = base64.b64encode(payload["hsaco"]).decode()
+        payload["hsaco"] = base64.b64encode(payload["hsaco"]).decode() if payload.get("hsaco") else None
         entry = {"version": ENTRY_VERSION, "key": key, "digest": _digest(payload), "payload": payload}
         p = self.path(key)
         p.parent.mkdir(parents=True, exist_ok=True)

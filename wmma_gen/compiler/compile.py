@@ -18,7 +18,7 @@ from ..targets import get_target
 from . import toolchain
 from .cache import KernelCache, make_key
 from .elf import read_elf
-from .metadata import KernelMetadata, parse_metadata
+from .metadata import KernelMetadata, parse_isa_metadata, parse_metadata
 from .pipeline import binary_pipeline, lowering_pipeline
 
 _OBJECT_RE = re.compile(r'(assembly|bin) = "((?:[^"\\]|\\.)*)"', re.S)
@@ -27,20 +27,42 @@ _ESCAPE_RE = re.compile(rb"\\([0-9A-Fa-f]{2}|.)", re.S)
 
 @dataclass(frozen=True)
 class CompiledKernel:
+    """Every artifact of one compilation. The code object (`hsaco`) is produced on first
+    use: the emulator and the model read the ISA, so GPU-less tuning skips the second
+    LLVM code generation and the link (compile_mlir(eager_hsaco=True) forces it)."""
     name: str
     arch: str
     mlir: str                 # the module as built (GPU dialect)
-    isa: str                  # assembly of the same codegen (format=isa)
-    hsaco: bytes              # linked code object (format=bin)
-    metadata: KernelMetadata  # parsed from the hsaco note
+    isa: str                  # assembly (format=isa)
+    metadata: KernelMetadata  # from the ISA's metadata block; checked against the hsaco note
     key: str                  # content address
     toolchain: dict = field(default_factory=dict)
     cache: str = "miss"       # how this object was obtained: miss | hit | rebuilt
     compile_seconds: float = 0.0
+    hsaco_bytes: bytes | None = field(default=None, repr=False, compare=False)
+    store: "KernelCache | None" = field(default=None, repr=False, compare=False)
 
     @property
     def spilled(self) -> bool:
         return self.metadata.spills > 0
+
+    @property
+    def hsaco(self) -> bytes:
+        """The linked code object (ELF), built now if this kernel has not needed one yet."""
+        if self.hsaco_bytes is None:
+            obj = hsaco(lower(self.mlir, self.arch), self.arch)
+            note = parse_metadata(read_elf(obj))
+            if note != self.metadata:
+                raise CompileError(f"{self.name}: hsaco metadata note disagrees with the ISA metadata",
+                                   diagnostics=f"note: {note}\nisa: {self.metadata}")
+            object.__setattr__(self, "hsaco_bytes", obj)
+            if self.store is not None:
+                self.store.store(self.key, _payload(self))
+        return self.hsaco_bytes
+
+
+def _payload(k: CompiledKernel) -> dict:
+    return {"name": k.name, "isa": k.isa, "hsaco": k.hsaco_bytes, "metadata": k.metadata.to_dict()}
 
 
 def _run(text: str, pipeline: str, stage: str) -> str:
@@ -92,10 +114,12 @@ def toolchain_info() -> dict:
             "wmma_gen_compiler": toolchain.sources_hash()}
 
 
-def compile_mlir(text: str, arch: str, cache: KernelCache | None | bool = None) -> CompiledKernel:
+def compile_mlir(text: str, arch: str, cache: KernelCache | None | bool = None,
+                 eager_hsaco: bool = False) -> CompiledKernel:
     """Compile a GPU-dialect module (one kernel) for `arch`; cached by content.
 
-    cache: None -> default cache dir, False -> no cache, or a KernelCache."""
+    cache: None -> default cache dir, False -> no cache, or a KernelCache.
+    eager_hsaco: also link the code object now (otherwise on first `.hsaco` access)."""
     get_target(arch)  # unknown arch -> ScheduleError listing the known ones
     tc = toolchain_info()
     key = make_key(text, arch, lowering_pipeline(arch), *(f"{k}={v}" for k, v in sorted(tc.items())))
@@ -104,16 +128,20 @@ def compile_mlir(text: str, arch: str, cache: KernelCache | None | bool = None) 
     if store is not None:
         status, payload = store.load(key)
         if status == "hit":
-            return CompiledKernel(payload["name"], arch, text, payload["isa"], payload["hsaco"],
-                                  KernelMetadata.from_dict(payload["metadata"]), key, tc, "hit", 0.0)
+            kernel = CompiledKernel(payload["name"], arch, text, payload["isa"],
+                                    KernelMetadata.from_dict(payload["metadata"]), key, tc, "hit", 0.0,
+                                    payload.get("hsaco"), store)
+            if eager_hsaco:
+                kernel.hsaco
+            return kernel
     t0 = time.perf_counter()
-    lowered = lower(text, arch)
-    asm = isa(lowered, arch)
-    obj = hsaco(lowered, arch)
-    meta = parse_metadata(read_elf(obj))
-    seconds = time.perf_counter() - t0
-    kernel = CompiledKernel(meta.name, arch, text, asm, obj, meta, key, tc,
-                            "rebuilt" if status == "corrupt" else "miss", seconds)
+    asm = isa(lower(text, arch), arch)
+    meta = parse_isa_metadata(asm)
+    kernel = CompiledKernel(meta.name, arch, text, asm, meta, key, tc,
+                            "rebuilt" if status == "corrupt" else "miss", time.perf_counter() - t0, None, store)
     if store is not None:
-        store.store(key, {"name": meta.name, "isa": asm, "hsaco": obj, "metadata": meta.to_dict()})
+        store.store(key, _payload(kernel))
+    if eager_hsaco:
+        kernel.hsaco
+        object.__setattr__(kernel, "compile_seconds", time.perf_counter() - t0)
     return kernel

@@ -52,7 +52,24 @@ class KernelMetadata:
 
 
 def parse_metadata(info: ElfInfo) -> KernelMetadata:
-    kernels = info.metadata.get("amdhsa.kernels")
+    """Metadata from the hsaco's NT_AMDGPU_METADATA note."""
+    return metadata_from_doc(info.metadata)
+
+
+def parse_isa_metadata(isa_text: str) -> KernelMetadata:
+    """The same metadata from the `.amdgpu_metadata` YAML block of the ISA text (the
+    assembler copies that block into the note; compile.py checks they agree)."""
+    import yaml
+    start, end = isa_text.find(".amdgpu_metadata"), isa_text.find(".end_amdgpu_metadata")
+    if start < 0 or end < 0:
+        raise CompileError("ISA text has no .amdgpu_metadata block")
+    block = isa_text[start + len(".amdgpu_metadata"):end]
+    doc_end = block.find("\n...")  # YAML document end marker; the rest is assembler layout
+    return metadata_from_doc(yaml.safe_load(block[:doc_end] if doc_end >= 0 else block))
+
+
+def metadata_from_doc(doc: dict) -> KernelMetadata:
+    kernels = doc.get("amdhsa.kernels")
     if not kernels:
         raise CompileError("hsaco has no amdhsa.kernels metadata note")
     if len(kernels) != 1:
