@@ -113,6 +113,10 @@ def plot(df: pd.DataFrame, path: str | Path, arch: str, op: str, peaks: dict[str
         if dtype in peaks and (len(sub) or not len(best)):
             ax.axhline(peaks[dtype], color=color, ls="--", lw=0.8, label=f"{dtype} peak {peaks[dtype]:.0f}")
     ax.set_xscale("log", base=2)
+    if len(best):
+        ticks = sorted(set(best.apply(_size, axis=1).round(1)))
+        ax.set_xticks(ticks, [f"{x:g}" for x in ticks])
+        ax.minorticks_off()
     ax.set_xlabel("problem size (M*N*K)^(1/3)")
     ax.set_ylabel("TFLOP/s (TOP/s for integer dtypes)")
     kinds = sorted(set(best["source"])) if len(best) else []

@@ -17,7 +17,6 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import time
-import warnings
 import zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -102,12 +101,10 @@ def open_storage(url: str):
     return optuna.storages.JournalStorage(JournalFileBackend(url))
 
 
-def sampler(seed: int, n_trials: int, parallel: bool = False) -> optuna.samplers.TPESampler:
-    """Seeded multivariate TPE; grouped so conditional knobs get their own sub-models."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        return optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True, constant_liar=parallel,
-                                          n_startup_trials=max(4, min(10, n_trials // 4)))
+def sampler(seed: int, n_trials: int, parallel: bool = False):
+    """The sweep's sampler (autotune/sampler.py): seeded multivariate TPE without repeats."""
+    from .sampler import make
+    return make(seed, n_trials, parallel)
 
 
 def counted(t: optuna.trial.FrozenTrial) -> bool:

@@ -44,3 +44,14 @@ def test_enumeration_counts_conditional_knobs_once():
     got = list(enumerate_space(doms))
     # lds=none has no buffers knob (1 point); lds=ab has two buffer counts
     assert len(got) == 3 and len(set(got)) == 3
+
+
+def test_distinct_sampler_does_not_repeat_schedules():
+    from autotune.sampler import make
+    doms = {"block_m": (32, 64), "block_n": (32, 64), "block_k": (32,), "waves_m": (1, 2), "waves_n": (1,),
+            "lds": ("none",), "load_bits": (128,), "k_unroll": (1,), "raster": ("row",), "split_k": (1,)}
+    study = optuna.create_study(sampler=make(0, 8), direction="maximize")
+    study.optimize(lambda t: float(suggest_schedule(t, doms).block_m), n_trials=8)
+    seen = [tuple(sorted(t.params.items())) for t in study.trials[3:]]   # after the random start-up
+    # 8 points exist; relative (TPE) proposals never repeat an earlier trial while new ones remain
+    assert len(set(seen)) == len(seen)
