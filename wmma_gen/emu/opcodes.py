@@ -9,6 +9,7 @@ from .executor import bind_branch, bind_salu, bind_valu, bind_vop3p, bind_vopd
 from .lane import LANE
 from .mem import GLOBAL, SMEM
 from .sop import CONTROL, SALU
+from .sop_float import SALU_FLOAT
 from .state import Fault
 from .table import BARRIER, END, Op
 from .vop3p import PACKED
@@ -22,7 +23,7 @@ except ImportError:  # pragma: no cover - until ops_wmma.py lands
     WMMA_OPS = {}
 
 OPS: dict[str, Op] = {}
-for _table in (SALU, CONTROL, SMEM, INT, FLOAT, VOPC, PACKED, LANE, DS, GLOBAL):
+for _table in (SALU, SALU_FLOAT, CONTROL, SMEM, INT, FLOAT, VOPC, PACKED, LANE, DS, GLOBAL):
     for _k, _row in _table.items():
         if _k in OPS:
             raise ValueError(f"opcode {_k} defined twice")
@@ -63,9 +64,10 @@ def _unimplemented(message: str):
     return run
 
 
-def bind(ins: Instr, labels: dict[str, int]):
-    """Closure for one instruction; an unknown or malformed instruction becomes a closure
-    that faults (naming the mnemonic) when executed."""
+def bind(ins: Instr, labels: dict[str, int], arch: str = ""):
+    """Closure for one instruction; an unknown or malformed instruction, or one its row
+    does not allow on `arch` (the Program's .amdgcn_target), becomes a closure that faults
+    (naming the mnemonic and the arch) when executed."""
     try:
         if ins.pair is not None:
             return bind_vopd(ins, OPS)
@@ -74,6 +76,9 @@ def bind(ins: Instr, labels: dict[str, int]):
         row = lookup(ins)
         if row is None:
             return _unimplemented(f"unimplemented instruction {ins.mnemonic}")
+        if row.archs and arch not in row.archs:
+            return _unimplemented(f"illegal instruction {ins.mnemonic} for {arch or 'an unknown target'}: "
+                                  f"only {', '.join(sorted(row.archs))} have it ({row.cite})")
         if row.kind == "branch":
             return bind_branch(row, ins, labels)
         return BINDERS[row.kind](row, ins)
@@ -82,7 +87,8 @@ def bind(ins: Instr, labels: dict[str, int]):
 
 
 def bind_program(prog) -> list:
-    return [bind(ins, prog.labels) for ins in prog.instrs]
+    arch = getattr(prog, "arch", "")
+    return [bind(ins, prog.labels, arch) for ins in prog.instrs]
 
 
 def coverage() -> list[str]:

@@ -15,6 +15,7 @@ from .asm import Instr, parse_instruction
 from ..errors import EmulatorFault
 
 _LABEL = re.compile(r"^([.\w$]+):\s*(?:[;/].*)?$")
+_TARGET = re.compile(r'^\s*\.amdgcn_target\s+"amdgcn-amd-amdhsa--(gfx[0-9a-f]+)', re.M)
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Program:
     descriptor: dict[str, int]
     metadata: dict = field(default_factory=dict)
     isa: str = ""
+    arch: str = ""      # from `.amdgcn_target "amdgcn-amd-amdhsa--gfx1151"`; "" if absent
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
@@ -50,7 +52,8 @@ class Program:
         instrs, labels = _parse_body(isa_text, kernel_name)
         desc = _parse_descriptor(isa_text, kernel_name)
         meta = _parse_metadata(isa_text, kernel_name)
-        prog = cls(kernel_name, instrs, labels, desc, meta, isa_text)
+        target = _TARGET.search(isa_text)
+        prog = cls(kernel_name, instrs, labels, desc, meta, isa_text, target.group(1) if target else "")
         for ins in instrs:
             for op in ins.operands + (ins.pair.operands if ins.pair else ()):
                 if op.kind == "label" and op.value not in labels:

@@ -9,6 +9,9 @@ Operand role strings: space-separated tags, in the printed operand order. Lower-
 consume the next printed operand with that type (see operands.TYPES; `lm` = lane mask);
 upper-case tags are implicit operands: SCC, EXEC (exec_lo), VCC (vcc_lo), M0, and D
 (in a source list: read the destination again, e.g. v_fmac_f32's accumulator).
+
+`archs`: the processors that have the opcode (empty = every gfx11 target); on any other
+target the instruction binds to a fault naming the arch (opcodes.bind).
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ class Op:
     src: str = ""
     fn: Callable | None = None
     cite: str = ""
+    archs: frozenset = frozenset()
     args: dict = field(default_factory=dict, hash=False, compare=False)
 
 

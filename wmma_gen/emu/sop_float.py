@@ -1,0 +1,104 @@
+"""RDNA3.5 scalar floating point (gfx1150, gfx1151 only): SOP1 / SOP2 / SOPC rows.
+
+RDNA3.5 ISA guide §6.8 "SALU Floating Point": the scalar float instructions "produce
+identical results with their VALU counterparts" (no operand modifiers); S_CMP_* set SCC,
+the others leave it; F16 ops read bits [15:0] of each SGPR and write 0 to bits [31:16] of
+the destination (the f16 writer zero-extends). Per-opcode pseudo-code: §16.1 SOP2, §16.3
+SOP1, §16.4 SOPC. Names and operand order as llvm/docs/AMDGPU/AMDGPUAsmGFX1150.rst; LLVM
+gates them on FeatureSALUFloatInsts (SOPInstructions.td `HasSALUFloatInsts`), which only
+the gfx115x processors have. Float behaviour (denormals kept, RNE, correctly rounded fma,
+VALU conversion rules) is vop_float's; min/max follow the §16 V_MIN_F32 pseudo-code in IEEE
+mode: a signalling NaN operand gives its quieted NaN, a quiet NaN loses, -0 < +0.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .table import Op, rows
+from .vop_float import _cvt_pk_rtz, _to_int, fma
+from .vopc import FLOAT_CONDS
+
+f16, f32, i32, u32 = np.float16, np.float32, np.int32, np.uint32
+ARCHS = frozenset({"gfx1150", "gfx1151"})   # FeatureSALUFloatInsts (llvm AMDGPU.td, FeatureISAVersion11_5_Common)
+C2, C1, CC = ("RDNA3.5 ISA §6.8, §16.1 SOP2", "RDNA3.5 ISA §6.8, §16.3 SOP1", "RDNA3.5 ISA §6.8, §16.4 SOPC")
+
+
+def F(name, dst, src, fn, cite=C2):
+    return Op(name, "salu", dst, src, fn, cite, archs=ARCHS)
+
+
+def _quiet(x):
+    """cvtToQuietNAN: set the quiet bit, keep sign and payload."""
+    x = np.asarray(x)
+    raw = {2: np.uint16, 4: np.uint32}[x.dtype.itemsize]
+    q = raw(1 << {2: 9, 4: 22}[x.dtype.itemsize])
+    return (x.view(raw) | q).view(x.dtype)
+
+
+def _is_snan(x):
+    x = np.asarray(x)
+    raw = {2: np.uint16, 4: np.uint32}[x.dtype.itemsize]
+    quiet = (x.view(raw) >> raw({2: 9, 4: 22}[x.dtype.itemsize])) & raw(1)
+    return np.isnan(x) & (quiet == 0)
+
+
+def _minmax(pick_first):
+    """§16 V_MIN_F32 / V_MAX_F32 with IEEE=1: sNaN in S0, then S1 -> quieted; a qNaN operand
+    loses; -0 orders below +0; otherwise `pick_first(a, b)` chooses S0."""
+    def fn(a, b):
+        a, b = np.broadcast_arrays(a, b)
+        neg_a, neg_b = np.signbit(a), np.signbit(b)
+        zeros = (a == 0) & (b == 0)
+        first = np.where(zeros, pick_first(neg_b, neg_a), pick_first(a, b))
+        r = np.where(first, a, b)
+        r = np.where(np.isnan(b), a, np.where(np.isnan(a), b, r))
+        r = np.where(_is_snan(b), _quiet(b), r)
+        return np.where(_is_snan(a), _quiet(a), r).astype(a.dtype)
+    return fn
+
+
+def _cvt(dt):
+    """Float conversion; a NaN comes out quiet (cvtToQuietNAN; numpy's f16<->f32 casts
+    would keep a signalling NaN signalling)."""
+    def fn(a):
+        r = np.asarray(a).astype(dt)
+        return np.where(np.isnan(r), _quiet(r), r)
+    return fn
+
+
+_MIN = _minmax(lambda a, b: a <= b)     # zeros: a first when b is +0 or a is -0
+_MAX = _minmax(lambda a, b: a >= b)
+
+
+def _arith(t):
+    ft = {"f16": f16, "f32": f32}[t]
+    tt = f"{t} {t}"
+    return [
+        F(f"s_add_{t}", t, tt, lambda a, b: (a + b).astype(ft)),
+        F(f"s_sub_{t}", t, tt, lambda a, b: (a - b).astype(ft)),
+        F(f"s_mul_{t}", t, tt, lambda a, b: (a * b).astype(ft)),
+        F(f"s_min_{t}", t, tt, _MIN),
+        F(f"s_max_{t}", t, tt, _MAX),
+        F(f"s_fmac_{t}", t, f"{tt} D", lambda a, b, d: fma(a, b, d, ft)),   # D = S0 * S1 + D
+        F(f"s_ceil_{t}", t, t, np.ceil, C1), F(f"s_floor_{t}", t, t, np.floor, C1),
+        F(f"s_trunc_{t}", t, t, np.trunc, C1), F(f"s_rndne_{t}", t, t, np.rint, C1),
+        *[F(f"s_cmp_{c}_{t}", "SCC", tt, FLOAT_CONDS[c], CC)
+          for c in ("lt", "eq", "le", "gt", "lg", "ge", "o", "u", "nge", "nlg", "ngt", "nle", "neq", "nlt")],
+    ]
+
+
+SALU_FLOAT = rows(
+    *_arith("f32"), *_arith("f16"),
+    F("s_fmamk_f32", "f32", "f32 f32 f32", lambda a, k, b: fma(a, k, b, f32)),   # D = S0 * K + S1
+    F("s_fmaak_f32", "f32", "f32 f32 f32", lambda a, b, k: fma(a, b, k, f32)),   # D = S0 * S1 + K
+    F("s_cvt_pk_rtz_f16_f32", "b32", "f32 f32",                                   # round toward zero
+      lambda a, b: _cvt_pk_rtz(_cvt(f32)(a), _cvt(f32)(b))),
+    F("s_cvt_f32_i32", "f32", "i32", lambda a: np.asarray(a).astype(f32), C1),   # RNE
+    F("s_cvt_f32_u32", "f32", "u32", lambda a: np.asarray(a).astype(f32), C1),
+    F("s_cvt_i32_f32", "i32", "f32", lambda a: _to_int(a, i32), C1),            # trunc, saturate, NaN -> 0
+    F("s_cvt_u32_f32", "u32", "f32", lambda a: _to_int(a, u32), C1),
+    F("s_cvt_f16_f32", "f16", "f32", _cvt(f16), C1),                              # RNE, overflow -> inf
+    F("s_cvt_f32_f16", "f32", "f16", _cvt(f32), C1),
+    F("s_cvt_hi_f32_f16", "f32", "b32",                                           # S0[31:16] as f16
+      lambda a: _cvt(f32)((np.asarray(a) >> u32(16)).astype(np.uint16).view(f16)), C1),
+)
