@@ -32,7 +32,7 @@ f16 2^-10, bf16 2^-7, f32 2^-23):
   fp8, bf8 / f32     sqrt(K)*2^-10 + eps(out)     products of 8-bit floats are exact in f32,
                                                   so accumulation is no worse than f16's; their
                                                   own eps (2^-3, 2^-2) would accept garbage.
-  f16/f16, bf16/bf16 2*sqrt(K)*eps(acc)           looser: the accumulator itself is rounded to
+  f16/f16, bf16/bf16 2*sqrt(K)*eps(acc) + eps(out) looser: the accumulator itself is rounded to
                                                   16 bits at least once per WMMA (the emulator:
                                                   once per 16-deep step; hardware may round after
                                                   every product). Simulated normwise error is
@@ -84,7 +84,8 @@ def tolerance(d: GemmDirective) -> float:
         return 0.0
     root = math.sqrt(d.k)
     if d.acc in ("f16", "bf16"):
-        tol = 2.0 * root * EPS[d.acc]
+        # + the final cast: an f16 accumulator may be written out as bf16
+        tol = 2.0 * root * EPS[d.acc] + EPS[d.out_dtype]
     else:
         tol = root * min(EPS[d.dtype], EPS["f16"]) + EPS[d.out_dtype]
     return min(tol, TOL_CAP)

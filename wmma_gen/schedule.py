@@ -43,9 +43,8 @@ SPACE: tuple[Knob, ...] = (
     Knob("k_unroll", (1, 2), "main-loop K tiles per iteration (2: LDS buffer offsets become immediates)"),
     Knob("raster", ("row", "col", "grouped"), "workgroup order: row-major, column-major, grouped for L2 reuse"),
     Knob("group_m", (2, 4, 8), "rows of workgroups per group", lambda s: s.raster == "grouped"),
-    # split-K (K split across workgroups + deterministic reduction) is not built yet: the
-    # knob stays in the schema with its only working value so exported JSON is stable.
-    Knob("split_k", (1,), "K split across workgroups (only 1 is built so far)"),
+    Knob("split_k", (1, 2, 4, 8), "K split across workgroups; the last one to finish sums the partials "
+         "in a fixed order (deterministic)"),
 )
 KNOBS = {k.name: k for k in SPACE}
 
@@ -177,7 +176,7 @@ def vgpr_budget(s: Schedule, d: GemmDirective, t: Target) -> str | None:
 
 def operand_size(s: Schedule, d: GemmDirective, t: Target) -> str | None:
     # kernels compute addresses with 32-bit index math (compiler/pipeline.py)
-    biggest = d.batch * max(d.m * d.k, d.k * d.n, d.m * d.n)
+    biggest = d.batch * max(d.m * d.k, d.k * d.n, d.m * d.n * s.split_k)
     if biggest >= 2**31:
         return f"operands of {biggest} elements; at most 2**31-1 elements per operand (32-bit indexing)"
     return None
@@ -193,7 +192,14 @@ def lds_i4_k_contiguous(s: Schedule, d: GemmDirective, t: Target) -> str | None:
     return None
 
 
+def split_k_depth(s: Schedule, d: GemmDirective, t: Target) -> str | None:
+    tiles = -(-d.k // s.block_k)
+    if s.split_k > 1 and tiles < s.split_k:
+        return f"split_k={s.split_k} needs at least split_k K tiles; K={d.k} has {tiles} tiles of block_k={s.block_k}"
+    return None
+
+
 CONSTRAINTS: tuple[Callable[[Schedule, GemmDirective, Target], Optional[str]], ...] = (
     dtype_supported, tile_multiple_of_instruction, workgroup_size, lds_budget, vgpr_budget,
-    operand_size, lds_i4_k_contiguous,
+    operand_size, lds_i4_k_contiguous, split_k_depth,
 )

@@ -38,6 +38,7 @@ def test_unknown_field_refused():
     (Schedule(block_m=256, block_n=256, waves_m=1, waves_n=1), D, "gfx1100", "vgpr_budget"),
     (Schedule(), GemmDirective("f16", 65536, 65536, 64), "gfx1100", "operand_size"),
     (Schedule(lds="ab"), GemmDirective("i4", 64, 64, 64, layout="NN"), "gfx1100", "lds_i4_k_contiguous"),
+    (Schedule(split_k=4, block_k=64), GemmDirective("f16", 64, 64, 128), "gfx1100", "split_k_depth"),
 ])
 def test_each_check_rejects_a_concrete_schedule(sched, directive, arch, check):
     with pytest.raises(ScheduleError, match=f"check '{check}'"):

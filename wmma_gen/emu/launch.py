@@ -92,8 +92,13 @@ def run_kernel(prog: Program, mem: GlobalMemory, grid, block, kernarg: bytes = b
         max_batch_waves = max(wpw, (64 << 20) // (nv * 128))
     wg_per_batch = max(1, max_batch_waves // wpw)
 
-    karg = mem.alloc(max(len(kernarg), 1))
-    mem.write(karg, kernarg) if kernarg else None
+    # The runtime hands the kernel a kernarg segment padded to its alignment and LLVM relies
+    # on it: scalar loads of adjacent arguments are widened (s_load_b128 at offset 48 of a
+    # 56-byte segment). Pad with zeros to a 64-byte multiple (the HSA kernarg segment
+    # alignment the CP uses; AMDGPUUsage "Kernel Dispatch"), never more.
+    padded = bytes(kernarg) + bytes(-len(kernarg) % 64)
+    karg = mem.alloc(max(len(padded), 64))
+    mem.write(karg, padded) if padded else None
     extra = _dispatch_packet(prog, mem, grid, block, karg)
     total = 0
     try:

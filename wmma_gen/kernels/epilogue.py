@@ -63,12 +63,14 @@ def activation(x, kind: str):
     raise ValueError(kind)
 
 
-def fused_value(d: GemmDirective, acc_val, C0, bias, b, row, col):
-    """The final value of one output element, in out_dtype."""
+def fused_value(d: GemmDirective, acc_val, C0, bias, b, row, col, acc_type: str = ""):
+    """The final value of one output element, in out_dtype. `acc_type` is the type of
+    acc_val (default: the directive's accumulator; split-K sums arrive as f32/i32)."""
+    src = acc_type or d.acc
     plain = d.alpha == 1.0 and not d.beta and not d.bias and not d.activation
     if plain:
-        return _cast_acc(acc_val, d.acc, d.out_dtype)
-    x = _to_f32(acc_val, d.acc)
+        return _cast_acc(acc_val, src, d.out_dtype)
+    x = _to_f32(acc_val, src)
     if d.alpha != 1.0:
         x = arith.mulf(x, irb.cf(d.alpha, _f32()))
     if d.beta:
@@ -81,8 +83,10 @@ def fused_value(d: GemmDirective, acc_val, C0, bias, b, row, col):
     return _from_f32(x, d.out_dtype)
 
 
-def store_tile_results(d: GemmDirective, family: str, C, C0, bias, b, row0, col0, lane, accs,
-                       frags_m: int, frags_n: int, guard_m: bool, guard_n: bool) -> None:
+def for_each_output(d: GemmDirective, family: str, row0, col0, lane, accs, frags_m: int, frags_n: int,
+                    guard_m: bool, guard_n: bool, body) -> None:
+    """Call body(value, row, col) for every accumulator value this lane owns, inside an
+    scf.if when the tile may cross the matrix edge (the body never runs out of bounds)."""
     acc_bits = 16 if d.acc in ("f16", "bf16") else 32
     for i in range(frags_m):
         for j in range(frags_n):
@@ -96,9 +100,16 @@ def store_tile_results(d: GemmDirective, family: str, C, C0, bias, b, row0, col0
                     okn = irb.lt(col, d.n)
                     ok = okn if ok is None else irb.land(ok, okn)
                 if ok is None:
-                    memref.store(fused_value(d, val, C0, bias, b, row, col), C, [b, row, col])
+                    body(val, row, col)
                     continue
                 branch = scf.IfOp(ok)
                 with ir.InsertionPoint(branch.then_block):
-                    memref.store(fused_value(d, val, C0, bias, b, row, col), C, [b, row, col])
+                    body(val, row, col)
                     scf.YieldOp([])
+
+
+def store_tile_results(d: GemmDirective, family: str, C, C0, bias, b, row0, col0, lane, accs,
+                       frags_m: int, frags_n: int, guard_m: bool, guard_n: bool) -> None:
+    def store(val, row, col):
+        memref.store(fused_value(d, val, C0, bias, b, row, col), C, [b, row, col])
+    for_each_output(d, family, row0, col0, lane, accs, frags_m, frags_n, guard_m, guard_n, store)

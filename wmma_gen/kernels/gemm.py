@@ -34,6 +34,7 @@ from . import irb
 from .epilogue import store_tile_results
 from .fragments import load_fragment_global, load_fragment_lds, storage_elems, wmma
 from .globalmem import Stored
+from .splitk import arrived_last, partial_dtype, reduce_and_store, write_partials
 from .tiles import TilePlan, load_tile, plan_tile, store_tile
 
 
@@ -65,11 +66,17 @@ def stored_shape(d: GemmDirective, which: str) -> tuple[int, int, int]:
 
 
 def grid_of(d: GemmDirective, s: Schedule) -> tuple[int, int, int]:
-    return _cdiv(d.m, s.block_m) * _cdiv(d.n, s.block_n), 1, d.batch
+    """(tiles, split_k, batch) workgroups."""
+    return _cdiv(d.m, s.block_m) * _cdiv(d.n, s.block_n), s.split_k, d.batch
 
 
-def arg_names_of(d: GemmDirective) -> tuple[str, ...]:
-    return ("A", "B", "C") + (("C0",) if d.beta else ()) + (("bias",) if d.bias else ())
+def arg_names_of(d: GemmDirective, s: Schedule) -> tuple[str, ...]:
+    return (("A", "B", "C") + (("C0",) if d.beta else ()) + (("bias",) if d.bias else ())
+            + (("workspace", "counters") if s.split_k > 1 else ()))
+
+
+def k_tiles_per_split(d: GemmDirective, s: Schedule) -> int:
+    return _cdiv(_cdiv(d.k, s.block_k), s.split_k)
 
 
 def build_gemm(d: GemmDirective, s: Schedule, t: Target, name: str = "wmma_gemm") -> KernelSource:
@@ -85,7 +92,7 @@ def build_gemm(d: GemmDirective, s: Schedule, t: Target, name: str = "wmma_gemm"
                 _kernel(d, s, t, name)
         module.operation.verify()  # raises MLIRError with diagnostics on a builder bug
         text = str(module)
-    return KernelSource(name, text, t.arch, grid_of(d, s), (s.threads, 1, 1), arg_names_of(d))
+    return KernelSource(name, text, t.arch, grid_of(d, s), (s.threads, 1, 1), arg_names_of(d, s))
 
 
 @dataclass(frozen=True)
@@ -107,6 +114,8 @@ class Ctx:
     tile_n0: object
     wave_m0: object  # wave's first row inside the tile
     wave_n0: object
+    k_base: object = None  # first K of this workgroup's split (split-K), else None
+    k_tiles: int = 0       # K tiles this workgroup accumulates
 
 
 def _lds_type(d: GemmDirective, s: Schedule, outer: int) -> ir.MemRefType:
@@ -123,8 +132,13 @@ def _kernel(d: GemmDirective, s: Schedule, t: Target, name: str) -> None:
         arg_types.append(mem((d.batch, d.m, d.n), d.out_dtype))
     if d.bias:
         arg_types.append(mem((d.n if d.bias == "n" else d.m,), "f32"))
+    if s.split_k > 1:
+        arg_types.append(mem((s.split_k, d.batch, d.m, d.n), partial_dtype(d)))
+        arg_types.append(mem((d.batch, grid_of(d, s)[0]), "i32"))
     lds_types = ([_lds_type(d, s, s.block_m)] if "a" in s.lds else []) + \
-                ([_lds_type(d, s, s.block_n)] if "b" in s.lds else [])
+                ([_lds_type(d, s, s.block_n)] if "b" in s.lds else []) + \
+                ([ir.MemRefType.get([1], irb.storage_type("i32"), memory_space=ir.Attribute.parse(
+                    "#gpu.address_space<workgroup>"))] if s.split_k > 1 else [])
     f = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(arg_types, [])),
                       known_block_size=ir.DenseI32ArrayAttr.get([s.threads, 1, 1]))
     f.attributes["sym_name"] = ir.StringAttr.get(name)
@@ -133,16 +147,27 @@ def _kernel(d: GemmDirective, s: Schedule, t: Target, name: str) -> None:
     block = f.body.blocks.append(*arg_types, *lds_types)
     with ir.InsertionPoint(block):
         args = list(block.arguments)
-        names = arg_names_of(d)
+        names = arg_names_of(d, s)
         val = dict(zip(names, args))
         lds = args[len(names):]
         lds_a = lds.pop(0) if "a" in s.lds else None
         lds_b = lds.pop(0) if "b" in s.lds else None
         ctx = _context(d, s, t, val, lds_a, lds_b)
         accs = main_loop(ctx)
-        store_tile_results(d, t.family, val["C"], val.get("C0"), val.get("bias"), ctx.batch,
-                           irb.add(ctx.tile_m0, ctx.wave_m0), irb.add(ctx.tile_n0, ctx.wave_n0), ctx.lane, accs,
-                           s.frags_m, s.frags_n, d.m % s.block_m != 0, d.n % s.block_n != 0)
+        row0, col0 = irb.add(ctx.tile_m0, ctx.wave_m0), irb.add(ctx.tile_n0, ctx.wave_n0)
+        guards = (d.m % s.block_m != 0, d.n % s.block_n != 0)
+        if s.split_k == 1:
+            store_tile_results(d, t.family, val["C"], val.get("C0"), val.get("bias"), ctx.batch,
+                               row0, col0, ctx.lane, accs, s.frags_m, s.frags_n, *guards)
+        else:
+            split = gpu.BlockIdOp(ir.Attribute.parse("#gpu<dim y>")).result
+            tile = gpu.BlockIdOp(ir.Attribute.parse("#gpu<dim x>")).result
+            write_partials(d, t.family, val["workspace"], split, ctx.batch, row0, col0, ctx.lane, accs,
+                           s.frags_m, s.frags_n, *guards)
+            last = arrived_last(val["counters"], lds.pop(0), ctx.batch, tile, ctx.tid, s.split_k)
+            reduce_and_store(d, t.family, s.split_k, val["workspace"], val["C"], val.get("C0"), val.get("bias"),
+                             val["counters"], ctx.batch, tile, ctx.tid, row0, col0, ctx.lane, accs,
+                             s.frags_m, s.frags_n, *guards, last)
         gpu.ReturnOp([])
 
 
@@ -150,7 +175,9 @@ def _stored(d: GemmDirective, s: Schedule, which: str, ref) -> Stored:
     _, rows, cols = stored_shape(d, which)
     outer, tile_outer = (d.m, s.block_m) if which == "a" else (d.n, s.block_n)
     k_contig = (which == "a") != d.trans_a if which == "a" else d.trans_b
-    guard_outer, guard_k = outer % tile_outer != 0, d.k % s.block_k != 0
+    guard_outer = outer % tile_outer != 0
+    # K reads are guarded when the last tile is partial or split-K rounds the tiles up
+    guard_k = d.k % s.block_k != 0 or k_tiles_per_split(d, s) * s.split_k * s.block_k > _cdiv(d.k, s.block_k) * s.block_k
     return Stored(ref, d.dtype, rows, cols, guard_rows=guard_k if not k_contig else guard_outer,
                   guard_cols=guard_outer if not k_contig else guard_k)
 
@@ -176,7 +203,20 @@ def _context(d, s, t, val, lds_a, lds_b) -> Ctx:
                plan(A, "a", s.block_m) if lds_a is not None else None,
                plan(B, "b", s.block_n) if lds_b is not None else None,
                tid, lane, batch, tile_m0, tile_n0,
-               irb.mul(wave_m, 16 * s.frags_m), irb.mul(wave_n, 16 * s.frags_n))
+               irb.mul(wave_m, 16 * s.frags_m), irb.mul(wave_n, 16 * s.frags_n),
+               _split_k_base(d, s), k_tiles_per_split(d, s))
+
+
+def _split_k_base(d: GemmDirective, s: Schedule):
+    if s.split_k == 1:
+        return None
+    split = gpu.BlockIdOp(ir.Attribute.parse("#gpu<dim y>")).result
+    return irb.mul(split, k_tiles_per_split(d, s) * s.block_k)
+
+
+def _k(c: "Ctx", k0):
+    """Global K index of local depth k0 (offset by this workgroup's split)."""
+    return k0 if c.k_base is None else irb.add(c.k_base, k0)
 
 
 def tile_origin(d: GemmDirective, s: Schedule):
@@ -201,6 +241,7 @@ def tile_origin(d: GemmDirective, s: Schedule):
 def _tile_coords(c: Ctx, which: str, k0):
     """Stored (row0, col0) of the operand tile at depth k0."""
     outer0 = c.tile_m0 if which == "a" else c.tile_n0
+    k0 = _k(c, k0)
     kcol = irb.div(k0, 2) if c.d.dtype == "i4" else k0
     return (outer0, kcol) if k_contiguous(c.d, which) else (k0, outer0)
 
@@ -240,7 +281,7 @@ def _fragment(c: Ctx, which: str, off: int, k0, kk: int, buf):
     x = c.A if which == "a" else c.B
     tile0 = c.tile_m0 if which == "a" else c.tile_n0
     return load_fragment_global(x, k_contiguous(c.d, which), c.t.family, c.batch,
-                                irb.add(tile0, irb.add(wave0, off)), irb.add(k0, kk), c.lane, c.s.load_bits)
+                                irb.add(tile0, irb.add(wave0, off)), irb.add(_k(c, k0), kk), c.lane, c.s.load_bits)
 
 
 def main_loop(c: Ctx) -> list:
@@ -305,11 +346,11 @@ class _Body:
 
 
 def _single_pass(c: Ctx, accs: list) -> list:
-    return _loop(0, _cdiv(c.d.k, c.s.block_k), c.s.k_unroll, accs, _Body(c, prefetch=False))
+    return _loop(0, c.k_tiles, c.s.k_unroll, accs, _Body(c, prefetch=False))
 
 
 def _double_buffered(c: Ctx, accs: list) -> list:
-    nk = _cdiv(c.d.k, c.s.block_k)
+    nk = c.k_tiles
     stage_store(c, stage_load(c, irb.c(0)), irb.c(0))
     gpu.BarrierOp()
     accs = _loop(0, nk - 1, c.s.k_unroll, accs, _Body(c, prefetch=True))

@@ -57,7 +57,10 @@ def run_gemm(kernel: GemmKernel, device: Device, stored: dict[str, np.ndarray]) 
               "B": hostdata.stored_nbytes(stored_shape(d, "b"), "i8" if d.dtype == "i4" else d.dtype),
               "C": hostdata.stored_nbytes(c_shape, d.out_dtype),
               "C0": hostdata.stored_nbytes(c_shape, d.out_dtype),
-              "bias": 4 * (d.n if d.bias == "n" else d.m)}
+              "bias": 4 * (d.n if d.bias == "n" else d.m),
+              # split-K: partial sums (uninitialised) and per-tile arrival counters (zeroed)
+              "workspace": 4 * kernel.schedule.split_k * d.batch * d.m * d.n,
+              "counters": 4 * d.batch * kernel.source.grid[0]}
     bufs, c_buf = [], None
     try:
         for name in kernel.source.arg_names:
@@ -68,6 +71,9 @@ def run_gemm(kernel: GemmKernel, device: Device, stored: dict[str, np.ndarray]) 
             if name == "C":
                 c_buf = buf
                 device.copy_in(buf, b"\x7f" * expect[name])   # poison: unwritten outputs show up
+                continue
+            if name in ("workspace", "counters"):
+                device.copy_in(buf, (b"\x7f" if name == "workspace" else b"\0") * expect[name])
                 continue
             if name not in stored:
                 raise DeviceError(f"kernel arg {name!r} has no host data: pass stored[{name!r}]")
