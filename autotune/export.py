@@ -58,7 +58,7 @@ def documents(df: pd.DataFrame, arch: str) -> dict[str, dict]:
                 "fraction_of_peak": round(float(r["fraction_of_peak"]), 4), "source": r["source"],
                 "validated": True, "gate_source": _scalar(r.get("gate_source")) or "",
                 "vgprs": int(r["vgprs"]), "lds_bytes": int(r["lds_bytes"]),
-                "occupancy": _scalar(r.get("occupancy")), "isa_hash": r["isa_hash"],
+                "occupancy": None if _scalar(r.get("occupancy")) is None else int(r["occupancy"]), "isa_hash": r["isa_hash"],
                 "study": r["study"], "trial": int(r["trial"]),
                 "toolchain": {"mlir": r["toolchain_mlir"], "lld": r["toolchain_lld"]},
                 "timestamp": str(r["timestamp"]),
@@ -85,6 +85,7 @@ def export(df: pd.DataFrame, arch: str, out: str | Path) -> list[Path]:
         with os.fdopen(fd, "w") as f:
             json.dump(doc, f, indent=1, sort_keys=False)
             f.write("\n")
+        os.chmod(tmp, 0o644)
         os.replace(tmp, out / name)
         written.append(out / name)
     return written

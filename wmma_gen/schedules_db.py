@@ -15,7 +15,8 @@ whose correctness gate passed (`validated: true`) are allowed.
 
 `lookup(arch, directive)` picks the entry of the nearest shape bucket (smallest
 |log2 M/Mb| + |log2 N/Nb| + |log2 K/Kb|, preferring the same accumulator and layout) whose
-schedule is legal for the directive, and returns its Schedule. Fallback, documented: no file,
+schedule is legal for the directive and whose macro tile fits the problem (`fits`), and
+returns its Schedule. Fallback, documented: no file,
 no legal entry, or a file that fails validation (a ScheduleFileWarning naming the file and
 field) -> None, and the caller uses its default schedule. A user-passed schedule always wins;
 that is the caller's rule.
@@ -172,9 +173,16 @@ def lookup_entry(arch: str, directive: GemmDirective, directory: str | Path | No
     ranked = sorted(entries, key=lambda e: (e.directive.acc != directive.acc,
                                             e.directive.layout != directive.layout, e.distance(directive)))
     for e in ranked:
-        if not e.schedule.problems(directive, t) and (accept is None or accept(e.schedule)):
+        if (fits(e.schedule, directive) and not e.schedule.problems(directive, t)
+                and (accept is None or accept(e.schedule))):
             return e
     return None
+
+
+def fits(s: Schedule, d: GemmDirective) -> bool:
+    """The macro tile is no larger than the problem (rounded up to the 16x16 WMMA tile): a
+    schedule tuned for large shapes is not applied to a problem it would leave mostly idle."""
+    return s.block_m <= -(-d.m // 16) * 16 and s.block_n <= -(-d.n // 16) * 16
 
 
 def lookup(arch: str, directive: GemmDirective, directory: str | Path | None = None,

@@ -41,7 +41,7 @@ def test_nearest_bucket_wins(tmp_path):
 
 def test_accumulator_and_layout_match_before_distance(tmp_path):
     write(tmp_path, [entry(64, 64, 64, SMALL), entry(4096, 4096, 4096, BIG, acc="f16", layout="NT")])
-    assert lookup("gfx1100", GemmDirective("f16", 64, 64, 64, acc="f16", layout="NT"), tmp_path) == BIG
+    assert lookup("gfx1100", GemmDirective("f16", 256, 256, 256, acc="f16", layout="NT"), tmp_path) == BIG
 
 
 def test_illegal_for_the_directive_falls_to_next_bucket(tmp_path):
@@ -124,3 +124,9 @@ def test_gemm_falls_back_to_default_on_corrupt_file(tmp_path, monkeypatch, spy):
         out = wmma_gen.gemm(a, a.T.copy(), device="emu")
     assert spy.schedules[-1] == gemm_mod.fit_schedule(GemmDirective("f16", 64, 64, 32), "gfx1100")
     assert np.all(out == 32)
+
+
+def test_tile_larger_than_problem_is_not_applied(tmp_path):
+    write(tmp_path, [entry(4096, 4096, 4096, BIG)])
+    assert lookup("gfx1100", GemmDirective("f16", 64, 512, 64), tmp_path) is None     # 128-row tile, 64 rows
+    assert lookup("gfx1100", GemmDirective("f16", 128, 128, 64), tmp_path) == BIG

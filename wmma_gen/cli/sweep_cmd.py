@@ -15,7 +15,7 @@ from ..errors import ScheduleError
 from ..targets import get_target
 from .options import add_json, add_target, emit, parse_shape
 
-QUICK = {"dtypes": "f16,i8", "shapes": "1024,2048", "trials": 8}
+QUICK = {"dtypes": "f16,i8", "shapes": "1024,2048", "trials": 12}
 DEFAULTS = {"dtypes": "f16,bf16,i8,i4", "shapes": "1024,2048,4096", "trials": 40}
 
 
