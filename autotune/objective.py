@@ -232,13 +232,21 @@ def time_on_device(device, kernel, warmup: int = WARMUP, repeats: int = REPEATS)
               "B": hostdata.stored_nbytes(stored_shape(d, "b"), store),
               "C": hostdata.stored_nbytes((d.batch, d.m, d.n), d.out_dtype),
               "C0": hostdata.stored_nbytes((d.batch, d.m, d.n), d.out_dtype),
-              "bias": 4 * (d.n if d.bias == "n" else d.m)}
+              "bias": 4 * (d.n if d.bias == "n" else d.m),
+              # split-K (as ops/gemm.run_gemm): partial sums, and arrival counters that start at
+              # zero and that the kernel resets, so repeated launches stay valid
+              "workspace": 4 * kernel.schedule.split_k * d.batch * d.m * d.n,
+              "counters": 4 * d.batch * kernel.source.grid[0]}
     rng = np.random.default_rng(0)
     bufs = []
     try:
         for name in kernel.source.arg_names:
+            if name not in nbytes:
+                raise DeviceError(f"kernel arg name={name!r} is not allowed: the timer knows {', '.join(nbytes)}")
             b = device.alloc(nbytes[name])
-            device.copy_in(b, rng.integers(0, 128, nbytes[name], dtype=np.uint8))
+            fill = (np.zeros(nbytes[name], np.uint8) if name == "counters"
+                    else rng.integers(0, 128, nbytes[name], dtype=np.uint8))
+            device.copy_in(b, fill)
             bufs.append(b)
         times = []
         for i in range(warmup + repeats):

@@ -85,3 +85,29 @@ def test_corrupt_hook_fails_the_gate_that_the_real_kernel_passes():
     t = _run(Objective(D, "gfx1100", get_device("emu"), corrupt=lambda x: x == s), s)
     assert t.state == TrialState.PRUNED and t.user_attrs["stage"] == "gate"
     assert t.user_attrs["gate_passed"] is False and t.user_attrs["gate_max_abs"] > 0
+
+
+def test_on_a_hip_device_the_value_is_the_median_launch_time():
+    from wmma_gen.device.base import Timing
+    from wmma_gen.device.emu import EmuDevice
+
+    class StubHip(EmuDevice):          # the emulator's results, timed with scripted "GPU" seconds
+        name = "hip-stub"
+        times = iter([9.0, 9.0, 9.0, 3e-3, 1e-3, 2e-3, 5e-3, 4e-3, 1e-3, 2e-3, 3e-3, 2e-3, 6e-3] + [1.0] * 10)
+
+        def launch(self, kernel, grid, block, args):
+            t = super().launch(kernel, grid, block, args)
+            return Timing(next(self.times) if self.gated else 1.0, "hip")   # gate launches: 1.0
+        gated = False
+
+    dev = StubHip()
+    obj = Objective(D, "gfx1100", dev, check=lambda *a, **k: _mark(dev, check_gemm(*a, **k)))
+    t = _run(obj, Schedule())
+    assert t.state == TrialState.COMPLETE and t.user_attrs["source"] == "hip"
+    assert t.user_attrs["seconds"] == pytest.approx(2.5e-3)       # median of the 10 after 3 warm-ups
+    assert t.value == pytest.approx(D.flops / 2.5e-3 / 1e12)
+
+
+def _mark(dev, result):
+    dev.gated = True
+    return result
