@@ -147,7 +147,7 @@ def recover_interrupted(study: optuna.Study) -> int:
         study._storage.set_trial_user_attr(t._trial_id, "interrupted", True)
         study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
         if t.params:
-            study.enqueue_trial(t.params, user_attrs={"retry_of": t.number}, skip_if_exists=True)
+            study.enqueue_trial(t.params, user_attrs={"retry_of": t.number})
         n += 1
     return n
 
