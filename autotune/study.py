@@ -25,6 +25,7 @@ from typing import Callable, Optional
 import optuna
 from optuna.trial import TrialState
 
+from wmma_gen.defaults import LARGE
 from wmma_gen.directive import GemmDirective
 from wmma_gen.errors import DeviceError, ScheduleError
 from wmma_gen.schedule import Schedule
@@ -39,6 +40,7 @@ OPS = ("gemm",)
 # Known-good starting points enqueued into every new study (those outside the space or illegal
 # for the directive are skipped; the objective would prune them anyway).
 BASELINES: tuple[Schedule, ...] = (
+    LARGE,  # the built-in default: an export never ranks below what gemm() does untuned
     Schedule(),
     Schedule(block_m=128, block_n=128, block_k=32, waves_m=2, waves_n=2),
     Schedule(block_m=64, block_n=128, block_k=32, waves_m=2, waves_n=2),
