@@ -14,13 +14,14 @@ from pathlib import Path
 import pandas as pd
 
 from wmma_gen.build import compile_gemm
-from wmma_gen.defaults import LARGE
+from wmma_gen.defaults import LARGE, fitted_default
 from wmma_gen.directive import GemmDirective
 from wmma_gen.model.isa_loop import find_main_loop
 from wmma_gen.schedule import Schedule
+from wmma_gen.targets import get_target
 
 SCHEDULES = {
-    "default LARGE 128x256x32 2x4 k_unroll2": LARGE,
+    "default (defaults.fitted_default)": None,
     "128x128x32 2x2 double-buffered": Schedule(block_m=128, block_n=128, block_k=32, lds="ab", buffers=2, lds_pad=8),
     "256x128x32 4x2 k_unroll2": LARGE.replace(block_m=256, block_n=128, waves_m=4, waves_n=2),
 }
@@ -30,8 +31,9 @@ def main() -> None:
     rows = []
     for name, s in SCHEDULES.items():
         for arch in ("gfx1100", "gfx1151", "gfx1201"):
-            for layout in ("NN", "NT"):
-                k = compile_gemm(GemmDirective("f16", 4096, 4096, 4096, layout=layout), s, arch).compiled
+            for layout in ("NN", "NT", "TN"):
+                d = GemmDirective("f16", 4096, 4096, 4096, layout=layout)
+                k = compile_gemm(d, s or fitted_default(d, get_target(arch)), arch).compiled
                 loop = find_main_loop(k.isa)
                 rows.append({
                     "schedule": name, "arch": arch, "layout": layout, "vgprs": k.metadata.vgpr_count,

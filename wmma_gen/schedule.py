@@ -38,6 +38,8 @@ SPACE: tuple[Knob, ...] = (
          lambda s: s.lds != "none"),
     Knob("lds_pad", (0, 8), "LDS row padding in elements against bank conflicts",
          lambda s: s.lds != "none"),
+    Knob("lds_store_bits", (16, 32, 64), "width of the LDS stores that transpose an operand into LDS\n"
+         "(16: one 16-bit element each; wider packs consecutive K values)", lambda s: s.lds != "none"),
     Knob("load_bits", (32, 64, 128), "maximum width of each global load per lane, in bits\n"
          "(capped by the contiguous run a lane needs)"),
     Knob("k_unroll", (1, 2), "main-loop K tiles per iteration (2: LDS buffer offsets become immediates)"),
@@ -59,6 +61,7 @@ class Schedule:
     lds: str = "none"
     buffers: int = 1
     lds_pad: int = 0
+    lds_store_bits: int = 16
     load_bits: int = 128
     k_unroll: int = 1
     raster: str = "row"

@@ -198,7 +198,7 @@ def _context(d, s, t, val, lds_a, lds_b) -> Ctx:
     def plan(x: Stored, which: str, outer: int):
         if k_contiguous(d, which):
             return plan_tile(x, False, outer, kst, s.load_bits, s.threads)
-        return plan_tile(x, True, s.block_k, outer, s.load_bits, s.threads)
+        return plan_tile(x, True, s.block_k, outer, s.load_bits, s.threads, s.lds_store_bits)
     return Ctx(d, s, t, A, B, lds_a, lds_b,
                plan(A, "a", s.block_m) if lds_a is not None else None,
                plan(B, "b", s.block_n) if lds_b is not None else None,

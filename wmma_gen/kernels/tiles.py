@@ -14,7 +14,7 @@ from mlir import ir
 from mlir.dialects import memref, vector
 
 from . import irb
-from .globalmem import Stored, chunk_width, read_chunk
+from .globalmem import Stored, chunk_width, concat, read_chunk
 
 
 @dataclass(frozen=True)
@@ -25,44 +25,64 @@ class TilePlan:
     cols: int        # tile cols as stored (storage elements)
     w: int           # elements per chunk (one global load)
     threads: int
+    g: int = 1       # transposed tiles: consecutive stored rows (k) one thread loads together
 
     @property
-    def chunks(self) -> int:
-        return self.rows * self.cols // self.w
+    def groups(self) -> int:
+        """Units of work: g chunks stacked along the stored rows."""
+        return self.rows * self.cols // (self.w * self.g)
 
     @property
     def per_thread(self) -> int:
-        return -(-self.chunks // self.threads)
+        return -(-self.groups // self.threads)
 
 
-def plan_tile(x: Stored, transpose: bool, rows: int, cols: int, load_bits: int, threads: int) -> TilePlan:
-    return TilePlan(x, transpose, rows, cols, chunk_width(cols, x.cols, load_bits, x.elem_bits, x.guard_cols), threads)
+def plan_tile(x: Stored, transpose: bool, rows: int, cols: int, load_bits: int, threads: int,
+              store_bits: int = 16) -> TilePlan:
+    w = chunk_width(cols, x.cols, load_bits, x.elem_bits, x.guard_cols)
+    g = 1
+    if transpose:
+        # A thread that holds g consecutive k rows of the same w columns writes each column's
+        # g values with one store of up to `store_bits` instead of g scalar stores (fewer DS
+        # ops and lgkmcnt waits, more VALU packing); grow g while every thread has g chunks.
+        chunks = rows * cols // w
+        while (2 * g * x.elem_bits <= store_bits and rows % (2 * g) == 0
+               and chunks // (2 * g) >= threads and (chunks // (2 * g)) % threads == 0):
+            g *= 2
+    return TilePlan(x, transpose, rows, cols, w, threads, g)
 
 
-def _chunk_index(p: TilePlan, tid, i: int):
+def _group_index(p: TilePlan, tid, i: int):
+    """(first stored row, column) of this thread's i-th group of g stacked chunks."""
     q = irb.add(tid, i * p.threads)
-    if (i + 1) * p.threads > p.chunks:
-        # surplus threads repeat the last chunk: same value to the same LDS address
-        q = irb.minu(q, p.chunks - 1)
+    if (i + 1) * p.threads > p.groups:
+        # surplus threads repeat the last group: same values to the same LDS addresses
+        q = irb.minu(q, p.groups - 1)
     per_row = p.cols // p.w
-    return irb.div(q, per_row), irb.mul(irb.rem(q, per_row), p.w)
+    return irb.mul(irb.div(q, per_row), p.g), irb.mul(irb.rem(q, per_row), p.w)
 
 
 def load_tile(p: TilePlan, b, row0, col0, tid) -> list:
     """Global reads of this thread's chunks of the tile at stored (row0, col0)."""
     vals = []
     for i in range(p.per_thread):
-        r, c = _chunk_index(p, tid, i)
-        vals.append(read_chunk(p.x, b, irb.add(row0, r), irb.add(col0, c), p.w))
+        r, c = _group_index(p, tid, i)
+        for e in range(p.g):
+            vals.append(read_chunk(p.x, b, irb.add(row0, irb.add(r, e)), irb.add(col0, c), p.w))
     return vals
 
 
 def store_tile(p: TilePlan, lds: ir.Value, buf, tid, vals: list) -> None:
     """Write this thread's chunks into LDS [buf][outer][k]."""
-    for i, v in enumerate(vals):
-        r, c = _chunk_index(p, tid, i)
+    for i in range(p.per_thread):
+        r, c = _group_index(p, tid, i)
+        chunk = vals[i * p.g:(i + 1) * p.g]
         if not p.transpose:
-            vector.store(v, lds, [buf, r, c])
+            vector.store(chunk[0], lds, [buf, r, c])
             continue
-        for e in range(p.w):  # stored row r is k, chunk runs along outer
-            memref.store(vector.extract(v, [], [e]), lds, [buf, irb.add(c, e), r])
+        for e in range(p.w):  # stored rows r..r+g-1 are k; the chunk runs along outer
+            if p.g == 1:
+                memref.store(vector.extract(chunk[0], [], [e]), lds, [buf, irb.add(c, e), r])
+                continue
+            column = concat([vector.shuffle(chunk[j], chunk[j + 1], [e, p.w + e]) for j in range(0, p.g, 2)])
+            vector.store(column, lds, [buf, irb.add(c, e), r])
