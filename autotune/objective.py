@@ -16,7 +16,7 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping, Optional
+from typing import Callable, Optional
 
 import numpy as np
 import optuna

@@ -46,7 +46,6 @@ f16 2^-10, bf16 2^-7, f32 2^-23):
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import asdict, dataclass
 
 import numpy as np

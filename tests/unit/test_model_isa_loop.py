@@ -4,7 +4,7 @@ import pytest
 
 from wmma_gen.model.isa_loop import classify, find_main_loop, wave_iteration_clocks
 
-from model_synth import loop, loop_isa
+from model_synth import loop
 
 
 @pytest.mark.parametrize("line,kind,bits", [

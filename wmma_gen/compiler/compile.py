@@ -132,7 +132,7 @@ def compile_mlir(text: str, arch: str, cache: KernelCache | None | bool = None,
                                     KernelMetadata.from_dict(payload["metadata"]), key, tc, "hit", 0.0,
                                     payload.get("hsaco"), store)
             if eager_hsaco:
-                kernel.hsaco
+                _ = kernel.hsaco  # link now
             return kernel
     t0 = time.perf_counter()
     asm = isa(lower(text, arch), arch)
@@ -142,6 +142,6 @@ def compile_mlir(text: str, arch: str, cache: KernelCache | None | bool = None,
     if store is not None:
         store.store(key, _payload(kernel))
     if eager_hsaco:
-        kernel.hsaco
+        _ = kernel.hsaco  # link now
         object.__setattr__(kernel, "compile_seconds", time.perf_counter() - t0)
     return kernel
