@@ -101,12 +101,15 @@ def test_emulator_timing_says_it_is_not_gpu_time(tiny_kernel_f16):
     assert dev.program(k.compiled) is dev.program(k.compiled)        # cached per compiled.key
 
 
-def test_emulator_refuses_gfx12_code():
+def test_emulator_runs_gfx12_code_and_refuses_other_families(monkeypatch):
     k = compile_gemm(GemmDirective("f16", 16, 16, 16), Schedule(block_m=16, block_n=16, block_k=16,
                                                                 waves_m=1, waves_n=1), "gfx1201")
     dev = EmuDevice()
     bufs = [dev.alloc(512), dev.alloc(512), dev.alloc(1024)]
-    with pytest.raises(DeviceError, match="gfx11"):
+    assert dev.launch(k.compiled, k.source.grid, k.source.block, bufs).source == "emulator"
+    import wmma_gen.device.emu as emu_dev
+    monkeypatch.setattr(emu_dev, "EMU_FAMILIES", ("gfx11",))   # a family the emulator lacks
+    with pytest.raises(DeviceError, match="gfx1201 \\(gfx12\\) is not allowed"):
         dev.launch(k.compiled, k.source.grid, k.source.block, bufs)
 
 

@@ -13,7 +13,7 @@ from ..targets import get_target
 from .base import Arg, Buffer, Device, Timing
 from .kernargs import check_launch, pack_kernargs
 
-EMU_FAMILIES = ("gfx11",)   # the emulator implements the RDNA3/RDNA3.5 wave32 ISA (issue 3)
+EMU_FAMILIES = ("gfx11", "gfx12")   # RDNA3/RDNA3.5 and RDNA4 wave32 ISA (wmma_gen.emu)
 EMU_NOTE = "emulator wall time on the host (not GPU time)"
 
 

@@ -20,6 +20,8 @@ SPECIAL_SGPR = {
     "scc": (253, 1),
 }
 SCC = 253
+TTMP0 = 108  # ttmp0..ttmp15; gfx12 passes workgroup ids in ttmp9 / ttmp7 (see launch.py)
+_TTMP = re.compile(r"^ttmp(?:(\d+)|\[(\d+):(\d+)\])$")
 INV_2PI = 0.15915494309189532
 
 _REG = re.compile(r"^([sv])(?:(\d+)|\[(\d+):(\d+)\])(?:\.([lh]))?$")
@@ -107,6 +109,11 @@ def parse_operand(tok: str) -> Operand:
         first = int(single if single is not None else lo)
         count = 1 if single is not None else int(hi) - first + 1
         return Operand(kind, first, count, half, None, neg, absm, tok)
+    m = _TTMP.match(t)
+    if m:  # trap temporaries: operand encodings 108-123 (RDNA3/RDNA4 ISA, scalar operands)
+        first = int(m.group(1) if m.group(1) is not None else m.group(2))
+        count = 1 if m.group(1) is not None else int(m.group(3)) - first + 1
+        return Operand("s", TTMP0 + first, count, None, None, neg, absm, tok)
     base, _, half = t.partition(".")
     if base in SPECIAL_SGPR:
         idx, count = SPECIAL_SGPR[base]
@@ -143,7 +150,11 @@ _RAW_OPERANDS = ("s_waitcnt", "s_delay_alu", "s_waitcnt_depctr", "s_sendmsg", "s
                  "s_setprio", "s_nop", "s_sleep", "s_inst_prefetch", "s_set_inst_prefetch_distance",
                  "s_waitcnt_vscnt", "s_waitcnt_vmcnt", "s_waitcnt_lgkmcnt", "s_waitcnt_expcnt",
                  "s_denorm_mode", "s_round_mode", "s_version", "s_setreg_imm32_b32", "s_getreg_b32",
-                 "s_setreg_b32", "s_sendmsghalt", "s_icache_inv", "s_code_end", "s_ttracedata")
+                 "s_setreg_b32", "s_sendmsghalt", "s_icache_inv", "s_code_end", "s_ttracedata",
+                 # gfx12 split counters (AMDGPUAsmGFX12.rst SOPP): `s_wait_alu depctr_sa_sdst(0)`
+                 "s_wait_alu", "s_wait_loadcnt", "s_wait_storecnt", "s_wait_samplecnt",
+                 "s_wait_bvhcnt", "s_wait_expcnt", "s_wait_dscnt", "s_wait_kmcnt",
+                 "s_wait_loadcnt_dscnt", "s_wait_storecnt_dscnt", "s_wait_idle", "s_wait_event")
 
 
 def parse_instruction(text: str, line: int = 0) -> Instr:

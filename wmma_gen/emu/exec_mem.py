@@ -125,7 +125,7 @@ def _apply_atomic(buf: np.ndarray, byte_off: np.ndarray, data: np.ndarray, a: di
 
 
 def bind_global_atomic(row: Op, ins: Instr):
-    ret = "glc" in ins.mods
+    ret = "glc" in ins.mods or "RETURN" in str(ins.mods.get("th", ""))  # gfx12: th:TH_ATOMIC_RETURN
     ops = list(ins.operands)
     vdst = ops.pop(0) if ret else None
     vaddr, vdata, saddr = ops

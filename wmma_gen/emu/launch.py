@@ -6,7 +6,8 @@ user SGPRs from s0 in the order private segment buffer (4), dispatch ptr (2), qu
 kernarg segment ptr (2), dispatch id (2), flat scratch init (2), private segment size (1),
 preloaded kernargs; each only when its `.amdhsa_user_sgpr_*` directive is 1. System SGPRs
 start at `.amdhsa_user_sgpr_count`: workgroup id X, Y, Z (each when
-`.amdhsa_system_sgpr_workgroup_id_*` is 1), then workgroup info. VGPR0 holds the
+`.amdhsa_system_sgpr_workgroup_id_*` is 1), then workgroup info; gfx12 instead has
+architected SGPRs: workgroup ids in ttmp9 / ttmp7 (see _initial_state). VGPR0 holds the
 work-item ids packed as x | y << 10 | z << 20 (gfx11 has packed work-item ids,
 "FeaturePackedTID"; y/z present when `.amdhsa_system_vgpr_workitem_id` >= 1 / 2).
 Registers the ABI does not define start as a poison pattern so reads of uninitialised
@@ -21,10 +22,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import EmulatorFault
+from .asm import TTMP0
 from .memory import GlobalMemory
 from .opcodes import bind_program
 from .program import Program
 from .scheduler import Scheduler
+from .table import family
 from .state import EXEC, NSREG, NULL, SCC, Fault, Group
 
 POISON_V = np.uint32(0x7FC0DEAD)  # a quiet NaN as f32
@@ -190,10 +193,18 @@ def _initial_state(prog, grid, block, ids, wpw, nv, karg, extra):
     j = prog.desc("user_sgpr_count", i)
     gx, gy = grid[0], grid[1]
     wid = np.repeat(ids, wpw)
-    for axis, value in (("x", wid % gx), ("y", (wid // gx) % gy), ("z", wid // (gx * gy))):
-        if prog.desc(f"system_sgpr_workgroup_id_{axis}"):
-            s[j] = value
-            j += 1
+    ids3 = (wid % gx, (wid // gx) % gy, wid // (gx * gy))
+    if family(prog.arch) == "gfx12":
+        # Architected SGPRs (gfx12): the workgroup ids are not loaded into system SGPRs but
+        # read from trap temporaries, X = TTMP9, Y = TTMP7[15:0], Z = TTMP7[31:16] (LLVM
+        # AMDGPULegalizerInfo / SIISelLowering: WorkGroupIDY = TTMP7 & 0xFFFF, Z = TTMP7 >> 16).
+        s[TTMP0 + 9] = ids3[0]
+        s[TTMP0 + 7] = (ids3[1] & 0xFFFF) | ((ids3[2] & 0xFFFF) << 16)
+    else:
+        for axis, value in zip("xyz", ids3):
+            if prog.desc(f"system_sgpr_workgroup_id_{axis}"):
+                s[j] = value
+                j += 1
     if prog.desc("system_sgpr_workgroup_info"):
         s[j] = 0
         j += 1

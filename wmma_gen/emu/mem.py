@@ -6,10 +6,16 @@ saddr is `off`), §16 GLOBAL opcodes (d16: the 16-bit result goes to the low / h
 and the other half is kept), and chapter 5 §5.7 "Scalar Memory" (s_load_b32..b512,
 address = sbase + offset (+ soffset), low two bits ignored). `args`: size in bytes, sign
 extension, d16 half for loads / high-half source for stores.
+
+gfx12 (AMDGPUAsmGFX12.rst VGLOBAL): the same opcodes take cache-policy modifiers
+`th:TH_*` and `scope:SCOPE_*` instead of glc/slc/dlc; they change caching only and are
+parsed and ignored, except that a returning atomic is marked `th:TH_ATOMIC_RETURN` (the gfx11
+`glc`). global_inv / global_wb (GFX12-only cache invalidate / write-back) are no-ops: the
+emulator has one coherent memory.
 """
 from __future__ import annotations
 
-from .table import Op, rows
+from .table import GFX12, Op, rows
 
 CG, CS = "RDNA3 ISA §10 / §16 GLOBAL opcodes", "RDNA3 ISA §5.7 Scalar Memory"
 
@@ -38,5 +44,8 @@ GLOBAL = rows(
     Op("global_atomic_max_u32", "global_atomic", cite=CG, args={"size": 4, "op": "max", "type": "u32"}),
     Op("global_atomic_min_u32", "global_atomic", cite=CG, args={"size": 4, "op": "min", "type": "u32"}),
 )
+
+CACHE12 = rows(*[Op(n, "nop", cite="AMDGPUAsmGFX12.rst VGLOBAL: cache invalidate/write-back, no effect "
+                              "on one coherent memory", archs=GFX12) for n in ("global_inv", "global_wb")])
 
 SMEM = rows(*[Op(f"s_load_b{32 * n}", "smem", cite=CS, args={"dwords": n}) for n in (1, 2, 4, 8, 16)])

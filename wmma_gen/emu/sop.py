@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .table import Op, rows
+from .table import GFX11, Op, rows
 
 u32, u64, i32, i64 = np.uint32, np.uint64, np.int32, np.int64
 C2, CK, C1, CC, CP = ("RDNA3 ISA §5.2 SOP2", "RDNA3 ISA §5.3 SOPK", "RDNA3 ISA §5.4 SOP1",
@@ -188,7 +188,10 @@ def _brev(a):
     return r
 
 
-NOP = ("s_waitcnt", "s_waitcnt_vscnt", "s_waitcnt_vmcnt", "s_waitcnt_lgkmcnt", "s_waitcnt_expcnt",
+# SOPK s_waitcnt_{vs,vm,lgkm,exp}cnt are SOPK_Real32_gfx11 only (llvm SOPInstructions.td,
+# "SOPK - GFX11, GFX12"; absent from AMDGPUAsmGFX12.rst); s_waitcnt itself is gfx11+gfx12.
+NOP11 = ("s_waitcnt_vscnt", "s_waitcnt_vmcnt", "s_waitcnt_lgkmcnt", "s_waitcnt_expcnt")
+NOP = ("s_waitcnt",
        "s_waitcnt_depctr", "s_delay_alu", "s_clause", "s_nop", "s_sleep", "s_setprio",
        "s_inst_prefetch", "s_set_inst_prefetch_distance", "s_icache_inv", "s_version",
        "s_sendmsg", "s_ttracedata", "buffer_gl0_inv", "buffer_gl1_inv", "s_dcache_inv", "v_nop",
@@ -196,7 +199,9 @@ NOP = ("s_waitcnt", "s_waitcnt_vscnt", "s_waitcnt_vmcnt", "s_waitcnt_lgkmcnt", "
 CONTROL = rows(
     *[Op(n, "nop", cite=f"{CP}: scheduling/caching hint, no architectural effect here") for n in NOP],
     Op("s_denorm_mode", "denorm", cite=f"{CP} S_DENORM_MODE"),
-    Op("s_barrier", "barrier", cite=f"{CP} S_BARRIER"),
+    *[Op(n, "nop", cite=f"{CP}: counter wait (gfx11 only)", archs=GFX11) for n in NOP11],
+    # gfx12 has no S_BARRIER (SOPP_Real_32_gfx11 only, llvm SOPInstructions.td); see sop12.
+    Op("s_barrier", "barrier", cite=f"{CP} S_BARRIER", archs=GFX11),
     Op("s_endpgm", "end", cite=f"{CP} S_ENDPGM"),
     Op("s_code_end", "end", cite=f"{CP} S_CODE_END"),
     Op("s_branch", "branch", cite=f"{CP} S_BRANCH"),

@@ -6,9 +6,11 @@ llvm/docs/AMDGPU/AMDGPUAsmGFX11.rst. Values broadcast to (W, 32); lanes last.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from .table import Op, rows
+from .table import GFX12, Op, rows
 
 u16, u32, u64, i16, i32, i64 = np.uint16, np.uint32, np.uint64, np.int16, np.int32, np.int64
 C = "RDNA3 ISA §7 / §16 VOP opcode pseudo-code"
@@ -203,3 +205,9 @@ def _brev(a):
     for i in range(32):
         r |= ((b >> u32(i)) & u32(1)) << u32(31 - i)
     return r
+
+
+# gfx12 renames (same opcode and semantics; llvm VOP3Instructions.td defines V_MAD_U64_U32 /
+# V_MAD_I64_I32 with GFX12 mnemonics v_mad_co_u64_u32 / v_mad_co_i64_i32; AMDGPUAsmGFX12.rst VOP3).
+INT12 = rows(*[replace(INT[old], mnemonic=new, archs=GFX12, cite=f"{INT[old].cite}; {new} on GFX12")
+               for old, new in (("v_mad_u64_u32", "v_mad_co_u64_u32"), ("v_mad_i64_i32", "v_mad_co_i64_i32"))])
