@@ -15,6 +15,7 @@ from .state import Fault
 from .table import BARRIER, END, Op, allowed, family
 from .vop3p import PACKED
 from .vop_float import FLOAT
+from .vop_float12 import FLOAT12
 from .vop_int import INT, INT12
 from .vopc import VOPC
 
@@ -26,7 +27,7 @@ from .ops_wmma12 import WMMA12_OPS
 WMMA_TABLES = {"gfx11": WMMA_OPS, "gfx12": WMMA12_OPS}
 
 OPS: dict[str, Op] = {}
-for _table in (SALU, SALU12, SALU_FLOAT, CONTROL, CONTROL12, SMEM, INT, INT12, FLOAT, VOPC, PACKED, LANE, DS, GLOBAL, CACHE12):
+for _table in (SALU, SALU12, SALU_FLOAT, CONTROL, CONTROL12, SMEM, INT, INT12, FLOAT, FLOAT12, VOPC, PACKED, LANE, DS, GLOBAL, CACHE12):
     for _k, _row in _table.items():
         if _k in OPS:
             raise ValueError(f"opcode {_k} defined twice")
