@@ -188,3 +188,23 @@ def test_each_family_faults_on_the_other_familys_encodings(arch, line, msg):
     prog = gfx(asm_kernel(f"\t{line}\n\ts_endpgm"), arch)
     with pytest.raises(EmulatorFault, match=msg.replace("[", r"\[")):
         run_kernel(prog, GlobalMemory(), (1, 1, 1), (32, 1, 1), prog.pack_kernarg([0, 0], (1, 1, 1), (32, 1, 1)))
+
+
+def test_subdword_and_b96_scalar_loads():
+    body = LOADS + """\ts_mov_b32 s12, 1
+\ts_load_u8 s8, s[4:5], s12 offset:0x2
+\ts_load_i8 s9, s[4:5], 0x3
+\ts_load_u16 s10, s[4:5], 0x2
+\ts_load_i16 s11, s[4:5], 0x2
+\ts_load_b96 s[16:18], s[4:5], 0x4
+\ts_wait_kmcnt 0x0
+\tv_mov_b32_e32 v0, 0
+""" + "\n".join(f"\tv_mov_b32_e32 v{1 + i}, s{r}" for i, r in enumerate((8, 9, 10, 11, 16, 17, 18))) + \
+        "\n\tglobal_store_b128 v0, v[1:4], s[6:7]\n\tglobal_store_b96 v0, v[5:7], s[6:7] offset:16\n\ts_endpgm"
+    prog = gfx(asm_kernel(body))
+    mem = GlobalMemory()
+    src, dst = mem.alloc(16), mem.alloc(28)
+    mem.write(src, np.array([0x80F1E2D3, 11, 12, 13], np.uint32))
+    run_kernel(prog, mem, (1, 1, 1), (1, 1, 1), prog.pack_kernarg([src, dst], (1, 1, 1), (1, 1, 1)))
+    got = np.frombuffer(mem.read(dst, 28), np.uint32).tolist()
+    assert got == [0x80, 0xFFFFFF80, 0x80F1, 0xFFFF80F1, 11, 12, 13]

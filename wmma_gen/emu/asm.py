@@ -1,10 +1,12 @@
-"""Parse one line of gfx11 assembly (as LLVM prints it) into an `Instr`.
+"""Parse one line of gfx11 / gfx12 assembly (as LLVM prints it) into an `Instr`.
 
 Syntax follows llvm/docs/AMDGPUInstructionSyntax.rst, AMDGPUOperandSyntax.rst and
 AMDGPUModifierSyntax.rst: `mnemonic op, op, ... mod mod:val ...`. Operands are
 registers (`v3`, `v[4:7]`, `v0.l`/`v0.h` true16 halves, `s5`, `s[0:1]`, `vcc_lo`, `exec_lo`,
 `m0`, `null`, `off`), constants (`-1`, `0x3f800000`, `0.5`, `1/(2*pi)`, `0.15915494`),
-labels, and VOP3 source modifiers `-x`, `|x|`, `abs(x)`, `neg(x)`. VOPD pairs are written
+labels, and VOP3 source modifiers `-x`, `|x|`, `abs(x)`, `neg(x)`. gfx12 adds `ttmpN`
+operands (architected workgroup ids) and `th:TH_*` / `scope:SCOPE_*` modifiers (parsed as
+string-valued mods). VOPD pairs are written
 `v_dual_x ... :: v_dual_y ...` and parse to an Instr with a `.pair`.
 """
 from __future__ import annotations

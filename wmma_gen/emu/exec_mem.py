@@ -57,16 +57,23 @@ def store_bytes(g, s: int, size: int, half) -> np.ndarray:
 # ---- SMEM ---------------------------------------------------------------------------------------
 def bind_smem(row: Op, ins: Instr):
     sdst, sbase, off = ins.operands[:3]
-    n, d, b = row.args["dwords"], sdst.index, sbase.index
+    d, b = sdst.index, sbase.index
+    n, size = row.args.get("dwords", 1), row.args.get("bytes", 4 * row.args.get("dwords", 1))
     imm = (off.value if off.kind == "int" else 0) + _offset(ins)
     soff = off.index if off.kind == "s" else None
+    align = ~u64(min(size, 4) - 1)
 
     def run(g, ctx):
         addr = g.s[b].astype(u64) | (g.s[b + 1].astype(u64) << u64(32))
         addr = addr + u64(imm & 0xFFFFFFFFFFFFFFFF) + (g.s[soff].astype(u64) if soff is not None else u64(0))
-        addr &= ~u64(3)
-        words = ctx.mem.gather(addr, 4 * n, np.ones(g.W, bool)).view("<u4")
-        g.s[d:d + n] = words.T
+        raw = ctx.mem.gather(addr & align, size, np.ones(g.W, bool))
+        if size < 4:   # gfx12 s_load_{u,i}{8,16}
+            v = raw.view("<u2")[..., 0] if size == 2 else raw[..., 0]
+            if row.args["signed"]:
+                v = v.view(np.int16 if size == 2 else np.int8).astype(np.int32).view(u32)
+            g.s[d] = v.astype(u32)
+            return
+        g.s[d:d + n] = raw.view("<u4").T
     return run
 
 

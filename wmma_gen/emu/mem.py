@@ -48,4 +48,9 @@ GLOBAL = rows(
 CACHE12 = rows(*[Op(n, "nop", cite="AMDGPUAsmGFX12.rst VGLOBAL: cache invalidate/write-back, no effect "
                               "on one coherent memory", archs=GFX12) for n in ("global_inv", "global_wb")])
 
-SMEM = rows(*[Op(f"s_load_b{32 * n}", "smem", cite=CS, args={"dwords": n}) for n in (1, 2, 4, 8, 16)])
+SMEM = rows(*[Op(f"s_load_b{32 * n}", "smem", cite=CS, args={"dwords": n}) for n in (1, 2, 4, 8, 16)],
+            # gfx12 SMEM (AMDGPUAsmGFX12.rst SMEM): b96 and sub-dword loads, zero/sign-extended
+            # to 32 bits; the address is aligned down to the access size like the dword forms.
+            Op("s_load_b96", "smem", cite="AMDGPUAsmGFX12.rst SMEM", archs=GFX12, args={"dwords": 3}),
+            *[Op(f"s_load_{t}{8 * b}", "smem", cite="AMDGPUAsmGFX12.rst SMEM", archs=GFX12,
+                 args={"bytes": b, "signed": t == "i"}) for t in ("u", "i") for b in (1, 2)])
