@@ -201,7 +201,7 @@ def _initial_state(prog, grid, block, ids, wpw, nv, karg, extra):
         s[TTMP0 + 9] = ids3[0]
         s[TTMP0 + 7] = (ids3[1] & 0xFFFF) | ((ids3[2] & 0xFFFF) << 16)
     else:
-        for axis, value in zip("xyz", ids3):
+        for axis, value in zip("xyz", ids3, strict=True):
             if prog.desc(f"system_sgpr_workgroup_id_{axis}"):
                 s[j] = value
                 j += 1
