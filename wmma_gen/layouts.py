@@ -14,11 +14,17 @@ Families:
       C/D 16-bit (f16/bf16 accumulate): 8 VGPRs; the value for row 2*v + l//16 sits in the
       low half of VGPR v when OPSEL[2]=0 (element 2*v of a vector<16xT>), high half when 1.
   "gfx12": RDNA4 wave32 v_wmma_*_16x16x16_* (and 16x16x32 iu4, not used).
-      Source: GPUOpen, "Using the Matrix Cores of AMD RDNA 4 architecture GPUs" (2025),
-      VGPR layout figures: no lane duplication; A lane l holds row l%16 and
-      k = 8*(l//16) + i for element i in 0..7; B lane l holds column l%16, same k;
+      Sources: GPUOpen, "Using the Matrix Cores of AMD RDNA 4 architecture GPUs" (2025),
+      and AMD's matrix instruction calculator (InstCalcGfx12, v1.3.2), which fixes the K
+      order: no lane duplication; A lane l holds row l%16, B lane l column l%16, 8 elements:
+        16-bit A/B: element i is k = 4*(l//16) + 8*(i//4) + i%4 (lanes 0-15: k 0-3, 8-11;
+                    lanes 16-31: k 4-7, 12-15);
+        8-bit and 4-bit A/B: k = 8*(l//16) + i;
       C/D VGPR v of lane l holds row 8*(l//16) + v, column l%16 (16-bit C/D packed 2/VGPR
       in the same order, element v).
+      The GEMM builder loads a K-permuted order (k = 8*(l//16) + i for every width) for A
+      and B alike; the WMMA sums over all K slots, so any permutation shared by A and B
+      gives the same product (kernels/fragments.py, lane_run).
 """
 from __future__ import annotations
 
@@ -32,22 +38,20 @@ def ab_elements(family: str) -> int:
     return {"gfx11": 16, "gfx12": 8}[family]
 
 
-def a_coord(family: str, lane: int, i: int) -> tuple[int, int]:
-    """(row m, depth k) of element i of lane's A fragment (16x16 tile of A)."""
+def a_coord(family: str, lane: int, i: int, bits: int = 16) -> tuple[int, int]:
+    """(row m, depth k) of element i of lane's A fragment (16x16 tile of A); `bits` is the
+    element width (it changes the K order on gfx12 only)."""
     if family == "gfx11":
         return lane % 16, i
+    if bits == 16:
+        return lane % 16, 4 * (lane // 16) + 8 * (i // 4) + i % 4
     return lane % 16, 8 * (lane // 16) + i
 
 
-def b_coord(family: str, lane: int, i: int) -> tuple[int, int]:
+def b_coord(family: str, lane: int, i: int, bits: int = 16) -> tuple[int, int]:
     """(depth k, column n) of element i of lane's B fragment (16x16 tile of B)."""
-    m_or_n, k = a_coord(family, lane, i)
+    m_or_n, k = a_coord(family, lane, i, bits)
     return k, m_or_n
-
-
-def a_k_start(family: str, lane: int) -> int:
-    """First k of the lane's contiguous A/B run (all elements are consecutive in k)."""
-    return 0 if family == "gfx11" else 8 * (lane // 16)
 
 
 def c_coord(family: str, lane: int, v: int) -> tuple[int, int]:

@@ -10,9 +10,10 @@ A second gfx11 definition is the AMD matrix instruction calculator's formulas (I
     C/D entry (i, j) -> VGPR floor(16*i/32), lane (16*i) % 32 + j;
     16-bit C/D -> register slot 2*floor(i/2) + (OPSEL>>2) (two 16-bit slots per VGPR).
 gfx12 reference: GPUOpen "Using the Matrix Cores of AMD RDNA 4 architecture GPUs" VGPR
-figures (and llama.cpp ggml-cuda mma.cuh RDNA4 tile get_i = 8*(lane/16) + l):
-    A lane l element i = A[l%16][8*(l//16) + i]; B lane l element i = B[8*(l//16) + i][l%16];
-    C/D lane l value v = C[8*(l//16) + v][l%16].
+figures and the AMD matrix instruction calculator (InstCalcGfx12) for the K order:
+    16-bit A lane l element i = A[l%16][4*(l//16) + 8*(i//4) + i%4] (lanes 0-15 hold k 0-3
+    and 8-11, lanes 16-31 k 4-7 and 12-15); 8-bit A lane l element i = A[l%16][8*(l//16)+i];
+    B likewise with rows and columns swapped; C/D lane l value v = C[8*(l//16) + v][l%16].
 """
 from __future__ import annotations
 
@@ -38,17 +39,25 @@ def _manual_gfx11():
     return a, b, c
 
 
-def _manual_gfx12():
+def _manual_gfx12(bits=16):
     a = np.zeros((32, 8, 2), dtype=int)
     b = np.zeros((32, 8, 2), dtype=int)
     c = np.zeros((32, 8, 2), dtype=int)
     for lane in range(32):
         half_wave, j = divmod(lane, 16)
         for i in range(8):
-            a[lane, i] = (j, 8 * half_wave + i)
-            b[lane, i] = (8 * half_wave + i, j)
+            # 16-bit: VGPR i//2 of the lower half-wave holds k 0..3 then 8..11 (calculator)
+            k = (4 * half_wave + (i % 4) + 8 * (i // 4)) if bits == 16 else 8 * half_wave + i
+            a[lane, i] = (j, k)
+            b[lane, i] = (k, j)
             c[lane, i] = (8 * half_wave + i, j)
     return a, b, c
+
+
+def test_gfx12_8bit_k_order():
+    a, b, _ = _manual_gfx12(bits=8)
+    assert all(layouts.a_coord("gfx12", l, i, bits=8) == tuple(a[l, i]) for l in range(32) for i in range(8))
+    assert all(layouts.b_coord("gfx12", l, i, bits=8) == tuple(b[l, i]) for l in range(32) for i in range(8))
 
 
 MANUAL = {"gfx11": _manual_gfx11(), "gfx12": _manual_gfx12()}
@@ -101,9 +110,9 @@ def test_gfx12_wave_covers_a_and_b_exactly_once_without_duplication():
     a, b, _ = _from_layouts("gfx12")
     assert (_count(a) == 1).all()
     assert (_count(b) == 1).all()
-    # each half-wave holds one K half of every row (A) / column (B)
-    assert set(a[:16, :, 1].ravel()) == set(range(8))
-    assert set(a[16:, :, 1].ravel()) == set(range(8, 16))
+    # 16-bit: the lower half-wave holds k 0-3 and 8-11, the upper k 4-7 and 12-15
+    assert set(a[:16, :, 1].ravel()) == {0, 1, 2, 3, 8, 9, 10, 11}
+    assert set(a[16:, :, 1].ravel()) == {4, 5, 6, 7, 12, 13, 14, 15}
 
 
 @pytest.mark.parametrize("family", layouts.FAMILIES)
@@ -112,13 +121,22 @@ def test_c_covers_tile_exactly_once(family):
     assert (_count(c) == 1).all()
 
 
-@pytest.mark.parametrize("family", layouts.FAMILIES)
-def test_a_k_start_is_first_k_of_lane_run(family):
-    a, _, _ = _from_layouts(family)
-    for lane in range(32):
-        ks = a[lane, :, 1]
-        assert layouts.a_k_start(family, lane) == ks[0]
-        np.testing.assert_array_equal(ks, ks[0] + np.arange(len(ks)))   # consecutive k
+@pytest.mark.parametrize("bits", [16, 8])
+def test_gfx12_builder_k_order_is_a_permutation_of_the_hardware_slots(bits):
+    # kernels/fragments.lane_run loads k = 8*(lane//16) + i for A and B alike; for every row
+    # (lane % 16) the hardware's slots (half-wave, element) map onto k 0..15 exactly once,
+    # and so do the builder's: one shared permutation, so sum_k A*B is unchanged.
+    a, _, _ = _from_layouts_bits("gfx12", bits)
+    for j in range(16):
+        hw = sorted(int(a[half * 16 + j, i, 1]) for half in (0, 1) for i in range(8))
+        builder = sorted(8 * half + i for half in (0, 1) for i in range(8))
+        assert hw == builder == list(range(16))
+
+
+def _from_layouts_bits(family, bits):
+    n = layouts.ab_elements(family)
+    a = np.array([[layouts.a_coord(family, l, i, bits) for i in range(n)] for l in range(32)])
+    return a, None, None
 
 
 def test_gfx11_16bit_accumulator_vector_index_matches_calculator():

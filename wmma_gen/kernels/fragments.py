@@ -26,7 +26,13 @@ def as_wmma_operand(v: ir.Value, dtype: str, n: int) -> ir.Value:
 
 
 def lane_run(family: str, lane, base_outer, k0):
-    """(outer index, first k) of the calling lane's run in a 16x16 fragment."""
+    """(outer index, first k) of the calling lane's run in a 16x16 fragment.
+
+    One contiguous run per lane (k = 8*(lane//16) + i on gfx12) is loaded for A and B alike.
+    For 16-bit types gfx12 hardware orders K differently inside the fragment (layouts.py);
+    the WMMA sums over every K slot, so a permutation shared by A and B leaves D unchanged
+    and the single wide load is kept (verified on the emulator, which models the hardware
+    order)."""
     outer = irb.add(base_outer, irb.rem(lane, 16))
     if family == "gfx12":  # half-waves hold different K halves
         k0 = irb.add(k0, irb.mul(irb.div(lane, 16), 8))
