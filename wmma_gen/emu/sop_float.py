@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .ieee import _quiet, ieee_max, ieee_min
 from .table import GFX12, Op, rows
 from .vop_float import _cvt_pk_rtz, _to_int, fma
 from .vopc import FLOAT_CONDS
@@ -30,36 +31,6 @@ def F(name, dst, src, fn, cite=C2):
     return Op(name, "salu", dst, src, fn, cite, archs=ARCHS)
 
 
-def _quiet(x):
-    """cvtToQuietNAN: set the quiet bit, keep sign and payload."""
-    x = np.asarray(x)
-    raw = {2: np.uint16, 4: np.uint32}[x.dtype.itemsize]
-    q = raw(1 << {2: 9, 4: 22}[x.dtype.itemsize])
-    return (x.view(raw) | q).view(x.dtype)
-
-
-def _is_snan(x):
-    x = np.asarray(x)
-    raw = {2: np.uint16, 4: np.uint32}[x.dtype.itemsize]
-    quiet = (x.view(raw) >> raw({2: 9, 4: 22}[x.dtype.itemsize])) & raw(1)
-    return np.isnan(x) & (quiet == 0)
-
-
-def _minmax(pick_first):
-    """§16 V_MIN_F32 / V_MAX_F32 with IEEE=1: sNaN in S0, then S1 -> quieted; a qNaN operand
-    loses; -0 orders below +0; otherwise `pick_first(a, b)` chooses S0."""
-    def fn(a, b):
-        a, b = np.broadcast_arrays(a, b)
-        neg_a, neg_b = np.signbit(a), np.signbit(b)
-        zeros = (a == 0) & (b == 0)
-        first = np.where(zeros, pick_first(neg_b, neg_a), pick_first(a, b))
-        r = np.where(first, a, b)
-        r = np.where(np.isnan(b), a, np.where(np.isnan(a), b, r))
-        r = np.where(_is_snan(b), _quiet(b), r)
-        return np.where(_is_snan(a), _quiet(a), r).astype(a.dtype)
-    return fn
-
-
 def _cvt(dt):
     """Float conversion; a NaN comes out quiet (cvtToQuietNAN; numpy's f16<->f32 casts
     would keep a signalling NaN signalling)."""
@@ -69,8 +40,7 @@ def _cvt(dt):
     return fn
 
 
-_MIN = _minmax(lambda a, b: a <= b)     # zeros: a first when b is +0 or a is -0
-_MAX = _minmax(lambda a, b: a >= b)
+_MIN, _MAX = ieee_min, ieee_max
 
 
 def _arith(t):

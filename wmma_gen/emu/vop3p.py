@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .ieee import ieee_max, ieee_min
 from .table import Op, rows
 from .vop_float import fma
 
@@ -82,8 +83,8 @@ PACKED = rows(
     P("v_pk_add_f16", "f16", 2, lambda a, b: a + b),
     P("v_pk_mul_f16", "f16", 2, lambda a, b: a * b),
     P("v_pk_fma_f16", "f16", 3, lambda a, b, c: fma(a, b, c, f16)),
-    P("v_pk_max_f16", "f16", 2, np.fmax),
-    P("v_pk_min_f16", "f16", 2, np.fmin),
+    P("v_pk_max_f16", "f16", 2, ieee_max),
+    P("v_pk_min_f16", "f16", 2, ieee_min),
     P("v_pk_add_u16", "u16", 2, lambda a, b: a + b),
     P("v_pk_sub_u16", "u16", 2, lambda a, b: a - b),
     P("v_pk_add_i16", "i16", 2, lambda a, b: a + b),

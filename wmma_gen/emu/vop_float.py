@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .ieee import ieee_max, ieee_min
 from .table import Op, rows
 
 f16, f32, f64 = np.float16, np.float32, np.float64
@@ -139,8 +140,8 @@ def _arith(t):
         V(f"v_sub_{t}", t, tt, lambda a, b: a - b),
         V(f"v_subrev_{t}", t, tt, lambda a, b: b - a),
         V(f"v_mul_{t}", t, tt, lambda a, b: a * b),
-        V(f"v_max_{t}", t, tt, np.fmax),
-        V(f"v_min_{t}", t, tt, np.fmin),
+        V(f"v_max_{t}", t, tt, ieee_max),
+        V(f"v_min_{t}", t, tt, ieee_min),
         V(f"v_fma_{t}", t, f"{tt} {t}", lambda a, b, c: fma(a, b, c, ft)),
         V(f"v_ldexp_{t}", t, f"{t} i32" if t != "f16" else f"{t} i16", _ldexp),
         V(f"v_floor_{t}", t, t, np.floor), V(f"v_ceil_{t}", t, t, np.ceil),
@@ -161,8 +162,8 @@ def _mac(t):
         V(f"v_fmac_{t}", t, f"{t} {t} D", lambda a, b, c: fma(a, b, c, ft)),
         V(f"v_fmamk_{t}", t, f"{t} {t} {t}", lambda a, k, b: fma(a, k, b, ft)),   # D = S0 * K + S1
         V(f"v_fmaak_{t}", t, f"{t} {t} {t}", lambda a, b, k: fma(a, b, k, ft)),   # D = S0 * S1 + K
-        V(f"v_max3_{t}", t, f"{t} {t} {t}", lambda a, b, c: np.fmax(np.fmax(a, b), c)),
-        V(f"v_min3_{t}", t, f"{t} {t} {t}", lambda a, b, c: np.fmin(np.fmin(a, b), c)),
+        V(f"v_max3_{t}", t, f"{t} {t} {t}", lambda a, b, c: ieee_max(ieee_max(a, b), c)),
+        V(f"v_min3_{t}", t, f"{t} {t} {t}", lambda a, b, c: ieee_min(ieee_min(a, b), c)),
         V(f"v_med3_{t}", t, f"{t} {t} {t}", lambda a, b, c: np.fmax(np.fmin(a, b), np.fmin(np.fmax(a, b), c))),
         V(f"v_exp_{t}", t, t, _t(np.exp2, ft)),
         V(f"v_log_{t}", t, t, _t(np.log2, ft)),
@@ -177,7 +178,7 @@ def _mm(t, outer, inner):
     return V(f"v_{outer[0]}{inner[0]}_{t}", t, f"{t} {t} {t}", lambda a, b, c: inner[1](outer[1](a, b), c))
 
 
-_MAX, _MIN = ("max", np.fmax), ("min", np.fmin)
+_MAX, _MIN = ("max", ieee_max), ("min", ieee_min)
 _IMAX, _IMIN = ("max", np.maximum), ("min", np.minimum)
 
 FLOAT = rows(

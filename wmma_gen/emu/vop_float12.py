@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .sop_float import _is_snan, _quiet
+from .ieee import _is_snan, _quiet
 from .table import GFX12, Op, rows
 
 CITE = "llvm VOP3Instructions.td V_MAXIMUM_*/V_MINIMUM_* (HasIEEEMinimumMaximumInsts, GFX12), IEEE 754-2019"
