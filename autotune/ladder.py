@@ -24,14 +24,6 @@ COLUMNS = (["arch", "op", "dtype", "acc", "layout", "m", "n", "k", "batch", "stu
               "toolchain_mlir", "toolchain_lld", "wmma_gen_version", "timestamp"])
 
 
-def studies_for(storage, arch: str, op: str = "gemm", names: Iterable[str] | None = None) -> list[optuna.Study]:
-    """Every study in `storage` recorded for (arch, op), or just `names`."""
-    if names is None:
-        names = [s.study_name for s in optuna.get_all_study_summaries(storage, include_best_trial=False)
-                 if s.user_attrs.get("arch") == arch and s.user_attrs.get("op") == op]
-    return [optuna.load_study(study_name=n, storage=storage) for n in names]
-
-
 def study_rows(study: optuna.Study, top_k: int = 3) -> list[dict]:
     ua = study.user_attrs
     d = ua["directive"]

@@ -24,7 +24,6 @@ FLOAT_IN = ("f16", "bf16", "fp8", "bf8")
 INT_IN = ("i8", "i4")
 ELEM_BYTES = {"f16": 2, "bf16": 2, "fp8": 1, "bf8": 1, "i8": 1, "f32": 4, "i32": 4}
 # numpy dtype a returned C array has (numpy has no bf16: bf16 values come back as float32)
-OUT_NP = {"f32": np.float32, "f16": np.float16, "bf16": np.float32, "i32": np.int32}
 INT_RANGE = {("i8", False): (-128, 127), ("i8", True): (0, 255),
              ("i4", False): (-8, 7), ("i4", True): (0, 15)}
 

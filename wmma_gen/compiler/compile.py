@@ -84,7 +84,7 @@ def _unescape(s: str) -> bytes:
     def rep(m):
         g = m.group(1)
         return bytes([int(g, 16)]) if len(g) == 2 else g
-    return _ESCAPE_RE.sub(rep, s.encode("latin-1", "backslashescape") if False else s.encode("utf-8"))
+    return _ESCAPE_RE.sub(rep, s.encode("utf-8"))
 
 
 def _object(printed: str, stage: str) -> bytes:

@@ -70,7 +70,3 @@ def _notes(blob: bytes) -> dict:
             out.update(msgpack.unpackb(desc, raw=False, strict_map_key=False))
     return out
 
-
-def section_bytes(data: bytes, info: ElfInfo, name: str) -> bytes:
-    off, size, _ = info.sections[name]
-    return data[off:off + size]

@@ -12,7 +12,6 @@ import hashlib
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,6 +104,3 @@ def sources_hash() -> str:
         h.update(p.read_bytes())
     return h.hexdigest()[:16]
 
-
-def python_version() -> str:
-    return sys.version.split()[0]

@@ -35,10 +35,6 @@ def const_bits(op: Operand, typ: str) -> int:
     return v & ((1 << width) - 1)
 
 
-def width_of(typ: str) -> int:
-    return 32 if typ == "lm" else TYPES[typ][0]
-
-
 # ---- vector context: values broadcast against (W, 32) ------------------------------------
 def vreader(op: Operand, typ: str, hi_sel: bool = False, pre=None):
     """Function g -> typed array broadcastable to (W, 32). `hi_sel`: take the high 16 bits

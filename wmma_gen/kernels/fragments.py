@@ -13,7 +13,6 @@ from mlir.dialects import _amdgpu_ops_gen as amdgpu
 from mlir.dialects import arith, vector
 
 from .. import layouts
-from ..schedule import BITS
 from . import irb
 from .globalmem import Stored, read_row_run, read_scalar
 
@@ -107,6 +106,3 @@ def storage_elems(dtype: str, n: int) -> int:
     """Storage elements holding n values (i4 packs two per byte)."""
     return n // 2 if dtype == "i4" else n
 
-
-def elem_bits(dtype: str) -> int:
-    return BITS[dtype]

@@ -93,13 +93,9 @@ def _v(x):
 
 def zeros(vt: ir.VectorType) -> ir.Value:
     et = vt.element_type
-    zero = ir.FloatAttr.get(et, 0.0) if _is_float(et) else ir.IntegerAttr.get(et, 0)
+    zero = ir.FloatAttr.get(et, 0.0) if is_float(et) else ir.IntegerAttr.get(et, 0)
     return arith.ConstantOp(vt, ir.DenseElementsAttr.get_splat(vt, zero)).result
 
 
-def _is_float(t: ir.Type) -> bool:
-    return any(isinstance(t, k) for k in (ir.F16Type, ir.BF16Type, ir.F32Type))
-
-
 def is_float(t: ir.Type) -> bool:
-    return _is_float(t)
+    return any(isinstance(t, k) for k in (ir.F16Type, ir.BF16Type, ir.F32Type))
