@@ -116,18 +116,9 @@ def random_operands(d: GemmDirective, seed: int = 0) -> tuple[dict[str, np.ndarr
 
 def compare(d: GemmDirective, out: np.ndarray, ref: np.ndarray) -> tuple[bool, float, float, float, tuple]:
     """(passed, max_abs, max_rel, tol, worst index) of `out` against `ref`."""
-    tol = tolerance(d)
-    o, r = out.astype(np.float64), ref.astype(np.float64)
-    with np.errstate(invalid="ignore", over="ignore"):
-        err = np.abs(o - r)
-    err = np.where(np.isnan(r) & np.isnan(o), 0.0, err)          # NaN where the math says NaN
-    err = np.where(np.isfinite(err), err, np.inf)
-    worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(err)), err.shape)) if err.size else ()
-    max_abs = float(err.max()) if err.size else 0.0
-    scale = float(np.abs(r[np.isfinite(r)]).max()) if np.isfinite(r).any() else 0.0
-    max_rel = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else math.inf)
-    passed = max_abs == 0.0 if d.is_int else max_rel <= tol
-    return passed, max_abs, max_rel, tol, worst
+    from .compare import compare as compare_arrays   # shared, op-agnostic (wmma_gen/compare.py)
+    c = compare_arrays(out, ref, tol=tolerance(d), exact=d.is_int, out_dtype=d.out_dtype)
+    return c.passed, c.max_abs, c.max_rel, c.tol, c.worst
 
 
 def check_gemm(directive: GemmDirective, schedule: Schedule, arch: str, device=None, seed: int = 0,
