@@ -1,0 +1,86 @@
+"""`AttentionDirective`: *what* a flash-attention kernel computes -- never problem sizes.
+
+    O[b, i, h] = sum_j softmax_j(scale * Q[b, i, h] . K[b, j, g]) V[b, j, g],   g = h // (H // Hkv)
+
+over the keys j visible to query i; `LSE[b, h, i] = log sum_j exp(scale * Q.K)` over the same
+keys. Batch, heads, kv heads, sequence lengths, cu_seqlens offsets, window sizes and the scale
+are runtime kernel arguments, so one code object serves every size with the same directive.
+
+Masking conventions (the common flash-attention ones; reference.visible_mask is the spec).
+For a sequence of Sq queries and Sk keys, let off = Sk - Sq (queries are aligned to the
+*bottom-right* of the score matrix, so the last query sees the last key):
+  causal:          key j is visible to query i  iff  j <= i + off
+  window (l, r):   key j is visible to query i  iff  i + off - l <= j <= i + off + r,
+                   where l = -1 (r = -1) leaves that side unbounded
+  causal + window: both hold, i.e. causal acts as r = 0.
+When Sq > Sk, causal queries i < Sq - Sk see no key: their output row is 0 and their LSE is
+-inf (never NaN). With varlen each sequence uses its own Sq_b and Sk_b.
+
+Fields:
+  dtype       "f16" | "bf16"         Q, K, V, O (and dO, dQ, dK, dV) element type; f32 accumulation
+  head_dim    32, 64, 80, 96, 128 or 256
+  causal      bottom-right aligned causal mask
+  window      a sliding window is applied (its left/right sizes are runtime arguments)
+  varlen      packed sequences addressed through cu_seqlens_q / cu_seqlens_k
+  return_lse  the forward also writes LSE (f32); the backward always reads it
+  layout      "bshd" (batch, seq, heads, dim) | "bhsd" (batch, heads, seq, dim); varlen arrays
+              are packed (total, heads, dim), which is "bshd" without the batch axis
+  op          "attention" (forward) | "attention_bwd" (dQ, dK, dV from dO and the forward's LSE)
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+from ...errors import ScheduleError
+
+DTYPES = ("f16", "bf16")
+HEAD_DIMS = (32, 64, 80, 96, 128, 256)
+LAYOUTS = ("bshd", "bhsd")
+OPS = ("attention", "attention_bwd")
+
+
+def _check_bool(name: str, value: object) -> None:
+    if not isinstance(value, bool):
+        raise ScheduleError(name, value, "True or False")
+
+
+@dataclass(frozen=True)
+class AttentionDirective:
+    """A flash-attention kernel's compile-time facts (see the module docstring)."""
+    dtype: str
+    head_dim: int
+    causal: bool = False
+    window: bool = False
+    varlen: bool = False
+    return_lse: bool = False
+    layout: str = "bshd"
+    op: str = "attention"
+
+    def __post_init__(self):
+        if self.dtype not in DTYPES:
+            raise ScheduleError("dtype", self.dtype, f"one of {', '.join(DTYPES)}")
+        if isinstance(self.head_dim, bool) or self.head_dim not in HEAD_DIMS:
+            raise ScheduleError("head_dim", self.head_dim, f"one of {', '.join(map(str, HEAD_DIMS))}")
+        object.__setattr__(self, "head_dim", int(self.head_dim))
+        for name in ("causal", "window", "varlen", "return_lse"):
+            _check_bool(name, getattr(self, name))
+        if self.layout not in LAYOUTS:
+            raise ScheduleError("layout", self.layout, f"one of {', '.join(LAYOUTS)}")
+        if self.varlen and self.layout != "bshd":
+            raise ScheduleError("layout", self.layout,
+                                "'bshd' when varlen (packed arrays are (total, heads, head_dim))")
+        if self.op not in OPS:
+            raise ScheduleError("op", self.op, f"one of {', '.join(OPS)}")
+        if self.op == "attention_bwd" and self.return_lse:
+            raise ScheduleError("return_lse", self.return_lse, "False for op='attention_bwd' (it reads LSE)")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "AttentionDirective":
+        return cls(**d)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
