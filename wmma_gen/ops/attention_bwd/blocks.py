@@ -1,0 +1,279 @@
+"""In-kernel building blocks of the backward kernels: flat views of the bare-pointer
+arguments, sequence bounds (dense or cu_seqlens), the visibility rule and the tile ranges it
+implies, per-element masks, and cooperative staging of row tiles into LDS.
+
+Query-slot order. A 16x16 f32 accumulator tile (rows = queries or keys, the "stream" axis
+of a backward GEMM) holds, in lane l, the 8 rows `layouts.c_coord(family, l, v)`:
+  gfx11 rows 2v + l//16,  gfx12 rows 8*(l//16) + v          (layouts.py, ISA guides).
+Give every row r of a 16-row block the *slot* perm(r) = 8*(r%2) + r//2 (gfx11) or r (gfx12);
+then accumulator value v of lane l is slot 8*(l//16) + v on both families. The backward
+reuses such a tile (P, dS) as the B operand of the next WMMA, whose K runs over the same
+rows, so the A operand of that WMMA (Q^T, dO^T or K^T) is staged in LDS with its K axis in
+slot order (`stage_rows(..., transposed=...)`), and per-row vectors (LSE, Di) are staged in
+slot order too: a lane then reads its 8 values as one contiguous run (operands.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import _gpu_ops_gen as gpu
+from mlir.dialects import arith, memref, scf, vector
+
+from ...kernels import irb
+from .args import BwdSpec
+
+BIG = 1 << 30   # "unbounded" window side; sizes stay far below it
+LOG2E = 1.4426950408889634
+FLAT = 2 ** 31 - 1
+
+
+def i32():
+    return ir.IntegerType.get_signless(32)
+
+
+def idx(v):
+    """i32 -> index (free with 32-bit index math)."""
+    return arith.index_cast(irb.index(), v)
+
+
+def flat(ptr, dtype: str):
+    """A bare-pointer argument as a flat memref<2^31-1 x T> (addresses computed here)."""
+    t = ir.MemRefType.get([FLAT], irb.storage_type(dtype))
+    return memref.ReinterpretCastOp(t, ptr, [], [], [], [0], [FLAT], [1]).result
+
+
+def block_id(d: str):
+    return gpu.BlockIdOp(ir.Attribute.parse(f"#gpu<dim {d}>")).result
+
+
+def thread_id():
+    return gpu.ThreadIdOp(ir.Attribute.parse("#gpu<dim x>")).result
+
+
+def scmp(pred: str, a, b):
+    return arith.CmpIOp(getattr(arith.CmpIPredicate, pred), a, irb._v(b)).result
+
+
+def smax(a, b):
+    return arith.MaxSIOp(a, irb._v(b)).result
+
+
+def smin(a, b):
+    return arith.MinSIOp(a, irb._v(b)).result
+
+
+def lor(a, b):
+    return arith.OrIOp(a, b).result
+
+
+def if_then(cond, fn) -> None:
+    op = scf.IfOp(cond)
+    with ir.InsertionPoint(op.then_block):
+        fn()
+        scf.YieldOp([])
+
+
+@dataclass
+class Seq:
+    """Where sequence b lives: first row of its queries/keys in the packed arrays (0 unless
+    varlen) and its lengths; off = Sk - Sq aligns queries bottom-right."""
+    q0: object
+    k0: object
+    sq: object
+    sk: object
+
+    @property
+    def off(self):
+        return irb.sub(self.sk, self.sq)
+
+
+def seq_bounds(spec: BwdSpec, vals, b) -> Seq:
+    if not spec.varlen:
+        return Seq(irb.c(0), irb.c(0), idx(vals["seq_q"]), idx(vals["seq_k"]))
+    cq, ck = flat(vals["cu_seqlens_q"], "i32"), flat(vals["cu_seqlens_k"], "i32")
+    q0, q1 = (idx(memref.load(cq, [x])) for x in (b, irb.add(b, 1)))
+    k0, k1 = (idx(memref.load(ck, [x])) for x in (b, irb.add(b, 1)))
+    return Seq(q0, k0, irb.sub(q1, q0), irb.sub(k1, k0))
+
+
+@dataclass
+class Tensor:
+    """A 4-D (batch, seq, head, dim) tensor or a (batch, head, seq) row vector argument."""
+    ref: object
+    dtype: str
+    sb: object
+    ss: object
+    sh: object
+
+    def row_base(self, b, row0, h):
+        """Element offset of (b, row0, h, 0) (row vectors: of (b, h, row0))."""
+        return irb.add(irb.add(irb.mul(b, self.sb), irb.mul(row0, self.ss)), irb.mul(h, self.sh))
+
+
+@dataclass
+class Shifted:
+    """A Tensor whose row base is moved by `extra` elements (a wave's head-dim part)."""
+    t: Tensor
+    extra: object
+
+    @property
+    def ref(self):
+        return self.t.ref
+
+    @property
+    def dtype(self):
+        return self.t.dtype
+
+    def row_base(self, b, row0, h):
+        return irb.add(self.t.row_base(b, row0, h), self.extra)
+
+
+def tensor(vals, name: str, dtype: str) -> Tensor:
+    ss = idx(vals[f"{name}_ss"]) if f"{name}_ss" in vals else irb.c(1)
+    return Tensor(flat(vals[name], dtype), dtype, idx(vals[f"{name}_sb"]), ss, idx(vals[f"{name}_sh"]))
+
+
+# --- visibility ------------------------------------------------------------------------
+
+@dataclass
+class Vis:
+    """Key j is visible to query i iff lo <= j - i - off <= hi (lo/hi: index values)."""
+    lo: object
+    hi: object
+    spec: BwdSpec
+
+    def visible(self, i, j, seq: Seq):
+        """i1: (i, j) inside the sequence and visible."""
+        ok = irb.land(irb.lt(i, seq.sq), irb.lt(j, seq.sk))
+        if self.spec.causal or self.spec.window:
+            t = irb.sub(irb.sub(j, i), seq.off)
+            ok = irb.land(ok, scmp("sle", t, self.hi))
+            if self.spec.window:
+                ok = irb.land(ok, scmp("sge", t, self.lo))
+        return ok
+
+
+def visibility(spec: BwdSpec, vals) -> Vis:
+    lo, hi = irb.c(-BIG), irb.c(BIG)
+    if spec.window:
+        left, right = idx(vals["window_left"]), idx(vals["window_right"])
+        lo = irb.select(scmp("slt", left, 0), irb.c(-BIG), irb.sub(irb.c(0), left))
+        hi = irb.select(scmp("slt", right, 0), irb.c(BIG), right)
+    if spec.causal:
+        hi = smin(hi, 0)
+    return Vis(lo, hi, spec)
+
+
+@dataclass
+class Ranges:
+    """Stream tiles [t_lo, t_hi) that see the fixed tile; [f_lo, f_hi) of them need no mask."""
+    t_lo: object
+    t_hi: object
+    f_lo: object
+    f_hi: object
+
+    @property
+    def masked(self):
+        return irb.add(irb.sub(self.f_lo, self.t_lo), irb.sub(self.t_hi, self.f_hi))
+
+    def masked_tile(self, t):
+        """Index of the t-th masked tile (those before f_lo, then those from f_hi)."""
+        first = irb.sub(self.f_lo, self.t_lo)
+        return irb.select(irb.lt(t, first), irb.add(self.t_lo, t), irb.add(self.f_hi, irb.sub(t, first)))
+
+
+def _floor_count(x, tile: int):
+    """#{n >= 0 : n*tile <= x}"""
+    return irb.select(scmp("slt", x, 0), irb.c(0), irb.add(arith.DivSIOp(x, irb.c(tile)).result, 1))
+
+
+def tile_ranges(a, b, limit, tile: int, full_from, full_to, fixed_ok) -> Ranges:
+    """Tiles of `tile` stream elements covering [a, b) clipped to [0, limit); fully valid
+    ones are those n with n*tile >= full_from, n*tile <= full_to, (n+1)*tile <= limit, when
+    fixed_ok (the fixed tile lies inside its sequence)."""
+    a = smax(a, 0)
+    b = smax(smin(b, limit), a)
+    cap = irb.div(limit, tile)
+    t_lo = irb.div(a, tile)
+    t_hi = irb.div(irb.add(b, tile - 1), tile)
+    f_lo = irb.div(irb.add(smax(full_from, 0), tile - 1), tile)
+    f_hi = smin(_floor_count(full_to, tile), cap)
+    f_hi = irb.select(fixed_ok, f_hi, irb.c(0))
+    f_lo = smin(smax(f_lo, t_lo), t_hi)
+    f_hi = smin(smax(f_hi, f_lo), t_hi)
+    return Ranges(t_lo, t_hi, f_lo, f_hi)
+
+
+def slot(family: str, r):
+    """LDS column (slot) of stream row r (index value) in slot order (module docstring)."""
+    if family == "gfx12":
+        return r
+    within = irb.rem(r, 16)
+    return irb.add(irb.mul(irb.div(r, 16), 16), irb.add(irb.mul(irb.rem(within, 2), 8), irb.div(within, 2)))
+
+
+def slot_of_const(family: str, r: int) -> int:
+    if family == "gfx12":
+        return r
+    return 16 * (r // 16) + 8 * (r % 2) + (r % 16) // 2
+
+
+# --- staging ---------------------------------------------------------------------------
+
+def stage_rows(t: Tensor, family: str, b, h, seq_row0, row0, nvalid, rows: int, d: int, tid, threads: int,
+               natural=None, transposed=None) -> None:
+    """Copy rows row0 .. row0+rows (of one head; rows >= nvalid read as zeros) into LDS:
+    natural[0][r][c] and/or transposed[0][c][slot(r)]. A thread copies two rows whose
+    slots are adjacent (r, r+1 on gfx12; r, r+2 on gfx11) in chunks of 8 elements, so each
+    transposed store writes two 16-bit values (one 32-bit ds_store)."""
+    w = 8
+    per_row = d // w
+    units = rows // 2 * per_row
+    st = irb.storage_type(t.dtype)
+    base = t.row_base(b, irb.add(seq_row0, row0), h)
+    delta = 1 if family == "gfx12" else 2
+    for k in range(-(-units // threads)):
+        u = irb.add(tid, k * threads)
+        if (k + 1) * threads > units:
+            u = irb.minu(u, units - 1)   # surplus threads repeat the last unit (same values)
+        p, c = irb.div(u, per_row), irb.mul(irb.rem(u, per_row), w)
+        r = irb.mul(p, 2) if family == "gfx12" else irb.add(irb.mul(irb.div(p, 2), 4), irb.rem(p, 2))
+        chunks = []
+        for e in (0, delta):
+            row = irb.add(r, e)
+            ok = irb.lt(irb.add(row0, row), nvalid)
+            safe = irb.select(ok, row, irb.c(0))   # row0 < nvalid whenever a tile is staged
+            v = vector.load(irb.vec(w, st), t.ref, [irb.add(base, irb.add(irb.mul(safe, t.ss), c))])
+            chunks.append(irb.select(ok, v, irb.zeros(irb.vec(w, st))))
+            if natural is not None:
+                vector.store(chunks[-1], natural, [irb.c(0), row, c])
+        if transposed is not None:
+            col = slot(family, r)
+            for e in range(w):
+                pair = vector.shuffle(chunks[0], chunks[1], [e, w + e])
+                vector.store(pair, transposed, [irb.c(0), irb.add(c, e), col])
+
+
+def load_row_value(t: Tensor, b, h, seq_row0, i, nvalid, scale: float = 1.0):
+    """f32 row-vector element (b, h, i) * scale, 0 outside [0, nvalid)."""
+    ok = irb.lt(i, nvalid)
+    off = irb.add(t.row_base(b, seq_row0, h), irb.select(ok, i, irb.c(0)))
+    v = memref.load(t.ref, [off])
+    if scale != 1.0:
+        v = arith.mulf(v, irb.cf(scale, ir.F32Type.get()))
+    return irb.select(ok, v, irb.cf(0.0, ir.F32Type.get()))
+
+
+def stage_row_values(t: Tensor, family: str, b, h, seq_row0, row0, nvalid, rows: int, tid, threads: int,
+                     lds, scale: float = 1.0) -> None:
+    """lds[slot(r)] = t[b, h, row0 + r] * scale for r < rows (f32, zeros past nvalid)."""
+    for k in range(-(-rows // threads)):
+        r = irb.add(tid, k * threads)
+
+        def put(r=r):
+            memref.store(load_row_value(t, b, h, seq_row0, irb.add(row0, r), nvalid, scale), lds, [slot(family, r)])
+        if (k + 1) * threads > rows:
+            if_then(irb.lt(r, rows), put)
+        else:
+            put()

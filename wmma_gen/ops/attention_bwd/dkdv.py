@@ -1,0 +1,158 @@
+"""dK/dV kernel: one workgroup per (key tile, kv head, sequence), FA-2 backward with the
+softmax recomputed from the forward LSE. Wave w owns keys ks = 16*(w % WK) of the tile and
+head-dim columns [dp*DD, (dp+1)*DD) of dK, dV (WK = waves/d_split, dp = w // WK).
+
+    stage K, V tile (natural [key][d]) in LDS
+    dK^T, dV^T = 0                                   # (DD x 16 keys) f32 per wave
+    for h in query heads of the kv head:             # GQA: the group accumulates in place
+      for m0 in query tiles that see the key tile:   # masked tiles first/last, full ones
+        stage Q, dO [m][d] and Q^T, dO^T [d][slot(m)]; LSE*log2e, Di [slot(m)]
+        S  = Q K^T,  dP = dO V^T                     # WMMA, rows = queries (slot order)
+        P  = exp2(S*scale*log2e - LSE*log2e)  (0 where masked)
+        dS = P * (dP - Di)
+        dV^T += dO^T P,   dK^T += Q^T dS             # P, dS as B operands (operands.py)
+    dK = scale * dK, dV -> global                    # rows >= Sk dropped
+
+Query tiles are visited in increasing order for every key tile, and each output element is
+written by exactly one workgroup: no atomics, bit-identical for any dispatch order.
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import _gpu_ops_gen as gpu
+from mlir.dialects import arith, scf
+
+from ...kernels import irb
+from ...kernels.signature import KernelSource, Signature
+from .args import BwdSpec, build_module, grid_fn, kernel_args
+from .blocks import (LOG2E, Ranges, Shifted, block_id, idx, seq_bounds, stage_row_values, stage_rows, tensor,
+                     thread_id, tile_ranges, visibility)
+from .operands import (element_mask, frag, mma, slot_values, softmax_grad, store_transposed_acc,
+                       to_b_operand, zero_acc)
+from .schedule import PAD, AttentionBwdSchedule
+
+
+class _K:
+    """Values every phase reads (a plain bag, built once per kernel)."""
+
+
+def _lds_shapes(spec: BwdSpec, s: AttentionBwdSchedule):
+    d, m, n, dt = spec.head_dim, s.block_m, s.block_n, spec.dtype
+    return [([1, n, d + PAD], dt), ([1, n, d + PAD], dt),        # K, V
+            ([1, m, d + PAD], dt), ([1, m, d + PAD], dt),        # Q, dO
+            ([1, d, m + PAD], dt), ([1, d, m + PAD], dt),        # Q^T, dO^T (slot order)
+            ([m], "f32"), ([m], "f32")]                          # LSE*log2e, Di (slot order)
+
+
+def build_dkdv(spec: BwdSpec, s: AttentionBwdSchedule, name: str = "attn_bwd_dkdv") -> KernelSource:
+    args = kernel_args(spec, "dkdv")
+    text = build_module(name, spec.arch, args, _lds_shapes(spec, s), s.threads,
+                        lambda vals, lds: _body(spec, s, vals, lds))
+    sig = Signature(name, args, grid_fn("dkdv", s.block_n), (s.threads, 1, 1))
+    return KernelSource(name, text, spec.arch, sig)
+
+
+def _body(spec: BwdSpec, s: AttentionBwdSchedule, vals, lds) -> None:
+    k = _K()
+    k.spec, k.s, k.fam, k.dt = spec, s, spec.family, spec.dtype
+    k.lds_k, k.lds_v, k.lds_q, k.lds_do, k.lds_qt, k.lds_dot, k.lds_l, k.lds_di = lds
+    k.Q, k.K, k.V, k.dO = (tensor(vals, n, spec.dtype) for n in ("q", "k", "v", "do"))
+    k.lse, k.delta = tensor(vals, "lse", "f32"), tensor(vals, "delta", "f32")
+    k.dK, k.dV = tensor(vals, "dk", spec.out_dtype), tensor(vals, "dv", spec.out_dtype)
+    k.tid = thread_id()
+    k.lane, wave = irb.rem(k.tid, 32), irb.div(k.tid, 32)
+    wk = s.waves // s.d_split
+    k.ks = irb.mul(irb.rem(wave, wk), 16)                  # wave's keys inside the tile
+    k.dd = spec.head_dim // 16 // s.d_split                # 16-column head-dim blocks per wave
+    k.dpart = irb.div(wave, wk)
+    k.b, k.hk = block_id("z"), block_id("y")
+    k.n0 = irb.mul(block_id("x"), s.block_n)
+    k.seq = seq_bounds(spec, vals, k.b)
+    k.vis = visibility(spec, vals)
+    k.scale = vals["scale"]
+    k.scale_log2e = arith.mulf(k.scale, irb.cf(LOG2E, ir.F32Type.get()))
+    k.group = irb.div(idx(vals["heads"]), idx(vals["kv_heads"]))
+
+    def tile():
+        accs = _key_tile(k)
+        _store(k, accs)
+    scf_if = scf.IfOp(irb.lt(k.n0, k.seq.sk))   # varlen: this sequence may have fewer keys
+    with ir.InsertionPoint(scf_if.then_block):
+        tile()
+        scf.YieldOp([])
+
+
+def _ranges(k) -> Ranges:
+    s, seq, vis = k.s, k.seq, k.vis
+    n_end = irb.minu(irb.add(k.n0, s.block_n), seq.sk)
+    a = irb.sub(irb.sub(k.n0, seq.off), vis.hi)           # first query that sees key n0
+    b = irb.sub(irb.sub(n_end, seq.off), vis.lo)          # one past the last that sees n_end-1
+    full_from = irb.sub(irb.sub(irb.add(k.n0, s.block_n - 1), seq.off), vis.hi)
+    full_to = irb.sub(irb.sub(k.n0, seq.off), irb.add(vis.lo, s.block_m - 1))
+    fixed_ok = irb.lt(irb.add(k.n0, s.block_n - 1), seq.sk)
+    return tile_ranges(a, b, seq.sq, s.block_m, full_from, full_to, fixed_ok)
+
+
+def _key_tile(k) -> list:
+    s, spec = k.s, k.spec
+    d = spec.head_dim
+    stage_rows(k.K, k.fam, k.b, k.hk, k.seq.k0, k.n0, k.seq.sk, s.block_n, d, k.tid, s.threads, natural=k.lds_k)
+    stage_rows(k.V, k.fam, k.b, k.hk, k.seq.k0, k.n0, k.seq.sk, s.block_n, d, k.tid, s.threads, natural=k.lds_v)
+    r = _ranges(k)
+    accs = [zero_acc() for _ in range(2 * k.dd)]          # dV^T blocks, then dK^T blocks
+    heads = scf.ForOp(irb.c(0), k.group, irb.c(1), accs)
+    with ir.InsertionPoint(heads.body):
+        h = irb.add(irb.mul(k.hk, k.group), heads.induction_variable)
+        acc = list(heads.inner_iter_args)
+        masked = scf.ForOp(irb.c(0), r.masked, irb.c(1), acc)
+        with ir.InsertionPoint(masked.body):
+            m0 = irb.mul(r.masked_tile(masked.induction_variable), s.block_m)
+            scf.YieldOp(_query_tile(k, h, m0, list(masked.inner_iter_args), True))
+        full = scf.ForOp(r.f_lo, r.f_hi, irb.c(1), list(masked.results))
+        with ir.InsertionPoint(full.body):
+            m0 = irb.mul(full.induction_variable, s.block_m)
+            scf.YieldOp(_query_tile(k, h, m0, list(full.inner_iter_args), False))
+        scf.YieldOp(list(full.results))
+    return list(heads.results)
+
+
+def _query_tile(k, h, m0, accs: list, masked: bool) -> list:
+    s, spec, fam, dt, lane = k.s, k.spec, k.fam, k.dt, k.lane
+    d, fm = spec.head_dim, s.block_m // 16
+    seq = k.seq
+    gpu.BarrierOp()   # the previous tile's fragments have been read
+    stage_rows(k.Q, fam, k.b, h, seq.q0, m0, seq.sq, s.block_m, d, k.tid, s.threads,
+               natural=k.lds_q, transposed=k.lds_qt)
+    stage_rows(k.dO, fam, k.b, h, seq.q0, m0, seq.sq, s.block_m, d, k.tid, s.threads,
+               natural=k.lds_do, transposed=k.lds_dot)
+    stage_row_values(k.lse, fam, k.b, h, seq.q0, m0, seq.sq, s.block_m, k.tid, s.threads, k.lds_l, -LOG2E)
+    stage_row_values(k.delta, fam, k.b, h, seq.q0, m0, seq.sq, s.block_m, k.tid, s.threads, k.lds_di)
+    gpu.BarrierOp()
+    key = irb.add(irb.add(k.n0, k.ks), irb.rem(lane, 16))
+    pb, dsb = [], []
+    for i in range(fm):
+        sacc, dpacc = zero_acc(), zero_acc()
+        for kk in range(0, d, 16):
+            sacc = mma(frag(k.lds_q, dt, fam, 16 * i, kk, lane), frag(k.lds_k, dt, fam, k.ks, kk, lane), sacc)
+            dpacc = mma(frag(k.lds_do, dt, fam, 16 * i, kk, lane), frag(k.lds_v, dt, fam, k.ks, kk, lane), dpacc)
+        mask = element_mask(fam, lane, k.vis, seq, irb.add(m0, 16 * i), key, True) if masked else None
+        p, ds = softmax_grad(sacc, dpacc, slot_values(k.lds_l, lane, 16 * i), slot_values(k.lds_di, lane, 16 * i),
+                             k.scale_log2e, mask)
+        pb.append(to_b_operand(fam, dt, p, lane))
+        dsb.append(to_b_operand(fam, dt, ds, lane))
+    out = list(accs)
+    for j in range(k.dd):
+        drow = irb.add(irb.mul(k.dpart, 16 * k.dd), 16 * j)
+        for i in range(fm):
+            out[j] = mma(frag(k.lds_dot, dt, fam, drow, 16 * i, lane), pb[i], out[j])
+            out[k.dd + j] = mma(frag(k.lds_qt, dt, fam, drow, 16 * i, lane), dsb[i], out[k.dd + j])
+    return out
+
+
+def _store(k, accs: list) -> None:
+    key = irb.add(irb.add(k.n0, k.ks), irb.rem(k.lane, 16))
+    part = irb.mul(k.dpart, 16 * k.dd)     # the wave's head-dim columns start here
+    for j in range(k.dd):
+        for out, acc, scale in ((k.dV, accs[j], None), (k.dK, accs[k.dd + j], k.scale)):
+            store_transposed_acc(k.fam, Shifted(out, part), acc, scale, k.b, k.hk, k.seq.k0, key,
+                                 k.seq.sk, 16 * j, k.lane)

@@ -1,0 +1,137 @@
+"""dQ kernel: one workgroup per (query tile, query head, sequence); the softmax and dP are
+recomputed here (schedule.py documents why: determinism without atomics). Wave w owns
+queries qs = 16*(w % WQ) of the tile and head-dim columns [dp*DD, (dp+1)*DD) of dQ
+(WQ = dq_waves/dq_d_split, dp = w // WQ). Everything is computed transposed, so keys run
+down the accumulator rows and the per-query LSE and Di are one scalar per lane:
+
+    stage Q, dO tile (natural [query][d]) in LDS; lse2 = LSE*log2e, Di of the lane's query
+    dQ^T = 0                                          # (DD x 16 queries) f32 per wave
+    for n0 in key tiles the query tile sees:          # masked tiles first/last, full ones
+      stage K, V [n][d] and K^T [d][slot(n)]
+      S^T = K Q^T,  dP^T = V dO^T                     # WMMA, rows = keys (slot order)
+      P^T = exp2(S^T*scale*log2e - lse2)  (0 where masked);  dS^T = P^T (dP^T - Di)
+      dQ^T += K^T dS^T                                # dS^T as the B operand
+    dQ = scale * dQ -> global                          # rows >= Sq dropped
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import _gpu_ops_gen as gpu
+from mlir.dialects import arith, scf
+
+from ...kernels import irb
+from ...kernels.signature import KernelSource, Signature
+from .args import BwdSpec, build_module, grid_fn, kernel_args
+from .blocks import (LOG2E, Ranges, Shifted, block_id, idx, load_row_value, seq_bounds, stage_rows, tensor,
+                     thread_id, tile_ranges, visibility)
+from .operands import element_mask, frag, mma, softmax_grad, splat, store_transposed_acc, to_b_operand, zero_acc
+from .schedule import PAD, AttentionBwdSchedule
+
+
+class _K:
+    """Values every phase reads (a plain bag, built once per kernel)."""
+
+
+def _lds_shapes(spec: BwdSpec, s: AttentionBwdSchedule):
+    d, m, n, dt = spec.head_dim, s.dq_block_m, s.dq_block_n, spec.dtype
+    return [([1, m, d + PAD], dt), ([1, m, d + PAD], dt),        # Q, dO
+            ([1, n, d + PAD], dt), ([1, n, d + PAD], dt),        # K, V
+            ([1, d, n + PAD], dt)]                               # K^T (slot order)
+
+
+def build_dq(spec: BwdSpec, s: AttentionBwdSchedule, name: str = "attn_bwd_dq") -> KernelSource:
+    args = kernel_args(spec, "dq")
+    text = build_module(name, spec.arch, args, _lds_shapes(spec, s), s.dq_threads,
+                        lambda vals, lds: _body(spec, s, vals, lds))
+    sig = Signature(name, args, grid_fn("dq", s.dq_block_m), (s.dq_threads, 1, 1))
+    return KernelSource(name, text, spec.arch, sig)
+
+
+def _body(spec: BwdSpec, s: AttentionBwdSchedule, vals, lds) -> None:
+    k = _K()
+    k.spec, k.s, k.fam, k.dt = spec, s, spec.family, spec.dtype
+    k.lds_q, k.lds_do, k.lds_k, k.lds_v, k.lds_kt = lds
+    k.Q, k.K, k.V, k.dO = (tensor(vals, n, spec.dtype) for n in ("q", "k", "v", "do"))
+    k.lse, k.delta = tensor(vals, "lse", "f32"), tensor(vals, "delta", "f32")
+    k.dQ = tensor(vals, "dq", spec.out_dtype)
+    k.tid = thread_id()
+    k.lane, wave = irb.rem(k.tid, 32), irb.div(k.tid, 32)
+    wq = s.dq_waves // s.dq_d_split
+    k.qs = irb.mul(irb.rem(wave, wq), 16)
+    k.dd = spec.head_dim // 16 // s.dq_d_split
+    k.dpart = irb.div(wave, wq)
+    k.b, k.h = block_id("z"), block_id("y")
+    k.hk = irb.div(k.h, irb.div(idx(vals["heads"]), idx(vals["kv_heads"])))
+    k.m0 = irb.mul(block_id("x"), s.dq_block_m)
+    k.seq = seq_bounds(spec, vals, k.b)
+    k.vis = visibility(spec, vals)
+    k.scale = vals["scale"]
+    k.scale_log2e = arith.mulf(k.scale, irb.cf(LOG2E, ir.F32Type.get()))
+    k.query = irb.add(irb.add(k.m0, k.qs), irb.rem(k.lane, 16))   # this lane's query row
+    scf_if = scf.IfOp(irb.lt(k.m0, k.seq.sq))   # varlen: this sequence may have fewer queries
+    with ir.InsertionPoint(scf_if.then_block):
+        _store(k, _query_tile(k))
+        scf.YieldOp([])
+
+
+def _ranges(k) -> Ranges:
+    s, seq, vis = k.s, k.seq, k.vis
+    m_end = irb.minu(irb.add(k.m0, s.dq_block_m), seq.sq)
+    a = irb.add(irb.add(k.m0, seq.off), vis.lo)            # first key query m0 sees
+    b = irb.add(irb.add(m_end, seq.off), vis.hi)           # one past the last key m_end-1 sees
+    full_from = irb.add(irb.add(vis.lo, seq.off), irb.add(k.m0, s.dq_block_m - 1))
+    full_to = irb.sub(irb.add(irb.add(k.m0, seq.off), vis.hi), s.dq_block_n - 1)
+    fixed_ok = irb.lt(irb.add(k.m0, s.dq_block_m - 1), seq.sq)
+    return tile_ranges(a, b, seq.sk, s.dq_block_n, full_from, full_to, fixed_ok)
+
+
+def _query_tile(k) -> list:
+    s, spec, seq = k.s, k.spec, k.seq
+    d = spec.head_dim
+    stage_rows(k.Q, k.fam, k.b, k.h, seq.q0, k.m0, seq.sq, s.dq_block_m, d, k.tid, s.dq_threads, natural=k.lds_q)
+    stage_rows(k.dO, k.fam, k.b, k.h, seq.q0, k.m0, seq.sq, s.dq_block_m, d, k.tid, s.dq_threads, natural=k.lds_do)
+    k.neg_lse2 = splat(load_row_value(k.lse, k.b, k.h, seq.q0, k.query, seq.sq, -LOG2E))
+    k.di = splat(load_row_value(k.delta, k.b, k.h, seq.q0, k.query, seq.sq))
+    r = _ranges(k)
+    accs = [zero_acc() for _ in range(k.dd)]
+    masked = scf.ForOp(irb.c(0), r.masked, irb.c(1), accs)
+    with ir.InsertionPoint(masked.body):
+        n0 = irb.mul(r.masked_tile(masked.induction_variable), s.dq_block_n)
+        scf.YieldOp(_key_tile(k, n0, list(masked.inner_iter_args), True))
+    full = scf.ForOp(r.f_lo, r.f_hi, irb.c(1), list(masked.results))
+    with ir.InsertionPoint(full.body):
+        n0 = irb.mul(full.induction_variable, s.dq_block_n)
+        scf.YieldOp(_key_tile(k, n0, list(full.inner_iter_args), False))
+    return list(full.results)
+
+
+def _key_tile(k, n0, accs: list, masked: bool) -> list:
+    s, spec, fam, dt, lane, seq = k.s, k.spec, k.fam, k.dt, k.lane, k.seq
+    d, fn = spec.head_dim, s.dq_block_n // 16
+    gpu.BarrierOp()   # Q/dO staged (first tile) / the previous key tile has been read
+    stage_rows(k.K, fam, k.b, k.hk, seq.k0, n0, seq.sk, s.dq_block_n, d, k.tid, s.dq_threads,
+               natural=k.lds_k, transposed=k.lds_kt)
+    stage_rows(k.V, fam, k.b, k.hk, seq.k0, n0, seq.sk, s.dq_block_n, d, k.tid, s.dq_threads, natural=k.lds_v)
+    gpu.BarrierOp()
+    dsb = []
+    for i in range(fn):
+        sacc, dpacc = zero_acc(), zero_acc()
+        for kk in range(0, d, 16):
+            sacc = mma(frag(k.lds_k, dt, fam, 16 * i, kk, lane), frag(k.lds_q, dt, fam, k.qs, kk, lane), sacc)
+            dpacc = mma(frag(k.lds_v, dt, fam, 16 * i, kk, lane), frag(k.lds_do, dt, fam, k.qs, kk, lane), dpacc)
+        mask = element_mask(fam, lane, k.vis, seq, irb.add(n0, 16 * i), k.query, False) if masked else None
+        _, ds = softmax_grad(sacc, dpacc, k.neg_lse2, k.di, k.scale_log2e, mask)
+        dsb.append(to_b_operand(fam, dt, ds, lane))
+    out = list(accs)
+    for j in range(k.dd):
+        drow = irb.add(irb.mul(k.dpart, 16 * k.dd), 16 * j)
+        for i in range(fn):
+            out[j] = mma(frag(k.lds_kt, dt, fam, drow, 16 * i, lane), dsb[i], out[j])
+    return out
+
+
+def _store(k, accs: list) -> None:
+    part = irb.mul(k.dpart, 16 * k.dd)
+    for j in range(k.dd):
+        store_transposed_acc(k.fam, Shifted(k.dQ, part), accs[j], k.scale, k.b, k.h, k.seq.q0, k.query,
+                             k.seq.sq, 16 * j, k.lane)

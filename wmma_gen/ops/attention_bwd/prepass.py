@@ -1,0 +1,48 @@
+"""Pre-pass: Di = rowsum(dO * O) in f32 for every query row (FA-2 backward, Algorithm 2
+line 4 of Dao 2023: D_i = rowsum(dO_i o O_i)). One thread per row:
+
+    for each query row i of the workgroup's `prepass_rows` rows (head h, sequence b):
+        acc = 0
+        for d0 in range(0, D, 8):                 # unrolled; 16-byte loads of O and dO
+            acc += sum(f32(O[i, d0:d0+8]) * f32(dO[i, d0:d0+8]))
+        delta[b, h, i] = acc                      # rows >= Sq write nothing
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, memref, vector
+
+from ...kernels import irb
+from ...kernels.signature import KernelSource, Signature
+from .args import BwdSpec, build_module, grid_fn, kernel_args
+from .blocks import block_id, if_then, seq_bounds, tensor, thread_id
+from .schedule import AttentionBwdSchedule
+
+
+def build_prepass(spec: BwdSpec, s: AttentionBwdSchedule, name: str = "attn_bwd_prepass") -> KernelSource:
+    args = kernel_args(spec, "prepass")
+    rows = s.prepass_rows
+    text = build_module(name, spec.arch, args, [], rows, lambda vals, lds: _body(spec, rows, vals))
+    sig = Signature(name, args, grid_fn("prepass", rows), (rows, 1, 1))
+    return KernelSource(name, text, spec.arch, sig)
+
+
+def _body(spec: BwdSpec, rows: int, vals) -> None:
+    O, dO = tensor(vals, "o", spec.dtype), tensor(vals, "do", spec.dtype)
+    delta = tensor(vals, "delta", "f32")
+    b, h = block_id("z"), block_id("y")
+    i = irb.add(irb.mul(block_id("x"), rows), thread_id())
+    seq = seq_bounds(spec, vals, b)
+    f32 = ir.F32Type.get()
+    st = irb.storage_type(spec.dtype)
+
+    def row():
+        base_o, base_do = O.row_base(b, irb.add(seq.q0, i), h), dO.row_base(b, irb.add(seq.q0, i), h)
+        acc = irb.zeros(irb.vec(8, f32))
+        for d0 in range(0, spec.head_dim, 8):
+            o = arith.extf(irb.vec(8, f32), vector.load(irb.vec(8, st), O.ref, [irb.add(base_o, d0)]))
+            g = arith.extf(irb.vec(8, f32), vector.load(irb.vec(8, st), dO.ref, [irb.add(base_do, d0)]))
+            acc = arith.addf(acc, arith.mulf(o, g))
+        total = vector.reduction(f32, vector.CombiningKind.ADD, acc)
+        memref.store(total, delta.ref, [irb.add(delta.row_base(b, seq.q0, h), i)])
+    if_then(irb.lt(i, seq.sq), row)

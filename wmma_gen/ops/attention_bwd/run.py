@@ -1,0 +1,77 @@
+"""run_backward: check the arguments, build and compile the three kernels, launch them.
+
+    delta      = prepass(o, do)                                    # Di = rowsum(dO * O), f32
+    dk, dv     = dkdv(q, k, v, do, lse, delta)                     # one workgroup per key tile
+    dq         = dq(q, k, v, do, lse, delta)                       # one workgroup per query tile
+
+Each kernel goes through the one launcher (device/launcher.py); nothing is launched when an
+argument is wrong (ops/attention/inputs.backward_inputs raises first).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...compiler import compile_mlir
+from ...device.launcher import launch
+from ...kernels.signature import KernelSource
+from ...targets import get_target
+from ..attention.inputs import backward_inputs
+from .args import OUT_DTYPES, BwdSpec
+from .defaults import default_schedule
+from .dkdv import build_dkdv
+from .dq import build_dq
+from .prepass import build_prepass
+from .schedule import AttentionBwdSchedule
+from ...errors import ScheduleError
+
+
+@dataclass(frozen=True)
+class BwdKernels:
+    prepass: KernelSource
+    dkdv: KernelSource
+    dq: KernelSource
+
+    def items(self):
+        return (("prepass", self.prepass), ("dkdv", self.dkdv), ("dq", self.dq))
+
+
+def build_backward(spec: BwdSpec, s: AttentionBwdSchedule) -> BwdKernels:
+    """The three kernel sources for one compile-time key (nothing is compiled here)."""
+    s.validate(spec.head_dim, spec.dtype, get_target(spec.arch))
+    return BwdKernels(build_prepass(spec, s), build_dkdv(spec, s), build_dq(spec, s))
+
+
+def make_spec(arch: str, dtype: str, head_dim: int, *, causal=False, window=False, varlen=False,
+              layout="bshd", out="same") -> BwdSpec:
+    if out not in OUT_DTYPES:
+        raise ScheduleError("out_dtype", out, f"one of {', '.join(OUT_DTYPES)}")
+    return BwdSpec(arch, get_target(arch).family, dtype, head_dim, causal, window, varlen, layout, out)
+
+
+def run_backward(q, k, v, o, do, lse, *, scale=None, causal=False, window=None, cu_seqlens_q=None,
+                 cu_seqlens_k=None, layout="bshd", dtype=None, out_dtype="same", arch="gfx1100",
+                 device=None, schedule: AttentionBwdSchedule | None = None, stats: dict | None = None):
+    """(dq, dk, dv) shaped like q, k, v; stored as the inputs (float16, bf16 as uint16 bits) or
+    float32 with out_dtype="f32". `stats`, when given, receives each kernel's Timing."""
+    inp = backward_inputs(q, k, v, o, do, lse, causal=causal, window=window, scale=scale,
+                          cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, layout=layout, dtype=dtype)
+    p = inp.problem
+    spec = make_spec(arch, p.dtype, p.head_dim, causal=p.causal, window=p.window is not None,
+                     varlen=p.varlen, layout=p.layout, out=out_dtype)
+    s = schedule or default_schedule(arch, p.head_dim)
+    kernels = build_backward(spec, s)
+    if device is None:
+        from ...device.emu import EmuDevice
+        device = EmuDevice()
+    problem = {**p.sizes(), "scale": p.scale}
+    arrays = dict(inp.arrays)
+    results: dict = {}
+    for name, src in kernels.items():
+        ck = compile_mlir(src.mlir, arch)
+        feed = {n: arrays[n] for n in src.signature.inputs}
+        outs, timing = launch(ck, src.signature, problem, device, feed)
+        arrays.update(outs)
+        results.update(outs)
+        if stats is not None:
+            stats[name] = timing
+    return results["dq"], results["dk"], results["dv"]

@@ -1,0 +1,193 @@
+"""`AttentionBwdSchedule`: *how* the flash-attention backward is computed (STYLE rule 6).
+
+Three kernels (prepass.py, dkdv.py, dq.py) share one schedule:
+
+  dK/dV kernel  one workgroup per (key tile of `block_n` keys, kv head, sequence); `waves`
+                waves, each owning 16 keys x head_dim/`d_split` of the dK/dV accumulators;
+                the query tiles of `block_m` rows are streamed through LDS.
+  dQ kernel     one workgroup per (query tile of `dq_block_m` rows, query head, sequence);
+                `dq_waves` waves, each owning 16 queries x head_dim/`dq_d_split` of dQ; the
+                key tiles of `dq_block_n` keys are streamed through LDS.
+
+`dq` names the dQ strategy. Only "separate" exists: a second kernel recomputes S and dP per
+query tile (2 extra WMMA GEMMs: the backward does 7 instead of 5 GEMM passes over the
+visible (query, key) pairs, ~1.4x the WMMA work of a fused dQ), in exchange for no float
+atomics and no partial-dQ workspace: every output element is written by exactly one
+workgroup with a fixed summation order, so results are bit-identical for any dispatch
+order. A fused variant would need per-key-tile dQ partials (Sk/block_n x Sq x D f32 of
+workspace) plus an ordered reduction pass to stay deterministic.
+
+`SPACE` lists the knobs; `CONSTRAINTS` are named predicates over (schedule, head_dim,
+dtype, target) returning None or a reason (the same predicates reject user JSON and prune
+tuner trials).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Callable, Optional
+
+from ...errors import ScheduleError
+from ...targets import Target
+
+PAD = 8  # LDS row padding in elements (16 bytes: keeps rows 16-byte aligned, shifts banks)
+
+
+@dataclass(frozen=True)
+class Knob:
+    name: str
+    domain: tuple
+    doc: str
+
+
+SPACE: tuple[Knob, ...] = (
+    Knob("block_m", (16, 32, 64), "dK/dV kernel: query rows per streamed tile"),
+    Knob("block_n", (16, 32, 64, 128), "dK/dV kernel: keys per workgroup (16 per wave x waves/d_split)"),
+    Knob("waves", (1, 2, 4, 8), "dK/dV kernel: waves per workgroup"),
+    Knob("d_split", (1, 2, 4), "dK/dV kernel: waves sharing one 16-key slice, each accumulating "
+         "head_dim/d_split columns of dK and dV (S and dP are recomputed by each)"),
+    Knob("dq_block_m", (16, 32, 64, 128), "dQ kernel: query rows per workgroup"),
+    Knob("dq_block_n", (16, 32, 64), "dQ kernel: keys per streamed tile"),
+    Knob("dq_waves", (1, 2, 4, 8), "dQ kernel: waves per workgroup"),
+    Knob("dq_d_split", (1, 2, 4), "dQ kernel: waves sharing one 16-query slice (head_dim split)"),
+    Knob("buffering", (1,), "LDS buffers per streamed tile (1: stage, barrier, compute, barrier)"),
+    Knob("dq", ("separate",), "dQ strategy: a separate kernel per query tile (deterministic)"),
+    Knob("prepass_rows", (64, 128, 256), "pre-pass: query rows (threads) per workgroup"),
+)
+KNOBS = {k.name: k for k in SPACE}
+
+
+@dataclass(frozen=True)
+class AttentionBwdSchedule:
+    block_m: int = 32
+    block_n: int = 64
+    waves: int = 4
+    d_split: int = 1
+    dq_block_m: int = 64
+    dq_block_n: int = 32
+    dq_waves: int = 4
+    dq_d_split: int = 1
+    buffering: int = 1
+    dq: str = "separate"
+    prepass_rows: int = 128
+
+    def __post_init__(self):
+        for f in fields(self):
+            v = getattr(self, f.name)
+            dom = KNOBS[f.name].domain
+            if v not in dom or type(v) is not type(dom[0]):
+                raise ScheduleError(f.name, v, f"one of {', '.join(map(str, dom))}")
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.waves
+
+    @property
+    def dq_threads(self) -> int:
+        return 32 * self.dq_waves
+
+    def lds_bytes(self, head_dim: int, kernel: str) -> int:
+        """LDS of the dkdv or dq kernel (16-bit tiles, PAD elements per row, f32 row vectors)."""
+        d = head_dim
+        if kernel == "dkdv":   # K, V natural; Q, dO natural and transposed; LSE, Di
+            m, n = self.block_m, self.block_n
+            return 2 * (2 * n * (d + PAD) + 2 * m * (d + PAD) + 2 * d * (m + PAD)) + 8 * m
+        m, n = self.dq_block_m, self.dq_block_n  # Q, dO natural; K, V natural; K transposed
+        return 2 * (2 * m * (d + PAD) + 2 * n * (d + PAD) + d * (n + PAD))
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "AttentionBwdSchedule":
+        unknown = set(d) - set(KNOBS)
+        if unknown:
+            raise ScheduleError("schedule", sorted(unknown), f"known fields are {', '.join(KNOBS)}")
+        return cls(**d)
+
+    def replace(self, **kw) -> "AttentionBwdSchedule":
+        return replace(self, **kw)
+
+    def problems(self, head_dim: int, dtype: str, t: Target) -> list[str]:
+        return [r for c in CONSTRAINTS if (r := c(self, head_dim, dtype, t)) is not None]
+
+    def validate(self, head_dim: int, dtype: str, t: Target) -> "AttentionBwdSchedule":
+        for c in CONSTRAINTS:
+            reason = c(self, head_dim, dtype, t)
+            if reason is not None:
+                raise ScheduleError.rejected(c.__name__, reason, self.to_dict())
+        return self
+
+
+# --- constraints: (schedule, head_dim, dtype, target) -> None | reason -------------------
+
+def dtype_supported(s, head_dim, dtype, t) -> str | None:
+    if (dtype, "f32") not in t.wmma:
+        return f"dtype={dtype} has no f32-accumulating WMMA on {t.arch}"
+    return None
+
+
+def keys_cover_waves(s, head_dim, dtype, t) -> str | None:
+    if s.waves % s.d_split:
+        return f"waves={s.waves} must be a multiple of d_split={s.d_split}"
+    if s.block_n != 16 * (s.waves // s.d_split):
+        return (f"block_n={s.block_n} must be 16 * waves/d_split = {16 * (s.waves // s.d_split)} "
+                f"(each wave owns one 16-key slice)")
+    if s.dq_waves % s.dq_d_split:
+        return f"dq_waves={s.dq_waves} must be a multiple of dq_d_split={s.dq_d_split}"
+    if s.dq_block_m != 16 * (s.dq_waves // s.dq_d_split):
+        return (f"dq_block_m={s.dq_block_m} must be 16 * dq_waves/dq_d_split = "
+                f"{16 * (s.dq_waves // s.dq_d_split)} (each wave owns one 16-query slice)")
+    return None
+
+
+def head_dim_split(s, head_dim, dtype, t) -> str | None:
+    for name, k in (("d_split", s.d_split), ("dq_d_split", s.dq_d_split)):
+        if (head_dim // 16) % k:
+            return f"{name}={k} must divide head_dim/16={head_dim // 16}"
+    return None
+
+
+def lds_budget(s, head_dim, dtype, t) -> str | None:
+    for kernel in ("dkdv", "dq"):
+        need = s.lds_bytes(head_dim, kernel)
+        if need > t.lds_bytes:
+            return f"{kernel} kernel needs {need} bytes of LDS at head_dim={head_dim}; {t.arch} has {t.lds_bytes}"
+    return None
+
+
+def vgpr_estimate(s, head_dim, kernel: str, t) -> int:
+    """Lower bound on VGPRs per lane: f32 accumulators (8 per 16x16 tile), S and dP tiles,
+    their 16-bit B-operand copies, one A fragment and addresses."""
+    frag = 8 if t.family == "gfx11" else 4
+    if kernel == "dkdv":
+        acc = 2 * (head_dim // 16 // s.d_split) * 8
+        rows = s.block_m // 16
+    else:
+        acc = (head_dim // 16 // s.dq_d_split) * 8
+        rows = s.dq_block_n // 16
+    return acc + rows * (2 * 8 + 2 * frag) + 2 * frag + 16
+
+
+def vgpr_budget(s, head_dim, dtype, t) -> str | None:
+    for kernel in ("dkdv", "dq"):
+        need = vgpr_estimate(s, head_dim, kernel, t)
+        if need > t.max_vgprs_per_wave:
+            return (f"{kernel} kernel needs at least {need} VGPRs per lane at head_dim={head_dim}; "
+                    f"max {t.max_vgprs_per_wave} (raise d_split / lower block_m or dq_block_n)")
+    return None
+
+
+def workgroup_size(s, head_dim, dtype, t) -> str | None:
+    for name, n in (("waves", s.threads), ("dq_waves", s.dq_threads), ("prepass_rows", s.prepass_rows)):
+        if n > t.max_workgroup_threads:
+            return f"{name}: {n} threads exceeds {t.max_workgroup_threads}"
+    return None
+
+
+CONSTRAINTS: tuple[Callable[..., Optional[str]], ...] = (
+    dtype_supported, keys_cover_waves, head_dim_split, lds_budget, vgpr_budget, workgroup_size,
+)
