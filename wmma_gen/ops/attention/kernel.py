@@ -1,0 +1,421 @@
+"""Flash-attention forward (FA-2) kernel builder: AttentionDirective + AttentionSchedule +
+Target -> MLIR GPU-dialect module and its Signature.
+
+One workgroup owns BLOCK_M queries of one (sequence b, head h); wave w owns FQ blocks of 16
+queries. Products are transposed ("swap A/B", kernels/attention_blocks.py) so a lane's
+accumulator column is its query:
+
+    Q^T fragments -> registers (B operands, runs along d)            # q_in="regs"
+    m = -inf, l = 0, O^T = 0
+    [n_lo, n_hi) = key tiles this workgroup can see (causal/window/split, at run time)
+    K(n_lo) -> LDS_K ; V(n_lo) -> registers ; barrier
+    for n0 in range(n_lo, n_hi, BLOCK_N):                            # scf.for
+        S^T[kt] = K[kt] @ Q^T                 (A = K rows from LDS_K, B = Q^T)
+        V(n0) registers -> LDS_V transposed ; issue loads of K(n0+BLOCK_N) ; barrier
+        S^T = -inf outside the visible band   (only in boundary tiles, uniform branch)
+        P, m, l, alpha = online_softmax(S^T)  (softmax.py; exp2 with scale*log2 e folded)
+        O^T = alpha * O^T + V^T @ P^T         (A = V^T rows from LDS_V, B = P^T in registers)
+        K(n0+BLOCK_N) -> LDS_K ; issue loads of V(n0+BLOCK_N) ; barrier
+    O = O^T / l ; LSE = ln2 * (m + log2 l)    (rows that saw no key: O = 0, LSE = -inf)
+
+Per arch (layout facts in layouts.py with the manuals' sections):
+  gfx12 (RDNA4): A/B are 8-element runs per lane and C/D value v of lane l is row
+    8*(l//16)+v, so P^T leaves the first WMMA exactly as the second WMMA's B operand (cast to
+    f16/bf16 in registers, no exchange); V^T's A runs are the same 8 keys.
+  gfx11 (RDNA3/3.5): C/D value v is row 2v + l//16; every A operand loads row
+    sigma(r) = 8*(r%2) + r//2 into A row r, which gives the gfx12 accumulator layout for free
+    (attention_blocks.a_row). B operands need all 16 keys in both half-waves (lanes 16-31
+    replicate 0-15), so each lane swaps its 4 packed P registers with lane ^ 16 by
+    v_permlanex16_b32 and orders them (attention_blocks.p_operand): 4 permlanes + 8 selects
+    per 16x16 P tile, cheaper than an LDS round trip (a store, a barrier-free wave-local
+    reload of 32 bytes per lane and the lgkm waits).
+  Row statistics: the lane's own values plus one v_permlanex16 (lane ^ 16) per tile for the
+    max; the sum stays lane-partial and the halves are added once at the end.
+
+Masking: causal is aligned bottom-right (query i sees key j iff j <= i + Sk - Sq); the window
+(left, right) keeps i+Sk-Sq-left <= j <= i+Sk-Sq+right, -1 unbounded. Key tiles wholly outside
+every query's band are never visited; tiles wholly inside skip the mask.
+
+Sizes, strides, scale, window sizes and cu_seqlens are kernel arguments (signature.py);
+layouts bshd/bhsd are strides. Index math is 32-bit (compiler/pipeline.py).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import _gpu_ops_gen as gpu
+from mlir.dialects import arith, memref, scf, vector
+
+from ...kernels import attention_blocks as ab
+from ...kernels import irb
+from ...kernels.attention_blocks import iadd, imax, imin, imul
+from ...kernels.signature import KernelSource
+from ...targets import Target
+from . import softmax, staging
+from .schedule import LDS_PAD, AttentionSchedule
+from .signature import SCALARS, attention_signature, buffer_names
+
+LOG2E = 1.0 / math.log(2.0)
+BIG = 1 << 30
+
+
+def kernel_name(d, s: AttentionSchedule) -> str:
+    flags = "".join(f for f, on in (("c", d.causal), ("w", d.window), ("v", d.varlen), ("l", d.return_lse)) if on)
+    return f"fa_fwd_{d.dtype}_d{d.head_dim}{'_' + flags if flags else ''}" + (f"_split{s.split_kv}" if s.split_kv > 1 else "")
+
+
+def build_attention(d, s: AttentionSchedule, t: Target, key=None) -> KernelSource:
+    """The forward kernel for directive d (AttentionDirective), schedule s and target t.
+    `key` (specialization key) is accepted for the build-path contract; this kernel has none
+    (every size is a run-time argument)."""
+    s.validate(d, t)
+    name = kernel_name(d, s)
+    with ir.Context(), ir.Location.name(f"{name} {t.arch}"):
+        module = ir.Module.create()
+        module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
+        with ir.InsertionPoint(module.body):
+            gm = gpu.GPUModuleOp(f"{name}_module", targets=ir.ArrayAttr.get(
+                [ir.Attribute.parse(f'#rocdl.target<chip = "{t.arch}">')]))
+            gm.bodyRegion.blocks.append()
+            with ir.InsertionPoint(gm.bodyRegion.blocks[0]):
+                _kernel(d, s, t, name)
+        module.operation.verify()
+        text = str(module)
+    return KernelSource(name, text, t.arch, attention_signature(d, s, name))
+
+
+def _lds(rows: int, cols: int) -> ir.MemRefType:
+    return ir.MemRefType.get([rows, cols], ir.F16Type.get(),
+                             memory_space=ir.Attribute.parse("#gpu.address_space<workgroup>"))
+
+
+def _kernel(d, s: AttentionSchedule, t: Target, name: str) -> None:
+    bufs = buffer_names(d, s)
+    buf_types = [ab.pointer_type(dt) for _, dt in bufs]
+    scalar_types = [ab.f32_type() if n == "scale" else ab.i32_type() for n in SCALARS]
+    dh = d.head_dim
+    lds_types = [_lds(s.block_n, dh + LDS_PAD), _lds(dh, s.block_n + LDS_PAD)]
+    if s.q_in == "lds":
+        lds_types.append(_lds(s.block_m, dh + LDS_PAD))
+    arg_types = buf_types + scalar_types
+    f = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(arg_types, [])),
+                      known_block_size=ir.DenseI32ArrayAttr.get([s.threads, 1, 1]))
+    f.attributes["sym_name"] = ir.StringAttr.get(name)
+    f.attributes["gpu.kernel"] = ir.UnitAttr.get()
+    f.attributes["workgroup_attributions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(lds_types))
+    block = f.body.blocks.append(*arg_types, *lds_types)
+    with ir.InsertionPoint(block):
+        args = list(block.arguments)
+        ptrs = dict(zip([n for n, _ in bufs], args[:len(bufs)], strict=True))
+        sc = dict(zip(SCALARS, args[len(bufs):len(bufs) + len(SCALARS)], strict=True))
+        lds = args[len(bufs) + len(SCALARS):]
+        c = _context(d, s, t, ptrs, sc, lds)
+        live = scf.IfOp(irb.lt(c.q0, c.seq_q))  # workgroups past the sequence end do nothing
+        with ir.InsertionPoint(live.then_block):
+            o, m, l = main_loop(c)
+            epilogue(c, o, m, l)
+            scf.YieldOp([])
+        gpu.ReturnOp([])
+
+
+@dataclass
+class Ctx:
+    d: object
+    s: AttentionSchedule
+    fam: str
+    ptr: dict
+    sc: dict
+    lds_k: object
+    lds_v: object
+    lds_q: object
+    tid: object
+    lane: object
+    wave: object
+    split: object
+    q0: object        # first query of the workgroup (in the sequence)
+    seq_q: object
+    seq_k: object
+    q_base: object    # flat index of Q[b, q_start, h, 0]
+    k_base: object
+    v_base: object
+    o_base: object
+    lse_base: object  # flat index of LSE[b, h, q_start]
+    c: object         # scale * log2(e)
+    copy_k: staging.TileCopy
+    copy_v: staging.TileCopy
+
+    def query(self, f: int):
+        """The lane's query (in the sequence) in its wave's 16-query block f."""
+        return iadd(self.q0, iadd(imul(self.wave, 16 * self.s.frags_q), iadd(irb.rem(self.lane, 16), 16 * f)))
+
+
+def _idx(v):
+    return arith.index_cast(irb.index(), v)
+
+
+def _context(d, s, t, ptrs, sc, lds) -> Ctx:
+    tid = gpu.ThreadIdOp(ir.Attribute.parse("#gpu<dim x>")).result
+    bx = gpu.BlockIdOp(ir.Attribute.parse("#gpu<dim x>")).result
+    h = gpu.BlockIdOp(ir.Attribute.parse("#gpu<dim y>")).result
+    b = gpu.BlockIdOp(ir.Attribute.parse("#gpu<dim z>")).result
+    tile, split = (irb.div(bx, s.split_kv), irb.rem(bx, s.split_kv)) if s.split_kv > 1 else (bx, irb.c(0))
+    views = {n: ab.flat_view(p, "f32" if n in ("LSE", "O_part", "LSE_part") else
+                             ("i32" if n.startswith("cu_") else d.dtype)) for n, p in ptrs.items()}
+    x = {n: _idx(v) for n, v in sc.items() if n != "scale"}
+    if d.varlen:
+        cu_q, cu_k = views["cu_seqlens_q"], views["cu_seqlens_k"]
+        q_start = _idx(memref.load(cu_q, [b]))
+        seq_q = irb.sub(_idx(memref.load(cu_q, [iadd(b, 1)])), q_start)
+        k_start = _idx(memref.load(cu_k, [b]))
+        seq_k = irb.sub(_idx(memref.load(cu_k, [iadd(b, 1)])), k_start)
+    else:
+        q_start, k_start, seq_q, seq_k = irb.c(0), irb.c(0), x["seq_q"], x["seq_k"]
+    kvh = irb.div(h, x["kv_group"])
+
+    def base(p, head):
+        start = k_start if p in "kv" else q_start
+        return iadd(imul(b, x[f"{p}_sb"]), iadd(imul(head, x[f"{p}_sh"]), imul(start, x[f"{p}_ss"])))
+    c = arith.mulf(sc["scale"], irb.cf(LOG2E, ab.f32_type()))
+    lse_base = iadd(imul(b, x["lse_sb"]), iadd(imul(h, x["lse_sh"]), q_start))
+    ck = staging.plan(s.block_n, d.head_dim, s.load_bits, s.threads, False, d.dtype)
+    cv = staging.plan(s.block_n, d.head_dim, s.load_bits, s.threads, True, d.dtype)
+    ctx = Ctx(d, s, t.family, views, x | {"scale": sc["scale"], "window_left": x["window_left"],
+                                          "window_right": x["window_right"]},
+              lds[0], lds[1], lds[2] if len(lds) > 2 else None, tid, irb.rem(tid, 32), irb.div(tid, 32), split,
+              imul(tile, s.block_m), seq_q, seq_k, base("q", h), base("k", kvh), base("v", kvh), base("o", h),
+              lse_base, c, ck, cv)
+    return ctx
+
+
+# --- visible key range ------------------------------------------------------------------------
+
+def key_bounds(c: Ctx, i):
+    """(lo, hi) visible keys of query i (hi < lo: none), per the directive's masks."""
+    off = irb.sub(c.seq_k, c.seq_q)
+    diag = iadd(i, off)
+    hi = irb.sub(c.seq_k, 1)
+    lo = irb.c(0)
+    if c.d.causal:
+        hi = imin(hi, diag)
+    if c.d.window:
+        left, right = c.sc["window_left"], c.sc["window_right"]
+        neg = lambda v: arith.CmpIOp(arith.CmpIPredicate.slt, v, irb.c(0)).result
+        hi = imin(hi, irb.add(diag, irb.select(neg(right), irb.c(BIG), right)))
+        lo = imax(lo, irb.sub(diag, irb.select(neg(left), irb.c(BIG), left)))
+    return lo, hi
+
+
+def tile_range(c: Ctx):
+    """[first, end) key offsets (multiples of BLOCK_N) this workgroup visits, and the range
+    [full_lo, full_hi] of keys every valid query of the workgroup sees (no mask needed)."""
+    bn = c.s.block_n
+    q_last = irb.sub(imin(iadd(c.q0, c.s.block_m), c.seq_q), 1)
+    lo_first, hi_first = key_bounds(c, c.q0)
+    lo_last, hi_last = key_bounds(c, q_last)
+    start = imul(irb.div(lo_first, bn), bn)
+    end = imul(irb.div(iadd(imax(iadd(hi_last, 1), lo_first), bn - 1), bn), bn)
+    end = imax(end, start)
+    if c.s.split_kv > 1:
+        per = imul(irb.div(iadd(irb.div(irb.sub(end, start), bn), c.s.split_kv - 1), c.s.split_kv), bn)
+        start = imin(iadd(start, imul(c.split, per)), end)
+        end = imin(iadd(start, per), end)
+    return start, end, lo_last, hi_first
+
+
+def lane_band(c: Ctx, f: int):
+    """(lo, width) of the lane's query in block f for mask_tile; rows that see nothing get
+    lo = BIG so every key compares as invisible."""
+    lo, hi = key_bounds(c, c.query(f))
+    empty = arith.CmpIOp(arith.CmpIPredicate.slt, hi, lo).result
+    return irb.select(empty, irb.c(BIG), lo), irb.select(empty, irb.c(0), irb.sub(hi, lo))
+
+
+# --- main loop ----------------------------------------------------------------------------------
+
+def q_fragments(c: Ctx) -> list:
+    """Q^T B operands [f][kd] from global memory (rows past the sequence end clamped)."""
+    fam, n = c.fam, ab.run_len(c.fam)
+    last = irb.sub(c.seq_q, 1)
+    out = []
+    for f in range(c.s.frags_q):
+        row = imin(c.query(f), last)
+        base = iadd(c.q_base, imul(row, c.sc["q_ss"]))
+        out.append([ab.load_run(c.ptr["Q"], c.d.dtype, iadd(base, iadd(ab.run_offset(fam, c.lane), 16 * kd)), n)
+                    for kd in range(c.d.head_dim // 16)])
+    return out
+
+
+def load_k(c: Ctx, n0):
+    return staging.load(c.copy_k, c.ptr["K"], c.k_base, c.sc["k_ss"], n0, irb.sub(c.seq_k, 1), c.tid)
+
+
+def load_v(c: Ctx, n0):
+    return staging.load(c.copy_v, c.ptr["V"], c.v_base, c.sc["v_ss"], n0, irb.sub(c.seq_k, 1), c.tid)
+
+
+def scores(c: Ctx, q) -> list:
+    """S^T[f][kt] = K[kt] @ Q^T[f] for the tile in LDS_K."""
+    fam, n = c.fam, ab.run_len(c.fam)
+    acc = [[irb.zeros(irb.vec(8, ab.f32_type())) for _ in range(c.s.block_n // 16)] for _ in range(c.s.frags_q)]
+    row, col = ab.a_row(fam, c.lane), ab.run_offset(fam, c.lane)
+    for kt in range(c.s.block_n // 16):
+        for kd in range(c.d.head_dim // 16):
+            a = vector.load(irb.vec(n, ir.F16Type.get()), c.lds_k, [iadd(row, 16 * kt), iadd(col, 16 * kd)])
+            a = _as(a, c.d.dtype)
+            for f in range(c.s.frags_q):
+                acc[f][kt] = ab.wmma(a, q[f][kd], acc[f][kt])
+    return acc
+
+
+def _as(v, dtype: str):
+    """LDS tiles are declared f16; reinterpret the bits as bf16 operands when needed."""
+    if dtype == "f16":
+        return v
+    n = ir.VectorType(v.type).shape[0]
+    return vector.bitcast(irb.vec(n, ir.BF16Type.get()), v)
+
+
+def _lds_half(dtype: str, vals: list) -> list:
+    if dtype == "f16":
+        return vals
+    return [vector.bitcast(irb.vec(ir.VectorType(v.type).shape[0], ir.F16Type.get()), v) for v in vals]
+
+
+def pv(c: Ctx, p_ops: list, o: list) -> list:
+    """O^T[f][dt] += V^T[dt][kt] @ P^T[f][kt] for the tile in LDS_V."""
+    fam, n = c.fam, ab.run_len(c.fam)
+    row, col = ab.a_row(fam, c.lane), ab.run_offset(fam, c.lane)
+    dts = c.d.head_dim // 16
+    o = [list(x) for x in o]
+    for dt in range(dts):
+        for kt in range(c.s.block_n // 16):
+            a = _as(vector.load(irb.vec(n, ir.F16Type.get()), c.lds_v, [iadd(row, 16 * dt), iadd(col, 16 * kt)]),
+                    c.d.dtype)
+            for f in range(c.s.frags_q):
+                o[f][dt] = ab.wmma(a, p_ops[f][kt], o[f][dt])
+    return o
+
+
+def masked(c: Ctx, s_acc: list, n0, bands) -> list:
+    """S^T with -inf outside each lane's band (mask_tile), for every f and key tile."""
+    out = []
+    for f, (lo, width) in enumerate(bands):
+        rel = irb.sub(iadd(n0, ab.acc_row0(c.lane)), lo)
+        out.append([softmax.mask_tile(x, rel, width, kt) for kt, x in enumerate(s_acc[f])])
+    return out
+
+
+def _flatten(s_acc):
+    return [x for row in s_acc for x in row]
+
+
+def _unflatten(vals, nf: int):
+    per = len(vals) // nf
+    return [list(vals[i * per:(i + 1) * per]) for i in range(nf)]
+
+
+def main_loop(c: Ctx):
+    s, d = c.s, c.d
+    f32 = ab.f32_type()
+    nf, dts = s.frags_q, d.head_dim // 16
+    o = [[irb.zeros(irb.vec(8, f32)) for _ in range(dts)] for _ in range(nf)]
+    m = [irb.cf(softmax.NEG_INF, f32) for _ in range(nf)]
+    l = [irb.cf(0.0, f32) for _ in range(nf)]
+    start, end, full_lo, full_hi = tile_range(c)
+    q = q_fragments(c) if s.q_in == "regs" else None
+    if s.q_in == "lds":
+        q_lds_fill(c)
+    bands = [lane_band(c, f) for f in range(nf)]
+    last_tile = irb.sub(end, s.block_n)
+    init = _flatten(o) + m + l
+    run = scf.IfOp(irb.lt(start, end), [v.type for v in init], has_else=True)
+    with ir.InsertionPoint(run.then_block):
+        staging.store(c.copy_k, c.lds_k, c.tid, _lds_half(d.dtype, load_k(c, start)))
+        v_regs = load_v(c, start)
+        gpu.BarrierOp()
+        carried = init + v_regs
+        loop = scf.ForOp(start, end, irb.c(s.block_n), carried)
+        with ir.InsertionPoint(loop.body):
+            n0 = loop.induction_variable
+            it = list(loop.inner_iter_args)
+            o = _unflatten(it[:nf * dts], nf)
+            m, l = it[nf * dts:nf * dts + nf], it[nf * dts + nf:nf * dts + 2 * nf]
+            v_regs = it[nf * dts + 2 * nf:]
+            qf = q if q is not None else q_from_lds(c)
+            s_acc = scores(c, qf)
+            staging.store(c.copy_v, c.lds_v, c.tid, _lds_half(d.dtype, v_regs))
+            nxt = imin(iadd(n0, s.block_n), last_tile)
+            k_regs = load_k(c, nxt)
+            gpu.BarrierOp()
+            need = arith.OrIOp(irb.lt(n0, full_lo),
+                               arith.CmpIOp(arith.CmpIPredicate.sgt, iadd(n0, s.block_n - 1), full_hi).result).result
+            flat = _flatten(s_acc)
+            sel = scf.IfOp(need, [x.type for x in flat], has_else=True)
+            with ir.InsertionPoint(sel.then_block):
+                scf.YieldOp(_flatten(masked(c, s_acc, n0, bands)))
+            with ir.InsertionPoint(sel.else_block):
+                scf.YieldOp(flat)
+            s_acc = _unflatten(list(sel.results), nf)
+            p_ops, m2, l2 = [], [], []
+            for f in range(nf):
+                p, mn, ln, alpha = softmax.online_softmax(c.fam, s_acc[f], m[f], l[f], c.c)
+                o[f] = softmax.rescale(o[f], alpha)
+                p_ops.append([ab.p_operand(c.fam, ab.to_dtype(x, d.dtype), c.lane) for x in p])
+                m2.append(mn)
+                l2.append(ln)
+            o = pv(c, p_ops, o)
+            staging.store(c.copy_k, c.lds_k, c.tid, _lds_half(d.dtype, k_regs))
+            v_next = load_v(c, nxt)
+            gpu.BarrierOp()
+            scf.YieldOp(_flatten(o) + m2 + l2 + v_next)
+        scf.YieldOp(list(loop.results)[:len(init)])
+    with ir.InsertionPoint(run.else_block):
+        scf.YieldOp(init)
+    res = list(run.results)
+    return _unflatten(res[:nf * dts], nf), res[nf * dts:nf * dts + nf], res[nf * dts + nf:]
+
+
+def q_lds_fill(c: Ctx) -> None:
+    p = staging.plan(c.s.block_m, c.d.head_dim, c.s.load_bits, c.s.threads, False, c.d.dtype)
+    vals = staging.load(p, c.ptr["Q"], c.q_base, c.sc["q_ss"], c.q0, irb.sub(c.seq_q, 1), c.tid)
+    staging.store(p, c.lds_q, c.tid, _lds_half(c.d.dtype, vals))
+    gpu.BarrierOp()
+
+
+def q_from_lds(c: Ctx) -> list:
+    fam, n = c.fam, ab.run_len(c.fam)
+    row0 = iadd(imul(c.wave, 16 * c.s.frags_q), irb.rem(c.lane, 16))
+    col = ab.run_offset(fam, c.lane)
+    return [[_as(vector.load(irb.vec(n, ir.F16Type.get()), c.lds_q, [iadd(row0, 16 * f), iadd(col, 16 * kd)]),
+                 c.d.dtype) for kd in range(c.d.head_dim // 16)] for f in range(c.s.frags_q)]
+
+
+# --- epilogue -----------------------------------------------------------------------------------
+
+def epilogue(c: Ctx, o, m, l) -> None:
+    """O = O^T / l (8 consecutive d per lane and tile: one vector store), LSE per query."""
+    for f in range(c.s.frags_q):
+        inv, lse = softmax.finish(m[f], l[f])
+        i = c.query(f)
+        ok = irb.lt(i, c.seq_q)
+        st = scf.IfOp(ok)
+        with ir.InsertionPoint(st.then_block):
+            if c.s.split_kv > 1:
+                _store_partial(c, f, i, o[f], inv, lse)
+            else:
+                base = iadd(c.o_base, iadd(imul(i, c.sc["o_ss"]), ab.acc_row0(c.lane)))
+                for dt, acc in enumerate(o[f]):
+                    val = ab.to_dtype_out(arith.mulf(acc, ab.splat(inv, 8)), c.d.dtype)
+                    vector.store(val, c.ptr["O"], [iadd(base, 16 * dt)])
+                if c.d.return_lse:
+                    first = scf.IfOp(irb.lt(c.lane, 16))
+                    with ir.InsertionPoint(first.then_block):
+                        memref.store(lse, c.ptr["LSE"], [iadd(c.lse_base, i)])
+                        scf.YieldOp([])
+            scf.YieldOp([])
+
+
+def _store_partial(c: Ctx, f: int, i, o_f, inv, lse) -> None:
+    raise NotImplementedError("split_kv partial store")

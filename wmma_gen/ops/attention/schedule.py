@@ -1,0 +1,158 @@
+"""AttentionSchedule: *how* the flash-attention forward is computed (STYLE rule 6).
+
+`SPACE` lists every knob with its domain, doc and when it matters; legality is a tuple of
+named predicates over (AttentionSchedule, AttentionDirective, Target) returning None or a
+reason. The same predicates reject user JSON and prune tuner trials.
+
+A workgroup owns BLOCK_M queries of one (sequence, head); each of its `waves` waves owns
+FQ = BLOCK_M / (16 * waves) 16-query blocks and loops over BLOCK_N-key tiles of K and V
+staged in LDS (kernel.py).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Callable, Optional
+
+from ...errors import ScheduleError
+from ...schedule import Knob
+from ...targets import Target
+
+LDS_PAD = 8  # halves of padding per LDS row (16 bytes: keeps ds_load_b128 aligned, spreads banks)
+
+
+SPACE: tuple[Knob, ...] = (
+    Knob("block_m", (16, 32, 64, 128, 256), "queries per workgroup (BLOCK_M)"),
+    Knob("block_n", (16, 32, 64, 128), "keys per main-loop tile (BLOCK_N)"),
+    Knob("waves", (1, 2, 4, 8), "waves per workgroup; each owns BLOCK_M/waves queries"),
+    Knob("kv_buffers", (1, 2), "1: one LDS buffer each for K and V, loads of V(n) overlap S=QK^T and\n"
+         "loads of K(n+1) overlap the softmax and PV (two barriers per tile);\n"
+         "2: two buffers each, the whole next tile prefetched into registers (one barrier)"),
+    Knob("q_in", ("regs", "lds"), "Q fragments kept in registers for the whole loop, or re-read from LDS"),
+    Knob("load_bits", (32, 64, 128), "width of each global load per lane, in bits"),
+    Knob("split_kv", (1, 2, 4, 8, 16), "workgroups per query tile over disjoint key ranges; partial O and\n"
+         "LSE go to a workspace and a second small kernel combines them (deterministic)"),
+)
+KNOBS = {k.name: k for k in SPACE}
+
+
+@dataclass(frozen=True)
+class AttentionSchedule:
+    block_m: int = 64
+    block_n: int = 64
+    waves: int = 4
+    kv_buffers: int = 1
+    q_in: str = "regs"
+    load_bits: int = 128
+    split_kv: int = 1
+
+    def __post_init__(self):
+        for f in fields(self):
+            v = getattr(self, f.name)
+            dom = KNOBS[f.name].domain
+            if v not in dom or type(v) is not type(dom[0]):
+                raise ScheduleError(f.name, v, f"one of {', '.join(map(str, dom))}")
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.waves
+
+    @property
+    def frags_q(self) -> int:
+        """16-query blocks per wave (FQ)."""
+        return self.block_m // (16 * self.waves)
+
+    def lds_bytes(self, d) -> int:
+        """K tile [BLOCK_N][D+pad] + V^T tile [D][BLOCK_N+pad] (x kv_buffers), + Q [BLOCK_M][D+pad]."""
+        k = self.block_n * (d.head_dim + LDS_PAD)
+        v = d.head_dim * (self.block_n + LDS_PAD)
+        q = self.block_m * (d.head_dim + LDS_PAD) if self.q_in == "lds" else 0
+        return 2 * (self.kv_buffers * (k + v) + q)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "AttentionSchedule":
+        unknown = set(d) - set(KNOBS)
+        if unknown:
+            raise ScheduleError("schedule", sorted(unknown), f"known fields are {', '.join(KNOBS)}")
+        return cls(**d)
+
+    def replace(self, **kw) -> "AttentionSchedule":
+        return replace(self, **kw)
+
+    def problems(self, d, t: Target) -> list[str]:
+        return [r for c in CONSTRAINTS if (r := c(self, d, t)) is not None]
+
+    def validate(self, d, t: Target) -> "AttentionSchedule":
+        for c in CONSTRAINTS:
+            reason = c(self, d, t)
+            if reason is not None:
+                raise ScheduleError.rejected(c.__name__, reason, self.to_dict())
+        return self
+
+
+# --- constraints: (AttentionSchedule, AttentionDirective, Target) -> None | reason ------------
+
+def dtype_supported(s: AttentionSchedule, d, t: Target) -> str | None:
+    if (d.dtype, "f32") not in t.wmma:
+        return f"dtype {d.dtype} has no f32-accumulating WMMA on {t.arch}"
+    return None
+
+
+def tile_shape(s: AttentionSchedule, d, t: Target) -> str | None:
+    if s.block_m % (16 * s.waves):
+        return f"block_m={s.block_m} must be a multiple of 16*waves={16 * s.waves} (16 queries per WMMA tile)"
+    if d.head_dim % 16:
+        return f"head_dim={d.head_dim} must be a multiple of 16 (WMMA K and M)"
+    return None
+
+
+def workgroup_size(s: AttentionSchedule, d, t: Target) -> str | None:
+    if s.threads > t.max_workgroup_threads:
+        return f"waves*32={s.threads} threads exceeds {t.max_workgroup_threads}"
+    return None
+
+
+def lds_budget(s: AttentionSchedule, d, t: Target) -> str | None:
+    if s.lds_bytes(d) > t.lds_bytes:
+        return (f"LDS {s.lds_bytes(d)} bytes (block_n={s.block_n}, head_dim={d.head_dim}, "
+                f"kv_buffers={s.kv_buffers}, q_in={s.q_in}) exceeds {t.arch}'s {t.lds_bytes} per workgroup")
+    return None
+
+
+def vgpr_estimate(s: AttentionSchedule, d, t: Target) -> int:
+    """VGPRs per lane the schedule needs at least: O^T accumulators (8 per 16x16 tile),
+    S^T accumulators, Q fragments when kept in registers, one tile of K or V staging
+    registers (two with kv_buffers=2), one A fragment, and ~24 for addresses and state."""
+    fq, dt = s.frags_q, d.head_dim // 16
+    frag = 8 if t.family == "gfx11" else 4          # 16-bit A/B fragment: 16 or 8 halves
+    o = fq * dt * 8
+    sacc = fq * (s.block_n // 16) * 8
+    q = fq * dt * frag if s.q_in == "regs" else 0
+    staging = s.kv_buffers * -(-s.block_n * d.head_dim * 2 // (4 * s.threads))
+    return o + sacc + q + staging + frag + 24
+
+
+def vgpr_budget(s: AttentionSchedule, d, t: Target) -> str | None:
+    need = vgpr_estimate(s, d, t)
+    if need > t.max_vgprs_per_wave:
+        return (f"needs about {need} VGPRs per lane (O, S, Q fragments, staging); "
+                f"max {t.max_vgprs_per_wave}: lower block_m or block_n, or q_in='lds'")
+    return None
+
+
+def staging_divides(s: AttentionSchedule, d, t: Target) -> str | None:
+    w = s.load_bits // 16
+    if d.head_dim % w:
+        return f"load_bits={s.load_bits} ({w} halves) must divide head_dim={d.head_dim}"
+    return None
+
+
+CONSTRAINTS: tuple[Callable[[AttentionSchedule, object, Target], Optional[str]], ...] = (
+    dtype_supported, tile_shape, workgroup_size, lds_budget, vgpr_budget, staging_divides,
+)

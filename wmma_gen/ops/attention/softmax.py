@@ -1,0 +1,103 @@
+"""Online softmax on the transposed score accumulators (FA-2, exp2 form).
+
+Each lane holds, for its query (column l % 16 of every S^T tile), the 8 keys 8h..8h+7 of
+each 16-key tile (attention_blocks: the shared accumulator layout). With c = scale*log2(e):
+
+    mx     = max over the lane's keys of S, then max with the other half-wave (lane ^ 16)
+    m_new  = max(m, c * mx)                  (c > 0, so max(c*S) = c*max(S))
+    m_use  = 0 if m_new == -inf else m_new   (a row that has seen no key stays exactly 0)
+    alpha  = exp2(m - m_use);  P = exp2(c*S - m_use)      (one v_fma + one v_exp per score)
+    l      = alpha*l + sum(P)                (lane-partial: halves combine once, at the end)
+    O^T   *= alpha                            (per lane: one multiply per accumulator value)
+
+Masked scores are -inf before the max, so they give P = 0 exactly and never NaN.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import _rocdl_ops_gen as rocdl
+from mlir.dialects import arith, vector
+
+from ...kernels import irb
+from ...kernels.attention_blocks import (
+    exp2,
+    f32_type,
+    fmax,
+    iadd,
+    max_kind,
+    splat,
+    swap_halves,
+)
+
+NEG_INF = float("-inf")
+LN2 = math.log(2.0)
+
+
+def mask_tile(s: ir.Value, rel, width, kt: int) -> ir.Value:
+    """-inf where key (rel + 16*kt + v) is outside [0, width] (unsigned compare), for the 8
+    values of one S^T tile; rel = first key of the lane's run minus the lane's lowest
+    visible key, width = highest - lowest visible key (a row that sees nothing has rel huge)."""
+    i32 = ir.IntegerType.get_signless(32)
+    base = arith.index_cast(i32, iadd(rel, 16 * kt))
+    width = arith.index_cast(i32, width)
+    offs = arith.ConstantOp(irb.vec(8, i32), ir.DenseElementsAttr.get(
+        np.arange(8, dtype="int32"), type=irb.vec(8, i32))).result
+    keys = arith.addi(splat(base, 8), offs)
+    ok = arith.cmpi(arith.CmpIPredicate.ule, keys, splat(width, 8))
+    ninf = splat(irb.cf(NEG_INF, f32_type()), 8)
+    return arith.select(ok, s, ninf)
+
+
+def _vmax(family: str, vals: list) -> ir.Value:
+    acc = vals[0]
+    for v in vals[1:]:
+        acc = fmax(family, acc, v)
+    return acc
+
+
+def _vsum(vals: list) -> ir.Value:
+    acc = vals[0]
+    for v in vals[1:]:
+        acc = arith.addf(acc, v)
+    return acc
+
+
+def online_softmax(family: str, s_tiles: list, m, l, c):
+    """One key tile of one 16-query block: returns (P tiles f32, m_new, l_new, alpha)."""
+    f32 = f32_type()
+    mx = vector.ReductionOp(f32, max_kind(family), _vmax(family, s_tiles)).result
+    mx = fmax(family, mx, swap_halves(mx))
+    m_new = fmax(family, m, arith.mulf(mx, c))
+    ninf = irb.cf(NEG_INF, f32)
+    dead = arith.cmpf(arith.CmpFPredicate.OEQ, m_new, ninf)
+    m_use = arith.select(dead, irb.cf(0.0, f32), m_new)
+    alpha = exp2(arith.subf(m, m_use))
+    cv, neg_m = splat(c, 8), splat(arith.negf(m_use), 8)
+    p = []
+    for s in s_tiles:
+        x = vector.FMAOp(s, cv, neg_m).result
+        p.append(vector.from_elements(irb.vec(8, f32), [exp2(vector.extract(x, [], [v])) for v in range(8)]))
+    rowsum = vector.ReductionOp(f32, ir.Attribute.parse("#vector.kind<add>"), _vsum(p)).result
+    l_new = arith.addf(arith.mulf(l, alpha), rowsum)
+    return p, m_new, l_new, alpha
+
+
+def rescale(o_tiles: list, alpha) -> list:
+    a = splat(alpha, 8)
+    return [arith.mulf(o, a) for o in o_tiles]
+
+
+def finish(m, l):
+    """(1/l or 0, LSE) of the lane's query after the last tile: l summed over both halves;
+    LSE = ln 2 * (m + log2 l) in natural log (v_log_f32: l >= 1 here, no denormals), -inf for a row that saw no key."""
+    f32 = f32_type()
+    l_tot = arith.addf(l, swap_halves(l))
+    seen = arith.cmpf(arith.CmpFPredicate.OGT, l_tot, irb.cf(0.0, f32))
+    safe = arith.select(seen, l_tot, irb.cf(1.0, f32))
+    inv = arith.select(seen, arith.divf(irb.cf(1.0, f32), safe), irb.cf(0.0, f32))
+    lse = arith.mulf(arith.addf(m, rocdl.ROCDLLog(f32, safe).result), irb.cf(LN2, f32))
+    lse = arith.select(seen, lse, irb.cf(NEG_INF, f32))
+    return inv, lse
