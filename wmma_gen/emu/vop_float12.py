@@ -30,5 +30,14 @@ def _ieee(is_max: bool):
     return fn
 
 
+def _ieee3(is_max: bool):
+    two = _ieee(is_max)
+    return lambda a, b, c: two(two(a, b), c)
+
+
+# V_MAXIMUM3_F32/F16, V_MINIMUM3_*: the same operation over three sources, (S0 op S1) op S2
+# (VOP3Instructions.td, HasIEEEMinimumMaximumInsts; LLVM forms them from two fmaximum).
 FLOAT12 = rows(*[Op(f"v_{name}_{t}", "valu", t, f"{t} {t}", _ieee(name == "maximum"), CITE, archs=GFX12)
+                 for name in ("maximum", "minimum") for t in ("f32", "f16")],
+               *[Op(f"v_{name}3_{t}", "valu", t, f"{t} {t} {t}", _ieee3(name == "maximum"), CITE, archs=GFX12)
                  for name in ("maximum", "minimum") for t in ("f32", "f16")])
