@@ -9,6 +9,11 @@ No hardware literal lives anywhere else in wmma_gen. Each number carries its sou
   [SPEC]  AMD product specification pages (compute units, boost clock, memory bandwidth)
   [RATE]  dense WMMA FLOPs/clock/CU: RDNA3 whitepaper / [ISA4] comparison table:
           gfx11 f16=bf16=iu8 512, iu4 1024; gfx12 f16=bf16 1024, fp8=bf8=iu8 2048, iu4 4096.
+  [CACHE] GPU L2 and Infinity Cache (memory-attached last level, MALL) sizes: AMD product
+          specification pages ("L2 Cache", "AMD Infinity Cache") for the discrete cards;
+          Chips and Cheese, "Strix Halo's Memory Subsystem" (2025: 2 MB L2 + 32 MB MALL) and
+          "Evaluating the Infinity Cache in AMD Strix Halo" (2025) for gfx1151; Strix Point's
+          iGPU has a 2 MB L2 and no Infinity Cache (same article's comparison).
 """
 from __future__ import annotations
 
@@ -80,6 +85,8 @@ class Target:
     elf_mach: int = 0              # [LLVM] AMDGPUUsage "AMDGPU EF_AMDGPU_MACH Values"
     wmma: dict = field(default_factory=dict)  # (in_dtype, acc) -> WmmaInstr
     rate: dict = field(default_factory=dict)  # in_dtype -> dense FLOPs/clock/CU [RATE]
+    l2_bytes: int = 0              # [CACHE] GPU L2; 0 = unknown
+    infinity_cache_bytes: int = 0  # [CACHE] Infinity Cache / MALL; 0 = none
 
     def __post_init__(self):
         if self.family not in ("gfx11", "gfx12"):
@@ -89,6 +96,12 @@ class Target:
                 raise ValueError(f"{self.arch}: WMMA dtype {dt} has no peak rate")
             if ins.a_elems != {"gfx11": 16, "gfx12": 8}[self.family]:
                 raise ValueError(f"{self.arch}: {ins.mnemonic} a_elems={ins.a_elems} contradicts family")
+
+    @property
+    def cache_bytes(self) -> int:
+        """L2 + Infinity Cache: data a kernel may find on chip between launches. The GPU timer
+        rotates operand sets larger than this so every timed launch reads DRAM."""
+        return self.l2_bytes + self.infinity_cache_bytes
 
     @property
     def dtypes(self) -> tuple[str, ...]:
@@ -114,21 +127,26 @@ _R12 = {"f16": 1024, "bf16": 1024, "fp8": 2048, "bf8": 2048, "i8": 2048, "i4": 4
 
 TARGETS: dict[str, Target] = {t.arch: t for t in (
     # RX 7900 XTX: 96 CU, 2.5 GHz boost, 960 GB/s [SPEC]
-    Target("gfx1100", "Radeon RX 7900 XTX", "gfx11", 96, 2.5, 960.0, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x41),
+    Target("gfx1100", "Radeon RX 7900 XTX", "gfx11", 96, 2.5, 960.0, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x41,
+           l2_bytes=6 << 20, infinity_cache_bytes=96 << 20),
     # RX 7800 XT: 60 CU, 2.43 GHz boost, 624 GB/s [SPEC]
-    Target("gfx1101", "Radeon RX 7800 XT", "gfx11", 60, 2.43, 624.0, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x46),
+    Target("gfx1101", "Radeon RX 7800 XT", "gfx11", 60, 2.43, 624.0, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x46,
+           l2_bytes=4 << 20, infinity_cache_bytes=64 << 20),
     # RX 7600: 32 CU, 2.655 GHz boost, 288 GB/s [SPEC]; 1024 VGPRs/SIMD [LLVM]
     Target("gfx1102", "Radeon RX 7600", "gfx11", 32, 2.655, 288.0, vgprs_per_simd=1024, vgpr_granule=16,
-           wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x47),
+           wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x47, l2_bytes=2 << 20, infinity_cache_bytes=32 << 20),
     # Radeon 890M (Strix Point): 16 CU, 2.9 GHz, LPDDR5X-7500 128-bit = 120 GB/s [SPEC]
     Target("gfx1150", "Radeon 890M (Strix Point)", "gfx11", 16, 2.9, 120.0, vgprs_per_simd=1024,
-           vgpr_granule=16, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x43),
+           vgpr_granule=16, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x43, l2_bytes=2 << 20),
     # Radeon 8060S (Strix Halo): 40 CU, 2.9 GHz, LPDDR5X-8000 256-bit = 256 GB/s [SPEC]
-    Target("gfx1151", "Radeon 8060S (Strix Halo)", "gfx11", 40, 2.9, 256.0, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x4a),
+    Target("gfx1151", "Radeon 8060S (Strix Halo)", "gfx11", 40, 2.9, 256.0, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x4a,
+           l2_bytes=2 << 20, infinity_cache_bytes=32 << 20),
     # RX 9060 XT: 32 CU, 3.13 GHz boost, 322 GB/s [SPEC]
-    Target("gfx1200", "Radeon RX 9060 XT", "gfx12", 32, 3.13, 322.0, wmma=_gfx12_instrs(), rate=_R12, elf_mach=0x48),
+    Target("gfx1200", "Radeon RX 9060 XT", "gfx12", 32, 3.13, 322.0, wmma=_gfx12_instrs(), rate=_R12, elf_mach=0x48,
+           l2_bytes=4 << 20, infinity_cache_bytes=32 << 20),
     # RX 9070 XT: 64 CU, 2.97 GHz boost, 644.6 GB/s [SPEC]
-    Target("gfx1201", "Radeon RX 9070 XT", "gfx12", 64, 2.97, 644.6, wmma=_gfx12_instrs(), rate=_R12, elf_mach=0x4e),
+    Target("gfx1201", "Radeon RX 9070 XT", "gfx12", 64, 2.97, 644.6, wmma=_gfx12_instrs(), rate=_R12, elf_mach=0x4e,
+           l2_bytes=8 << 20, infinity_cache_bytes=64 << 20),
 )}
 
 

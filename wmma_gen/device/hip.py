@@ -1,77 +1,186 @@
-"""HipDevice: the Device contract over hip-python on a real AMD GPU (optional extra:
-`pip install 'wmma-gen[hip]'`). hip-python is imported lazily, so wmma_gen works without it.
+"""HipDevice: the Device contract over hip-python (optional extra: `pip install 'wmma-gen[hip]'`).
+hip-python is imported lazily, so wmma_gen works without it.
 
-Calls (HIP runtime API, hip-python returns `(hipError_t, results...)` tuples):
-  hipModuleLoadData(hsaco) / hipModuleGetFunction(module, name)   per compiled.key, cached
-  hipMalloc / hipFree / hipMemcpy                                 Buffers
-  hipModuleLaunchKernel(f, grid, block, 0, stream, None, extra)   kernargs packed from the
+Calls (HIP runtime API; hip-python returns `(hipError_t, results...)` tuples):
+  hipGetDeviceCount / hipGetDeviceProperties(R0600)      visible GPUs, gcnArchName, device name
+  hipSetDevice, hipStreamCreate                            one stream per HipDevice: all its work
+  hipMalloc + hipMemset(0) / hipFree                        Buffers (zeroed, as on the emulator)
+  hipMemcpyAsync(stream) + hipStreamSynchronize             copy_in / copy_out
+  hipModuleLoadData(hsaco) / hipModuleGetFunction(name)     per compiled.key, cached
+  hipModuleLaunchKernel(f, grid, block, 0, stream, None, extra)  kernargs packed from the
       metadata (kernargs.py) and passed through `extra` =
       {HIP_LAUNCH_PARAM_BUFFER_POINTER, buf, HIP_LAUNCH_PARAM_BUFFER_SIZE, &size, HIP_LAUNCH_PARAM_END}
-  hipEventRecord before/after the launch + hipEventElapsedTime      Timing(source="hip")
-Launch-parameter markers are ((void*)1, (void*)2, (void*)3) in hip_runtime_api.h.
+      (markers (void*)1, 2, 3 in hip_runtime_api.h)
+  hipEventCreate/Record/Synchronize/ElapsedTime/Destroy     launch() and the timer `time()`
+  hipDeviceSynchronize                                      sync()
+A failed call raises DeviceError naming the call, the hipError_t name and hipGetErrorString.
+
+Where the numbers come from: `source="hip"` only when the device is a real GPU. A HIP
+runtime that stands in for one (tests/hipstub: the emulator behind a libamdhip64.so) marks its
+device name with EMULATED_MARK; its event times are a fake clock, reported as
+source="emulator" with a note saying so (`timing_source`).
+
+GPU timing protocol (`HipDevice.time`, result `GpuTiming` with every parameter beside the number):
+  1. operand sets: the caller passes several argument lists whose distinct buffers together
+     exceed the target's L2 + Infinity Cache (targets.Target.cache_bytes); launches rotate
+     through them, so a timed launch never finds its operands in a cache the previous one warmed.
+  2. warm-up: `warmup` launches between one event pair; their mean is the per-launch estimate.
+  3. N = ceil(min_pair_ms / estimate) launches between one event pair (clamped to
+     1..max_launches), so the pair spans >= ~1 ms and event resolution does not matter.
+  4. `repeats` such pairs; per-launch time of each = span / N; report median and min.
 """
 from __future__ import annotations
 
 import ctypes
+import itertools
+import math
+import statistics
+import struct
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-from ..errors import DeviceError
+from ..errors import CompileError, DeviceError
+from ..targets import TARGETS
 from .base import Arg, Buffer, Device, Timing
 from .kernargs import check_launch, pack_kernargs
 
 _PARAM_BUFFER_POINTER, _PARAM_BUFFER_SIZE, _PARAM_END = 1, 2, 3   # hip_runtime_api.h
+INSTALL_HINT = "pip install 'wmma-gen[hip]'"
+EMULATED_MARK = "[emulator-backed]"
+EMULATED_NOTE = "fake clock of an emulator-backed HIP runtime (no GPU): not a measurement"
 
 
 def import_hip():
-    """The hip-python `hip` module, or DeviceError saying how to get it."""
+    """The hip-python `hip` module, or DeviceError with a one-line install hint."""
     try:
         from hip import hip  # hip-python
     except ImportError as e:
         import sys
         found = sys.modules.get("hip")
         why = "not installed" if found is None or getattr(found, "__file__", None) is None else f"not importable ({e})"
-        raise DeviceError(f"hip-python is {why}; install it with pip install 'wmma-gen[hip]' "
-                          "on a machine with ROCm") from None
+        raise DeviceError(f"hip-python is {why}: {INSTALL_HINT} (a GPU needs the ROCm runtime too)") from None
     return hip
+
+
+def _text(value) -> str:
+    value = value[-1] if isinstance(value, tuple) else value     # hip-python 10: (hipSuccess, CStr)
+    value = value.decode() if hasattr(value, "decode") else value
+    return "" if value is None else str(value)
 
 
 def _check(hip, result, call: str):
     """Unpack a hip-python `(err, *values)` result, raising DeviceError on failure."""
-    if isinstance(result, tuple):
-        err, values = result[0], result[1:]
-    else:
-        err, values = result, ()
+    err, values = (result[0], result[1:]) if isinstance(result, tuple) else (result, ())
     if err != hip.hipError_t.hipSuccess:
         try:
-            text = hip.hipGetErrorString(err)
-            text = text.decode() if isinstance(text, bytes) else str(text)
+            text = _text(hip.hipGetErrorString(err))
         except Exception:  # error text is best effort; the code itself is reported
             text = ""
-        raise DeviceError(f"{call} failed: {err} {text}".rstrip())
+        name = getattr(err, "name", str(err))
+        raise DeviceError(f"{call} failed: {name} ({int(getattr(err, 'value', 0))}): {text}".rstrip(": "))
     return values[0] if len(values) == 1 else values
 
 
-def visible_gpus() -> tuple[list[str], str]:
-    """(gfx arch names of visible GPUs, reason when there are none)."""
+def timing_source(device_name: str) -> str:
+    """"hip" for a real GPU; "emulator" for a runtime whose device name carries EMULATED_MARK."""
+    return "emulator" if EMULATED_MARK in device_name else "hip"
+
+
+def _device_props(hip, i: int):
+    try:
+        return _check(hip, hip.hipGetDeviceProperties(i), "hipGetDeviceProperties")
+    except TypeError:     # hip-python before 6.x: hipGetDeviceProperties(prop, deviceId)
+        props = hip.hipDeviceProp_t()
+        _check(hip, hip.hipGetDeviceProperties(props, i), "hipGetDeviceProperties")
+        return props
+
+
+def visible_devices() -> tuple[list[tuple[str, str]], str]:
+    """([(gfx arch, device name)] of the devices HIP reports, reason when there are none)."""
     try:
         hip = import_hip()
     except DeviceError as e:
         return [], str(e)
     try:
         n = _check(hip, hip.hipGetDeviceCount(), "hipGetDeviceCount")
-        archs = []
+        found = []
         for i in range(n):
-            props = hip.hipDeviceProp_t()
-            _check(hip, hip.hipGetDeviceProperties(props, i), "hipGetDeviceProperties")
-            name = props.gcnArchName
-            archs.append((name.decode() if isinstance(name, bytes) else str(name)).split(":")[0])
+            props = _device_props(hip, i)
+            found.append((_text(props.gcnArchName).split(":")[0], _text(props.name)))
     except DeviceError as e:
         return [], f"HIP runtime reports no usable GPU: {e}"
     except Exception as e:  # the HIP runtime library may be missing although hip-python imports
         return [], f"HIP runtime unavailable: {e}"
-    return archs, "" if archs else "hip-python imports but no GPU is visible (hipGetDeviceCount = 0)"
+    return found, "" if found else "hip-python imports but no GPU is visible (hipGetDeviceCount = 0)"
+
+
+def visible_gpus() -> tuple[list[str], str]:
+    """(gfx arch names of visible HIP devices, reason when there are none)."""
+    found, reason = visible_devices()
+    return [arch for arch, _ in found], reason
+
+
+def real_gpu_visible() -> bool:
+    """A HIP device that is a GPU (not an emulator-backed stand-in) is visible."""
+    return any(timing_source(name) == "hip" for _, name in visible_devices()[0])
+
+
+# ---- the timing protocol (pure parts) --------------------------------------------------------
+@dataclass(frozen=True)
+class TimingProtocol:
+    warmup: int = 5             # launches in the warm-up pair (also the per-launch estimate)
+    min_pair_ms: float = 1.0    # each timed event pair spans at least this much
+    repeats: int = 7            # timed pairs; median and min over them
+    max_launches: int = 10_000  # cap on N for very short kernels
+
+    def __post_init__(self):
+        for field in ("warmup", "repeats", "max_launches"):
+            v = getattr(self, field)
+            if not isinstance(v, int) or v < 1:
+                raise DeviceError(f"TimingProtocol.{field}={v!r} is not allowed: an integer >= 1")
+        if not self.min_pair_ms > 0:
+            raise DeviceError(f"TimingProtocol.min_pair_ms={self.min_pair_ms!r} is not allowed: > 0")
+
+
+@dataclass(frozen=True)
+class GpuTiming:
+    """Per-launch time of one kernel under TimingProtocol, with what it was measured on."""
+    median_s: float
+    min_s: float
+    samples_s: tuple[float, ...]   # one per repeat: pair span / launches_per_pair
+    source: str                    # "hip" only on a real GPU; "emulator" on a stand-in runtime
+    note: str
+    arch: str
+    device: str                    # device name as HIP reports it
+    protocol: TimingProtocol
+    launches_per_pair: int
+    estimate_ms: float             # per-launch estimate from the warm-up pair (chose N)
+    buffer_sets: int
+    rotation_bytes: int            # distinct bytes of all operand sets
+    cache_bytes: int               # L2 + Infinity Cache the rotation exceeds
+
+    @property
+    def is_gpu_time(self) -> bool:
+        return self.source == "hip"
+
+
+def launches_per_pair(estimate_ms: float, protocol: TimingProtocol) -> int:
+    """Smallest N with N * estimate >= min_pair_ms, clamped to 1..max_launches."""
+    if not estimate_ms > 0:
+        return protocol.max_launches
+    return max(1, min(protocol.max_launches, math.ceil(protocol.min_pair_ms / estimate_ms)))
+
+
+def rotation_bytes(args_sets: Sequence[Sequence[Arg]]) -> int:
+    """Distinct device bytes the sets touch (a buffer shared by several sets counts once)."""
+    return sum({a.addr: a.nbytes for args in args_sets for a in args if isinstance(a, Buffer)}.values())
+
+
+def sets_needed(set_bytes: int, cache_bytes: int) -> int:
+    """Operand sets of `set_bytes` each whose total exceeds `cache_bytes`."""
+    return cache_bytes // max(set_bytes, 1) + 1
 
 
 class HipDevice(Device):
@@ -80,76 +189,168 @@ class HipDevice(Device):
     def __init__(self, device_id: int = 0):
         super().__init__()
         self.hip = hip = import_hip()
-        archs, reason = visible_gpus()
-        if not archs:
+        found, reason = visible_devices()
+        if not found:
             raise DeviceError(f"device=hip is not available: {reason}")
-        if not 0 <= device_id < len(archs):
-            raise DeviceError(f"device_id={device_id} is not allowed: 0..{len(archs) - 1} ({archs})")
-        self.device_id, self.arch = device_id, archs[device_id]
+        if not 0 <= device_id < len(found):
+            raise DeviceError(f"device_id={device_id} is not allowed: 0..{len(found) - 1} ({found})")
+        self.device_id = device_id
+        self.arch, self.device_name = found[device_id]
+        self.source = timing_source(self.device_name)
+        self.note = (f"GPU time between hipEvents on {self.arch}" if self.source == "hip"
+                     else f"{EMULATED_NOTE} ({self.device_name})")
         _check(hip, hip.hipSetDevice(device_id), "hipSetDevice")
+        self.stream = _check(hip, hip.hipStreamCreate(), "hipStreamCreate")
         self._ptrs: dict[int, object] = {}
         self._functions: dict[str, tuple[object, object]] = {}   # compiled.key -> (module, function)
 
     # ---- memory -----------------------------------------------------------------------------
     def _alloc(self, nbytes: int) -> int:
-        ptr = _check(self.hip, self.hip.hipMalloc(max(nbytes, 1)), f"hipMalloc({nbytes})")
-        addr = int(ptr)
-        self._ptrs[addr] = ptr
-        return addr
+        size = max(nbytes, 1)
+        ptr = _check(self.hip, self.hip.hipMalloc(size), f"hipMalloc({nbytes})")
+        try:
+            _check(self.hip, self.hip.hipMemset(ptr, 0, size), "hipMemset")
+        except DeviceError:
+            self.hip.hipFree(ptr)
+            raise
+        self._ptrs[int(ptr)] = ptr
+        return int(ptr)
 
     def _free(self, buf: Buffer) -> None:
         _check(self.hip, self.hip.hipFree(self._ptrs.pop(buf.addr)), "hipFree")
 
+    def _copy(self, dst, src, nbytes: int, kind: str) -> None:
+        hip = self.hip
+        _check(hip, hip.hipMemcpyAsync(dst, src, nbytes, getattr(hip.hipMemcpyKind, f"hipMemcpy{kind}"),
+                                       self.stream), f"hipMemcpyAsync {kind}")
+        _check(hip, hip.hipStreamSynchronize(self.stream), "hipStreamSynchronize")
+
     def _copy_in(self, buf: Buffer, raw: memoryview) -> None:
         host = np.frombuffer(raw, dtype=np.uint8)
-        _check(self.hip, self.hip.hipMemcpy(self._ptrs[buf.addr], host, host.size,
-                                            self.hip.hipMemcpyKind.hipMemcpyHostToDevice), "hipMemcpy H2D")
+        self._copy(self._ptrs[buf.addr], host, host.size, "HostToDevice")
 
     def _copy_out(self, buf: Buffer, nbytes: int) -> bytes:
         host = np.empty(nbytes, dtype=np.uint8)
-        _check(self.hip, self.hip.hipMemcpy(host, self._ptrs[buf.addr], nbytes,
-                                            self.hip.hipMemcpyKind.hipMemcpyDeviceToHost), "hipMemcpy D2H")
+        self._copy(host, self._ptrs[buf.addr], nbytes, "DeviceToHost")
         return host.tobytes()
 
     def sync(self) -> None:
         _check(self.hip, self.hip.hipDeviceSynchronize(), "hipDeviceSynchronize")
 
-    # ---- launch -----------------------------------------------------------------------------
+    # ---- code objects -----------------------------------------------------------------------
+    def _check_code_object(self, kernel) -> None:
+        """Refuse a code object built for another arch before HIP sees it (its ELF e_flags)."""
+        from ..compiler.elf import read_elf
+        want = TARGETS[self.arch].elf_mach if self.arch in TARGETS else None
+        try:
+            mach = read_elf(kernel.hsaco).mach
+        except (CompileError, IndexError, ValueError, struct.error):   # unreadable: HIP reports the image
+            return
+        if want is not None and mach != want:
+            has = next((t.arch for t in TARGETS.values() if t.elf_mach == mach), f"{mach:#x}")
+            raise DeviceError(f"kernel {kernel.name}'s code object (EF_AMDGPU_MACH {mach:#x}, {has}) is not "
+                              f"allowed on GPU {self.device_id}: it is {self.arch} ({want:#x})")
+
     def function(self, kernel):
         hit = self._functions.get(kernel.key)
         if hit is None:
+            self._check_code_object(kernel)
             module = _check(self.hip, self.hip.hipModuleLoadData(kernel.hsaco), "hipModuleLoadData")
-            fn = _check(self.hip, self.hip.hipModuleGetFunction(module, kernel.name.encode()),
-                        f"hipModuleGetFunction({kernel.name})")
+            try:
+                fn = _check(self.hip, self.hip.hipModuleGetFunction(module, kernel.name.encode()),
+                            f"hipModuleGetFunction({kernel.name})")
+            except DeviceError:
+                self.hip.hipModuleUnload(module)
+                raise
             hit = self._functions[kernel.key] = (module, fn)
         return hit[1]
 
-    def launch(self, kernel, grid, block, args: Sequence[Arg]) -> Timing:
+    # ---- launch -----------------------------------------------------------------------------
+    def _packed(self, kernel, grid, block, args: Sequence[Arg]):
+        """(grid, block, extra array): the `extra` form of one launch's kernargs."""
         if kernel.arch != self.arch:
-            raise DeviceError(f"kernel arch={kernel.arch} is not allowed on GPU {self.device_id}: it is {self.arch}")
+            raise DeviceError(f"kernel arch={kernel.arch} is not allowed on GPU {self.device_id}: it is "
+                              f"{self.arch}; compile for arch={self.arch}")
         grid, block = check_launch(kernel.metadata, grid, block)
         packed = pack_kernargs(kernel.metadata, self._pointer_values(args), grid, block)
-        hip, fn = self.hip, self.function(kernel)
         arg_buf = ctypes.create_string_buffer(packed, len(packed))
         size = ctypes.c_size_t(len(packed))
         extra = (ctypes.c_void_p * 5)(_PARAM_BUFFER_POINTER, ctypes.addressof(arg_buf),
                                       _PARAM_BUFFER_SIZE, ctypes.addressof(size), _PARAM_END)
-        start = _check(hip, hip.hipEventCreate(), "hipEventCreate")
-        stop = _check(hip, hip.hipEventCreate(), "hipEventCreate")
+        return grid, block, (extra, arg_buf, size)    # the buffers live as long as the tuple
+
+    def _launch(self, kernel, fn, grid, block, extra) -> None:
+        _check(self.hip, self.hip.hipModuleLaunchKernel(fn, *grid, *block, 0, self.stream, None,
+                                                        ctypes.addressof(extra[0])),
+               f"hipModuleLaunchKernel({kernel.name})")
+
+    def _events(self):
+        return [_check(self.hip, self.hip.hipEventCreate(), "hipEventCreate") for _ in range(2)]
+
+    def _pair_ms(self, events, run) -> float:
+        """Run `run()` between one event pair on the stream; the pair's span in ms."""
+        hip, (start, stop) = self.hip, events
+        _check(hip, hip.hipEventRecord(start, self.stream), "hipEventRecord")
+        run()
+        _check(hip, hip.hipEventRecord(stop, self.stream), "hipEventRecord")
+        _check(hip, hip.hipEventSynchronize(stop), "hipEventSynchronize")
+        return float(_check(hip, hip.hipEventElapsedTime(start, stop), "hipEventElapsedTime"))
+
+    def launch(self, kernel, grid, block, args: Sequence[Arg]) -> Timing:
+        grid, block, extra = self._packed(kernel, grid, block, args)
+        fn = self.function(kernel)
+        events = self._events()
         try:
-            _check(hip, hip.hipEventRecord(start, None), "hipEventRecord")
-            _check(hip, hip.hipModuleLaunchKernel(fn, *grid, *block, 0, None, None, ctypes.addressof(extra)),
-                   f"hipModuleLaunchKernel({kernel.name})")
-            _check(hip, hip.hipEventRecord(stop, None), "hipEventRecord")
-            _check(hip, hip.hipEventSynchronize(stop), "hipEventSynchronize")
-            ms = _check(hip, hip.hipEventElapsedTime(start, stop), "hipEventElapsedTime")
+            ms = self._pair_ms(events, lambda: self._launch(kernel, fn, grid, block, extra))
         finally:
-            hip.hipEventDestroy(start)
-            hip.hipEventDestroy(stop)
-        return Timing(float(ms) / 1e3, "hip", f"GPU time between hipEvents on {self.arch}")
+            for e in events:
+                self.hip.hipEventDestroy(e)
+        return Timing(ms / 1e3, self.source, self.note)
+
+    def time(self, kernel, grid, block, args_sets: Sequence[Sequence[Arg]],
+             protocol: TimingProtocol = TimingProtocol(), cache_bytes: int | None = None) -> GpuTiming:
+        """Per-launch time of `kernel` under `protocol`, rotating through `args_sets` (module doc).
+        cache_bytes: what the sets must exceed; default the target's L2 + Infinity Cache."""
+        if not args_sets:
+            raise DeviceError("args_sets=[] is not allowed: one or more argument lists")
+        if cache_bytes is None:
+            if self.arch not in TARGETS:
+                raise DeviceError(f"arch={self.arch} has no cache sizes in the target table "
+                                  f"({', '.join(TARGETS)}); pass cache_bytes")
+            cache_bytes = TARGETS[self.arch].cache_bytes
+        footprint = rotation_bytes(args_sets)
+        if footprint <= cache_bytes:
+            per_set = max(footprint // len(args_sets), 1)
+            raise DeviceError(f"timing operand sets of {footprint} bytes are not allowed: they must exceed "
+                              f"the {cache_bytes} bytes of L2 + Infinity Cache on {self.arch} so launches read "
+                              f"DRAM; pass >= {sets_needed(per_set, cache_bytes)} sets of ~{per_set} bytes")
+        launches = [self._packed(kernel, grid, block, args) for args in args_sets]
+        fn = self.function(kernel)
+        rotation = itertools.cycle(launches)
+
+        def run(n: int):
+            def go():
+                for _ in range(n):
+                    g, b, extra = next(rotation)
+                    self._launch(kernel, fn, g, b, extra)
+            return go
+
+        events = self._events()
+        try:
+            estimate = self._pair_ms(events, run(protocol.warmup)) / protocol.warmup
+            n = launches_per_pair(estimate, protocol)
+            samples = tuple(self._pair_ms(events, run(n)) / n / 1e3 for _ in range(protocol.repeats))
+        finally:
+            for e in events:
+                self.hip.hipEventDestroy(e)
+        return GpuTiming(statistics.median(samples), min(samples), samples, self.source, self.note, self.arch,
+                         self.device_name, protocol, n, estimate, len(args_sets), footprint, cache_bytes)
 
     def close(self) -> None:
         super().close()
         for module, _fn in self._functions.values():
             self.hip.hipModuleUnload(module)
         self._functions.clear()
+        if self.stream is not None:
+            self.hip.hipStreamDestroy(self.stream)
+            self.stream = None

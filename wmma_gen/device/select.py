@@ -1,7 +1,8 @@
 """Choosing a device: get_device("auto" | "emu" | "hip").
 
-auto -> HipDevice when hip-python imports AND a GPU is visible, else EmuDevice.
-hip  -> HipDevice, or DeviceError with the reason when there is no usable GPU.
+auto -> HipDevice when hip-python imports AND a real GPU is visible, else EmuDevice (an
+        emulator-backed HIP runtime, as in tests/hipstub, is never chosen automatically).
+hip  -> HipDevice, or DeviceError with the reason (or the install hint) when there is none.
 Devices are shared per kind (their kernel caches persist across calls).
 """
 from __future__ import annotations
@@ -29,7 +30,8 @@ def get_device(kind: "str | Device | None" = "auto") -> Device:
     if kind == "auto":
         if "auto" in _shared:
             return _shared["auto"]
-        _shared["auto"] = dev = get_device("hip" if hip_status()[0] else "emu")
+        from .hip import real_gpu_visible
+        _shared["auto"] = dev = get_device("hip" if real_gpu_visible() else "emu")
         return dev
     dev = _shared.get(kind)
     if dev is None:

@@ -1,0 +1,390 @@
+"""The HIP runtime behind tests/hipstub/hipstub.c, implemented over wmma_gen's emulator.
+
+Each method named after a HIP entry point receives the raw C arguments (pointers as ints)
+and returns None on success or raises HipStubError(code). `bind.py` wraps them as ctypes
+callbacks and installs them in the C library's table.
+
+What stands for what:
+  device memory       one emulator GlobalMemory; a device pointer is an emulator address
+                      (capacity `memory_bytes`: more is hipErrorOutOfMemory, like a full GPU)
+  hipModuleLoadData   the image is read as an AMDGPU ELF (size from its header), checked
+                      (EM_AMDGPU, EF_AMDGPU_MACH of the device's arch) and its kernels' metadata
+                      read from its own NT_AMDGPU_METADATA note. The emulator runs ISA text, not
+                      machine code, so the stub then finds the ISA text *of the same compilation*:
+                      the CompiledKernel whose hsaco bytes are identical, registered with
+                      `register()` or stored in wmma_gen's kernel cache (compile_mlir writes the
+                      hsaco there when it links). tests/emu/test_emu_objdump.py checks that ISA
+                      text against the code object's disassembly instruction by instruction.
+                      An unknown image is hipErrorNotSupported with the reason in `last_reason`.
+  hipModuleLaunchKernel  runs the kernel to completion on the emulator at once. Explicit
+                      arguments come from `kernelParams` (one pointer per argument) or from the
+                      `extra` kernarg buffer, placed by the code object's `.args` offsets; hidden
+                      arguments are filled by the runtime, as ROCclr does. A fault inside the
+                      kernel is reported like a GPU fault: the launch returns hipSuccess and the
+                      next synchronizing call returns hipErrorLaunchFailure (the fault text is
+                      kept in `faults`).
+  streams, events     ordering is trivial (work runs at once); an event records the FAKE clock,
+                      which advances only by `clock.ms(launch_index)` per launch. Elapsed times
+                      are therefore deterministic and never a measurement.
+  fault injection     `fail("hipMalloc", "hipErrorOutOfMemory")` makes the next call(s) of that
+                      entry point return the error before doing anything.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import itertools
+import struct
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from wmma_gen.compiler.cache import KernelCache
+from wmma_gen.compiler.elf import EM_AMDGPU, read_elf
+from wmma_gen.compiler.metadata import parse_metadata
+from wmma_gen.device.kernargs import hidden_values
+from wmma_gen.emu import GlobalMemory, Program, run_kernel
+from wmma_gen.errors import CompileError, EmulatorFault
+from wmma_gen.targets import get_target
+
+DEVICE_NAME = "wmma_gen HIP stub [emulator-backed]"   # HipDevice reads the mark, see hip.py
+# hipError_t values (hip_runtime_api.h; the same numbers as hip-python's hipError_t enum)
+CODES = {"hipSuccess": 0, "hipErrorInvalidValue": 1, "hipErrorOutOfMemory": 2,
+         "hipErrorNotInitialized": 3, "hipErrorNoDevice": 100, "hipErrorInvalidDevice": 101,
+         "hipErrorInvalidImage": 200, "hipErrorNoBinaryForGpu": 209, "hipErrorInvalidHandle": 400,
+         "hipErrorNotFound": 500, "hipErrorNotReady": 600, "hipErrorLaunchFailure": 719,
+         "hipErrorNotSupported": 801, "hipErrorUnknown": 999}
+NAMES = {v: k for k, v in CODES.items()}
+TEXT = {0: "no error", 1: "invalid argument", 2: "out of memory", 3: "initialization error",
+        100: "no ROCm-capable device is detected", 101: "invalid device ordinal",
+        200: "device kernel image is invalid", 209: "no kernel image is available for execution on the device",
+        400: "invalid resource handle", 500: "named symbol not found", 600: "device not ready",
+        719: "unspecified launch failure", 801: "operation not supported", 999: "unknown error"}
+_KIND = {0: "H2H", 1: "H2D", 2: "D2H", 3: "D2D", 4: "default"}
+_PARAM_BUFFER_POINTER, _PARAM_BUFFER_SIZE, _PARAM_END = 1, 2, 3
+MAX_IMAGE_BYTES = 256 << 20
+
+
+class HipStubError(Exception):
+    def __init__(self, name: str, reason: str = ""):
+        self.code, self.name = CODES[name], name
+        super().__init__(f"{name}: {reason}" if reason else name)
+
+
+@dataclass
+class FakeClock:
+    """Deterministic device time: each launch takes `ms(launch_index)` milliseconds."""
+    ms: Callable[[int], float] = lambda i: 0.25
+    now_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class LaunchRecord:
+    kernel: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    stream: int
+    form: str              # "kernelParams" | "extra"
+    kernarg: bytes         # the segment the emulator received
+    explicit: tuple        # explicit argument values as little-endian ints, metadata order
+    fake_ms: float
+
+
+def _read(addr: int, n: int) -> bytes:
+    return ctypes.string_at(addr, n)
+
+
+def _put(addr: int, ctype, value) -> None:
+    if not addr:
+        raise HipStubError("hipErrorInvalidValue", "NULL output pointer")
+    ctype.from_address(addr).value = value
+
+
+def image_size(addr: int) -> int:
+    """Bytes of the ELF file at `addr`, from its header and section table (a code object
+    passed to hipModuleLoadData carries no length)."""
+    head = _read(addr, 64)
+    if head[:4] != b"\x7fELF" or head[4] != 2:
+        raise HipStubError("hipErrorInvalidImage", "not an ELF64 code object")
+    phoff, shoff = struct.unpack_from("<QQ", head, 32)
+    phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", head, 54)
+    end = max(64, phoff + phentsize * phnum, shoff + shentsize * shnum)
+    if end > MAX_IMAGE_BYTES:
+        raise HipStubError("hipErrorInvalidImage", f"ELF header claims {end} bytes")
+    table = _read(addr + shoff, shentsize * shnum)
+    for i in range(shnum):
+        typ, = struct.unpack_from("<I", table, i * shentsize + 4)
+        off, size = struct.unpack_from("<QQ", table, i * shentsize + 24)
+        if typ != 8:   # SHT_NOBITS occupies no file bytes
+            end = max(end, off + size)
+    if end > MAX_IMAGE_BYTES:
+        raise HipStubError("hipErrorInvalidImage", f"ELF sections claim {end} bytes")
+    return end
+
+
+class EmuHipRuntime:
+    def __init__(self, arch: str = "gfx1100", memory_bytes: int = 64 << 20, clock: FakeClock | None = None,
+                 cache_dir: str | Path | None = None):
+        self.arch, self.target = arch, get_target(arch)
+        self.memory_bytes, self.clock = memory_bytes, clock or FakeClock()
+        self.cache_dir = Path(cache_dir) if cache_dir else None
+        self.mem = GlobalMemory()
+        self.allocs: dict[int, int] = {}
+        self.registered: dict[str, object] = {}                 # sha256(hsaco) -> CompiledKernel
+        self.modules: dict[int, dict[str, tuple[Program, object]]] = {}
+        self.functions: dict[int, tuple[Program, object]] = {}
+        self.streams: set[int] = {0}
+        self.events: dict[int, float | None] = {}
+        self.calls: Counter = Counter()
+        self.launches: list[LaunchRecord] = []
+        self.faults: list[str] = []
+        self.crashes: list[str] = []        # Python exceptions inside callbacks (stub bugs)
+        self.injected: dict[str, list[str]] = {}
+        self.pending: str | None = None
+        self.last_reason = ""
+        self._handles = itertools.count(0x5710_0000, 0x40)
+
+    # ---- test controls ------------------------------------------------------------------
+    def register(self, compiled) -> None:
+        self.registered[hashlib.sha256(compiled.hsaco).hexdigest()] = compiled
+
+    def fail(self, call: str, error: str, times: int = 1) -> None:
+        CODES[error]  # unknown name -> KeyError now, not at the call
+        self.injected.setdefault(call, []).extend([error] * times)
+
+    def take_injected(self, call: str) -> str | None:
+        queue = self.injected.get(call)
+        return queue.pop(0) if queue else None
+
+    def _sync_point(self) -> None:
+        if self.pending:
+            err, self.pending = self.pending, None
+            raise HipStubError(err, "reported by a synchronizing call after the launch")
+
+    # ---- device ---------------------------------------------------------------------------
+    def hipInit(self, flags):
+        if flags:
+            raise HipStubError("hipErrorInvalidValue", "flags must be 0")
+
+    def hipGetDeviceCount(self, count_ptr):
+        _put(count_ptr, ctypes.c_int, 1)
+
+    def hipSetDevice(self, device):
+        if device != 0:
+            raise HipStubError("hipErrorInvalidDevice")
+
+    def hipDeviceSynchronize(self):
+        self._sync_point()
+
+    def hipGetDeviceProperties(self, prop_ptr, device):
+        from .props import fill_properties
+        if device != 0:
+            raise HipStubError("hipErrorInvalidDevice")
+        fill_properties(prop_ptr, DEVICE_NAME, self.arch, self.target, self.memory_bytes)
+
+    def hipGetErrorText(self, kind, code, buf, size):
+        text = (NAMES if kind else TEXT).get(code, "hipErrorUnknown" if kind else "unknown error")
+        ctypes.memmove(buf, text.encode()[: size - 1] + b"\0", min(len(text) + 1, size))
+
+    # ---- memory ---------------------------------------------------------------------------
+    def hipMalloc(self, out_ptr, size):
+        if sum(self.allocs.values()) + size > self.memory_bytes:
+            raise HipStubError("hipErrorOutOfMemory", f"{size} bytes requested, {self.memory_bytes} total")
+        addr = self.mem.alloc(size)
+        self.mem.write(addr, b"\xa5" * size)      # hipMalloc memory is not zeroed: poison it
+        self.allocs[addr] = size
+        _put(out_ptr, ctypes.c_void_p, addr)
+
+    def hipFree(self, ptr):
+        if ptr:
+            if ptr not in self.allocs:
+                raise HipStubError("hipErrorInvalidValue", f"{ptr:#x} is not a live allocation")
+            self.mem.free(ptr)
+            del self.allocs[ptr]
+
+    def _on_device(self, addr: int, n: int) -> bool:
+        return any(a <= addr and addr + n <= a + s for a, s in self.allocs.items())
+
+    def hipMemcpy(self, dst, src, n, kind):
+        self._sync_point()
+        if n == 0:
+            return
+        kind = _KIND.get(kind)
+        if kind == "default":
+            kind = ("D" if self._on_device(src, n) else "H") + "2" + ("D" if self._on_device(dst, n) else "H")
+        if kind is None or not dst or not src:
+            raise HipStubError("hipErrorInvalidValue", "bad copy kind or NULL pointer")
+        try:
+            data = self.mem.read(src, n) if kind[0] == "D" else _read(src, n)
+            if kind[-1] == "D":
+                self.mem.write(dst, data)
+            else:
+                ctypes.memmove(dst, data, n)
+        except ValueError as e:       # outside every device allocation
+            raise HipStubError("hipErrorInvalidValue", str(e)) from None
+
+    def hipMemcpyAsync(self, dst, src, n, kind, stream):
+        self._stream(stream)
+        self.hipMemcpy(dst, src, n, kind)
+
+    def hipMemset(self, dst, value, n):
+        try:
+            self.mem.write(dst, bytes([value & 0xFF]) * n)
+        except ValueError as e:
+            raise HipStubError("hipErrorInvalidValue", str(e)) from None
+
+    # ---- code objects ---------------------------------------------------------------------
+    def hipModuleLoadData(self, out_module, image):
+        if not image:
+            raise HipStubError("hipErrorInvalidValue", "image is NULL")
+        data = _read(image, image_size(image))
+        try:
+            info = read_elf(data)
+            meta = parse_metadata(info)
+        except (CompileError, ValueError, KeyError, IndexError, struct.error) as e:   # read_elf trusts its input
+            raise HipStubError("hipErrorInvalidImage", f"unreadable code object: {e}") from None
+        if info.e_machine != EM_AMDGPU:
+            raise HipStubError("hipErrorInvalidImage", f"e_machine={info.e_machine}, not EM_AMDGPU")
+        if info.mach != self.target.elf_mach:
+            raise HipStubError("hipErrorNoBinaryForGpu", f"code object EF_AMDGPU_MACH={info.mach:#x}, "
+                               f"device {self.arch} is {self.target.elf_mach:#x}")
+        isa = self._isa_of(data)
+        handle = next(self._handles)
+        self.modules[handle] = {meta.name: (Program.from_isa(isa, meta.name), meta)}
+        _put(out_module, ctypes.c_void_p, handle)
+
+    def _isa_of(self, data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        if digest in self.registered:
+            return self.registered[digest].isa
+        root = self.cache_dir or KernelCache().dir
+        for path in sorted(root.glob("*/*.json")):
+            status, payload = KernelCache(root).load(path.stem)
+            if status == "hit" and payload.get("hsaco") == data:
+                self.registered[digest] = _Cached(payload["isa"])
+                return payload["isa"]
+        self.last_reason = (f"code object sha256={digest[:16]} is neither registered with the stub nor "
+                            f"stored in the kernel cache {root}: its ISA text is unknown")
+        raise HipStubError("hipErrorNotSupported", self.last_reason)
+
+    def hipModuleGetFunction(self, out_function, module, name):
+        kernels = self.modules.get(module)
+        if kernels is None:
+            raise HipStubError("hipErrorInvalidHandle", "unknown module")
+        hit = kernels.get((name or b"").decode())
+        if hit is None:
+            raise HipStubError("hipErrorNotFound", f"{name!r} not in module ({', '.join(kernels)})")
+        handle = next(self._handles)
+        self.functions[handle] = hit
+        _put(out_function, ctypes.c_void_p, handle)
+
+    def hipModuleUnload(self, module):
+        if self.modules.pop(module, None) is None:
+            raise HipStubError("hipErrorInvalidHandle", "unknown module")
+
+    def hipModuleLaunchKernel(self, function, grid_ptr, block_ptr, shared_bytes, stream, params, extra):
+        if function not in self.functions:
+            raise HipStubError("hipErrorInvalidHandle", "unknown function")
+        self._stream(stream)
+        prog, meta = self.functions[function]
+        grid = tuple((ctypes.c_uint * 3).from_address(grid_ptr))
+        block = tuple((ctypes.c_uint * 3).from_address(block_ptr))
+        explicit = [a for a in meta.args if not a.kind.startswith("hidden_")]
+        if bool(params) == bool(extra) and explicit:
+            raise HipStubError("hipErrorInvalidValue", "pass exactly one of kernelParams and extra")
+        form = "kernelParams" if params else "extra"
+        values = [] if not explicit else self._from_params(params, explicit) if params else \
+            self._from_extra(extra, explicit)
+        seg = bytearray(meta.kernarg_size)
+        hidden = hidden_values(grid, block)
+        for a in meta.args:
+            raw = values.pop(0) if not a.kind.startswith("hidden_") else \
+                (hidden.get(a.kind, 0) & ((1 << 8 * a.size) - 1)).to_bytes(a.size, "little")
+            seg[a.offset:a.offset + a.size] = raw
+        try:
+            run_kernel(prog, self.mem, grid=grid, block=block, kernarg=bytes(seg), dynamic_lds=shared_bytes)
+        except EmulatorFault as e:
+            self.faults.append(str(e))
+            self.pending = "hipErrorLaunchFailure"
+        ms = float(self.clock.ms(len(self.launches)))
+        self.clock.now_ms += ms
+        args = tuple(int.from_bytes(seg[a.offset:a.offset + a.size], "little") for a in explicit)
+        self.launches.append(LaunchRecord(meta.name, grid, block, stream or 0, form, bytes(seg), args, ms))
+
+    @staticmethod
+    def _from_params(params: int, explicit) -> list[bytes]:
+        slots = (ctypes.c_void_p * len(explicit)).from_address(params)
+        if not all(slots):
+            raise HipStubError("hipErrorInvalidValue", "a kernelParams entry is NULL")
+        return [_read(p, a.size) for p, a in zip(slots, explicit, strict=True)]
+
+    @staticmethod
+    def _from_extra(extra: int, explicit) -> list[bytes]:
+        words, buf, size = (ctypes.c_void_p * 16).from_address(extra), None, None
+        for i in range(0, 16, 2):
+            key = words[i] or 0
+            if key == _PARAM_END:
+                break
+            if key == _PARAM_BUFFER_POINTER:
+                buf = words[i + 1]
+            elif key == _PARAM_BUFFER_SIZE:
+                size = ctypes.c_size_t.from_address(words[i + 1]).value
+            else:
+                raise HipStubError("hipErrorInvalidValue", f"unknown extra key {key}")
+        need = max((a.offset + a.size for a in explicit), default=0)
+        if buf is None or size is None or size < need:
+            raise HipStubError("hipErrorInvalidValue", f"extra buffer of {size} bytes, the explicit "
+                               f"arguments need {need}")
+        raw = _read(buf, need) if need else b""
+        return [raw[a.offset:a.offset + a.size] for a in explicit]
+
+    # ---- streams and events -----------------------------------------------------------------
+    def _stream(self, stream) -> None:
+        if (stream or 0) not in self.streams:
+            raise HipStubError("hipErrorInvalidHandle", "unknown stream")
+
+    def hipStreamCreate(self, out_stream):
+        handle = next(self._handles)
+        self.streams.add(handle)
+        _put(out_stream, ctypes.c_void_p, handle)
+
+    def hipStreamSynchronize(self, stream):
+        self._stream(stream)
+        self._sync_point()
+
+    def hipStreamDestroy(self, stream):
+        self._stream(stream)
+        self.streams.discard(stream)
+
+    def hipEventCreate(self, out_event):
+        handle = next(self._handles)
+        self.events[handle] = None
+        _put(out_event, ctypes.c_void_p, handle)
+
+    def _event(self, event) -> int:
+        if event not in self.events:
+            raise HipStubError("hipErrorInvalidHandle", "unknown event")
+        return event
+
+    def hipEventRecord(self, event, stream):
+        self._stream(stream)
+        self.events[self._event(event)] = self.clock.now_ms
+
+    def hipEventSynchronize(self, event):
+        self._event(event)
+        self._sync_point()
+
+    def hipEventElapsedTime(self, out_ms, start, stop):
+        t0, t1 = self.events[self._event(start)], self.events[self._event(stop)]
+        if t0 is None or t1 is None:
+            raise HipStubError("hipErrorInvalidHandle", "event not recorded")
+        _put(out_ms, ctypes.c_float, t1 - t0)
+
+    def hipEventDestroy(self, event):
+        del self.events[self._event(event)]
+
+
+@dataclass(frozen=True)
+class _Cached:
+    isa: str
