@@ -100,20 +100,23 @@ def _key_tile(k) -> list:
     stage_rows(k.V, k.fam, k.b, k.hk, k.seq.k0, k.n0, k.seq.sk, s.block_n, d, k.tid, s.threads, natural=k.lds_v)
     r = _ranges(k)
     accs = [zero_acc() for _ in range(2 * k.dd)]          # dV^T blocks, then dK^T blocks
-    heads = scf.ForOp(irb.c(0), k.group, irb.c(1), accs)
-    with ir.InsertionPoint(heads.body):
-        h = irb.add(irb.mul(k.hk, k.group), heads.induction_variable)
-        acc = list(heads.inner_iter_args)
-        masked = scf.ForOp(irb.c(0), r.masked, irb.c(1), acc)
-        with ir.InsertionPoint(masked.body):
-            m0 = irb.mul(r.masked_tile(masked.induction_variable), s.block_m)
-            scf.YieldOp(_query_tile(k, h, m0, list(masked.inner_iter_args), True))
-        full = scf.ForOp(r.f_lo, r.f_hi, irb.c(1), list(masked.results))
-        with ir.InsertionPoint(full.body):
-            m0 = irb.mul(full.induction_variable, s.block_m)
-            scf.YieldOp(_query_tile(k, h, m0, list(full.inner_iter_args), False))
-        scf.YieldOp(list(full.results))
-    return list(heads.results)
+    accs = _head_tile_loop(k, r.masked, lambda t: r.masked_tile(t), accs, True)
+    return _head_tile_loop(k, irb.sub(r.f_hi, r.f_lo), lambda t: irb.add(r.f_lo, t), accs, False)
+
+
+def _head_tile_loop(k, tiles, tile_of, accs: list, masked: bool) -> list:
+    """for h in the kv head's query heads: for t < tiles: accs = query_tile(h, tile_of(t)),
+    as one flat scf.for carrying (h, t) -- no nested loop, so the steady-state loop is one
+    basic-block chain (model/isa_loop.py finds it) and the loop control stays scalar."""
+    total = irb.mul(tiles, k.group)
+    loop = scf.ForOp(irb.c(0), total, irb.c(1), accs + [irb.c(0), irb.c(0)])
+    with ir.InsertionPoint(loop.body):
+        *acc, g, t = list(loop.inner_iter_args)
+        h = irb.add(irb.mul(k.hk, k.group), g)
+        out = _query_tile(k, h, irb.mul(tile_of(t), k.s.block_m), acc, masked)
+        wrap = irb.lt(irb.add(t, 1), tiles)
+        scf.YieldOp(out + [irb.select(wrap, g, irb.add(g, 1)), irb.select(wrap, irb.add(t, 1), irb.c(0))])
+    return list(loop.results)[:len(accs)]
 
 
 def _query_tile(k, h, m0, accs: list, masked: bool) -> list:
