@@ -8,8 +8,10 @@
 
 Every outcome is recorded in the trial's user attrs; an unexpected error is recorded as
 `error` and re-raised so Optuna marks the trial FAIL with its text (never an `inf`).
-The gate runs on a small problem of one or two macro tiles per axis: the emulator is slow,
-and one tile pair already exercises every instruction the schedule emits.
+The gate runs the very code object that is timed and exported (sizes are kernel arguments):
+on small problems of one or two macro tiles per axis with the same specialization key
+(signature.gate_problems) -- the emulator is slow, and one tile pair already exercises
+every instruction the schedule emits.
 """
 from __future__ import annotations
 
@@ -22,7 +24,8 @@ import numpy as np
 import optuna
 
 import wmma_gen
-from wmma_gen import build
+from wmma_gen.ops.gemm import build
+from wmma_gen.ops.gemm.signature import gate_problems
 from wmma_gen.directive import GemmDirective
 from wmma_gen.errors import CompileError, DeviceError, EmulatorFault, ScheduleError
 from wmma_gen.schedule import Schedule
@@ -33,12 +36,9 @@ from .space import Domains, suggest_schedule
 WARMUP, REPEATS = 3, 10  # GPU timing: launches discarded, launches whose median is kept
 
 
-def gate_directive(d: GemmDirective, s: Schedule) -> GemmDirective:
-    """The small problem the correctness gate runs: <= 2 macro tiles in M and N (1 when the
-    tile is large) and two K tiles per split, batch 1; same dtype, layout and epilogue."""
-    tiles_m = 2 if s.block_m <= 64 else 1
-    tiles_n = 2 if s.block_n <= 64 else 1
-    return replace(d, m=tiles_m * s.block_m, n=tiles_n * s.block_n, k=2 * s.block_k * s.split_k, batch=1)
+def gate_directive(d: GemmDirective, s: Schedule, key) -> list[GemmDirective]:
+    """The small problems the correctness gate runs with the timed object (same key)."""
+    return [replace(d, m=p["m"], n=p["n"], k=p["k"], batch=1) for p in gate_problems(d, s, key)]
 
 
 def occupancy(kernel, s: Schedule, t: Target):
@@ -163,7 +163,7 @@ class Objective:
         trial.set_user_attr("workgroups_per_cu", occ.workgroups_per_cu)
         if occ.workgroups_per_cu < 1:
             self._prune(trial, "compile", f"no workgroup fits on a CU: {occ.limits}")
-        gate = self._gate(trial, s)
+        gate = self._gate(trial, s, kernel)
         for k, v in gate.items():
             trial.set_user_attr(f"gate_{k}", v)
         if not gate["passed"]:
@@ -189,20 +189,27 @@ class Objective:
             self._prune(trial, "compile", f"compile failed: {str(e).splitlines()[0]}"
                                           f"{' | ' + e.diagnostics.splitlines()[0] if e.diagnostics else ''}")
 
-    def _gate(self, trial, s: Schedule) -> dict:
-        g = gate_directive(self.directive, s)
+    def _gate(self, trial, s: Schedule, kernel) -> dict:
+        """Run `kernel` itself on every gate problem of its key; the worst result is kept."""
         corrupt = bool(self.corrupt and self.corrupt(s))
-        key = (self.arch, g.to_json(), s.to_json(), corrupt)
+        key = (self.arch, kernel.compiled.key, s.to_json(), corrupt)
         if key not in self.gate_cache:
             check = self.check or _real_check()
             device = corrupting(self.device) if corrupt else self.device
-            try:
-                r = check(g, s, self.arch, device, seed=self.seed)
-            except EmulatorFault as e:  # the kernel faulted on the small problem: it is wrong
-                self._prune(trial, "gate", f"kernel faulted: {e}")
-            self.gate_cache[key] = {"passed": bool(r.passed), "max_abs": float(r.max_abs),
-                                    "max_rel": float(r.max_rel), "tol": str(r.tol), "source": str(r.source),
-                                    "seconds": round(float(r.seconds), 3), "m": g.m, "n": g.n, "k": g.k}
+            worst = None
+            for g in gate_directive(self.directive, s, kernel.key):
+                try:
+                    r = check(g, s, self.arch, device, seed=self.seed, kernel=kernel)
+                except EmulatorFault as e:  # the kernel faulted on the small problem: it is wrong
+                    self._prune(trial, "gate", f"kernel faulted: {e}")
+                row = {"passed": bool(r.passed), "max_abs": float(r.max_abs), "max_rel": float(r.max_rel),
+                       "tol": str(r.tol), "source": str(r.source), "seconds": round(float(r.seconds), 3),
+                       "m": g.m, "n": g.n, "k": g.k, "isa_hash": kernel.compiled.key}
+                if worst is None or row["max_rel"] > worst["max_rel"] or not row["passed"]:
+                    worst = row
+                if not row["passed"]:
+                    break   # the first failing problem is the one reported
+            self.gate_cache[key] = worst
         return dict(self.gate_cache[key])
 
     def _time(self, trial, kernel, s: Schedule) -> tuple[float, str, str]:
@@ -222,41 +229,18 @@ class Objective:
 
 
 def time_on_device(device, kernel, warmup: int = WARMUP, repeats: int = REPEATS) -> float:
-    """Median GPU seconds of `repeats` launches after `warmup` (hipEvents, Timing.source=hip).
-    Operands are random bytes sized from the kernel's memrefs; timing does not read results."""
-    from wmma_gen import hostdata
-    from wmma_gen.kernels.gemm import stored_shape
-    d = kernel.directive
-    store = "i8" if d.dtype == "i4" else d.dtype
-    nbytes = {"A": hostdata.stored_nbytes(stored_shape(d, "a"), store),
-              "B": hostdata.stored_nbytes(stored_shape(d, "b"), store),
-              "C": hostdata.stored_nbytes((d.batch, d.m, d.n), d.out_dtype),
-              "C0": hostdata.stored_nbytes((d.batch, d.m, d.n), d.out_dtype),
-              "bias": 4 * (d.n if d.bias == "n" else d.m),
-              # split-K (as ops/gemm.run_gemm): partial sums, and arrival counters that start at
-              # zero and that the kernel resets, so repeated launches stay valid
-              "workspace": 4 * kernel.schedule.split_k * d.batch * d.m * d.n,
-              "counters": 4 * d.batch * kernel.source.grid[0]}
-    rng = np.random.default_rng(0)
-    bufs = []
-    try:
-        for name in kernel.source.arg_names:
-            if name not in nbytes:
-                raise DeviceError(f"kernel arg name={name!r} is not allowed: the timer knows {', '.join(nbytes)}")
-            b = device.alloc(nbytes[name])
-            fill = (np.zeros(nbytes[name], np.uint8) if name == "counters"
-                    else rng.integers(0, 128, nbytes[name], dtype=np.uint8))
-            device.copy_in(b, fill)
-            bufs.append(b)
+    """Median GPU seconds of `repeats` launches after `warmup` (hipEvents, Timing.source=hip),
+    through the one launcher: operands are random bytes shaped by the kernel's signature;
+    timing does not read results (split-K counters start at zero and the kernel resets them)."""
+    from wmma_gen.device.launcher import Prepared, random_inputs
+    sig, p = kernel.signature, kernel.problem
+    arrays = random_inputs(sig, p, seed=0)
+    with Prepared(kernel.compiled, sig, p, device, arrays) as run:
         times = []
         for i in range(warmup + repeats):
-            t = device.launch(kernel.compiled, kernel.source.grid, kernel.source.block, bufs)
+            t = run.launch()
             if t.source != "hip":
                 raise DeviceError(f"timing source {t.source!r} is not GPU time; only hip timings are measurements")
             if i >= warmup:
                 times.append(t.seconds)
-        device.sync()
         return statistics.median(times)
-    finally:
-        for b in bufs:
-            device.free(b)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from wmma_gen.build import compile_gemm
+from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.compiler import KernelCache, compile_mlir
 from wmma_gen.defaults import LARGE, fitted_default
 from wmma_gen.directive import GemmDirective

@@ -12,17 +12,17 @@ import time
 
 import numpy as np
 
-from wmma_gen.build import compile_gemm
+from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.directive import GemmDirective
 from wmma_gen.emu import GlobalMemory, Program, run_kernel
-from wmma_gen.kernels.gemm import grid_of
 from wmma_gen.schedule import Schedule
 
 
 def gemm_run(size: int, schedule: Schedule, mode: str):
     d = GemmDirective("f16", size, size, size)
     t0 = time.perf_counter()
-    kernel = compile_gemm(d, schedule, "gfx1100", cache=False).compiled
+    k = compile_gemm(d, schedule, "gfx1100", cache=False)
+    kernel = k.compiled
     compile_s = time.perf_counter() - t0
     prog = Program.from_isa(kernel.isa, kernel.name)
     rng = np.random.default_rng(0)
@@ -32,8 +32,8 @@ def gemm_run(size: int, schedule: Schedule, mode: str):
     pa, pb, pc = mem.alloc(a.nbytes), mem.alloc(b.nbytes), mem.alloc(size * size * 4)
     mem.write(pa, a)
     mem.write(pb, b)
-    grid, block = grid_of(d, schedule), (schedule.threads, 1, 1)
-    stats = run_kernel(prog, mem, grid, block, prog.pack_kernarg([pa, pb, pc], grid, block), mode=mode)
+    grid, block = k.grid, k.block
+    stats = run_kernel(prog, mem, grid, block, prog.pack_kernarg([pa, pb, pc] + k.scalars(), grid, block), mode=mode)
     c = np.frombuffer(mem.read(pc, size * size * 4), np.float32).reshape(size, size)
     err = float(np.abs(c - a.astype(np.float64) @ b.astype(np.float64)).max())
     return stats, compile_s, err

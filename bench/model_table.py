@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from wmma_gen.build import compile_gemm
+from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.directive import GemmDirective
 from wmma_gen.errors import WmmaGenError
 from wmma_gen.model import estimate

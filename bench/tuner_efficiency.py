@@ -43,7 +43,7 @@ DOMAINS = {"block_m": (32, 64, 128, 256), "block_n": (32, 64, 128, 256), "block_
 
 def score(job: tuple[str, int, dict]) -> tuple[dict, float | None]:
     """Model TFLOP/s of one schedule for (dtype, size), or None when a sweep would prune it."""
-    from wmma_gen.build import compile_gemm
+    from wmma_gen.ops.gemm.build import compile_gemm
     from wmma_gen.model.estimate import estimate
     dtype, size, sd = job
     d, s, t = GemmDirective(dtype, size, size, size), Schedule(**sd), get_target(ARCH)

@@ -51,11 +51,13 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from . import hostdata
-from .build import GemmKernel, compile_gemm
+from .ops.gemm.build import GemmKernel, compile_gemm
 from .device.select import get_device
 from .directive import GemmDirective
-from .ops.gemm import run_gemm
-from .ops.reference import gemm_reference
+from .ops.gemm.api import run_gemm
+from .ops.gemm.reference import gemm_reference
+from .errors import ScheduleError
+from .ops.gemm.signature import problem_of, spec_key, stored_shape
 from .schedule import Schedule
 
 EPS = {"f16": 2.0 ** -10, "bf16": 2.0 ** -7, "f32": 2.0 ** -23, "fp8": 2.0 ** -3, "bf8": 2.0 ** -2}
@@ -92,11 +94,10 @@ def tolerance(d: GemmDirective) -> float:
 
 def random_operands(d: GemmDirective, seed: int = 0) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """(stored arrays for run_gemm, exact values for gemm_reference), seeded."""
-    from .kernels.gemm import stored_shape
     rng = np.random.default_rng(seed)
     stored, values = {}, {}
     for name in ("a", "b"):
-        batch, rows, cols = stored_shape(d, name)
+        batch, rows, cols = stored_shape(d, name, problem_of(d))
         shape = (batch, rows, cols * 2 if d.dtype == "i4" else cols)
         if d.is_int:
             lo, hi = hostdata.INT_RANGE[(d.dtype, d.unsigned)]
@@ -128,9 +129,12 @@ def check_gemm(directive: GemmDirective, schedule: Schedule, arch: str, device=N
     device errors (ScheduleError, CompileError, EmulatorFault, DeviceError) propagate."""
     d = directive
     k = kernel if kernel is not None else compile_gemm(d, schedule, arch)
+    if kernel is not None and spec_key(d, k.schedule, problem_of(d)) != k.key:
+        raise ScheduleError("kernel", str(k.key), f"a code object whose specialization key matches "
+                            f"{d.m}x{d.n}x{d.k} ({spec_key(d, k.schedule, problem_of(d))})")
     dev = get_device(device)
     stored, values = random_operands(d, seed)
-    out, timing = run_gemm(k, dev, stored)
+    out, timing = run_gemm(k, dev, stored, problem=problem_of(d))
     ref = gemm_reference(d, values["a"], values["b"], values.get("c"), values.get("bias"))
     passed, max_abs, max_rel, tol, worst = compare(d, out, ref)
     return CheckResult(bool(passed), max_abs, max_rel, tol, timing.source, timing.seconds, worst, d.k)

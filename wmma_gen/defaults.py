@@ -38,7 +38,9 @@ def fitted_default(d: GemmDirective, t: Target, base: Schedule = LARGE) -> Sched
     s = base.replace(block_m=bm, block_n=bn, block_k=_fit("block_k", d.k, base.block_k),
                      waves_m=min(base.waves_m, bm // 16), waves_n=min(base.waves_n, bn // 16))
     if t.family == "gfx12" and s.lds != "none":
-        s = s.replace(lds_store_bits=64)  # measured: no spills on gfx1201, fewer DS ops (gemm_static_quality)
+        # measured (bench/gemm_static_quality.py): 64-bit LDS stores cut DS ops; with run-time
+        # shapes k_unroll=2 spills 4-44 VGPRs outside the main loop on gfx1201, k_unroll=1 none
+        s = s.replace(lds_store_bits=64, k_unroll=1)
     lds = staged_operands(d) if s.lds != "none" else "none"
     if lds != s.lds and base is LARGE:
         # an operand read straight from global (i4 gathered nibble by nibble) needs far more

@@ -16,7 +16,7 @@ from .directive import GemmDirective
 from .errors import ScheduleError
 from .targets import Target
 
-BITS = {"f16": 16, "bf16": 16, "i8": 8, "fp8": 8, "bf8": 8, "i4": 4, "f32": 32, "i32": 32}
+from .numerics import BITS  # noqa: F401  (re-exported: bits per element of each dtype)
 
 
 @dataclass(frozen=True)
@@ -115,8 +115,16 @@ class Schedule:
     def problems(self, d: GemmDirective, t: Target) -> list[str]:
         return [r for c in CONSTRAINTS if (r := c(self, d, t)) is not None]
 
+    def validate_kernel(self, d: GemmDirective, t: Target) -> "Schedule":
+        """The checks that do not depend on the problem size (what a code object needs)."""
+        return self._run(KERNEL_CONSTRAINTS, d, t)
+
     def validate(self, d: GemmDirective, t: Target) -> "Schedule":
-        for c in CONSTRAINTS:
+        """Every check, including those on the directive's problem size."""
+        return self._run(CONSTRAINTS, d, t)
+
+    def _run(self, checks, d: GemmDirective, t: Target) -> "Schedule":
+        for c in checks:
             reason = c(self, d, t)
             if reason is not None:
                 raise ScheduleError.rejected(c.__name__, reason, self.to_dict())
@@ -202,7 +210,9 @@ def split_k_depth(s: Schedule, d: GemmDirective, t: Target) -> str | None:
     return None
 
 
-CONSTRAINTS: tuple[Callable[[Schedule, GemmDirective, Target], Optional[str]], ...] = (
+KERNEL_CONSTRAINTS: tuple[Callable[[Schedule, GemmDirective, Target], Optional[str]], ...] = (
     dtype_supported, tile_multiple_of_instruction, workgroup_size, lds_budget, vgpr_budget,
-    operand_size, lds_i4_k_contiguous, split_k_depth,
+    lds_i4_k_contiguous,
 )
+# checks on the problem size as well (the directive's m, n, k, batch)
+CONSTRAINTS = KERNEL_CONSTRAINTS + (operand_size, split_k_depth)

@@ -1,7 +1,7 @@
 """The content-addressed cache: hits, corruption detection, atomic entries."""
 import json
 
-from wmma_gen.build import compile_gemm
+from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.compiler import KernelCache
 from wmma_gen.directive import GemmDirective
 from wmma_gen.schedule import Schedule

@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from wmma_gen.build import compile_gemm
+from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.compiler.elf import EM_AMDGPU, ELFOSABI_AMDGPU_HSA, ET_DYN, read_elf
 from wmma_gen.directive import GemmDirective
 from wmma_gen.schedule import Schedule
@@ -52,8 +52,10 @@ def test_metadata_parses_without_spills(compiled, arch, dtype, acc):
     assert m.spills == 0 and m.scratch_bytes == 0
     assert m.wavefront_size == 32
     assert 0 < m.vgpr_count <= 256
-    assert [a.kind for a in m.args] == ["global_buffer"] * 3
-    assert [a.offset for a in m.args] == [0, 8, 16] and m.kernarg_size >= 24
+    # A, B, C pointers, then 10 i32 sizes/strides (M N K batch, (batch,row) strides of A B C)
+    explicit = [a for a in m.args if not a.kind.startswith("hidden_")]
+    assert [a.kind for a in explicit] == ["global_buffer"] * 3 + ["by_value"] * 10
+    assert [a.offset for a in explicit] == [0, 8, 16] + [24 + 4 * i for i in range(10)]
     assert m.max_flat_workgroup_size == 128
 
 

@@ -1,7 +1,7 @@
 """Static quality of the compiled main loop (issue 4), read from the ISA; no timing."""
 import pytest
 
-from wmma_gen.build import compile_gemm
+from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.directive import GemmDirective
 from wmma_gen.model.isa_loop import find_main_loop
 from wmma_gen.schedule import Schedule

@@ -6,7 +6,7 @@ loop are whole iterations and the rest is a whole number of loop trips (conserva
 below); schedules with >= 16 WMMAs per iteration are not unrolled and match exactly."""
 import pytest
 
-from wmma_gen.build import compile_gemm
+from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.directive import GemmDirective
 from wmma_gen.model import estimate, find_main_loop
 from wmma_gen.schedule import Schedule

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from wmma_gen.build import compile_gemm
+from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.device import EmuDevice, Timing, get_device, hip_status
 from wmma_gen.directive import GemmDirective
 from wmma_gen.errors import DeviceError, ScheduleError
@@ -68,7 +68,7 @@ def test_launch_runs_the_kernel_and_reports_its_source(dev):
     bufs = [dev.alloc(a.nbytes), dev.alloc(b.nbytes), dev.alloc(16 * 16 * 4)]
     dev.copy_in(bufs[0], a)
     dev.copy_in(bufs[1], b)
-    t = dev.launch(k.compiled, k.source.grid, k.source.block, bufs)
+    t = dev.launch(k.compiled, k.grid, k.block, bufs + k.scalars())
     dev.sync()
     c = np.frombuffer(dev.copy_out(bufs[2]), np.float32).reshape(16, 16)
     assert np.abs(c - a.astype(np.float64) @ b.astype(np.float64)).max() < 1e-5
@@ -83,19 +83,19 @@ def test_launch_checks_args_and_block(dev, tiny_kernel_f16):
     k = tiny_kernel_f16
     bufs = [dev.alloc(512), dev.alloc(512), dev.alloc(1024)]
     if _arch(dev) == k.compiled.arch:
-        with pytest.raises(DeviceError, match="count=2"):
-            dev.launch(k.compiled, k.source.grid, k.source.block, bufs[:2])
+        with pytest.raises(DeviceError, match="count=2 is not allowed.*takes 13"):
+            dev.launch(k.compiled, k.grid, k.block, bufs[:2])
         with pytest.raises(DeviceError, match="reqd_workgroup_size"):
-            dev.launch(k.compiled, k.source.grid, (16, 1, 1), bufs)
+            dev.launch(k.compiled, k.grid, (16, 1, 1), bufs + k.scalars())
         with pytest.raises(DeviceError, match="Buffer or a device address"):
-            dev.launch(k.compiled, k.source.grid, k.source.block, bufs[:2] + [1.0])
+            dev.launch(k.compiled, k.grid, k.block, bufs[:2] + [1.0] + k.scalars())
 
 
 def test_emulator_timing_says_it_is_not_gpu_time(tiny_kernel_f16):
     dev = EmuDevice()
     k = tiny_kernel_f16
     bufs = [dev.alloc(512), dev.alloc(512), dev.alloc(1024)]
-    t = dev.launch(k.compiled, k.source.grid, k.source.block, bufs)
+    t = dev.launch(k.compiled, k.grid, k.block, bufs + k.scalars())
     assert t.source == "emulator" and "not GPU time" in t.note
     assert t.wave_instructions > 0 and t.waves == 1 and t.workgroups == 1
     assert dev.program(k.compiled) is dev.program(k.compiled)        # cached per compiled.key
@@ -106,11 +106,11 @@ def test_emulator_runs_gfx12_code_and_refuses_other_families(monkeypatch):
                                                                 waves_m=1, waves_n=1), "gfx1201")
     dev = EmuDevice()
     bufs = [dev.alloc(512), dev.alloc(512), dev.alloc(1024)]
-    assert dev.launch(k.compiled, k.source.grid, k.source.block, bufs).source == "emulator"
+    assert dev.launch(k.compiled, k.grid, k.block, bufs + k.scalars()).source == "emulator"
     import wmma_gen.device.emu as emu_dev
     monkeypatch.setattr(emu_dev, "EMU_FAMILIES", ("gfx11",))   # a family the emulator lacks
     with pytest.raises(DeviceError, match="gfx1201 \\(gfx12\\) is not allowed"):
-        dev.launch(k.compiled, k.source.grid, k.source.block, bufs)
+        dev.launch(k.compiled, k.grid, k.block, bufs + k.scalars())
 
 
 def test_timing_source_is_checked():

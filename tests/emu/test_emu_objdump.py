@@ -73,7 +73,7 @@ def _norm(text: str) -> str:
 
 
 def _gemm(dtype: str, lds: str):
-    from wmma_gen.build import compile_gemm
+    from wmma_gen.ops.gemm.build import compile_gemm
     from wmma_gen.directive import GemmDirective
     from wmma_gen.schedule import Schedule
     return compile_gemm(GemmDirective(dtype, 64, 64, 64), Schedule(lds=lds, buffers=2 if lds != "none" else 1),

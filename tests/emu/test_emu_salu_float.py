@@ -316,7 +316,7 @@ def test_gfx1100_refuses_salu_float(arch):
 
 
 def test_gemm_beta_on_gfx1151_uses_salu_float():
-    from wmma_gen.build import compile_gemm
+    from wmma_gen.ops.gemm.build import compile_gemm
     from wmma_gen.check import check_gemm
     from wmma_gen.directive import GemmDirective
     from wmma_gen.schedule import Schedule

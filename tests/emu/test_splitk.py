@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from wmma_gen.build import compile_gemm
+from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.check import check_gemm, random_operands
 from wmma_gen.device.select import get_device
 from wmma_gen.directive import GemmDirective
@@ -28,32 +28,27 @@ def test_split_k_matches_numpy(d, s):
 
 def test_grid_and_args():
     k = compile_gemm(GemmDirective("f16", 64, 64, 256), Schedule(block_m=32, block_n=32, split_k=4), "gfx1100")
-    assert k.source.grid == (4, 4, 1)
-    assert k.source.arg_names[-2:] == ("workspace", "counters")
+    assert k.grid == (4, 4, 1)
+    assert [a.name for a in k.signature.buffers][-2:] == ["workspace", "counters"]
     assert "global_atomic_add_u32" in k.compiled.isa
 
 
 def test_counter_resets_so_relaunch_gives_identical_bits():
+    """Two launches of one Prepared (same device buffers): the last workgroup of each tile
+    resets its arrival counter, so the second launch sees zeros and gives the same bits."""
+    from wmma_gen.device.launcher import Prepared
     d = GemmDirective("f16", 32, 32, 512)
     k = compile_gemm(d, Schedule(block_m=32, block_n=32, block_k=32, waves_m=1, waves_n=1, split_k=8), "gfx1100")
-    dev = get_device("emu")
     stored, _ = random_operands(d, seed=3)
-    sizes = {"A": stored["A"].nbytes, "B": stored["B"].nbytes, "C": 4 * 32 * 32,
-             "workspace": 4 * 8 * 32 * 32, "counters": 4 * k.source.grid[0]}
-    bufs = {n: dev.alloc(sizes[n]) for n in k.source.arg_names}
-    dev.copy_in(bufs["A"], stored["A"])
-    dev.copy_in(bufs["B"], stored["B"])
-    dev.copy_in(bufs["counters"], bytes(sizes["counters"]))
     outs = []
-    for _ in range(2):
-        dev.launch(k.compiled, k.source.grid, k.source.block, [bufs[n] for n in k.source.arg_names])
-        outs.append(dev.copy_out(bufs["C"]))
-        assert dev.copy_out(bufs["counters"]) == bytes(sizes["counters"])  # reset by the last workgroup
-    assert outs[0] == outs[1]
+    with Prepared(k.compiled, k.signature, k.problem, get_device("emu"), stored) as run:
+        for _ in range(2):
+            run.launch()
+            outs.append(run.read()["C"])
+            assert not run.device.copy_out(run.bufs["counters"]).strip(b"\0")  # reset by the last workgroup
+    assert outs[0].tobytes() == outs[1].tobytes()
     ref = stored["A"][0].astype(np.float64) @ stored["B"][0].astype(np.float64)
-    assert np.abs(np.frombuffer(outs[0], np.float32).reshape(32, 32) - ref).max() < 1e-3
-    for b in bufs.values():
-        dev.free(b)
+    assert np.abs(outs[0].reshape(32, 32) - ref).max() < 1e-3
 
 
 def test_split_k_needs_enough_k_tiles():

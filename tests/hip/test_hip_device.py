@@ -34,7 +34,7 @@ def test_check_gate_times_on_the_gpu(dev):
 
 
 def test_kernel_for_another_arch_is_refused(dev):
-    from wmma_gen.build import compile_gemm
+    from wmma_gen.ops.gemm.build import compile_gemm
     from wmma_gen.directive import GemmDirective
     from wmma_gen.errors import DeviceError
     from wmma_gen.schedule import Schedule
@@ -42,4 +42,4 @@ def test_kernel_for_another_arch_is_refused(dev):
     k = compile_gemm(GemmDirective("f16", 16, 16, 16), Schedule(block_m=16, block_n=16, block_k=16,
                                                                 waves_m=1, waves_n=1), other)
     with pytest.raises(DeviceError, match="arch"):
-        dev.launch(k.compiled, k.source.grid, k.source.block, [dev.alloc(512), dev.alloc(512), dev.alloc(1024)])
+        dev.launch(k.compiled, k.grid, k.block, [dev.alloc(512), dev.alloc(512), dev.alloc(1024)] + k.scalars())

@@ -7,7 +7,7 @@ from optuna.trial import TrialState
 
 from autotune.objective import Objective, gate_directive
 from autotune.space import params_of
-from wmma_gen.build import compile_gemm
+from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.check import check_gemm
 from wmma_gen.device.select import get_device
 from wmma_gen.directive import GemmDirective
@@ -73,15 +73,33 @@ def test_completed_trial_records_its_provenance():
     assert ua["toolchain"]["mlir"] and ua["schedule"] == Schedule().to_dict()
 
 
-def test_gate_problem_is_small():
+def test_gate_problem_is_small_and_has_the_timed_objects_key():
+    from wmma_gen.ops.gemm.signature import problem_of, spec_key
     s = Schedule(block_m=128, block_n=64, block_k=32)
-    g = gate_directive(GemmDirective("i8", 4096, 4096, 4096), s)
+    d = GemmDirective("i8", 4096, 4096, 4096)
+    key = spec_key(d, s, problem_of(d))
+    (g,) = gate_directive(d, s, key)
     assert (g.m, g.n, g.k, g.dtype) == (128, 128, 64, "i8")
+    ragged = GemmDirective("f16", 1000, 999, 1001, layout="NT")
+    rkey = spec_key(ragged, s, problem_of(ragged))
+    gates = gate_directive(ragged, s, rkey)
+    assert len(gates) == 2 and gates[0] != gates[1]
+    for g in gates:   # edges fall inside tiles, as in the real problem, and the key is identical
+        assert spec_key(g, s, problem_of(g)) == rkey and g.m <= 2 * 128 and g.k <= 64
+
+
+def test_gate_runs_the_timed_and_exported_object():
+    t = _run(Objective(D, "gfx1100", get_device("emu")), Schedule())
+    assert t.state == TrialState.COMPLETE
+    assert t.user_attrs["gate_isa_hash"] == t.user_attrs["isa_hash"]
+    assert (t.user_attrs["gate_m"], t.user_attrs["gate_n"]) != (D.m, D.n)     # a different, small problem
 
 
 def test_corrupt_hook_fails_the_gate_that_the_real_kernel_passes():
+    from wmma_gen.ops.gemm.signature import problem_of, spec_key
     s = Schedule()
-    assert check_gemm(gate_directive(D, s), s, "gfx1100", "emu").passed
+    (g,) = gate_directive(D, s, spec_key(D, s, problem_of(D)))
+    assert check_gemm(g, s, "gfx1100", "emu").passed
     t = _run(Objective(D, "gfx1100", get_device("emu"), corrupt=lambda x: x == s), s)
     assert t.state == TrialState.PRUNED and t.user_attrs["stage"] == "gate"
     assert t.user_attrs["gate_passed"] is False and t.user_attrs["gate_max_abs"] > 0

@@ -7,7 +7,7 @@ import pytest
 import wmma_gen
 from wmma_gen import schedules_db
 from wmma_gen.directive import GemmDirective
-from wmma_gen.ops import gemm as gemm_mod
+from wmma_gen.ops.gemm import api as gemm_mod
 from wmma_gen.schedule import Schedule
 from wmma_gen.schedules_db import ScheduleFileError, ScheduleFileWarning, load_file, lookup
 
@@ -110,7 +110,7 @@ def test_gemm_uses_the_exported_schedule_and_user_schedule_wins(tmp_path, monkey
     out = wmma_gen.gemm(a, b, device="emu")
     assert spy.schedules[-1] == SMALL and SMALL != gemm_mod.fit_schedule(GemmDirective("f16", 64, 64, 32), "gfx1100")
     assert np.abs(out - ref).max() < 1e-2
-    mine = Schedule(block_m=64, block_n=64, block_k=32, waves_m=1, waves_n=1)
+    mine = Schedule(block_m=64, block_n=64, block_k=32, waves_m=2, waves_n=2, lds="ab")
     wmma_gen.gemm(a, b, device="emu", schedule=mine)
     assert spy.schedules[-1] == mine
 

@@ -4,7 +4,7 @@ Every number printed is an estimate (source=model), never a measurement."""
 from __future__ import annotations
 
 from ..ops.gemm import default_schedule
-from ..build import compile_gemm
+from ..ops.gemm.build import compile_gemm
 from ..model import estimate
 from ..targets import get_target
 from .options import add_directive, add_json, add_schedule, add_target, directive_from, emit, schedule_from

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from ..ops.gemm import default_schedule
-from ..build import compile_gemm
+from ..ops.gemm.build import compile_gemm
 from .options import add_directive, add_json, add_schedule, add_target, directive_from, emit, schedule_from
 
 
@@ -30,7 +30,7 @@ def run(args) -> int:
     k = compile_gemm(d, s, args.arch)  # raises before anything is written
     c = k.compiled
     info = {"arch": args.arch, "directive": d.to_dict(), "schedule": s.to_dict(),
-            "grid": k.source.grid, "block": k.source.block, "kernel": c.name, "key": c.key,
+            "grid": k.grid, "block": k.block, "kernel": c.name, "key": c.key,
             "metadata": c.metadata.to_dict(), "toolchain": c.toolchain, "cache": c.cache,
             "compile_seconds": round(c.compile_seconds, 4),
             "v_wmma": len(re.findall(r"^\s*v_wmma_", c.isa, re.M))}
@@ -52,6 +52,6 @@ def run(args) -> int:
         print(c.mlir)
     m = c.metadata
     emit(args, info, f"{c.name} for {args.arch}: {info['v_wmma']} v_wmma, {m.vgpr_count} VGPRs, {m.sgpr_count} SGPRs, "
-                     f"{m.spills} spills, LDS {m.lds_bytes} B, grid {k.source.grid} block {k.source.block} "
+                     f"{m.spills} spills, LDS {m.lds_bytes} B, grid {k.grid} block {k.block} "
                      f"({c.cache}, {c.compile_seconds * 1000:.0f} ms)\nwrote {out}/kernel.{{mlir,s,hsaco,json}}")
     return 0

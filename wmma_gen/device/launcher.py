@@ -191,3 +191,32 @@ def launch(compiled, sig: Signature, problem: Problem, device: Device,
     with Prepared(compiled, sig, problem, device, arrays) as run:
         timing = run.launch()
         return run.read(), timing
+
+
+def random_inputs(sig: Signature, problem: Problem, seed: int = 0) -> dict[str, np.ndarray]:
+    """Random bytes (0..127 each: finite in every float format) for every input of `sig`,
+    shaped by it -- what a timer feeds a kernel whose results it never reads."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name in sig.inputs:
+        dt = NUMPY_STORAGE[sig.arg(name).dtype][0]
+        shape = sig.shapes(problem)[name]
+        n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+        out[name] = rng.integers(0, 128, n, dtype=np.uint8).view(dt).reshape(shape)
+    return out
+
+
+def contiguous_scalars(sig: Signature, problem: Problem) -> list:
+    """The scalar kernel arguments, in order, for C-contiguous buffers of `problem` (for
+    callers that drive Device.launch by hand, e.g. the Device contract tests)."""
+    shapes, owners = sig.shapes(problem), sig.stride_owner()
+    out = []
+    for a in sig.args:
+        if a.role != "scalar":
+            continue
+        if a.name in owners:
+            bname, dim = owners[a.name]
+            out.append(int(np.prod(shapes[bname][dim + 1:], dtype=np.int64)) if shapes[bname][dim] > 1 else 0)
+        else:
+            out.append(a.value(problem))
+    return out

@@ -1,9 +1,12 @@
-"""Guarded global-memory reads of a stored operand `memref<batch x rows x cols>`.
+"""Guarded global-memory reads of a stored operand, a strided view `batch x rows x cols`.
 
-Edges are handled in-kernel, never by padding on the host: a read outside the matrix
-returns zeros. A chunk of `w` consecutive elements along the stored row is either wholly
-inside or wholly outside when `cols % w == 0`, so one clamped vector load plus one select
-covers it; `chunk_width` picks such a w.
+Sizes are run-time values (kernel arguments); what is known at compile time is which axes
+need guards and `align`, the power of two that divides the row length and every outer
+stride (part of the op's specialization key). Edges are handled in-kernel, never by
+padding on the host: a read outside the matrix returns zeros. A chunk of `w` consecutive
+elements along the stored row is wholly inside or wholly outside when w divides the row
+length, so one clamped vector load plus one select covers it; `chunk_width` picks such a
+w, never wider than `align` (so every vector access is aligned to its own width).
 """
 from __future__ import annotations
 
@@ -12,31 +15,33 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, memref, vector
 
-from ..schedule import BITS
+from ..numerics import BITS
 from . import irb
 
 
 @dataclass(frozen=True)
 class Stored:
-    """A stored matrix: the memref value, its dtype and (rows, cols) in storage elements
-    (bytes for i4), plus whether reads must be guarded along each axis."""
+    """A stored matrix: the strided memref view, its dtype, (rows, cols) in storage elements
+    (bytes for i4) as run-time index values, whether reads must be guarded along each axis,
+    and the compile-time alignment (elements) of its row length and strides."""
     ref: ir.Value
     dtype: str
-    rows: int
-    cols: int
+    rows: ir.Value
+    cols: ir.Value
     guard_rows: bool
     guard_cols: bool
+    align: int = 1
 
     @property
     def elem_bits(self) -> int:
         return 8 if self.dtype == "i4" else BITS[self.dtype]
 
 
-def chunk_width(total: int, cols: int, load_bits: int, elem_bits: int, guarded: bool) -> int:
-    """Largest power of two w <= load_bits/elem_bits dividing `total` (the run length) and,
-    when the column axis is guarded, dividing `cols` too."""
+def chunk_width(total: int, align: int, load_bits: int, elem_bits: int) -> int:
+    """Largest power of two w <= load_bits/elem_bits dividing `total` (the run length) and
+    `align` (the row length and strides: chunks never straddle the edge or misalign)."""
     w = max(1, load_bits // elem_bits)
-    while w > 1 and (total % w or (guarded and cols % w)):
+    while w > 1 and (total % w or align % w):
         w //= 2
     return w
 
@@ -59,8 +64,8 @@ def read_chunk(x: Stored, b, row, col, w: int) -> ir.Value:
     ok = _in_bounds(x, row, col)
     if ok is None:
         return vector.load(irb.vec(w, st), x.ref, [b, row, col])
-    r = irb.minu(row, x.rows - 1) if x.guard_rows else row
-    c = irb.minu(col, x.cols - w) if x.guard_cols else col
+    r = irb.minu(row, irb.sub(x.rows, 1)) if x.guard_rows else row
+    c = irb.minu(col, irb.sub(x.cols, w)) if x.guard_cols else col
     v = vector.load(irb.vec(w, st), x.ref, [b, r, c])
     return irb.select(ok, v, irb.zeros(irb.vec(w, st)))
 
@@ -69,8 +74,8 @@ def read_scalar(x: Stored, b, row, col) -> ir.Value:
     ok = _in_bounds(x, row, col)
     if ok is None:
         return memref.load(x.ref, [b, row, col])
-    r = irb.minu(row, x.rows - 1) if x.guard_rows else row
-    c = irb.minu(col, x.cols - 1) if x.guard_cols else col
+    r = irb.minu(row, irb.sub(x.rows, 1)) if x.guard_rows else row
+    c = irb.minu(col, irb.sub(x.cols, 1)) if x.guard_cols else col
     v = memref.load(x.ref, [b, r, c])
     zero = irb.cf(0.0, v.type) if irb.is_float(v.type) else arith.ConstantOp(v.type, 0).result
     return irb.select(ok, v, zero)
@@ -78,7 +83,7 @@ def read_scalar(x: Stored, b, row, col) -> ir.Value:
 
 def read_row_run(x: Stored, b, row, col, n: int, load_bits: int) -> ir.Value:
     """n consecutive storage elements of one stored row, in chunks of up to load_bits."""
-    w = chunk_width(n, x.cols, load_bits, x.elem_bits, x.guard_cols)
+    w = chunk_width(n, x.align, load_bits, x.elem_bits)
     parts = [read_chunk(x, b, row, irb.add(col, off), w) for off in range(0, n, w)]
     return concat(parts)
 

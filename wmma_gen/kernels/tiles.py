@@ -39,7 +39,7 @@ class TilePlan:
 
 def plan_tile(x: Stored, transpose: bool, rows: int, cols: int, load_bits: int, threads: int,
               store_bits: int = 16) -> TilePlan:
-    w = chunk_width(cols, x.cols, load_bits, x.elem_bits, x.guard_cols)
+    w = chunk_width(cols, x.align, load_bits, x.elem_bits)
     g = 1
     if transpose:
         # A thread that holds g consecutive k rows of the same w columns writes each column's
@@ -53,9 +53,15 @@ def plan_tile(x: Stored, transpose: bool, rows: int, cols: int, load_bits: int, 
 
 
 def _group_index(p: TilePlan, tid, i: int):
-    """(first stored row, column) of this thread's i-th group of g stacked chunks."""
-    q = irb.add(tid, i * p.threads)
-    if (i + 1) * p.threads > p.groups:
+    """(first stored row, column) of this thread's i-th group of g stacked chunks.
+
+    Thread-major order: a thread's groups are consecutive along the stored row, so they
+    share one row address and differ by constant byte offsets (folded into the load's
+    immediate). Row strides are run-time kernel arguments: the interleaved order (group
+    tid + i*threads) put each group on another row, and every such row address stayed live
+    across the main loop (measured: 77-221 spilled VGPRs for the default schedule)."""
+    q = irb.add(irb.mul(tid, p.per_thread), i)
+    if p.per_thread * p.threads > p.groups:
         # surplus threads repeat the last group: same values to the same LDS addresses
         q = irb.minu(q, p.groups - 1)
     per_row = p.cols // p.w

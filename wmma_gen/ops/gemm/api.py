@@ -15,16 +15,17 @@ from typing import Any
 
 import numpy as np
 
-from .. import hostdata
-from ..build import GemmKernel, compile_gemm
-from ..device.base import Device, Timing
-from ..device.select import get_device
-from ..directive import LAYOUTS, GemmDirective
-from ..errors import DeviceError, ScheduleError
-from ..kernels.gemm import stored_shape
-from ..defaults import fitted_default
-from ..schedule import Schedule
-from ..targets import get_target
+from ... import hostdata
+from ...defaults import fitted_default
+from ...device.base import Device, Timing
+from ...device.launcher import launch
+from ...device.select import get_device
+from ...directive import LAYOUTS, GemmDirective
+from ...errors import ScheduleError
+from ...schedule import Schedule
+from ...targets import get_target
+from .build import GemmKernel, compile_gemm
+from .signature import spec_key
 
 
 # --- schedules ------------------------------------------------------------------------
@@ -36,60 +37,22 @@ def fit_schedule(d: GemmDirective, arch: str) -> Schedule:
 
 def default_schedule(d: GemmDirective, arch: str) -> Schedule:
     """schedules_db.lookup (exported tuned schedules) when present, else fit_schedule."""
-    try:
-        from ..schedules_db import lookup
-    except ModuleNotFoundError as e:
-        if e.name != "wmma_gen.schedules_db":
-            raise
-        lookup = None
-    found = lookup(arch, d) if lookup is not None else None
+    from ...schedules_db import lookup
+    found = lookup(arch, d)
     return found if found is not None else fit_schedule(d, arch)
 
 
 # --- launching a compiled GEMM -------------------------------------------------------------
-def run_gemm(kernel: GemmKernel, device: Device, stored: dict[str, np.ndarray]) -> tuple[np.ndarray, Timing]:
+def run_gemm(kernel: GemmKernel, device: Device, stored: dict[str, np.ndarray],
+             problem: dict | None = None) -> tuple[np.ndarray, Timing]:
     """Run a compiled GEMM on stored operands {"A", "B"[, "C0", "bias"]} (hostdata.encode
-    output, batch-leading); returns C as a (batch, M, N) user-facing array and the Timing.
-    Kernel arguments follow kernel.source.arg_names, whatever they are."""
+    output or views of it, batch-leading) through the one launcher; returns C as a
+    (batch, M, N) user-facing array and the Timing. `problem` defaults to the kernel's."""
     d = kernel.directive
-    c_shape = (d.batch, d.m, d.n)
-    expect = {"A": hostdata.stored_nbytes(stored_shape(d, "a"), "i8" if d.dtype == "i4" else d.dtype),
-              "B": hostdata.stored_nbytes(stored_shape(d, "b"), "i8" if d.dtype == "i4" else d.dtype),
-              "C": hostdata.stored_nbytes(c_shape, d.out_dtype),
-              "C0": hostdata.stored_nbytes(c_shape, d.out_dtype),
-              "bias": 4 * (d.n if d.bias == "n" else d.m),
-              # split-K: partial sums (uninitialised) and per-tile arrival counters (zeroed)
-              "workspace": 4 * kernel.schedule.split_k * d.batch * d.m * d.n,
-              "counters": 4 * d.batch * kernel.source.grid[0]}
-    bufs, c_buf = [], None
-    try:
-        for name in kernel.source.arg_names:
-            if name not in expect:
-                raise DeviceError(f"kernel arg name={name!r} is not allowed: run_gemm knows {', '.join(expect)}")
-            buf = device.alloc(expect[name])
-            bufs.append(buf)
-            if name == "C":
-                c_buf = buf
-                device.copy_in(buf, b"\x7f" * expect[name])   # poison: unwritten outputs show up
-                continue
-            if name in ("workspace", "counters"):
-                device.copy_in(buf, (b"\x7f" if name == "workspace" else b"\0") * expect[name])
-                continue
-            if name not in stored:
-                raise DeviceError(f"kernel arg {name!r} has no host data: pass stored[{name!r}]")
-            data = np.ascontiguousarray(stored[name])
-            if data.nbytes != expect[name]:
-                raise DeviceError(f"stored[{name!r}] of {data.nbytes} bytes is not allowed: the kernel's "
-                                  f"memref holds {expect[name]} bytes")
-            device.copy_in(buf, data)
-        if c_buf is None:
-            raise DeviceError(f"kernel arg names {kernel.source.arg_names} lack the output 'C'")
-        timing = device.launch(kernel.compiled, kernel.source.grid, kernel.source.block, bufs)
-        device.sync()
-        out = hostdata.output_array(device.copy_out(c_buf), d.out_dtype, c_shape)
-    finally:
-        for buf in bufs:
-            device.free(buf)
+    p = problem or kernel.problem
+    outputs, timing = launch(kernel.compiled, kernel.signature, p, device, stored)
+    raw = outputs["C"]
+    out = hostdata.output_array(raw.tobytes(), d.out_dtype, raw.shape)
     return out, timing
 
 
@@ -147,18 +110,42 @@ def gemm(a, b, *, dtype: str | None = None, acc: str | None = None, out_dtype: s
     d = GemmDirective(dtype, int(m), int(n), int(ka), acc=acc or "", layout=layout, batch=batch,
                       out_dtype=out_dtype or "", alpha=float(alpha), beta=float(beta), bias=bias_kind,
                       activation=activation or "", unsigned=bool(unsigned))
-    stored = {"A": hostdata.encode(np.broadcast_to(a3, (batch,) + a3.shape[1:]), dtype, unsigned=unsigned, field="a"),
-              "B": hostdata.encode(np.broadcast_to(b3, (batch,) + b3.shape[1:]), dtype, unsigned=unsigned, field="b")}
+    stored = {"A": np.broadcast_to(_stored(a3, dtype, unsigned, "a"), (batch,) + _stored_dims(a3, dtype)),
+              "B": np.broadcast_to(_stored(b3, dtype, unsigned, "b"), (batch,) + _stored_dims(b3, dtype))}
     if d.beta != 0.0:
         if c3 is None:
             raise ScheduleError("c", None, f"an (M, N) = ({m}, {n}) array when beta={beta} != 0")
         if c3.shape[1:] != (m, n):
             raise ScheduleError("c.shape", np.shape(c), f"({m}, {n}) or (batch, {m}, {n})")
-        stored["C0"] = hostdata.encode(np.broadcast_to(c3, (batch, m, n)), d.out_dtype, field="c")
+        stored["C0"] = np.broadcast_to(_stored(c3, d.out_dtype, False, "c"), (batch, m, n))
     if bias_vec is not None:
         stored["bias"] = hostdata.encode(bias_vec, "f32", field="bias")
     if isinstance(schedule, dict):
         schedule = Schedule.from_dict(schedule)
     s = schedule if schedule is not None else default_schedule(d, arch)
-    out, _timing = run_gemm(compile_gemm(d, s, arch), get_device(device), stored)
+    key = spec_key(d, s, {"m": d.m, "n": d.n, "k": d.k, "batch": batch},
+                   {x: _strides(stored[x]) for x in ("A", "B")})
+    out, _timing = run_gemm(compile_gemm(d, s, arch, key=key), get_device(device), stored)
     return out if batched else out[0]
+
+
+# numpy dtypes whose bytes already are the stored format: passed as views, never copied
+_AS_STORED = {"f16": np.float16, "i8": np.int8, "f32": np.float32}
+
+
+def _stored(x: np.ndarray, dtype: str, unsigned: bool, field: str) -> np.ndarray:
+    """x in its stored format: the array itself (a view, strides kept) when its numpy dtype
+    already is that format, else hostdata.encode (a conversion, hence a copy)."""
+    if x.dtype == _AS_STORED.get(dtype) or (dtype == "i8" and unsigned and x.dtype == np.uint8):
+        return x
+    return hostdata.encode(x, dtype, unsigned=unsigned, field=field)
+
+
+def _stored_dims(x: np.ndarray, dtype: str) -> tuple[int, int]:
+    rows, cols = x.shape[1:]
+    return rows, cols // 2 if dtype == "i4" else cols
+
+
+def _strides(x: np.ndarray) -> tuple[int, int]:
+    """(batch, row) element strides of a 3-D stored view (0 for broadcast / size-1 dims)."""
+    return tuple(st // x.itemsize if n > 1 else 0 for n, st in zip(x.shape[:2], x.strides[:2]))

@@ -13,9 +13,9 @@ from mlir import ir
 from mlir.dialects import arith, memref, scf
 from mlir.dialects import math as mmath
 
-from ..directive import GemmDirective
-from . import irb
-from .fragments import acc_coords, acc_values
+from ...directive import GemmDirective
+from ...kernels import irb
+from ...kernels.fragments import acc_coords, acc_values
 
 
 def _f32():
@@ -84,9 +84,10 @@ def fused_value(d: GemmDirective, acc_val, C0, bias, b, row, col, acc_type: str 
 
 
 def for_each_output(d: GemmDirective, family: str, row0, col0, lane, accs, frags_m: int, frags_n: int,
-                    guard_m: bool, guard_n: bool, body) -> None:
+                    m_bound, n_bound, body) -> None:
     """Call body(value, row, col) for every accumulator value this lane owns, inside an
-    scf.if when the tile may cross the matrix edge (the body never runs out of bounds)."""
+    scf.if against the run-time bounds M / N when the key says the tile may cross that edge
+    (bound None: whole tiles, no guard); the body never runs out of bounds."""
     acc_bits = 16 if d.acc in ("f16", "bf16") else 32
     for i in range(frags_m):
         for j in range(frags_n):
@@ -94,10 +95,10 @@ def for_each_output(d: GemmDirective, family: str, row0, col0, lane, accs, frags
                 r, c = acc_coords(family, lane, v)
                 row, col = irb.add(row0, irb.add(r, 16 * i)), irb.add(col0, irb.add(c, 16 * j))
                 ok = None
-                if guard_m:
-                    ok = irb.lt(row, d.m)
-                if guard_n:
-                    okn = irb.lt(col, d.n)
+                if m_bound is not None:
+                    ok = irb.lt(row, m_bound)
+                if n_bound is not None:
+                    okn = irb.lt(col, n_bound)
                     ok = okn if ok is None else irb.land(ok, okn)
                 if ok is None:
                     body(val, row, col)
@@ -109,7 +110,7 @@ def for_each_output(d: GemmDirective, family: str, row0, col0, lane, accs, frags
 
 
 def store_tile_results(d: GemmDirective, family: str, C, C0, bias, b, row0, col0, lane, accs,
-                       frags_m: int, frags_n: int, guard_m: bool, guard_n: bool) -> None:
+                       frags_m: int, frags_n: int, m_bound, n_bound) -> None:
     def store(val, row, col):
         memref.store(fused_value(d, val, C0, bias, b, row, col), C, [b, row, col])
-    for_each_output(d, family, row0, col0, lane, accs, frags_m, frags_n, guard_m, guard_n, store)
+    for_each_output(d, family, row0, col0, lane, accs, frags_m, frags_n, m_bound, n_bound, store)

@@ -14,8 +14,12 @@ WAVES_M x WAVES_N waves owns FM x FN 16x16 WMMA tiles:
         write the prefetched tile to the other LDS buffer; barrier
     C = act(alpha * acc + beta * C0 + bias)           # epilogue.py, predicated at edges
 
-Out-of-range rows/columns/depth read as zeros (globalmem.py), so any M, N, K >= 1 works
-without host padding. Phases below: `tile_origin`, `main_loop`, `compute_tile`.
+Sizes are run time: M, N, K, the batch and every operand's outer strides are i32 kernel
+arguments (`signature` declares them), so one code object serves every problem with the
+same specialization key (`GemmKey`: which of M/N/K are tile multiples, and the alignment of
+each operand's rows). Partial tiles read zeros outside the matrix (globalmem.py) and skip
+their out-of-range stores, in-kernel; a key with full tiles builds the mask-free loop.
+Phases below: `tile_origin`, `main_loop`, `compute_tile`.
 """
 from __future__ import annotations
 
@@ -26,61 +30,25 @@ from mlir.dialects import _amdgpu_ops_gen as amdgpu
 from mlir.dialects import _gpu_ops_gen as gpu
 from mlir.dialects import scf
 
-from ..directive import GemmDirective
-from ..errors import ScheduleError
-from ..schedule import Schedule
-from ..targets import Target
-from . import irb
+from ...directive import GemmDirective
+from ...kernels import irb
+from ...kernels.fragments import load_fragment_global, load_fragment_lds, storage_elems, wmma
+from ...kernels.globalmem import Stored
+from ...kernels.signature import KernelSource
+from ...kernels.tiles import TilePlan, load_tile, plan_tile, store_tile
+from ...kernels.views import as_index, i32, pointer_type, strided_view
+from ...schedule import Schedule
+from ...targets import Target
 from .epilogue import store_tile_results
-from .fragments import load_fragment_global, load_fragment_lds, storage_elems, wmma
-from .globalmem import Stored
-from .splitk import arrived_last, partial_dtype, reduce_and_store, write_partials
-from .tiles import TilePlan, load_tile, plan_tile, store_tile
+from .signature import GemmKey, buffer_args, gemm_signature, scalar_args
+from .splitk import arrived_last, reduce_and_store, write_partials
 
 
-@dataclass(frozen=True)
-class KernelSource:
-    """A built kernel: MLIR text plus how to launch it."""
-    name: str
-    mlir: str
-    arch: str
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-    arg_names: tuple[str, ...]
-
-
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def stored_shape(d: GemmDirective, which: str) -> tuple[int, int, int]:
-    """(batch, rows, cols) of the stored operand; i4 cols are bytes (two values each)."""
-    rows, cols = {"a": (d.m, d.k), "b": (d.k, d.n)}[which]
-    if (which == "a" and d.trans_a) or (which == "b" and d.trans_b):
-        rows, cols = cols, rows
-    if d.dtype == "i4":
-        if cols % 2:
-            raise ScheduleError(f"{which}.stored_row_length", cols, "an even number for packed i4 (two per byte)")
-        cols //= 2
-    return d.batch, rows, cols
-
-
-def grid_of(d: GemmDirective, s: Schedule) -> tuple[int, int, int]:
-    """(tiles, split_k, batch) workgroups."""
-    return _cdiv(d.m, s.block_m) * _cdiv(d.n, s.block_n), s.split_k, d.batch
-
-
-def arg_names_of(d: GemmDirective, s: Schedule) -> tuple[str, ...]:
-    return (("A", "B", "C") + (("C0",) if d.beta else ()) + (("bias",) if d.bias else ())
-            + (("workspace", "counters") if s.split_k > 1 else ()))
-
-
-def k_tiles_per_split(d: GemmDirective, s: Schedule) -> int:
-    return _cdiv(_cdiv(d.k, s.block_k), s.split_k)
-
-
-def build_gemm(d: GemmDirective, s: Schedule, t: Target, name: str = "wmma_gemm") -> KernelSource:
-    s.validate(d, t)
+def build_gemm(d: GemmDirective, s: Schedule, t: Target, key: GemmKey, name: str = "wmma_gemm") -> KernelSource:
+    """The kernel for every problem with specialization key `key`. The directive's sizes
+    are not read (see GemmDirective.sizeless): they are kernel arguments."""
+    d = d.sizeless()
+    s.validate_kernel(d, t)
     with ir.Context(), ir.Location.name(f"wmma_gemm {d.dtype}/{d.acc} {d.layout} {t.arch}"):
         module = ir.Module.create()
         module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
@@ -89,18 +57,19 @@ def build_gemm(d: GemmDirective, s: Schedule, t: Target, name: str = "wmma_gemm"
                 [ir.Attribute.parse(f'#rocdl.target<chip = "{t.arch}">')]))
             gm.bodyRegion.blocks.append()
             with ir.InsertionPoint(gm.bodyRegion.blocks[0]):
-                _kernel(d, s, t, name)
+                _kernel(d, s, t, key, name)
         module.operation.verify()  # raises MLIRError with diagnostics on a builder bug
         text = str(module)
-    return KernelSource(name, text, t.arch, grid_of(d, s), (s.threads, 1, 1), arg_names_of(d, s))
+    return KernelSource(name, text, t.arch, gemm_signature(d, s, name))
 
 
 @dataclass(frozen=True)
 class Ctx:
-    """Values every phase reads: operands, LDS tiles, ids and the schedule facts."""
+    """Values every phase reads: operands, LDS tiles, ids, run-time sizes and schedule facts."""
     d: GemmDirective
     s: Schedule
     t: Target
+    key: GemmKey
     A: Stored
     B: Stored
     lds_a: object
@@ -114,8 +83,14 @@ class Ctx:
     tile_n0: object
     wave_m0: object  # wave's first row inside the tile
     wave_n0: object
+    M: object        # run-time sizes (index values)
+    N: object
+    k_tiles: object  # K tiles this workgroup accumulates (index value)
     k_base: object = None  # first K of this workgroup's split (split-K), else None
-    k_tiles: int = 0       # K tiles this workgroup accumulates
+
+
+def _cdiv(a, b: int):
+    return irb.div(irb.add(a, b - 1), b)
 
 
 def _lds_type(d: GemmDirective, s: Schedule, outer: int) -> ir.MemRefType:
@@ -124,17 +99,9 @@ def _lds_type(d: GemmDirective, s: Schedule, outer: int) -> ir.MemRefType:
                              memory_space=ir.Attribute.parse("#gpu.address_space<workgroup>"))
 
 
-def _kernel(d: GemmDirective, s: Schedule, t: Target, name: str) -> None:
-    mem = lambda shape, dt: ir.MemRefType.get(list(shape), irb.storage_type(dt))  # noqa: E731
-    arg_types = [mem(stored_shape(d, "a"), d.dtype), mem(stored_shape(d, "b"), d.dtype),
-                 mem((d.batch, d.m, d.n), d.out_dtype)]
-    if d.beta:
-        arg_types.append(mem((d.batch, d.m, d.n), d.out_dtype))
-    if d.bias:
-        arg_types.append(mem((d.n if d.bias == "n" else d.m,), "f32"))
-    if s.split_k > 1:
-        arg_types.append(mem((s.split_k, d.batch, d.m, d.n), partial_dtype(d)))
-        arg_types.append(mem((d.batch, grid_of(d, s)[0]), "i32"))
+def _kernel(d: GemmDirective, s: Schedule, t: Target, key: GemmKey, name: str) -> None:
+    buffers, scalars = buffer_args(d, s), scalar_args(d)
+    arg_types = [pointer_type(dt) for _, dt in buffers] + [i32() for _ in scalars]
     lds_types = ([_lds_type(d, s, s.block_m)] if "a" in s.lds else []) + \
                 ([_lds_type(d, s, s.block_n)] if "b" in s.lds else []) + \
                 ([ir.MemRefType.get([1], irb.storage_type("i32"), memory_space=ir.Attribute.parse(
@@ -147,71 +114,103 @@ def _kernel(d: GemmDirective, s: Schedule, t: Target, name: str) -> None:
     block = f.body.blocks.append(*arg_types, *lds_types)
     with ir.InsertionPoint(block):
         args = list(block.arguments)
-        names = arg_names_of(d, s)
-        val = dict(zip(names, args))
+        names = [n for n, _ in buffers] + list(scalars)
+        raw = dict(zip(names, args))
         lds = args[len(names):]
         lds_a = lds.pop(0) if "a" in s.lds else None
         lds_b = lds.pop(0) if "b" in s.lds else None
-        ctx = _context(d, s, t, val, lds_a, lds_b)
+        val = _views(d, s, {n: raw[n] for n, _ in buffers}, {n: as_index(raw[n]) for n in scalars})
+        ctx = _context(d, s, t, key, val, lds_a, lds_b)
         accs = main_loop(ctx)
         row0, col0 = irb.add(ctx.tile_m0, ctx.wave_m0), irb.add(ctx.tile_n0, ctx.wave_n0)
-        guards = (d.m % s.block_m != 0, d.n % s.block_n != 0)
+        bounds = (ctx.M if not key.m_full else None, ctx.N if not key.n_full else None)
         if s.split_k == 1:
             store_tile_results(d, t.family, val["C"], val.get("C0"), val.get("bias"), ctx.batch,
-                               row0, col0, ctx.lane, accs, s.frags_m, s.frags_n, *guards)
+                               row0, col0, ctx.lane, accs, s.frags_m, s.frags_n, *bounds)
         else:
             split = gpu.BlockIdOp(ir.Attribute.parse("#gpu<dim y>")).result
             tile = gpu.BlockIdOp(ir.Attribute.parse("#gpu<dim x>")).result
             write_partials(d, t.family, val["workspace"], split, ctx.batch, row0, col0, ctx.lane, accs,
-                           s.frags_m, s.frags_n, *guards)
+                           s.frags_m, s.frags_n, *bounds)
             last = arrived_last(val["counters"], lds.pop(0), ctx.batch, tile, ctx.tid, s.split_k)
             reduce_and_store(d, t.family, s.split_k, val["workspace"], val["C"], val.get("C0"), val.get("bias"),
                              val["counters"], ctx.batch, tile, ctx.tid, row0, col0, ctx.lane, accs,
-                             s.frags_m, s.frags_n, *guards, last)
+                             s.frags_m, s.frags_n, *bounds, last)
         gpu.ReturnOp([])
 
 
-def _stored(d: GemmDirective, s: Schedule, which: str, ref) -> Stored:
-    _, rows, cols = stored_shape(d, which)
-    outer, tile_outer = (d.m, s.block_m) if which == "a" else (d.n, s.block_n)
-    k_contig = (which == "a") != d.trans_a if which == "a" else d.trans_b
-    guard_outer = outer % tile_outer != 0
-    # K reads are guarded when the last tile is partial or split-K rounds the tiles up
-    guard_k = d.k % s.block_k != 0 or k_tiles_per_split(d, s) * s.split_k * s.block_k > _cdiv(d.k, s.block_k) * s.block_k
+def _views(d: GemmDirective, s: Schedule, ptr: dict, x: dict) -> dict:
+    """Every buffer argument as a strided memref view with run-time sizes (views.py)."""
+    M, N, K, batch = x["M"], x["N"], x["K"], x["batch"]
+    out = {"sizes": x}
+    for name in ("A", "B"):
+        rows, cols = _stored_rows_cols(d, name.lower(), M, N, K)
+        low = name.lower()
+        out[name] = strided_view(ptr[name], d.dtype, [batch, rows, cols], [x[f"{low}_sb"], x[f"{low}_sr"]])
+    out["C"] = strided_view(ptr["C"], d.out_dtype, [batch, M, N], [x["c_sb"], x["c_sr"]])
+    if "C0" in ptr:
+        out["C0"] = strided_view(ptr["C0"], d.out_dtype, [batch, M, N], [x["c0_sb"], x["c0_sr"]])
+    if "bias" in ptr:
+        out["bias"] = strided_view(ptr["bias"], "f32", [N if d.bias == "n" else M], [])
+    if "workspace" in ptr:  # contiguous [split][batch][M][N] and [batch][tiles]
+        mn = irb.mul(M, N)
+        out["workspace"] = strided_view(ptr["workspace"], "i32" if d.is_int else "f32",
+                                        [irb.c(s.split_k), batch, M, N], [irb.mul(batch, mn), mn, N])
+        tiles = irb.mul(_cdiv(M, s.block_m), _cdiv(N, s.block_n))
+        out["counters"] = strided_view(ptr["counters"], "i32", [batch, tiles], [tiles])
+    return out
+
+
+def _stored_rows_cols(d: GemmDirective, which: str, M, N, K):
+    """(rows, cols) of the stored operand in storage elements (i4 cols are bytes)."""
+    rows, cols = {"a": (M, K), "b": (K, N)}[which]
+    if (which == "a" and d.trans_a) or (which == "b" and d.trans_b):
+        rows, cols = cols, rows
+    return rows, irb.div(cols, 2) if d.dtype == "i4" else cols
+
+
+def _stored(d: GemmDirective, key: GemmKey, which: str, ref, sizes: dict) -> Stored:
+    rows, cols = _stored_rows_cols(d, which, sizes["M"], sizes["N"], sizes["K"])
+    guard_outer = not (key.m_full if which == "a" else key.n_full)
+    guard_k = not key.k_full   # a partial last K tile, or split-K rounding the tiles up
+    k_contig = k_contiguous(d, which)
     return Stored(ref, d.dtype, rows, cols, guard_rows=guard_k if not k_contig else guard_outer,
-                  guard_cols=guard_outer if not k_contig else guard_k)
+                  guard_cols=guard_outer if not k_contig else guard_k,
+                  align=key.align_a if which == "a" else key.align_b)
 
 
 def k_contiguous(d: GemmDirective, which: str) -> bool:
     return not d.trans_a if which == "a" else d.trans_b
 
 
-def _context(d, s, t, val, lds_a, lds_b) -> Ctx:
-    A, B = _stored(d, s, "a", val["A"]), _stored(d, s, "b", val["B"])
+def _context(d, s, t, key, val, lds_a, lds_b) -> Ctx:
+    sizes = val["sizes"]
+    A, B = _stored(d, key, "a", val["A"], sizes), _stored(d, key, "b", val["B"], sizes)
     tid = gpu.ThreadIdOp(ir.Attribute.parse("#gpu<dim x>")).result
     lane, wave = irb.rem(tid, 32), irb.div(tid, 32)
     batch = gpu.BlockIdOp(ir.Attribute.parse("#gpu<dim z>")).result
-    tile_m0, tile_n0 = tile_origin(d, s)
+    tile_m0, tile_n0 = tile_origin(s, sizes["M"], sizes["N"])
     wave_m, wave_n = irb.rem(wave, s.waves_m), irb.div(wave, s.waves_m)
     kst = storage_elems(d.dtype, s.block_k)
+    k_tiles = _cdiv(_cdiv(sizes["K"], s.block_k), s.split_k) if s.split_k > 1 else _cdiv(sizes["K"], s.block_k)
 
     def plan(x: Stored, which: str, outer: int):
         if k_contiguous(d, which):
             return plan_tile(x, False, outer, kst, s.load_bits, s.threads)
         return plan_tile(x, True, s.block_k, outer, s.load_bits, s.threads, s.lds_store_bits)
-    return Ctx(d, s, t, A, B, lds_a, lds_b,
+    return Ctx(d, s, t, key, A, B, lds_a, lds_b,
                plan(A, "a", s.block_m) if lds_a is not None else None,
                plan(B, "b", s.block_n) if lds_b is not None else None,
                tid, lane, batch, tile_m0, tile_n0,
                irb.mul(wave_m, 16 * s.frags_m), irb.mul(wave_n, 16 * s.frags_n),
-               _split_k_base(d, s), k_tiles_per_split(d, s))
+               sizes["M"], sizes["N"], k_tiles, _split_k_base(s, k_tiles))
 
 
-def _split_k_base(d: GemmDirective, s: Schedule):
+def _split_k_base(s: Schedule, k_tiles):
     if s.split_k == 1:
         return None
     split = gpu.BlockIdOp(ir.Attribute.parse("#gpu<dim y>")).result
-    return irb.mul(split, k_tiles_per_split(d, s) * s.block_k)
+    return irb.mul(irb.mul(split, k_tiles), s.block_k)
 
 
 def _k(c: "Ctx", k0):
@@ -219,18 +218,18 @@ def _k(c: "Ctx", k0):
     return k0 if c.k_base is None else irb.add(c.k_base, k0)
 
 
-def tile_origin(d: GemmDirective, s: Schedule):
+def tile_origin(s: Schedule, M, N):
     """First row and column of this workgroup's tile, from its id in raster order."""
-    tiles_m, tiles_n = _cdiv(d.m, s.block_m), _cdiv(d.n, s.block_n)
+    tiles_m, tiles_n = _cdiv(M, s.block_m), _cdiv(N, s.block_n)
     pid = gpu.BlockIdOp(ir.Attribute.parse("#gpu<dim x>")).result
     if s.raster == "row":
         tm, tn = irb.div(pid, tiles_n), irb.rem(pid, tiles_n)
     elif s.raster == "col":
         tm, tn = irb.rem(pid, tiles_m), irb.div(pid, tiles_m)
     else:  # grouped: group_m rows of tiles walked column by column, for L2 reuse
-        per_group = s.group_m * tiles_n
+        per_group = irb.mul(tiles_n, s.group_m)
         first_m = irb.mul(irb.div(pid, per_group), s.group_m)
-        size = irb.minu(irb.sub(irb.c(tiles_m), first_m), s.group_m)
+        size = irb.minu(irb.sub(tiles_m, first_m), s.group_m)
         in_group = irb.rem(pid, per_group)
         tm, tn = irb.add(first_m, irb.rem(in_group, size)), irb.div(in_group, size)
     return irb.mul(tm, s.block_m), irb.mul(tn, s.block_n)
@@ -294,21 +293,24 @@ def main_loop(c: Ctx) -> list:
     return _single_pass(c, accs)
 
 
-def _loop(first_tile: int, tiles: int, unroll: int, accs: list, body) -> list:
-    """Run body(k0_value, tile_offset_in_group, accs) for `tiles` K tiles starting at
-    `first_tile`: an scf.for over groups of `unroll` tiles, then the remainder unrolled."""
+def _loop(first_tile: int, tiles, rem: int, unroll: int, accs: list, body) -> list:
+    """Run body(k0_value, tile, accs) for `tiles` (run time) K tiles from `first_tile`: an
+    scf.for over groups of `unroll` tiles, then `rem` = tiles % unroll remaining tiles
+    (static: the key knows the parity of the tile count). `tile` is a static int with the
+    parity of the real tile index (unroll is 1 or 2), which is all the LDS buffer choice
+    needs."""
     bk = body.block_k
-    groups = tiles // unroll
-    if groups:
-        loop = scf.ForOp(irb.c(first_tile * bk), irb.c((first_tile + groups * unroll) * bk), irb.c(unroll * bk), accs)
-        with ir.InsertionPoint(loop.body):
-            out = list(loop.inner_iter_args)
-            for u in range(unroll):
-                out = body(irb.add(loop.induction_variable, u * bk), first_tile + u, out)
-            scf.YieldOp(out)
-        accs = list(loop.results)
-    for r in range(groups * unroll, tiles):
-        accs = body(irb.c((first_tile + r) * bk), first_tile + r, accs)
+    start = irb.c(first_tile * bk)
+    end = irb.add(start, irb.mul(irb.sub(tiles, rem) if rem else tiles, bk))
+    loop = scf.ForOp(start, end, irb.c(unroll * bk), accs)
+    with ir.InsertionPoint(loop.body):
+        out = list(loop.inner_iter_args)
+        for u in range(unroll):
+            out = body(irb.add(loop.induction_variable, u * bk), first_tile + u, out)
+        scf.YieldOp(out)
+    accs = list(loop.results)
+    for r in range(rem):
+        accs = body(irb.add(end, r * bk), first_tile + r, accs)
     return accs
 
 
@@ -346,13 +348,17 @@ class _Body:
 
 
 def _single_pass(c: Ctx, accs: list) -> list:
-    return _loop(0, c.k_tiles, c.s.k_unroll, accs, _Body(c, prefetch=False))
+    rem = int(c.key.k_tiles_odd) if c.s.k_unroll == 2 else 0
+    return _loop(0, c.k_tiles, rem, c.s.k_unroll, accs, _Body(c, prefetch=False))
 
 
 def _double_buffered(c: Ctx, accs: list) -> list:
-    nk = c.k_tiles
+    """Stage tile 0; loop over tiles 0..nk-2 prefetching the next; compute the last. The key
+    gives nk's parity, so the last tile's LDS buffer and the unroll remainder are static."""
+    nk, odd = c.k_tiles, c.key.k_tiles_odd
     stage_store(c, stage_load(c, irb.c(0)), irb.c(0))
     gpu.BarrierOp()
-    accs = _loop(0, nk - 1, c.s.k_unroll, accs, _Body(c, prefetch=True))
-    last = nk - 1
-    return compute_tile(c, irb.c(last * c.s.block_k), irb.c(last % 2), accs)
+    rem = (0 if odd else 1) if c.s.k_unroll == 2 else 0     # (nk - 1) % 2
+    accs = _loop(0, irb.sub(nk, 1), rem, c.s.k_unroll, accs, _Body(c, prefetch=True))
+    last = irb.sub(nk, 1)
+    return compute_tile(c, irb.mul(last, c.s.block_k), irb.c(0 if odd else 1), accs)

@@ -19,8 +19,8 @@ from mlir import ir
 from mlir.dialects import _gpu_ops_gen as gpu
 from mlir.dialects import arith, memref, scf
 
-from ..directive import GemmDirective
-from . import irb
+from ...directive import GemmDirective
+from ...kernels import irb
 from .epilogue import for_each_output, fused_value
 
 
@@ -34,10 +34,10 @@ def _to_partial(d: GemmDirective, v):
     return v
 
 
-def write_partials(d, family, W, split, b, row0, col0, lane, accs, fm, fn, guard_m, guard_n) -> None:
+def write_partials(d, family, W, split, b, row0, col0, lane, accs, fm, fn, m_bound, n_bound) -> None:
     def store(val, row, col):
         memref.store(_to_partial(d, val), W, [split, b, row, col])
-    for_each_output(d, family, row0, col0, lane, accs, fm, fn, guard_m, guard_n, store)
+    for_each_output(d, family, row0, col0, lane, accs, fm, fn, m_bound, n_bound, store)
 
 
 def arrived_last(counters, flag, b, tile, tid, split_k: int):
@@ -54,7 +54,7 @@ def arrived_last(counters, flag, b, tile, tid, split_k: int):
 
 
 def reduce_and_store(d, family, split_k, W, C, C0, bias, counters, b, tile, tid, row0, col0, lane, accs,
-                     fm, fn, guard_m, guard_n, last) -> None:
+                     fm, fn, m_bound, n_bound, last) -> None:
     add = arith.addi if d.is_int else arith.addf
 
     def store(_val, row, col):
@@ -65,7 +65,7 @@ def reduce_and_store(d, family, split_k, W, C, C0, bias, counters, b, tile, tid,
 
     branch = scf.IfOp(last)
     with ir.InsertionPoint(branch.then_block):
-        for_each_output(d, family, row0, col0, lane, accs, fm, fn, guard_m, guard_n, store)
+        for_each_output(d, family, row0, col0, lane, accs, fm, fn, m_bound, n_bound, store)
         reset = scf.IfOp(arith.CmpIOp(arith.CmpIPredicate.eq, tid, irb.c(0)).result)
         with ir.InsertionPoint(reset.then_block):
             memref.store(irb.ci(0, 32), counters, [b, tile])
