@@ -1,16 +1,21 @@
 """Studies: one Optuna study per (arch, op, dtype, shape), stored so a killed sweep resumes.
 
-Storage: by default an Optuna journal file, results/<arch>/optuna.journal (JournalFileBackend,
-append-only: a trial that finished is on disk). `--storage URL` takes any Optuna RDB URL
-(postgresql://..., mysql://..., sqlite:///...) with heartbeat + RetryFailedTrialCallback, so
-processes on several machines can share one study and a dead worker's trial is retried.
-A journal has no heartbeat: a sweep that starts while no other sweep owns the journal
-(`<journal>.owner` holds the owner's pid) marks trials left RUNNING by a killed run FAIL
-(user attr `interrupted`) and enqueues their parameters again.
+Storage (autotune/storage.py): by default an Optuna journal file, results/<arch>/optuna.journal
+(append-only: a trial that finished is on disk); `--storage URL` takes sqlite:///file.db or a
+server RDB URL (postgresql://..., mysql://...), which has a heartbeat. A torn journal tail is
+cut (original kept as a .bak, one warning line); any other damage is a StorageError naming the
+file or URL and what to do.
 
-Budget: `trials` counts a study's finished trials across runs (COMPLETE, PRUNED, and FAIL with
-a recorded error; interrupted trials do not count), so rerunning a finished sweep adds nothing
-and rerunning an interrupted one adds only the rest.
+Sweep start reconciles every study (autotune/reconcile.py): RUNNING trials whose owner process
+on this host is gone, whose heartbeat expired, or that carry no owner and are old, are failed
+(`interrupted`) and their parameters re-queued; the summary reports how many.
+
+Budget and dedup (autotune/runner.py): `trials` counts a study's trials in the storage
+(COMPLETE, PRUNED, FAIL with a recorded error, and RUNNING), checked when each trial is claimed
+under a host-wide lock, so reruns add only the rest and concurrent sweeps on one study never
+exceed it. Each process that opens a study takes its own sampler seed (a slot counter in the
+study's user attrs), and a schedule whose canonical JSON was already evaluated is not compiled
+again.
 """
 from __future__ import annotations
 
@@ -23,7 +28,6 @@ from pathlib import Path
 from typing import Callable, Optional
 
 import optuna
-from optuna.trial import TrialState
 
 from wmma_gen.defaults import LARGE
 from wmma_gen.directive import GemmDirective
@@ -31,8 +35,14 @@ from wmma_gen.errors import DeviceError, ScheduleError
 from wmma_gen.schedule import Schedule
 from wmma_gen.targets import get_target
 
+from . import reconcile as rec
 from .objective import Objective
-from .space import params_of
+from .runner import counted, run_study, uses_budget
+from .space import params_of, suggest_schedule
+from .storage import claim_lock, is_rdb, load_studies, open_storage
+
+__all__ = ["SweepConfig", "SweepResult", "Hooks", "run_sweep", "work", "open_study", "open_storage", "counted",
+           "n_done", "n_claimed", "is_rdb", "BASELINES", "OPS", "sampler", "study_name", "reconcile_all"]
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -89,97 +99,58 @@ def study_name(cfg: SweepConfig, d: GemmDirective) -> str:
     return f"{cfg.study_name}:{base}" if cfg.study_name else base
 
 
-def is_rdb(url: str) -> bool:
-    return "://" in url
-
-
-def open_storage(url: str):
-    if is_rdb(url):
-        return optuna.storages.RDBStorage(
-            url, heartbeat_interval=30, grace_period=120,
-            failed_trial_callback=optuna.storages.RetryFailedTrialCallback(max_retry=2))
-    from optuna.storages.journal import JournalFileBackend
-    Path(url).parent.mkdir(parents=True, exist_ok=True)
-    return optuna.storages.JournalStorage(JournalFileBackend(url))
-
-
-def sampler(seed: int, n_trials: int, parallel: bool = False):
-    """The sweep's sampler (autotune/sampler.py): seeded multivariate TPE without repeats."""
+def sampler(seed: int, n_trials: int, parallel: bool = True):
+    """The sweep's sampler (autotune/sampler.py): seeded multivariate TPE without repeats.
+    Constant liar is on: another sweep may share the study at any time (a no-op when alone)."""
     from .sampler import make
     return make(seed, n_trials, parallel)
 
 
-def counted(t: optuna.trial.FrozenTrial) -> bool:
-    """Does this trial use up budget? (finished, and not an interrupted run's leftover)"""
-    if t.state in (TrialState.COMPLETE, TrialState.PRUNED):
-        return True
-    return t.state == TrialState.FAIL and "error" in t.user_attrs
-
-
 def n_done(study: optuna.Study) -> int:
+    """Finished trials that use budget."""
     return sum(counted(t) for t in study.get_trials(deepcopy=False))
 
 
+def n_claimed(study: optuna.Study) -> int:
+    """Trials that use budget now: finished ones plus RUNNING."""
+    return sum(uses_budget(t) for t in study.get_trials(deepcopy=False))
+
+
+def seed_for(cfg: SweepConfig, name: str, slot: int) -> int:
+    """Sampler seed of the `slot`-th process to open study `name` (slot 0: the first sweep)."""
+    return (cfg.seed * 1_000_003 + zlib.crc32(name.encode()) + 7919 * slot) % 2**31
+
+
 def open_study(cfg: SweepConfig, storage, d: GemmDirective, worker: int = 0) -> optuna.Study:
+    """Create or load the study, claim this process's sampler slot, seed baselines if new.
+    (`worker` is kept for callers; the slot, not the worker index, separates the seeds.)"""
     name = study_name(cfg, d)
-    seed = (cfg.seed * 1_000_003 + zlib.crc32(name.encode()) + 7919 * worker) % 2**31
-    study = optuna.create_study(storage=storage, study_name=name, direction="maximize", load_if_exists=True,
-                                sampler=sampler(seed, cfg.trials, parallel=cfg.workers > 1))
     t = get_target(cfg.arch)
-    if not study.user_attrs:
-        for k, v in {"arch": cfg.arch, "op": cfg.op, "dtype": d.dtype, "directive": d.to_dict(),
-                     "peak_tflops": t.peak_tflops(d.dtype), "unit": "TOP/s" if d.is_int else "TFLOP/s",
-                     "domains": {k: list(v) for k, v in (cfg.domains or {}).items()}}.items():
-            study.set_user_attr(k, v)
-    if worker == 0 and not study.get_trials(deepcopy=False):
-        for s in BASELINES:
-            try:
-                params = params_of(s, cfg.domains)
-            except ScheduleError:
-                continue
-            if not s.problems(d, t):
-                study.enqueue_trial(params, user_attrs={"baseline": True}, skip_if_exists=True)
+    with claim_lock(cfg.storage_url):
+        study = optuna.create_study(storage=storage, study_name=name, direction="maximize", load_if_exists=True)
+        slot = int(study.user_attrs.get("sampler_slots", 0))
+        study.set_user_attr("sampler_slots", slot + 1)
+        if "directive" not in study.user_attrs:
+            for k, v in {"arch": cfg.arch, "op": cfg.op, "dtype": d.dtype, "directive": d.to_dict(),
+                         "peak_tflops": t.peak_tflops(d.dtype), "unit": "TOP/s" if d.is_int else "TFLOP/s",
+                         "domains": {k: list(v) for k, v in (cfg.domains or {}).items()}}.items():
+                study.set_user_attr(k, v)
+        if not study.get_trials(deepcopy=False):
+            for s in BASELINES:
+                try:
+                    params = params_of(s, cfg.domains)
+                except ScheduleError:
+                    continue
+                if not s.problems(d, t):
+                    study.enqueue_trial(params, user_attrs={"baseline": True}, skip_if_exists=True)
+    study.sampler = sampler(seed_for(cfg, name, slot), cfg.trials)
     return study
 
 
-def recover_interrupted(study: optuna.Study) -> int:
-    """Journal storage only: RUNNING trials of a dead run -> FAIL (interrupted), params re-enqueued."""
-    n = 0
-    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-        study._storage.set_trial_user_attr(t._trial_id, "interrupted", True)
-        study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
-        if t.params:
-            study.enqueue_trial(t.params, user_attrs={"retry_of": t.number})
-        n += 1
-    return n
-
-
-class _Owner:
-    """`<journal>.owner` holds the pid of the sweep that owns a journal file."""
-
-    def __init__(self, url: str):
-        self.path = Path(url + ".owner") if not is_rdb(url) else None
-        self.mine = False
-
-    def acquire(self) -> bool:
-        if self.path is None:
-            return False
-        try:
-            pid = int(self.path.read_text().strip())
-            os.kill(pid, 0)
-            if pid != os.getpid():
-                return False   # another live sweep owns it: its RUNNING trials are real
-        except (FileNotFoundError, ValueError, ProcessLookupError):
-            pass
-        except PermissionError:
-            return False
-        self.path.write_text(str(os.getpid()))
-        self.mine = True
-        return True
-
-    def release(self) -> None:
-        if self.mine and self.path is not None:
-            self.path.unlink(missing_ok=True)
+def reconcile_all(cfg: SweepConfig, studies) -> int:
+    """Fail and re-queue the stale RUNNING trials of every study; returns how many."""
+    with claim_lock(cfg.storage_url):
+        return sum(rec.reconcile(s) for s in studies)
 
 
 def _device(kind: str):
@@ -207,31 +178,30 @@ class Hooks:
     estimate: Optional[Callable] = None
     corrupt: Optional[Callable[[Schedule], bool]] = None
     on_trial: Optional[Callable] = None      # (study, frozen_trial) after each trial
+    objective: Optional[Callable] = None     # factory like Objective(d, arch, device, **kw) (storage tests)
 
 
-def work(cfg: SweepConfig, worker: int = 0, hooks: Hooks | None = None, deadline: float | None = None) -> None:
-    """Run every study of the sweep in this process until its budget or the deadline."""
+def work(cfg: SweepConfig, worker: int = 0, hooks: Hooks | None = None, deadline: float | None = None) -> int:
+    """Run every study of the sweep in this process until its budget or the deadline;
+    returns how many stale trials (of crashed concurrent processes) it re-queued on the way."""
     hooks = hooks or Hooks()
     storage = open_storage(cfg.storage_url)
     device = _device(cfg.device)
     gate_cache: dict = {}
+    recovered = 0
     for d in cfg.directives():
         study = open_study(cfg, storage, d, worker)
-        left = cfg.trials - n_done(study)
-        if left <= 0:
+        if n_claimed(study) >= cfg.trials:
             continue
-        remaining = None if deadline is None else deadline - time.time()
-        if remaining is not None and remaining <= 0:
+        if deadline is not None and deadline <= time.time():
             break
-        obj = Objective(d, cfg.arch, device, domains=cfg.domains, compile=hooks.compile, check=hooks.check,
+        obj = (hooks.objective or Objective)(d, cfg.arch, device, domains=cfg.domains, compile=hooks.compile, check=hooks.check,
                         estimate=hooks.estimate, corrupt=hooks.corrupt, gate_cache=gate_cache, seed=cfg.seed)
-
-        def budget(st, ft, _n=cfg.trials):
-            if hooks.on_trial:
-                hooks.on_trial(st, ft)
-            if n_done(st) >= _n:
-                st.stop()
-        study.optimize(obj, n_trials=left, timeout=remaining, catch=(Exception,), callbacks=[budget])
+        stats = run_study(study, obj, trials=cfg.trials, deadline=deadline, on_trial=hooks.on_trial,
+                          propose=lambda tr: suggest_schedule(tr, cfg.domains).to_json(),
+                          lock=lambda: claim_lock(cfg.storage_url))
+        recovered += stats.recovered
+    return recovered
 
 
 def _child(cfg_dict: dict, worker: int, gpu: Optional[int], deadline: Optional[float]) -> None:
@@ -247,42 +217,37 @@ class SweepResult:
     config: SweepConfig
     studies: list = field(default_factory=list)   # optuna.Study, in sweep order
     seconds: float = 0.0
-    recovered: int = 0
+    recovered: int = 0                            # stale RUNNING trials failed and re-queued
 
 
 def run_sweep(cfg: SweepConfig, hooks: Hooks | None = None) -> SweepResult:
-    """Run (or resume) the sweep's studies; returns them for the ladder/summary."""
+    """Reconcile, then run (or resume) the sweep's studies; returns them for the ladder/summary."""
     t0 = time.time()
     deadline = None if cfg.timeout is None else t0 + cfg.timeout
-    storage = open_storage(cfg.storage_url)
-    owner = _Owner(cfg.storage_url)
-    recovered = 0
+    storage = open_storage(cfg.storage_url)            # repairs a torn journal tail, or raises
+    load_studies(storage, cfg.storage_url)             # reads it through once: damage fails here
+    studies = [open_study(cfg, storage, d) for d in cfg.directives()]
+    recovered = reconcile_all(cfg, studies)
+    total = sum(max(0, cfg.trials - n_claimed(s)) for s in studies)
+    bar = _bar(total, cfg.progress)
     try:
-        own = owner.acquire()
-        studies = [open_study(cfg, storage, d) for d in cfg.directives()]
-        if own:
-            recovered = sum(recover_interrupted(s) for s in studies)
-        total = sum(max(0, cfg.trials - n_done(s)) for s in studies)
-        bar = _bar(total, cfg.progress)
-        try:
-            if cfg.workers == 1:
-                hooks = hooks or Hooks()
-                user_cb = hooks.on_trial
+        if cfg.workers == 1:
+            hooks = hooks or Hooks()
+            user_cb = hooks.on_trial
 
-                def tick(st, ft):
-                    if user_cb:
-                        user_cb(st, ft)
-                    bar.update(1)
-                    _postfix(bar, st)
-                work(cfg, 0, Hooks(hooks.compile, hooks.check, hooks.estimate, hooks.corrupt, tick), deadline)
-            else:
-                if hooks is not None and any(v is not None for v in asdict(hooks).values()):
-                    raise ScheduleError("workers", cfg.workers, "1 when stage hooks are given (hooks are in-process)")
-                _run_workers(cfg, studies, bar, deadline)
-        finally:
-            bar.close()
+            def tick(st, ft):
+                if user_cb:
+                    user_cb(st, ft)
+                bar.update(1)
+                _postfix(bar, st)
+            recovered += work(cfg, 0, Hooks(hooks.compile, hooks.check, hooks.estimate, hooks.corrupt, tick,
+                                            hooks.objective), deadline)
+        else:
+            if hooks is not None and any(v is not None for v in asdict(hooks).values()):
+                raise ScheduleError("workers", cfg.workers, "1 when stage hooks are given (hooks are in-process)")
+            _run_workers(cfg, studies, bar, deadline)
     finally:
-        owner.release()
+        bar.close()
     return SweepResult(cfg, [optuna.load_study(study_name=s.study_name, storage=storage) for s in studies],
                        time.time() - t0, recovered)
 

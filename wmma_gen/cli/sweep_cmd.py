@@ -122,8 +122,9 @@ def run(args) -> int:
     sources = sorted({r["source"] for r in rows if r["source"]})
     note = ("\nnumbers are model estimates (no GPU): not measurements" if sources == ["model"] else "")
     emit(args, info, f"{table(rows)}{note}\n"
-                     f"sweep of {len(rows)} studies took {info['seconds']} s; storage {cfg.storage_url}"
-                     + (f" ({result.recovered} interrupted trials re-queued)" if result.recovered else "")
+                     f"sweep of {len(rows)} studies took {info['seconds']} s; storage {cfg.storage_url}\n"
+                     f"reconciled: {result.recovered} stale RUNNING trials (owner gone or heartbeat expired) "
+                     f"failed and re-queued"
                      + f"\nladder: {paths['parquet']}, {paths['csv']}, {paths['png']}\n"
                      f"next: wmma-gen export --arch {cfg.arch} --from {cfg.results}")
     return 0
