@@ -1,0 +1,94 @@
+"""wmma_gen.attention(): numpy in, numpy out, through the generated FA-2 forward kernel.
+
+    o = attention(q, k, v, causal=False, window=None, scale=None)          # softmax(q k^T * scale) v
+    o, lse = attention(q, k, v, return_lse=True)
+
+Layouts: "bshd" q (B, Sq, H, D), k/v (B, Sk, Hkv, D); "bhsd" q (B, H, Sq, D), k/v (B, Hkv, Sk, D);
+varlen (cu_seqlens_q / cu_seqlens_k given, int32, length batch+1): q (total_q, H, D),
+k/v (total_k, Hkv, D). GQA/MQA when Hkv divides H. Causal is aligned bottom-right when
+Sq != Sk (query i sees key j iff j <= i + Sk - Sq); window=(left, right), -1 = unbounded.
+float16 arrays give f16; dtype="bf16" rounds float arrays to bf16 on the host. Returns o in
+the input dtype (bf16 values come back as float32) and lse (float32; natural log; -inf for
+rows that see no key, whose o is 0). Every size is a kernel argument: one code object per
+(directive flags, head_dim, dtype, schedule, arch) serves every batch, head count and length.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import hostdata
+from ...compiler import compile_mlir
+from ...device.launcher import launch
+from ...device.select import get_device
+from ...targets import get_target
+from .combine import build_attention_combine
+from .defaults import default_schedule
+from .inputs import forward_inputs
+from .kernel import build_attention
+from .schedule import AttentionSchedule
+
+_MEMO: dict[tuple, tuple] = {}
+DECODE_MAX_SQ = 16   # queries per sequence at or below which the default splits the keys
+DECODE_MIN_SK = 1024
+
+
+def compile_attention(d, s: AttentionSchedule, arch: str):
+    """(KernelSource, CompiledKernel) of the forward kernel, kept in memory per process."""
+    key = ("fwd", d.to_json(), repr(s), get_target(arch).arch)
+    if key not in _MEMO:
+        src = build_attention(d, s, get_target(arch))
+        _MEMO[key] = (src, compile_mlir(src.mlir, arch))
+    return _MEMO[key]
+
+
+def _compile_combine(d, s: AttentionSchedule, arch: str):
+    key = ("combine", d.to_json(), repr(s), get_target(arch).arch)
+    if key not in _MEMO:
+        src = build_attention_combine(d, s, get_target(arch))
+        _MEMO[key] = (src, compile_mlir(src.mlir, arch))
+    return _MEMO[key]
+
+
+def choose_schedule(d, problem, arch: str) -> AttentionSchedule:
+    """The default schedule; decode shapes (few queries, long keys) split the key range so
+    more workgroups share the work (combined deterministically afterwards)."""
+    split = 1
+    if problem.seq_q <= DECODE_MAX_SQ and problem.seq_k >= DECODE_MIN_SK:
+        split = min(8, max(2, problem.seq_k // 512))
+    return default_schedule(get_target(arch), d, split_kv=split)
+
+
+def run_attention(inp, arch: str, device, schedule: AttentionSchedule | None = None):
+    """Launch on validated inputs (inputs.forward_inputs); returns ({name: array}, timings)."""
+    d, p = inp.directive, inp.problem
+    s = schedule if schedule is not None else choose_schedule(d, p, arch)
+    s.validate(d, get_target(arch))
+    problem = {**p.sizes(), "scale": p.scale}
+    src, ck = compile_attention(d, s, arch)
+    named = {"Q": "q", "K": "k", "V": "v"}       # kernel argument -> inputs.py array name
+    feed = {n: inp.arrays[named.get(n, n)] for n in src.signature.inputs}
+    outs, t1 = launch(ck, src.signature, problem, device, feed)
+    if s.split_kv == 1:
+        return outs, [t1]
+    csrc, cck = _compile_combine(d, s, arch)
+    final, t2 = launch(cck, csrc.signature, problem, device, {n: outs[n] for n in csrc.signature.inputs})
+    return final, [t1, t2]
+
+
+def attention(q, k, v, *, causal: bool = False, window=None, scale=None, return_lse: bool = False,
+              cu_seqlens_q=None, cu_seqlens_k=None, layout: str = "bshd", dtype: str | None = None,
+              arch: str = "gfx1100", device=None, schedule: AttentionSchedule | None = None):
+    """Flash-attention forward on a WMMA kernel (see the module doc). Bad input raises
+    ValueError naming the argument before anything is compiled or launched."""
+    inp = forward_inputs(q, k, v, causal=causal, window=window, scale=scale, return_lse=return_lse,
+                         cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, layout=layout, dtype=dtype)
+    outs, _ = run_attention(inp, arch, get_device(device), schedule)
+    o = _user_array(outs["O"], inp.problem.dtype)
+    return (o, outs["LSE"]) if return_lse else o
+
+
+def _user_array(stored: np.ndarray, dtype: str) -> np.ndarray:
+    """Stored f16 -> float16; stored bf16 bits -> float32 values (numpy has no bf16)."""
+    if dtype == "bf16":
+        return hostdata.output_array(stored.tobytes(), "bf16", stored.shape)
+    return stored

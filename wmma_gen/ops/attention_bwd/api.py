@@ -1,0 +1,27 @@
+"""wmma_gen.attention_backward(): dq, dk, dv of flash attention from the forward's o and lse.
+
+    dq, dk, dv = attention_backward(q, k, v, o, do, lse, causal=..., window=..., scale=...)
+
+Same layouts, masks, GQA and varlen conventions as wmma_gen.attention (whose o and lse it
+takes). Three kernels run (ops/attention_bwd/run.py): the pre-pass Di = rowsum(dO * O),
+dK/dV per key tile (a GQA group's heads accumulated in the workgroup, no atomics) and dQ per
+query tile -- deterministic. Gradients come back in the input dtype (bf16 values as float32),
+or float32 with out_dtype="f32".
+"""
+from __future__ import annotations
+
+from ...device.select import get_device
+from ..attention.api import _user_array
+from .run import run_backward
+
+
+def attention_backward(q, k, v, o, do, lse, *, causal: bool = False, window=None, scale=None,
+                       cu_seqlens_q=None, cu_seqlens_k=None, layout: str = "bshd", dtype: str | None = None,
+                       out_dtype: str = "same", arch: str = "gfx1100", device=None, schedule=None):
+    """(dq, dk, dv) shaped like (q, k, v). Bad input raises ValueError naming the argument
+    before anything is compiled or launched."""
+    grads = run_backward(q, k, v, o, do, lse, scale=scale, causal=causal, window=window,
+                         cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, layout=layout, dtype=dtype,
+                         out_dtype=out_dtype, arch=arch, device=get_device(device), schedule=schedule)
+    infer = "bf16" if dtype == "bf16" else "f16"
+    return tuple(g if out_dtype == "f32" else _user_array(g, infer) for g in grads)
