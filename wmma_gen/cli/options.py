@@ -5,6 +5,7 @@ import argparse
 import json
 import sys
 
+from ..ops.registry import NAMES as OP_NAMES
 from ..directive import ACTIVATIONS, IN_DTYPES, LAYOUTS, GemmDirective
 from ..errors import ScheduleError
 from ..schedule import SPACE, Schedule
@@ -15,12 +16,26 @@ def add_json(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
+def add_attention(p: argparse.ArgumentParser) -> None:
+    """Problem and flags of the attention ops (used with --op attention | attention_bwd)."""
+    g = p.add_argument_group("attention (--op attention | attention_bwd)")
+    g.add_argument("--head-dim", type=int, default=64, help="32, 64, 80, 96, 128 or 256")
+    g.add_argument("--heads", type=int, default=2, help="query heads")
+    g.add_argument("--kv-heads", type=int, default=1, help="key/value heads (divides --heads: GQA/MQA)")
+    g.add_argument("--seq-q", type=int, default=40)
+    g.add_argument("--seq-k", type=int, default=72)
+    g.add_argument("--causal", action="store_true", help="bottom-right aligned causal mask")
+    g.add_argument("--window", default="", help="LEFT,RIGHT sliding window (-1 = unbounded)")
+    g.add_argument("--attn-layout", default="bshd", choices=["bshd", "bhsd"])
+
+
 def add_target(p: argparse.ArgumentParser, required: bool = True) -> None:
     p.add_argument("--arch", required=required, help=f"one of {', '.join(TARGETS)}")
 
 
 def add_directive(p: argparse.ArgumentParser, shape_default: str = "") -> None:
-    p.add_argument("--op", default="gemm", choices=["gemm"], help="directive (only gemm so far)")
+    p.add_argument("--op", default="gemm", choices=list(OP_NAMES),
+                   help="op from the registry (wmma_gen/ops/registry.py); compile/analyze: gemm only so far")
     p.add_argument("--dtype", required=True, help=f"input dtype: {', '.join(IN_DTYPES)}")
     p.add_argument("--acc", default="", help="accumulator: f32 (default for floats), f16/bf16 (gfx11 same-type), i32")
     p.add_argument("--shape", default=shape_default, help="MxNxK (e.g. 256x256x256); M,N,K >= 1")

@@ -1,0 +1,36 @@
+"""`wmma-gen check --op attention | attention_bwd`: the registry's check from the CLI."""
+import json
+
+import pytest
+
+from wmma_gen.cli.main import main
+
+
+@pytest.mark.parametrize("op,arch,extra", [
+    ("attention", "gfx1201", ["--dtype", "bf16", "--causal", "--heads", "4", "--kv-heads", "2"]),
+    ("attention_bwd", "gfx1100", ["--dtype", "f16", "--window", "8,0", "--head-dim", "32"]),
+])
+def test_attention_ops_pass_on_the_emulator(capsys, op, arch, extra):
+    rc = main(["check", "--op", op, "--arch", arch, "--device", "emu", "--json", *extra])
+    data = json.loads(capsys.readouterr().out)
+    assert rc == 0 and data["verdict"] == "PASS" and data["source"] == "emulator"
+    assert 0 < data["max_abs"] <= data["tol"]
+
+
+def test_fail_exits_1(capsys, monkeypatch):
+    import wmma_gen.ops.attention.check as chk
+    real = chk.attention_forward
+    monkeypatch.setattr(chk, "attention_forward", lambda *a, **k: tuple(x + 1.0 for x in real(*a, **k)))
+    rc = main(["check", "--op", "attention", "--arch", "gfx1100", "--dtype", "f16", "--device", "emu"])
+    assert rc == 1 and capsys.readouterr().out.strip().endswith("FAIL")
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--window", "left"], "window"),
+    (["--head-dim", "48"], "head_dim"),
+    (["--heads", "3", "--kv-heads", "2"], "kv"),
+])
+def test_bad_input_exits_2_naming_the_argument(capsys, args, needle):
+    rc = main(["check", "--op", "attention", "--arch", "gfx1100", "--dtype", "f16", "--device", "emu", *args])
+    err = capsys.readouterr().err
+    assert rc == 2 and needle in err and "Traceback" not in err

@@ -1,0 +1,45 @@
+"""Every registered op declares every field, and the registry refuses unknown names."""
+import pytest
+
+from wmma_gen.ops import registry
+
+
+@pytest.mark.parametrize("name", registry.NAMES)
+def test_every_entry_has_every_field(name):
+    spec = registry.get(name)
+    assert spec.name == name
+    for field in registry.OpSpec.FIELDS:
+        value = getattr(spec, field)
+        assert value is not None and value != "" and value != (), f"{name}.{field} is empty"
+    assert isinstance(spec.directive, type) and isinstance(spec.schedule, type)
+    assert all(hasattr(k, "name") and k.domain for k in spec.space)
+    for f in ("build", "api", "reference", "flops", "default_schedule", "gate_problems", "check"):
+        assert callable(getattr(spec, f)), f
+
+
+def test_flop_conventions():
+    from wmma_gen.directive import GemmDirective
+    from wmma_gen.ops.attention.directive import AttentionDirective
+    assert registry.get("gemm").flops(GemmDirective("f16", 8, 4, 2), {"m": 8, "n": 4, "k": 2, "batch": 3}) == 384
+    d = AttentionDirective("f16", 64)
+    p = dict(batch=2, heads=4, kv_heads=2, seq_q=16, seq_k=32)
+    fwd = registry.get("attention").flops(d, p)
+    assert fwd == 4 * 2 * 4 * 16 * 32 * 64
+    assert registry.get("attention_bwd").flops(d, p) == 2.5 * fwd
+
+
+def test_default_schedules_are_legal_for_every_registered_op():
+    from wmma_gen.directive import GemmDirective
+    from wmma_gen.ops.attention.directive import AttentionDirective
+    from wmma_gen.targets import get_target
+    g = GemmDirective("f16", 256, 256, 256)
+    registry.get("gemm").default_schedule(g, "gfx1100").validate(g, get_target("gfx1100"))
+    for arch in ("gfx1100", "gfx1201"):
+        a = AttentionDirective("f16", 128, causal=True)
+        assert registry.get("attention").default_schedule(a, arch).block_m >= 16
+        assert registry.get("attention_bwd").default_schedule(a, arch) is not None
+
+
+def test_unknown_op_is_a_clear_error():
+    with pytest.raises(ValueError, match="op='conv'.*gemm, attention, attention_bwd"):
+        registry.get("conv")

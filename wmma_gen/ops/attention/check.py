@@ -1,0 +1,84 @@
+"""Correctness gate of the attention ops: run the kernels on seeded random inputs, compare
+with the float64 reference (reference.py).
+
+Inputs: standard normal, rounded to the dtype. Tolerances (absolute, u = unit roundoff of
+the input dtype: f16 2^-11, bf16 2^-8):
+  forward O      3u * max|V|       P is rounded to the dtype before the second WMMA and O once
+                                   at the end; with softmax weights summing to 1 each adds
+                                   <= u*max|V|; f32 accumulation terms are ~D*2^-24, negligible
+  forward LSE    1e-5 * (1 + max|LSE|)   f32 scores of exactly representable inputs
+  dq, dk, dv     8u * max|ref| + 1e-3    P and dS are rounded to the dtype before their WMMAs
+                                   and each gradient once at the end; measured ~5e-4 here
+Rows that see no key must give O = 0 and LSE = -inf exactly (checked through the reference).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ... import hostdata
+from .reference import attention_backward, attention_forward
+
+UNIT = {"f16": 2.0 ** -11, "bf16": 2.0 ** -8}
+
+
+@dataclass(frozen=True)
+class AttentionCheck:
+    passed: bool
+    max_abs: float
+    tol: float
+    worst: str          # which output had the largest error relative to its tolerance
+    source: str         # where the kernels ran: "emulator" | "hip"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def random_qkv(problem: dict, dtype: str, layout: str, seed: int):
+    """q, k, v stored in dtype (float16, or bf16 as float32 values already rounded)."""
+    rng = np.random.default_rng(seed)
+    b, h, hk, sq, sk, dim = (problem[x] for x in ("batch", "heads", "kv_heads", "seq_q", "seq_k", "head_dim"))
+    shapes = ([(b, sq, h, dim), (b, sk, hk, dim)] if layout == "bshd" else [(b, h, sq, dim), (b, hk, sk, dim)])
+    out = []
+    for shape in (shapes[0], shapes[1], shapes[1]):
+        x = rng.standard_normal(shape)
+        out.append(x.astype(np.float16) if dtype == "f16" else hostdata.rounded(x, "bf16").astype(np.float32))
+    return out
+
+
+def _err(out, ref, tol: float) -> tuple[float, float]:
+    e = float(np.abs(np.asarray(out, np.float64) - ref).max(initial=0.0))
+    return e, e / tol if tol else (0.0 if e == 0 else np.inf)
+
+
+def check_attention(problem: dict, *, dtype="f16", layout="bshd", causal=False, window=None, scale=None,
+                    backward=False, arch="gfx1100", device=None, seed=0) -> AttentionCheck:
+    """Forward (and, with backward=True, the backward) on a dense problem vs the reference."""
+    from .api import attention
+    from ..attention_bwd.api import attention_backward as bwd
+    q, k, v = random_qkv(problem, dtype, layout, seed)
+    kw = dict(causal=causal, window=window, scale=scale, layout=layout)
+    dt = None if dtype == "f16" else dtype
+    o, lse = attention(q, k, v, return_lse=True, dtype=dt, arch=arch, device=device, **kw)
+    f64 = [np.asarray(x, np.float64) for x in (q, k, v)]
+    ro, rl = attention_forward(*f64, **kw)
+    u = UNIT[dtype]
+    rows = [("o", *_err(o, ro, 3 * u * max(np.abs(f64[2]).max(), 1.0)), 3 * u * max(np.abs(f64[2]).max(), 1.0))]
+    fin = np.isfinite(rl)
+    same_dead = bool(np.array_equal(np.isneginf(lse), ~fin))
+    ltol = 1e-5 * (1 + np.abs(rl[fin]).max(initial=0.0))
+    rows.append(("lse", *_err(lse[fin], rl[fin], ltol), ltol))
+    if backward:
+        do = np.random.default_rng(seed + 1).standard_normal(o.shape).astype(np.float16 if dtype == "f16" else np.float32)
+        if dtype == "bf16":
+            do = hostdata.rounded(do, "bf16").astype(np.float32)
+        grads = bwd(q, k, v, o, do, lse, dtype=dt, arch=arch, device=device, **kw)
+        refs = attention_backward(*f64, np.asarray(o, np.float64), np.asarray(do, np.float64), rl, **kw)
+        for name, g, r in zip(("dq", "dk", "dv"), grads, refs):
+            tol = 8 * u * np.abs(r).max(initial=0.0) + 1e-3
+            rows.append((name, *_err(g, r, tol), tol))
+    worst = max(rows, key=lambda r: r[2])
+    from ...device.select import get_device
+    src = "hip" if get_device(device).name == "hip" else "emulator"   # the stub's name is marked
+    return AttentionCheck(same_dead and all(r[2] <= 1.0 for r in rows), worst[1], worst[3], worst[0], src)
