@@ -143,8 +143,11 @@ class Ctx:
     o_base: object
     lse_base: object  # flat index of LSE[b, h, q_start]
     c: object         # scale * log2(e)
-    copy_k: staging.TileCopy
-    copy_v: staging.TileCopy
+    b: object
+    h: object
+    q_start: object
+    copy_k: staging.TileCopy = None
+    copy_v: staging.TileCopy = None
 
     def query(self, f: int):
         """The lane's query (in the sequence) in its wave's 16-query block f."""
@@ -185,7 +188,7 @@ def _context(d, s, t, ptrs, sc, lds) -> Ctx:
                                           "window_right": x["window_right"]},
               lds[0], lds[1], lds[2] if len(lds) > 2 else None, tid, irb.rem(tid, 32), irb.div(tid, 32), split,
               imul(tile, s.block_m), seq_q, seq_k, base("q", h), base("k", kvh), base("v", kvh), base("o", h),
-              lse_base, c, ck, cv)
+              lse_base, c, b, h, q_start, ck, cv)
     return ctx
 
 
@@ -418,4 +421,13 @@ def epilogue(c: Ctx, o, m, l) -> None:
 
 
 def _store_partial(c: Ctx, f: int, i, o_f, inv, lse) -> None:
-    raise NotImplementedError("split_kv partial store")
+    """Split-KV: this split's normalized O (f32) and LSE at packed row `row` (signature.py)."""
+    row = iadd(c.q_start, i) if c.d.varlen else iadd(imul(c.b, c.sc["seq_q"]), i)
+    hr = iadd(imul(iadd(imul(c.split, c.sc["heads"]), c.h), c.sc["rows"]), row)
+    base = iadd(imul(hr, c.d.head_dim), ab.acc_row0(c.lane))
+    for dt, acc in enumerate(o_f):
+        vector.store(arith.mulf(acc, ab.splat(inv, 8)), c.ptr["O_part"], [iadd(base, 16 * dt)])
+    first = scf.IfOp(irb.lt(c.lane, 16))
+    with ir.InsertionPoint(first.then_block):
+        memref.store(lse, c.ptr["LSE_part"], [hr])
+        scf.YieldOp([])

@@ -1,8 +1,7 @@
 """The forward kernel's arguments (STYLE rule 15), in kernel order:
 
     Q, K, V (in), O (out), [LSE (out, f32)], [cu_seqlens_q, cu_seqlens_k (in, i32)],
-    [O_part, LSE_part (workspace, f32) when split_kv > 1],
-    heads, kv_group, seq_q, seq_k,
+    heads, kv_group, seq_q, seq_k, rows,
     q_sb, q_sh, q_ss, k_sb, k_sh, k_ss, v_sb, v_sh, v_ss, o_sb, o_sh, o_ss, lse_sb, lse_sh,
     scale (f32), window_left, window_right                       (scalars, i32 unless noted)
 
@@ -17,6 +16,11 @@ Shapes:
     dense bhsd   Q/O (B, H, Sq, D)   K/V (B, Hkv, Sk, D)   LSE (B, H, Sq)
     varlen       Q/O (total_q, H, D) K/V (total_k, Hkv, D) LSE (H, total_q)
 Grid: (ceil(seq_q / BLOCK_M) * split_kv, heads, batch); block: (32 * waves, 1, 1).
+
+split_kv > 1 (decode shapes): O and LSE are replaced by O_part (split, H, rows, D) and
+LSE_part (split, H, rows), f32 outputs, with rows = total_q (varlen) or batch * seq_q and
+row = q_start + i (varlen) or b * seq_q + i; each split's O is already divided by its own
+l and its LSE is -inf when it saw no key. combine.py's kernel merges them into O and LSE.
 """
 from __future__ import annotations
 
@@ -24,20 +28,22 @@ import math
 
 from ...kernels.signature import KArg, Signature
 
-SCALARS = ("heads", "kv_group", "seq_q", "seq_k",
+SCALARS = ("heads", "kv_group", "seq_q", "seq_k", "rows",
            "q_sb", "q_sh", "q_ss", "k_sb", "k_sh", "k_ss", "v_sb", "v_sh", "v_ss",
            "o_sb", "o_sh", "o_ss", "lse_sb", "lse_sh", "scale", "window_left", "window_right")
 
 
 def buffer_names(d, s) -> list[tuple[str, str]]:
     """(name, storage dtype) of the buffer arguments, in order."""
-    out = [("Q", d.dtype), ("K", d.dtype), ("V", d.dtype), ("O", d.dtype)]
-    if d.return_lse:
-        out.append(("LSE", "f32"))
-    if d.varlen:
-        out += [("cu_seqlens_q", "i32"), ("cu_seqlens_k", "i32")]
+    out = [("Q", d.dtype), ("K", d.dtype), ("V", d.dtype)]
     if s.split_kv > 1:
         out += [("O_part", "f32"), ("LSE_part", "f32")]
+    else:
+        out.append(("O", d.dtype))
+        if d.return_lse:
+            out.append(("LSE", "f32"))
+    if d.varlen:
+        out += [("cu_seqlens_q", "i32"), ("cu_seqlens_k", "i32")]
     return out
 
 
@@ -54,8 +60,9 @@ def _shape(d, which: str):
     return (lambda p: (p["batch"], p[seq], p[heads], d.head_dim)), (f"{x}_sb", f"{x}_ss", f"{x}_sh")
 
 
-def _rows(p) -> int:
-    return p.get("total_q", p["batch"] * p["seq_q"])
+def rows(p) -> int:
+    """Query rows of the packed partial buffers: total_q (varlen) or batch * seq_q."""
+    return p["total_q"] if "total_q" in p else p["batch"] * p["seq_q"]
 
 
 def attention_signature(d, s, name: str) -> Signature:
@@ -77,14 +84,15 @@ def attention_signature(d, s, name: str) -> Signature:
         elif n.startswith("cu_"):
             args.append(KArg(n, "in", "i32", shape=lambda p: (p["batch"] + 1,)))
         elif n == "O_part":
-            args.append(KArg(n, "workspace", "f32", shape=lambda p: (s.split_kv, p["heads"], _rows(p), d.head_dim)))
+            args.append(KArg(n, "out", "f32", shape=lambda p: (s.split_kv, p["heads"], rows(p), d.head_dim)))
         elif n == "LSE_part":
-            args.append(KArg(n, "workspace", "f32", shape=lambda p: (s.split_kv, p["heads"], _rows(p))))
+            args.append(KArg(n, "out", "f32", shape=lambda p: (s.split_kv, p["heads"], rows(p))))
     values = {
         "heads": lambda p: p["heads"],
         "kv_group": lambda p: p["heads"] // p["kv_heads"],
         "seq_q": lambda p: p["seq_q"],
         "seq_k": lambda p: p["seq_k"],
+        "rows": rows,
         "scale": lambda p: p.get("scale") if p.get("scale") is not None else 1.0 / math.sqrt(d.head_dim),
         "window_left": lambda p: p.get("window_left", -1),
         "window_right": lambda p: p.get("window_right", -1),
