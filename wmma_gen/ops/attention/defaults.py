@@ -21,8 +21,8 @@ _DEFAULTS = {
     ("gfx12", 32): dict(block_m=64, block_n=64, waves=4),
     ("gfx12", 64): dict(block_m=64, block_n=64, waves=4),
     ("gfx12", 80): dict(block_m=64, block_n=32, waves=4),
-    ("gfx12", 96): dict(block_m=64, block_n=32, waves=4),
-    ("gfx12", 128): dict(block_m=64, block_n=32, waves=4),
+    ("gfx12", 96): dict(block_m=64, block_n=64, waves=4),
+    ("gfx12", 128): dict(block_m=64, block_n=64, waves=4),
     ("gfx12", 256): dict(block_m=64, block_n=16, waves=4, q_in="lds"),
 }
 
