@@ -4,16 +4,26 @@ One row per (arch, op, dtype, shape, schedule) for the best `top_k` validated tr
 study (`rank` 1 is the best). Rows come from `study.trials_dataframe()` plus the user attrs
 the objective recorded; nothing is measured here. TFLOP/s is TOP/s for integer dtypes
 (`unit`), and `source` says whether the number was timed (hip) or estimated (model).
+
+Files are written atomically (temp file in the same directory, then os.replace): a crash
+leaves the previous complete ladder, never a partial one. `read` checks what it is given: the
+file parses, every column of COLUMNS is there, the required cells of every row are filled,
+a CSV ends with its newline, and the row count equals `ladder_rows` (written in every row),
+so a ladder cut short anywhere -- mid-row or at a line boundary -- is a LadderError naming the
+file, never a silently smaller export.
 """
 from __future__ import annotations
 
 import datetime as _dt
+import os
+import tempfile
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 import optuna
 import pandas as pd
 
+from wmma_gen.errors import WmmaGenError
 from wmma_gen.schedule import SPACE
 
 SCHEDULE_COLUMNS = [k.name for k in SPACE]
@@ -21,7 +31,15 @@ COLUMNS = (["arch", "op", "dtype", "acc", "layout", "m", "n", "k", "batch", "stu
            + SCHEDULE_COLUMNS
            + ["seconds", "tflops", "unit", "peak_tflops", "fraction_of_peak", "source", "validated",
               "gate_source", "gate_max_abs", "vgprs", "lds_bytes", "occupancy", "limiter", "isa_hash",
-              "toolchain_mlir", "toolchain_lld", "wmma_gen_version", "timestamp"])
+              "toolchain_mlir", "toolchain_lld", "wmma_gen_version", "timestamp", "ladder_rows"])
+# cells every row must have (the rest may be empty, e.g. occupancy on an old row)
+REQUIRED = (["arch", "op", "dtype", "acc", "layout", "m", "n", "k", "batch", "study", "trial", "rank"]
+            + SCHEDULE_COLUMNS + ["tflops", "unit", "fraction_of_peak", "source", "validated", "vgprs",
+                                  "lds_bytes", "isa_hash", "ladder_rows"])
+
+
+class LadderError(WmmaGenError, ValueError):
+    """A ladder file is unreadable, of another schema, or incomplete; the message names it."""
 
 
 def study_rows(study: optuna.Study, top_k: int = 3) -> list[dict]:
@@ -56,6 +74,8 @@ def study_rows(study: optuna.Study, top_k: int = 3) -> list[dict]:
 
 def build(studies: Iterable[optuna.Study], top_k: int = 3) -> pd.DataFrame:
     rows = [r for s in studies for r in study_rows(s, top_k)]
+    for r in rows:
+        r["ladder_rows"] = len(rows)
     df = pd.DataFrame(rows, columns=COLUMNS)
     return df.sort_values(["dtype", "m", "n", "k", "rank"], ignore_index=True) if len(df) else df
 
@@ -65,19 +85,72 @@ def paths(results: str | Path, arch: str, op: str) -> dict[str, Path]:
     return {"parquet": base.with_suffix(".parquet"), "csv": base.with_suffix(".csv"), "png": base.with_suffix(".png")}
 
 
+def _staged(path: Path, write: Callable[[Path], object]) -> Path:
+    """Write through `write(tmp)` to a temp file next to `path`; returns the temp path."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.chmod(tmp, 0o644)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return Path(tmp)
+
+
 def write(df: pd.DataFrame, results: str | Path, arch: str, op: str, peaks: dict[str, float]) -> dict[str, Path]:
-    """Write the ladder as parquet, csv and a png plot; returns the paths."""
+    """Write the ladder as parquet, csv and a png plot, each atomically; returns the paths."""
     p = paths(results, arch, op)
     p["parquet"].parent.mkdir(parents=True, exist_ok=True)
-    df.to_parquet(p["parquet"], index=False)
-    df.to_csv(p["csv"], index=False)
-    plot(df, p["png"], arch, op, peaks)
+    df = df.assign(ladder_rows=len(df))
+    writers = {"parquet": lambda t: df.to_parquet(t, index=False), "csv": lambda t: df.to_csv(t, index=False),
+               "png": lambda t: plot(df, t, arch, op, peaks)}
+    staged: dict[str, Path] = {}
+    try:
+        for kind, fn in writers.items():
+            staged[kind] = _staged(p[kind], fn)
+        for kind, tmp in staged.items():
+            os.replace(tmp, p[kind])
+    finally:
+        for tmp in staged.values():
+            tmp.unlink(missing_ok=True)
     return p
 
 
 def read(path: str | Path) -> pd.DataFrame:
+    """A ladder file (.parquet or .csv), checked as the module doc says; raises LadderError."""
     path = Path(path)
-    return pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    what = f"ladder {path}"
+    redo = "rerun `wmma-gen sweep` to rewrite it (the studies are kept in their storage)"
+    if path.suffix not in (".parquet", ".csv"):
+        raise LadderError(f"{what}: a ladder is a .parquet or .csv file written by `wmma-gen sweep`")
+    try:
+        if path.suffix == ".parquet":
+            df = pd.read_parquet(path)
+        else:
+            raw = path.read_bytes()
+            if raw and not raw.endswith(b"\n"):
+                raise LadderError(f"{what} is truncated: its last row is cut short (no final newline); {redo}")
+            df = pd.read_csv(path)
+    except LadderError:
+        raise
+    except Exception as e:  # pandas/pyarrow raise many kinds for an unreadable file
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise LadderError(f"{what} cannot be read as {path.suffix[1:]} ({first}); {redo}") from None
+    missing = [c for c in COLUMNS if c not in df.columns]
+    if missing:
+        raise LadderError(f"{what} lacks columns {', '.join(missing)} (another schema, or an older wmma_gen); {redo}")
+    if len(df):
+        empty = df[REQUIRED].isna()
+        if empty.any().any():
+            row = int(empty.any(axis=1).to_numpy().nonzero()[0][0])
+            cols = [c for c in REQUIRED if empty.iloc[row][c]]
+            raise LadderError(f"{what} is incomplete: row {row + 1} has no {', '.join(cols)}; {redo}")
+        expected = set(df["ladder_rows"].astype(int))
+        if expected != {len(df)}:
+            raise LadderError(f"{what} is truncated: it holds {len(df)} rows, it was written with "
+                              f"{', '.join(map(str, sorted(expected)))}; {redo}")
+    return df
 
 
 def _size(row) -> float:
@@ -118,7 +191,7 @@ def plot(df: pd.DataFrame, path: str | Path, arch: str, op: str, peaks: dict[str
     ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     path = Path(path)
-    fig.savefig(path)
+    fig.savefig(path, format="png")
     plt.close(fig)
     return path
 

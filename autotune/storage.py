@@ -77,14 +77,35 @@ def local_file(url: str) -> Path | None:
 
 
 # ---- checks (also the CLI's --storage type function) --------------------------------------
-def _writable_dir(path: Path, what: str) -> None:
-    """`path`'s directory exists and is writable, or can be created (nothing is created here)."""
-    d = path.parent if str(path.parent) else Path(".")
-    probe = d
+def unwritable(path: Path) -> str | None:
+    """Why a file at `path` could not be created (None if it could): the nearest existing
+    directory above it must take a new entry -- probed by creating and removing one temp file,
+    since permission bits do not tell (root, read-only mounts, /proc)."""
+    probe = Path(os.path.abspath(path)).parent
     while not probe.exists():
         probe = probe.parent
-    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
-        raise StorageError(f"{what} {path}: directory {probe} is not writable; choose a writable location")
+    if not probe.is_dir():
+        return f"{probe} is not a directory"
+    try:
+        fd, tmp = tempfile.mkstemp(dir=probe, prefix=".wmma_gen_probe_")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        return f"{probe} is not writable ({e.strerror or type(e).__name__})"
+    if probe != Path(os.path.abspath(path)).parent:      # what is still missing must be creatable
+        try:
+            d = Path(tempfile.mkdtemp(dir=probe, prefix=".wmma_gen_probe_"))
+            d.rmdir()
+        except OSError as e:
+            return f"directories cannot be created in {probe} ({e.strerror or type(e).__name__})"
+    return None
+
+
+def _writable_dir(path: Path, what: str) -> None:
+    """A file at `path` can be created (nothing is left behind by the check)."""
+    why = unwritable(path)
+    if why:
+        raise StorageError(f"{what} {path}: {why}; choose a writable location")
 
 
 def check_journal(path: Path, scan: bool = True) -> None:

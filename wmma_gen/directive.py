@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import json
+import math
+import numbers
+import struct
 from dataclasses import asdict, dataclass, replace
 
 from .errors import ScheduleError
@@ -11,6 +14,14 @@ ACC_DTYPES = ("f32", "f16", "bf16", "i32")
 INT_DTYPES = ("i8", "i4")
 ACTIVATIONS = ("relu", "gelu", "silu")
 LAYOUTS = ("NN", "NT", "TN", "TT")  # first letter A, second B; T = stored transposed
+
+
+def _f32(x: float) -> float:
+    """`x` rounded to f32 (RNE; past the f32 range: +-inf)."""
+    try:
+        return struct.unpack("f", struct.pack("f", x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
 
 
 def default_acc(dtype: str) -> str:
@@ -40,6 +51,15 @@ class GemmDirective:
     op: str = "gemm"
 
     def __post_init__(self):
+        for name in ("alpha", "beta"):   # the epilogue computes in f32: no silent rounding
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, numbers.Real):
+                raise ScheduleError(name, v, "a real number (int or float)")
+            f32 = _f32(float(v))
+            if f32 != float(v) and not math.isnan(float(v)):
+                raise ScheduleError(name, v, f"a value f32 holds exactly (nearest f32: {f32!r})")
+        if not isinstance(self.unsigned, bool):
+            raise ScheduleError("unsigned", self.unsigned, "True or False")
         if self.dtype not in IN_DTYPES:
             raise ScheduleError("dtype", self.dtype, f"one of {', '.join(IN_DTYPES)}")
         if not self.acc:

@@ -3,23 +3,21 @@ from __future__ import annotations
 
 import json
 
-from ..targets import get_target
-from .options import add_json, add_target, emit
+from .options import add_json, add_target, emit, ladder_source, writable_dir
 
 
 def register(sub) -> None:
     p = sub.add_parser("export", help="write the best validated schedule per (op, dtype, shape) to versioned JSON")
-    add_target(p)
-    p.add_argument("--from", dest="src", default="results",
+    add_target(p, checked=True)
+    p.add_argument("--from", dest="src", default="results", type=ladder_source,
                    help="a results directory (reads <arch>/<op>_ladder.parquet) or a ladder .parquet/.csv file")
-    p.add_argument("--out", default="schedules", help="output directory (default ./schedules)")
+    p.add_argument("--out", default="schedules", type=writable_dir, help="output directory (default ./schedules)")
     add_json(p)
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from autotune.export import export_from
-    get_target(args.arch)
     written = export_from(args.src, args.arch, args.out)
     info = []
     for path in written:

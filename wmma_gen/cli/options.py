@@ -3,7 +3,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import struct
 import sys
+from pathlib import Path
 
 from ..ops.registry import NAMES as OP_NAMES
 from ..directive import ACTIVATIONS, IN_DTYPES, LAYOUTS, GemmDirective
@@ -29,8 +33,10 @@ def add_attention(p: argparse.ArgumentParser) -> None:
     g.add_argument("--attn-layout", default="bshd", choices=["bshd", "bhsd"])
 
 
-def add_target(p: argparse.ArgumentParser, required: bool = True) -> None:
-    p.add_argument("--arch", required=required, help=f"one of {', '.join(TARGETS)}")
+def add_target(p: argparse.ArgumentParser, required: bool = True, checked: bool = False) -> None:
+    """--arch; `checked`: refused at parse time unless a known target (sweep, export)."""
+    p.add_argument("--arch", required=required, type=arch_name if checked else None,
+                   help=f"one of {', '.join(TARGETS)}")
 
 
 def add_directive(p: argparse.ArgumentParser, shape_default: str = "") -> None:
@@ -40,10 +46,10 @@ def add_directive(p: argparse.ArgumentParser, shape_default: str = "") -> None:
     p.add_argument("--acc", default="", help="accumulator: f32 (default for floats), f16/bf16 (gfx11 same-type), i32")
     p.add_argument("--shape", default=shape_default, help="MxNxK (e.g. 256x256x256); M,N,K >= 1")
     p.add_argument("--layout", default="NN", help=f"{'|'.join(LAYOUTS)}: first letter A, second B; T = stored transposed")
-    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--batch", type=int_at_least(1), default=1)
     p.add_argument("--out-dtype", default="", help="output dtype (default: the accumulator)")
-    p.add_argument("--alpha", type=float, default=1.0)
-    p.add_argument("--beta", type=float, default=0.0)
+    p.add_argument("--alpha", type=f32_exact, default=1.0, help="scale of A@B (exact in f32)")
+    p.add_argument("--beta", type=f32_exact, default=0.0, help="scale of C0 (exact in f32)")
     p.add_argument("--bias", default="", choices=["", "n", "m"], help="bias along N (per column) or M (per row)")
     p.add_argument("--activation", default="", choices=[""] + list(ACTIVATIONS))
     p.add_argument("--unsigned", action="store_true", help="integer inputs are unsigned")
@@ -51,7 +57,8 @@ def add_directive(p: argparse.ArgumentParser, shape_default: str = "") -> None:
 
 def add_schedule(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("schedule (defaults: the built-in default schedule)")
-    g.add_argument("--schedule-json", default="", help="a schedule as JSON text or a path to a JSON file")
+    g.add_argument("--schedule-json", type=schedule_json, default=None,
+                   help="a schedule as JSON text or a path to a JSON file")
     for knob in SPACE:
         kind = type(knob.domain[0])
         g.add_argument(f"--{knob.name.replace('_', '-')}", dest=knob.name, type=kind, default=None,
@@ -81,12 +88,8 @@ def directive_from(args) -> GemmDirective:
 def schedule_from(args, base: Schedule | None = None) -> Schedule:
     fields = (base or Schedule()).to_dict()
     if args.schedule_json:
-        text = args.schedule_json
-        if not text.lstrip().startswith("{"):
-            with open(text) as f:
-                text = f.read()
-        loaded = json.loads(text)
-        fields.update(loaded.get("schedule", loaded))
+        given = args.schedule_json   # parsed by the schedule_json type; text from other callers
+        fields.update(given if isinstance(given, dict) else schedule_json(given))
     fields.update({k.name: getattr(args, k.name) for k in SPACE if getattr(args, k.name) is not None})
     return Schedule.from_dict(fields)
 
@@ -97,3 +100,180 @@ def emit(args, data, text: str) -> None:
         sys.stdout.write("\n")
     else:
         print(text)
+
+
+# ---- argument types: every value is checked at parse time (issue #13) -----------------------
+# argparse turns ArgumentTypeError into "wmma-gen CMD: error: argument --NAME: MESSAGE", exit 2,
+# before any command runs, so a malformed argument never writes anything.
+def _bad(text: str) -> argparse.ArgumentTypeError:
+    return argparse.ArgumentTypeError(text)
+
+
+def int_at_least(lo: int, hi: int | None = None):
+    """Type: an integer in [lo, hi]."""
+    def parse(text: str) -> int:
+        try:
+            v = int(text.strip())
+        except ValueError:
+            raise _bad(f"{text!r} is not an integer") from None
+        if v < lo or (hi is not None and v > hi):
+            raise _bad(f"{v} is out of range: an integer >= {lo}" + (f" and <= {hi}" if hi is not None else ""))
+        return v
+    parse.__name__ = "integer"
+    return parse
+
+
+def positive_seconds(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise _bad(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(v) or v <= 0:
+        raise _bad(f"{text!r} is not allowed: a finite number of seconds > 0")
+    return v
+
+
+def f32_exact(text: str) -> float:
+    """Type for alpha/beta: a real number the f32 epilogue holds exactly (inf/nan allowed)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise _bad(f"{text!r} is not a number") from None
+    try:
+        back = struct.unpack("f", struct.pack("f", v))[0]
+    except OverflowError:
+        back = math.inf
+    if not (math.isnan(v) or back == v):
+        raise _bad(f"{text} is not exactly representable in f32, which the epilogue computes in "
+                   f"(nearest f32: {back!r}); pass that value if it is what you mean")
+    return v
+
+
+def arch_name(text: str) -> str:
+    if text not in TARGETS:
+        raise _bad(f"{text!r} is not a known target: one of {', '.join(TARGETS)}")
+    return text
+
+
+def shape_text(text: str) -> tuple[int, int, int]:
+    """Type: one shape N or MxNxK whose operands fit 32-bit indexing (the size error compile gives)."""
+    from ..schedule import operand_size
+    try:
+        m, n, k = parse_shape(text.strip())
+    except ScheduleError as e:
+        raise _bad(f"{text!r}: {e.allowed}") from None
+    reason = operand_size(Schedule(), GemmDirective("f16", m, n, k), None)
+    if reason:
+        raise _bad(f"{text!r} is too large for any kernel: {reason}")
+    return m, n, k
+
+
+def csv_list(item, what: str):
+    """Type: a non-empty comma-separated list, each item parsed by `item`, duplicates dropped."""
+    def parse(text: str) -> tuple:
+        parts = [p.strip() for p in text.split(",")]
+        if not any(parts):
+            raise _bad(f"empty list: give one or more {what}, comma-separated")
+        if not all(parts):
+            raise _bad(f"{text!r} has an empty item: give {what}, comma-separated, without empty entries")
+        return tuple(dict.fromkeys(item(p) for p in parts))
+    parse.__name__ = f"list of {what}"
+    return parse
+
+
+def in_dtype(text: str) -> str:
+    if text not in IN_DTYPES:
+        raise _bad(f"{text!r} is not an input dtype: one of {', '.join(IN_DTYPES)}")
+    return text
+
+
+def shapes_file(text: str) -> tuple:
+    """Type: a readable file with one shape per line (N or MxNxK; # comments), at least one."""
+    try:
+        lines = Path(text).read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise _bad(f"{text!r} cannot be read ({getattr(e, 'strerror', None) or e})") from None
+    shapes = []
+    for i, line in enumerate(lines, start=1):
+        body = line.split("#")[0].strip()
+        if body:
+            try:
+                shapes.append(shape_text(body))
+            except argparse.ArgumentTypeError as e:
+                raise _bad(f"{text} line {i}: {e}") from None
+    if not shapes:
+        raise _bad(f"{text!r} holds no shape (one N or MxNxK per line)")
+    return tuple(dict.fromkeys(shapes))
+
+
+def writable_dir(text: str) -> str:
+    """Type: a directory that exists and is writable, or can be created (nothing is left behind:
+    the check creates and removes one probe file in the nearest existing directory)."""
+    from autotune.storage import unwritable
+    if not text.strip():
+        raise _bad("empty path: give a directory")
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise _bad(f"{text!r} exists and is not a directory")
+    why = unwritable(path / "x")
+    if why:
+        raise _bad(f"{text!r} cannot be written: {why}")
+    return text
+
+
+def storage_url(text: str) -> str:
+    """Type: "" (the default journal), a journal file path, or a reachable RDB URL."""
+    if not text:
+        return text
+    from autotune.storage import StorageError, check
+    try:
+        check(text)
+    except StorageError as e:
+        raise _bad(str(e)) from None
+    return text
+
+
+def ladder_source(text: str) -> str:
+    """Type: a ladder .parquet/.csv file or a results directory (its content is checked on read)."""
+    path = Path(text)
+    if not path.exists():
+        raise _bad(f"{text!r} does not exist: give a results directory or a ladder .parquet/.csv file")
+    if path.is_file() and path.suffix not in (".parquet", ".csv"):
+        raise _bad(f"{text!r} is not a ladder: a ladder is a .parquet or .csv file written by `wmma-gen sweep`")
+    if not os.access(path, os.R_OK):
+        raise _bad(f"{text!r} is not readable")
+    return text
+
+
+def schedule_json(text: str) -> dict:
+    """Type: a schedule as JSON text ({...}) or the path of a JSON file; parsed and validated."""
+    source = "JSON text"
+    if not text.lstrip().startswith("{"):
+        source = f"file {text}"
+        try:
+            text = Path(text).read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            raise _bad(f"{text!r} is neither JSON text (it does not start with '{{') nor a readable file "
+                       f"({getattr(e, 'strerror', None) or e})") from None
+    try:
+        loaded = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise _bad(f"{source} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    fields = loaded.get("schedule", loaded) if isinstance(loaded, dict) else loaded
+    if not isinstance(fields, dict):
+        raise _bad(f"{source} is not a JSON object of schedule fields (or {{\"schedule\": {{...}}}})")
+    try:
+        Schedule.from_dict({**Schedule().to_dict(), **fields})
+    except (ScheduleError, TypeError) as e:
+        raise _bad(f"{source}: {e}") from None
+    return fields
+
+
+SWEEP_OPS = ("gemm",)   # keep equal to autotune.study.OPS (not imported: that loads optuna)
+
+
+def known_ops() -> tuple[str, ...]:
+    """Ops `wmma-gen sweep` accepts for --op. HOOK for the ops registry: once autotune sweeps
+    registry ops, return the registry's sweepable names here (one place; the parser and its
+    error message follow)."""
+    return SWEEP_OPS

@@ -3,6 +3,10 @@
 One JSON file per key, written to a temp file then os.replace'd (no partial entries).
 Each entry stores a sha256 digest of its payload; an entry that fails to parse or whose
 digest does not match is reported corrupt and rebuilt by the caller, never loaded.
+
+A cache directory that cannot be used (not writable, read-only file system, disk full, a file
+where the directory should be) does not stop a compile: the cache turns itself off, prints one
+warning line per directory and process to stderr, and every compile runs uncached.
 """
 from __future__ import annotations
 
@@ -10,10 +14,20 @@ import base64
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
 ENTRY_VERSION = 1
+_WARNED: set[str] = set()      # directories already reported unusable in this process
+
+
+def _unusable(directory: Path, err: OSError) -> None:
+    if str(directory) not in _WARNED:
+        _WARNED.add(str(directory))
+        why = err.strerror or type(err).__name__
+        print(f"warning: kernel cache {directory} cannot be used ({why}); compiling without a cache "
+              "(set WMMA_GEN_CACHE_DIR to a writable directory)", file=sys.stderr, flush=True)
 
 
 def default_dir() -> Path:
@@ -38,14 +52,22 @@ def _digest(payload: dict) -> str:
 class KernelCache:
     def __init__(self, directory: str | os.PathLike | None = None):
         self.dir = Path(directory) if directory else default_dir()
+        self.disabled = False        # set when the directory turned out to be unusable
 
     def path(self, key: str) -> Path:
         return self.dir / key[:2] / f"{key}.json"
 
     def load(self, key: str) -> tuple[str, dict | None]:
         """("hit", payload) | ("miss", None) | ("corrupt", None)."""
+        if self.disabled:
+            return "miss", None
         p = self.path(key)
-        if not p.exists():
+        try:
+            if not p.exists():
+                return "miss", None
+        except OSError as e:         # e.g. a directory we may not search
+            self.disabled = True
+            _unusable(self.dir, e)
             return "miss", None
         try:
             entry = json.loads(p.read_text())
@@ -58,17 +80,30 @@ class KernelCache:
         except (ValueError, KeyError, TypeError, OSError):
             return "corrupt", None
 
-    def store(self, key: str, payload: dict) -> Path:
+    def store(self, key: str, payload: dict) -> Path | None:
+        """Write the entry atomically; None (and the cache off) if the directory is unusable."""
+        if self.disabled:
+            return None
         payload = dict(payload)
         payload["hsaco"] = base64.b64encode(payload["hsaco"]).decode() if payload.get("hsaco") else None
         entry = {"version": ENTRY_VERSION, "key": key, "digest": _digest(payload), "payload": payload}
         p = self.path(key)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".tmp-", suffix=".json")
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".tmp-", suffix=".json")
+        except OSError as e:
+            self.disabled = True
+            _unusable(self.dir, e)
+            return None
         try:
             with os.fdopen(fd, "w") as f:
                 json.dump(entry, f)
             os.replace(tmp, p)
+        except OSError as e:         # disk full, quota, ...: the compile itself succeeded
+            Path(tmp).unlink(missing_ok=True)
+            self.disabled = True
+            _unusable(self.dir, e)
+            return None
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
