@@ -37,6 +37,10 @@ def fitted_default(d: GemmDirective, t: Target, base: Schedule = LARGE) -> Sched
     bm, bn = _fit("block_m", d.m, base.block_m), _fit("block_n", d.n, base.block_n)
     s = base.replace(block_m=bm, block_n=bn, block_k=_fit("block_k", d.k, base.block_k),
                      waves_m=min(base.waves_m, bm // 16), waves_n=min(base.waves_n, bn // 16))
+    if -(-d.k // s.block_k) < 4:
+        # a loop of fewer than 4 K tiles gains nothing from unrolling, and the unrolled body's
+        # remainder copy spilled 2 VGPRs for TT at K=48 on gfx11 (tests/compile spill grid)
+        s = s.replace(k_unroll=1)
     if t.family == "gfx12" and s.lds != "none":
         # measured (bench/gemm_static_quality.py): 64-bit LDS stores cut DS ops; with run-time
         # shapes k_unroll=2 spills 4-44 VGPRs outside the main loop on gfx1201, k_unroll=1 none

@@ -82,5 +82,7 @@ def test_rerun_of_finished_sweep_adds_nothing(small_config):
 
 
 def test_gate_directive_scales_with_the_tile_not_the_problem():
-    small = gate_directive(GemmDirective("f16", 8192, 8192, 8192), Schedule(block_m=32, block_n=256, block_k=16))
+    from wmma_gen.ops.gemm.signature import problem_of, spec_key
+    d, s = GemmDirective("f16", 8192, 8192, 8192), Schedule(block_m=32, block_n=256, block_k=16)
+    (small,) = gate_directive(d, s, spec_key(d, s, problem_of(d)))
     assert (small.m, small.n, small.k) == (64, 256, 32)
