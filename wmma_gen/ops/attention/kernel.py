@@ -32,6 +32,10 @@ Per arch (layout facts in layouts.py with the manuals' sections):
   Row statistics: the lane's own values plus one v_permlanex16 (lane ^ 16) per tile for the
     max; the sum stays lane-partial and the halves are added once at the end.
 
+Barriers are amdgpu.lds_barrier (LDS counter wait + s_barrier): gpu.barrier's workgroup fence
+also waits for every outstanding global load (vmcnt(0)) and invalidates the L0 cache, which
+would stall the K/V prefetch at each barrier; only LDS traffic crosses waves here.
+
 Masking: causal is aligned bottom-right (query i sees key j iff j <= i + Sk - Sq); the window
 (left, right) keeps i+Sk-Sq-left <= j <= i+Sk-Sq+right, -1 unbounded. Key tiles wholly outside
 every query's band are never visited; tiles wholly inside skip the mask.
@@ -45,6 +49,7 @@ import math
 from dataclasses import dataclass
 
 from mlir import ir
+from mlir.dialects import _amdgpu_ops_gen as amdgpu
 from mlir.dialects import _gpu_ops_gen as gpu
 from mlir.dialects import arith, memref, scf, vector
 
@@ -285,7 +290,7 @@ def main_loop(c: Ctx):
     with ir.InsertionPoint(run.then_block):
         staging.store(c.copy_k, c.lds_k, c.tid, _lds_half(d.dtype, load_k(c, start)))
         v_regs = load_v(c, start)
-        gpu.BarrierOp()
+        amdgpu.LDSBarrierOp()
         carried = init + v_regs
         loop = scf.ForOp(start, end, irb.c(s.block_n), carried)
         with ir.InsertionPoint(loop.body):
@@ -299,7 +304,7 @@ def main_loop(c: Ctx):
             staging.store(c.copy_v, c.lds_v, c.tid, _lds_half(d.dtype, v_regs))
             nxt = imin(iadd(n0, s.block_n), last_tile)
             k_regs = load_k(c, nxt)
-            gpu.BarrierOp()
+            amdgpu.LDSBarrierOp()
             need = arith.OrIOp(irb.lt(n0, full_lo),
                                arith.CmpIOp(arith.CmpIPredicate.sgt, iadd(n0, s.block_n - 1), full_hi).result).result
             flat = _flatten(s_acc)
@@ -319,7 +324,7 @@ def main_loop(c: Ctx):
             o = pv(c, p_ops, o)
             staging.store(c.copy_k, c.lds_k, c.tid, _lds_half(d.dtype, k_regs))
             v_next = load_v(c, nxt)
-            gpu.BarrierOp()
+            amdgpu.LDSBarrierOp()
             scf.YieldOp(_flatten(o) + m2 + l2 + v_next)
         scf.YieldOp(list(loop.results)[:len(init)])
     with ir.InsertionPoint(run.else_block):
@@ -332,7 +337,7 @@ def q_lds_fill(c: Ctx) -> None:
     p = staging.plan(c.s.block_m, c.d.head_dim, c.s.load_bits, c.s.threads, False, c.d.dtype)
     vals = staging.load(p, c.ptr["Q"], c.q_base, c.sc["q_ss"], c.q0, irb.sub(c.seq_q, 1), c.tid)
     staging.store(p, c.lds_q, c.tid, _lds_half(c.d.dtype, vals))
-    gpu.BarrierOp()
+    amdgpu.LDSBarrierOp()
 
 
 def q_from_lds(c: Ctx) -> list:
