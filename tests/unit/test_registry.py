@@ -43,3 +43,20 @@ def test_default_schedules_are_legal_for_every_registered_op():
 def test_unknown_op_is_a_clear_error():
     with pytest.raises(ValueError, match="op='conv'.*gemm, attention, attention_bwd"):
         registry.get("conv")
+
+
+@pytest.mark.parametrize("name,arch", [("gemm", "gfx1100"), ("attention", "gfx1201"), ("attention_bwd", "gfx1151")])
+def test_every_op_has_a_model_estimate_labelled_model(name, arch):
+    from wmma_gen.directive import GemmDirective
+    from wmma_gen.ops.attention.directive import AttentionDirective
+    spec = registry.get(name)
+    if name == "gemm":
+        d, p = GemmDirective("f16", 1024, 1024, 1024), {"m": 1024, "n": 1024, "k": 1024, "batch": 1}
+    else:
+        d = AttentionDirective("f16", 64, causal=True, op=name)
+        p = dict(batch=1, heads=8, kv_heads=8, seq_q=1024, seq_k=1024)
+    e = spec.estimate(d, spec.default_schedule(d, arch), p, arch)
+    from wmma_gen.targets import get_target
+    assert e.source == "model" and e.seconds > 0
+    assert 0 < e.tflops <= get_target(arch).peak_tflops("f16") * 1.0001   # never above the dense peak
+    assert abs(e.tflops - spec.flops(d, p) / e.seconds / 1e12) < 1e-6 * e.tflops

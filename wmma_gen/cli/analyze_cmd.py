@@ -7,7 +7,8 @@ from ..ops.gemm import default_schedule
 from ..ops.gemm.build import compile_gemm
 from ..model import estimate
 from ..targets import get_target
-from .options import add_directive, add_json, add_schedule, add_target, directive_from, emit, schedule_from
+from .options import (add_attention, add_directive, add_json, add_schedule, add_target, directive_from, emit,
+                      schedule_from)
 
 
 def register(sub) -> None:
@@ -15,6 +16,7 @@ def register(sub) -> None:
     add_target(p)
     add_directive(p, shape_default="4096x4096x4096")
     add_schedule(p)
+    add_attention(p)
     add_json(p)
     p.set_defaults(func=run)
 
@@ -58,6 +60,11 @@ def render(arch: str, d, s, e) -> str:
 
 
 def run(args) -> int:
+    if args.op == "attention":
+        return run_attention(args)
+    if args.op != "gemm":
+        from ..errors import ScheduleError
+        raise ScheduleError("op", args.op, "gemm or attention for analyze (attention_bwd has no model yet)")
     d = directive_from(args)
     s = schedule_from(args, base=default_schedule(d, args.arch))
     t = get_target(args.arch)
@@ -66,4 +73,43 @@ def run(args) -> int:
     data = {"arch": args.arch, "directive": d.to_dict(), "schedule": s.to_dict(), "kernel_key": k.compiled.key,
             "metadata": k.compiled.metadata.to_dict(), "estimate": e.to_dict()}
     emit(args, data, render(args.arch, d, s, e))
+    return 0
+
+
+def run_attention(args) -> int:
+    """--op attention: the forward kernel's loop, occupancy and the model's estimate."""
+    from ..ops.attention.api import compile_attention
+    from ..ops.attention.defaults import default_schedule as attention_default
+    from ..ops.attention.directive import AttentionDirective
+    from ..ops.attention.model import estimate_attention
+    from .check_cmd import _window
+    window = _window(args.window)
+    d = AttentionDirective(args.dtype, args.head_dim, causal=args.causal, window=window is not None,
+                           layout=args.attn_layout)
+    s = attention_default(get_target(args.arch), d)
+    _, ck = compile_attention(d, s, args.arch)
+    p = dict(batch=args.batch, heads=args.heads, kv_heads=args.kv_heads, seq_q=args.seq_q, seq_k=args.seq_k)
+    if window:
+        p.update(window_left=window[0], window_right=window[1])
+    e = estimate_attention(ck, d, s, p, args.arch)
+    f = e.figures
+    L, o, clk = f["loop"], f["occupancy"], f["clocks_per_wave_trip"]
+    text = "\n".join([
+        f"kernel    attention {d.dtype} hd{d.head_dim}{' causal' if d.causal else ''} B{args.batch} "
+        f"H{args.heads}/{args.kv_heads} Sq {args.seq_q} Sk {args.seq_k} on {args.arch}  schedule {s!r}",
+        f"main loop (per wave, per key tile): {L['instructions']} instructions, v_wmma {L['wmma']} "
+        f"({L['wmma'] / max(L['instructions'], 1):.3f} per instruction), VALU {L['valu']} "
+        f"(transcendental {f['transcendental_per_trip']}), DS {L['ds_read']}+{L['ds_write']}, "
+        f"global loads {_widths(L['global_load_widths'])}",
+        f"  clocks: VALU pipe {clk['valu_pipe']:.0f}, one wave alone {clk['alone']:.0f}, LDS {clk['lds']:.0f}",
+        f"occupancy  {o['vgprs']} VGPRs, {o['waves_per_workgroup']} waves/workgroup, {o['workgroups_per_cu']} "
+        f"workgroups/CU ({o['limiter']}); {f['workgroups']} workgroups, {f['total_trips']} key-tile trips",
+        "times      " + ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in f["times_s"].items()),
+        f"estimate (model)  {e.seconds * 1e3:.3f} ms  {e.tflops:.1f} TFLOP/s  {e.fraction_of_peak:.0%} of "
+        f"{f['peak_tflops']:.1f} peak  limiter: {e.limiter}   [source=model, not a measurement; "
+        f"FLOPs = 4*D per visible (query, key) pair]",
+    ])
+    data = {"arch": args.arch, "op": "attention", "directive": d.to_dict(), "schedule": repr(s), "problem": p,
+            "metadata": ck.metadata.to_dict(), "estimate": e.to_dict()}
+    emit(args, data, text)
     return 0

@@ -15,6 +15,8 @@ Fields of an OpSpec:
   gate_problems    (directive, schedule, key) -> small problems the correctness gate runs
   tolerance        a one-line statement of the per-dtype tolerance (details in the op's check)
   check            seeded random inputs -> compare with the reference (CLI `check`, the gate)
+  estimate         (directive, schedule, problem, arch) -> ModelEstimate (source "model": the
+                   GPU-less model; the op supplies its FLOPs and traffic, model/ knows no op)
 """
 from __future__ import annotations
 
@@ -37,9 +39,46 @@ class OpSpec:
     gate_problems: Callable
     tolerance: str
     check: Callable
+    estimate: Callable
 
     FIELDS = ("directive", "schedule", "space", "build", "api", "reference", "flops", "default_schedule",
-              "gate_problems", "tolerance", "check")
+              "gate_problems", "tolerance", "check", "estimate")
+
+
+@dataclass(frozen=True)
+class ModelEstimate:
+    """What every op's estimate returns (never a measurement)."""
+    seconds: float
+    tflops: float
+    limiter: str
+    source: str = "model"
+
+
+def _gemm_estimate(d, s, p, arch):
+    from dataclasses import replace
+    from ..model import estimate
+    from .gemm.build import compile_gemm
+    d = replace(d, m=p["m"], n=p["n"], k=p["k"], batch=p["batch"])
+    e = estimate(compile_gemm(d, s, arch), d, s, arch)
+    return ModelEstimate(e.seconds, e.tflops, e.limiter)
+
+
+def _attention_estimate(d, s, p, arch):
+    from .attention.api import compile_attention
+    from .attention.model import estimate_attention
+    e = estimate_attention(compile_attention(d, s, arch)[1], d, s, p, arch)
+    return ModelEstimate(e.seconds, e.tflops, e.limiter)
+
+
+def _attention_bwd_estimate(d, s, p, arch):
+    from ..compiler import compile_mlir
+    from .attention_bwd.model import estimate_attention_bwd
+    from .attention_bwd.run import build_backward, make_spec
+    spec = make_spec(arch, d.dtype, d.head_dim, causal=d.causal, window=d.window, varlen=d.varlen, layout=d.layout)
+    compiled = {n: compile_mlir(src.mlir, arch) for n, src in build_backward(spec, s).items()}
+    seconds, tflops, parts = estimate_attention_bwd(compiled, d, s, p, arch)
+    return ModelEstimate(seconds, tflops, max(parts.items(), key=lambda kv: kv[1].seconds)[0] + ":"
+                         + max(parts.values(), key=lambda e: e.seconds).limiter)
 
 
 def _gemm() -> OpSpec:
@@ -57,7 +96,7 @@ def _gemm() -> OpSpec:
         default_schedule=lambda d, arch, p=None: default_schedule(d, arch),
         gate_problems=gate_problems,
         tolerance="normwise: sqrt(K)*eps(in) + eps(out) for float inputs, exact for integers (check.py)",
-        check=check_gemm)
+        check=check_gemm, estimate=_gemm_estimate)
 
 
 def _attention_problem_flops(d, p, backward: bool) -> int:
@@ -90,7 +129,7 @@ def _attention() -> OpSpec:
         default_schedule=lambda d, arch, p=None: default_schedule(get_target(arch), d),
         gate_problems=_attention_gate,
         tolerance="O within 3u*max|V|, LSE within 1e-5*(1+|LSE|) (u = unit roundoff of f16/bf16)",
-        check=check_attention)
+        check=check_attention, estimate=_attention_estimate)
 
 
 def _attention_bwd() -> OpSpec:
@@ -108,7 +147,7 @@ def _attention_bwd() -> OpSpec:
         default_schedule=lambda d, arch, p=None: default_schedule(arch, d.head_dim),
         gate_problems=_attention_gate,
         tolerance="dq, dk, dv within 8u*max|ref| + 1e-3 (u = unit roundoff of f16/bf16)",
-        check=lambda *a, **kw: check_attention(*a, backward=True, **kw))
+        check=lambda *a, **kw: check_attention(*a, backward=True, **kw), estimate=_attention_bwd_estimate)
 
 
 _LOADERS: dict[str, Callable[[], OpSpec]] = {"gemm": _gemm, "attention": _attention, "attention_bwd": _attention_bwd}

@@ -1,0 +1,87 @@
+"""GPU-less estimate of a kernel whose workgroups each run one main loop a known number of
+times (source = "model", never a measurement). Shared by the attention ops; the op supplies
+what only it knows (loop trips per workgroup, bytes per trip, FLOPs) -- this file knows no op.
+
+    per wave, per loop trip (from the ISA, isa_loop.py):
+        pipe  = n_wmma * wmma_cycles + (n_valu + 3 * n_trans) * valu_clk   VALU pipe occupancy
+                (v_exp/v_log/v_rcp/v_sqrt are quarter rate: LLVM SISchedule.td
+                 "F16 or F32 transcendental instructions (these are quarter rate)")
+        alone = issue + stalls at s_waitcnt                                one wave's critical path
+        lds   = DS bytes / LDS bytes per clock (no bank-conflict model)
+    a CU running n workgroups (W waves on its busiest SIMD): trip = max(W * pipe, alone, lds)
+    compute = total trips / (CUs * n) * trip + epilogue                   (work spread evenly)
+    kernel  = max(compute, L2 bytes / L2 bandwidth, compulsory bytes / DRAM bandwidth) + launch
+Assumptions beyond GEMM's (model/params.py): trips spread evenly over CUs (no tail term);
+no bank conflicts; L2 traffic = the bytes the op says each trip loads.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+from ..errors import ScheduleError
+from ..targets import Target
+from .estimate import Estimate, _loop, _vmem_clk
+from .isa_loop import wave_iteration_clocks
+from .occupancy import occupancy
+from .params import params_for, wmma_cycles
+
+_TRANS = re.compile(r"^\s*v_(exp|log|rcp|rsq|sqrt|sin|cos)_")
+
+
+def estimate_loop_kernel(compiled, t: Target, dtype: str, *, total_trips: float, workgroups: int,
+                         l2_bytes: float, compulsory_bytes: float, flops: float) -> Estimate:
+    c = getattr(compiled, "compiled", compiled)
+    md = c.metadata
+    p = params_for(t.arch)
+    loop = _loop(c.isa)
+    threads = md.reqd_workgroup_size[0] if md.reqd_workgroup_size else md.max_flat_workgroup_size
+    occ = occupancy(md.vgpr_count, md.lds_bytes, threads, t, p)
+    if occ.workgroups_per_cu < 1:
+        raise ScheduleError("occupancy", occ.limits, "a workgroup that fits on a CU")
+    cyc = wmma_cycles(t, dtype, "f32")
+    trans = sum(1 for line in c.isa.splitlines() if _TRANS.match(line)) if not loop.found else \
+        _count_trans_in_loop(c.isa, loop)
+    pipe = loop.count("wmma") * cyc + (loop.count("valu") + 3 * trans) * p.valu_clk
+    cost = {"wmma": cyc, "valu": p.valu_clk, "hint": 0.0}
+    alone = wave_iteration_clocks(loop.ops, cost, p.vmem_latency_clk, p.lds_latency_clk)
+    lds = 32 * (loop.lane_bytes("ds_read") + loop.lane_bytes("ds_write")) / p.lds_bytes_per_clk
+    vmem = _vmem_clk(loop.ops, p)
+    n = occ.workgroups_per_cu
+    w = n * -(-occ.waves_per_workgroup // t.simds_per_cu)
+    terms = {"wmma_issue": w * pipe, "latency": alone, "lds_bandwidth": n * occ.waves_per_workgroup * lds,
+             "global_memory": n * occ.waves_per_workgroup * vmem}
+    kind = max(terms, key=terms.get)
+    concurrent = min(workgroups, t.cus * n)
+    epi = wave_iteration_clocks(loop.outside, cost, p.vmem_latency_clk, p.lds_latency_clk, passes=1)
+    clock = t.boost_ghz * 1e9
+    rounds = math.ceil(workgroups / max(concurrent, 1))
+    # each of the `concurrent` workgroup slots runs total_trips / concurrent trips at `trip` clocks
+    compute = (total_trips / max(concurrent, 1)) * terms[kind] + rounds * epi
+    times = {"compute": compute / clock,
+             "l2": l2_bytes / (p.l2_bytes_per_clk * clock),
+             "dram": compulsory_bytes / (t.mem_bw_gbs * 1e9 * p.dram_efficiency)}
+    top = max(times, key=times.get)
+    limiter = kind if top == "compute" else "global_memory"
+    seconds = times[top] + p.launch_overhead_us * 1e-6
+    tflops = flops / seconds / 1e12
+    peak = t.peak_tflops(dtype)
+    figures = {"loop": loop.summary(), "transcendental_per_trip": trans, "occupancy": occ.to_dict(),
+               "clocks_per_wave_trip": {"valu_pipe": pipe, "alone": alone, "lds": lds, "vmem": vmem},
+               "total_trips": total_trips, "workgroups": workgroups, "times_s": times, "peak_tflops": peak}
+    return Estimate(seconds, tflops, tflops / peak, limiter, figures)
+
+
+def _count_trans_in_loop(isa: str, loop) -> int:
+    """Transcendental instructions between the loop label and its back-branch."""
+    lines = isa.splitlines()
+    start = next((i for i, s in enumerate(lines) if s.strip().rstrip(":") == loop.label), None)
+    if start is None:
+        return 0
+    count = 0
+    for s in lines[start + 1:]:
+        if _TRANS.match(s):
+            count += 1
+        if re.match(r"^\s*s_cbranch_\w+\s+" + re.escape(loop.label) + r"\b", s):
+            break
+    return count
