@@ -33,7 +33,7 @@ def make_problem(rng, *, batch=1, heads=1, kv_heads=1, sq=32, sk=32, d=64, dtype
         return hostdata.decode(hostdata.encode(rng.standard_normal(shape), dtype), dtype)
     kw = dict(scale=scale, causal=causal, window=window, layout=layout)
     if seqlens is not None:
-        lq, lk = zip(*seqlens)
+        lq, lk = zip(*seqlens, strict=True)
         kw["cu_seqlens_q"] = np.concatenate([[0], np.cumsum(lq)]).astype(np.int32)
         kw["cu_seqlens_k"] = np.concatenate([[0], np.cumsum(lk)]).astype(np.int32)
         sq, sk = sum(lq), sum(lk)
@@ -54,7 +54,7 @@ def run_case(arch, arrays, kw, dtype="f16", out_dtype="same", schedule=None, dev
                         schedule=schedule, device=device, **kw)
     dec = [x.astype(np.float64) if out_dtype == "f32" else hostdata.decode(x, dtype) for x in outs]
     errs = {}
-    for name, a, r in zip(("dq", "dk", "dv"), dec, ref):
+    for name, a, r in zip(("dq", "dk", "dv"), dec, ref, strict=True):
         assert a.shape == r.shape, (name, a.shape, r.shape)
         errs[name] = float(np.abs(a - r).max() / max(np.abs(r).max(), floor)) if a.size else 0.0
     return errs, dec

@@ -40,6 +40,6 @@ def test_bit_identical_when_dispatch_order_is_reversed(arch, monkeypatch):
         _one_by_one(monkeypatch, reverse)
         _, outs = run_case(arch, arrays, kw, out_dtype="f32", device=EmuDevice())
         runs.append(outs)
-    for name, a, b in zip(("dq", "dk", "dv"), *runs):
+    for name, a, b in zip(("dq", "dk", "dv"), *runs, strict=True):
         assert a.tobytes() == b.tobytes(), f"{arch}: {name} differs between dispatch orders"
     assert functools.reduce(lambda x, y: x + y, (np.abs(x).sum() for x in runs[0])) > 0

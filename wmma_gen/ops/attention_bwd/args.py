@@ -4,7 +4,7 @@ gpu.func scaffold that binds them to named MLIR values.
 Compile-time facts are a `BwdSpec` (dtype, head_dim, causal, window, varlen, output dtype,
 arch); everything else is a runtime argument:
 
-  buffers  q k v o do lse delta [cu_seqlens_q cu_seqlens_k] dq dk dv (per kernel, below)
+  buffers  KERNEL_TENSORS[kernel] (inputs, then outputs), then cu_seqlens_q cu_seqlens_k (varlen)
   i32      heads kv_heads seq_q seq_k window_left window_right
   f32      scale
   i32      element strides <t>_sb <t>_ss <t>_sh of every 4-D tensor t (batch, seq, head) and
@@ -145,7 +145,7 @@ def build_module(name: str, arch: str, args: tuple[KArg, ...], lds: list[tuple[l
                 block = f.body.blocks.append(*types, *lds_types)
                 with ir.InsertionPoint(block):
                     bargs = list(block.arguments)
-                    body({a.name: v for a, v in zip(args, bargs)}, bargs[len(args):])
+                    body({a.name: v for a, v in zip(args, bargs[:len(args)], strict=True)}, bargs[len(args):])
                     gpu.ReturnOp([])
         module.operation.verify()
         return str(module)
