@@ -76,11 +76,17 @@ def documents(df: pd.DataFrame, arch: str) -> dict[str, dict]:
 
 
 def export(df: pd.DataFrame, arch: str, out: str | Path) -> list[Path]:
+    """Every op's documents (its adapter's format), each re-validated by that op's reader."""
+    from .ops import adapter
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, doc in documents(df, arch).items():
-        schedules_db.parse(doc, out / name)   # the reader's validator, before anything is written
+    docs = []
+    for op in sorted(set(df["op"])) if len(df) else []:
+        ad = adapter(op)
+        docs += [(ad, name, doc) for name, doc in ad.documents(df[df["op"] == op], arch).items()]
+    for ad, name, doc in docs:
+        ad.validate_document(doc, out / name)   # the reader's validator, before anything is written
         fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=out)
         with os.fdopen(fd, "w") as f:
             json.dump(doc, f, indent=1, sort_keys=False)
@@ -97,5 +103,7 @@ def export_from(src: str | Path, arch: str, out: str | Path) -> list[Path]:
         from wmma_gen.errors import ScheduleError
         raise ScheduleError("from", str(src), f"a ladder file or a results directory with {arch}/<op>_ladder.parquet "
                                               "(run `wmma-gen sweep` first)")
-    df = pd.concat([ladder_mod.read(f) for f in files], ignore_index=True)
-    return export(df, arch, out)
+    written = []
+    for f in files:   # one ladder per op: their columns differ
+        written += export(ladder_mod.read(f), arch, out)
+    return written

@@ -24,18 +24,32 @@ import optuna
 import pandas as pd
 
 from wmma_gen.errors import WmmaGenError
-from wmma_gen.schedule import SPACE
 
-SCHEDULE_COLUMNS = [k.name for k in SPACE]
-COLUMNS = (["arch", "op", "dtype", "acc", "layout", "m", "n", "k", "batch", "study", "trial", "rank"]
-           + SCHEDULE_COLUMNS
-           + ["seconds", "tflops", "unit", "peak_tflops", "fraction_of_peak", "source", "validated",
-              "gate_source", "gate_max_abs", "vgprs", "lds_bytes", "occupancy", "limiter", "isa_hash",
-              "toolchain_mlir", "toolchain_lld", "wmma_gen_version", "timestamp", "ladder_rows"])
-# cells every row must have (the rest may be empty, e.g. occupancy on an old row)
-REQUIRED = (["arch", "op", "dtype", "acc", "layout", "m", "n", "k", "batch", "study", "trial", "rank"]
-            + SCHEDULE_COLUMNS + ["tflops", "unit", "fraction_of_peak", "source", "validated", "vgprs",
-                                  "lds_bytes", "isa_hash", "ladder_rows"])
+from .ops import adapter
+
+RESULT_COLUMNS = ["seconds", "tflops", "unit", "peak_tflops", "fraction_of_peak", "source", "validated",
+                  "gate_source", "gate_max_abs", "vgprs", "lds_bytes", "occupancy", "limiter", "isa_hash",
+                  "toolchain_mlir", "toolchain_lld", "wmma_gen_version", "timestamp", "ladder_rows"]
+
+
+def columns(op: str) -> list[str]:
+    """arch, op, the op's problem columns, study/trial/rank, its schedule knobs, the results."""
+    ad = adapter(op)
+    return (["arch", "op"] + ad.PROBLEM_COLUMNS + ["study", "trial", "rank"] + [k.name for k in ad.SPACE]
+            + RESULT_COLUMNS)
+
+
+def required(op: str) -> list[str]:
+    """Cells every row must have (the rest may be empty, e.g. occupancy on an old row)."""
+    ad = adapter(op)
+    return (["arch", "op"] + ad.PROBLEM_COLUMNS + ["study", "trial", "rank"] + [k.name for k in ad.SPACE]
+            + ["tflops", "unit", "fraction_of_peak", "source", "validated", "vgprs", "lds_bytes", "isa_hash",
+               "ladder_rows"])
+
+
+SCHEDULE_COLUMNS = [k.name for k in adapter("gemm").SPACE]
+COLUMNS = columns("gemm")
+REQUIRED = required("gemm")
 
 
 class LadderError(WmmaGenError, ValueError):
@@ -44,7 +58,9 @@ class LadderError(WmmaGenError, ValueError):
 
 def study_rows(study: optuna.Study, top_k: int = 3) -> list[dict]:
     ua = study.user_attrs
+    ad = adapter(ua.get("op", "gemm"))
     d = ua["directive"]
+    problem = ua.get("row") or {c: d[c] for c in ad.PROBLEM_COLUMNS}
     df = study.trials_dataframe(attrs=("number", "state", "value", "datetime_complete", "user_attrs"),
                                 multi_index=False)
     if df.empty or "user_attrs_validated" not in df:
@@ -54,10 +70,9 @@ def study_rows(study: optuna.Study, top_k: int = 3) -> list[dict]:
     rows = []
     for rank, (_, t) in enumerate(ok.iterrows(), start=1):
         tc = t.get("user_attrs_toolchain") or {}
-        row = {"arch": ua["arch"], "op": ua["op"], "dtype": d["dtype"], "acc": d["acc"], "layout": d["layout"],
-               "m": d["m"], "n": d["n"], "k": d["k"], "batch": d["batch"], "study": study.study_name,
+        row = {"arch": ua["arch"], "op": ua["op"], **problem, "study": study.study_name,
                "trial": int(t["number"]), "rank": rank}
-        row.update({c: t["user_attrs_schedule"][c] for c in SCHEDULE_COLUMNS})
+        row.update({k.name: t["user_attrs_schedule"][k.name] for k in ad.SPACE})
         row.update({"seconds": t["user_attrs_seconds"], "tflops": t["value"], "unit": ua["unit"],
                     "peak_tflops": ua["peak_tflops"], "fraction_of_peak": t["value"] / ua["peak_tflops"],
                     "source": t["user_attrs_source"], "validated": bool(t["user_attrs_validated"]),
@@ -72,12 +87,15 @@ def study_rows(study: optuna.Study, top_k: int = 3) -> list[dict]:
     return rows
 
 
-def build(studies: Iterable[optuna.Study], top_k: int = 3) -> pd.DataFrame:
+def build(studies: Iterable[optuna.Study], top_k: int = 3, op: str | None = None) -> pd.DataFrame:
+    studies = list(studies)
+    op = op or (studies[0].user_attrs.get("op", "gemm") if studies else "gemm")
     rows = [r for s in studies for r in study_rows(s, top_k)]
     for r in rows:
         r["ladder_rows"] = len(rows)
-    df = pd.DataFrame(rows, columns=COLUMNS)
-    return df.sort_values(["dtype", "m", "n", "k", "rank"], ignore_index=True) if len(df) else df
+    df = pd.DataFrame(rows, columns=columns(op))
+    keys = [c for c in adapter(op).PROBLEM_COLUMNS if c != "acc"] + ["rank"]
+    return df.sort_values(keys, ignore_index=True) if len(df) else df
 
 
 def paths(results: str | Path, arch: str, op: str) -> dict[str, Path]:
@@ -137,24 +155,25 @@ def read(path: str | Path) -> pd.DataFrame:
     except Exception as e:  # pandas/pyarrow raise many kinds for an unreadable file
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         raise LadderError(f"{what} cannot be read as {path.suffix[1:]} ({first}); {redo}") from None
-    missing = [c for c in COLUMNS if c not in df.columns]
+    op = str(df["op"].iloc[0]) if len(df) and "op" in df.columns else path.stem.replace("_ladder", "")
+    try:
+        cols, req = columns(op), required(op)
+    except WmmaGenError:
+        raise LadderError(f"{what}: op {op!r} is not one the tuner knows; {redo}") from None
+    missing = [c for c in cols if c not in df.columns]
     if missing:
         raise LadderError(f"{what} lacks columns {', '.join(missing)} (another schema, or an older wmma_gen); {redo}")
     if len(df):
-        empty = df[REQUIRED].isna()
+        empty = df[req].isna()
         if empty.any().any():
             row = int(empty.any(axis=1).to_numpy().nonzero()[0][0])
-            cols = [c for c in REQUIRED if empty.iloc[row][c]]
-            raise LadderError(f"{what} is incomplete: row {row + 1} has no {', '.join(cols)}; {redo}")
+            gaps = [c for c in req if empty.iloc[row][c]]
+            raise LadderError(f"{what} is incomplete: row {row + 1} has no {', '.join(gaps)}; {redo}")
         expected = set(df["ladder_rows"].astype(int))
         if expected != {len(df)}:
             raise LadderError(f"{what} is truncated: it holds {len(df)} rows, it was written with "
                               f"{', '.join(map(str, sorted(expected)))}; {redo}")
     return df
-
-
-def _size(row) -> float:
-    return float(row["m"] * row["n"] * row["k"]) ** (1 / 3)
 
 
 def plot(df: pd.DataFrame, path: str | Path, arch: str, op: str, peaks: dict[str, float]) -> Path:
@@ -164,25 +183,28 @@ def plot(df: pd.DataFrame, path: str | Path, arch: str, op: str, peaks: dict[str
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    _size = adapter(op).size
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
     best = df[df["rank"] == 1].copy() if len(df) else df
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for i, dtype in enumerate(sorted(set(best["dtype"]) | set(peaks))):
+    series = adapter(op).series
+    best = best.assign(series=best.apply(series, axis=1)) if len(best) else best.assign(series=[])
+    for i, name in enumerate(sorted(set(best["series"]) | set(peaks))):
         color = colors[i % len(colors)]
-        sub = best[best["dtype"] == dtype]
+        sub = best[best["series"] == name]
         if len(sub):
             sub = sub.assign(size=sub.apply(_size, axis=1)).sort_values("size")
             sources = "+".join(sorted(set(sub["source"])))
             unit = sub["unit"].iloc[0]
-            ax.plot(sub["size"], sub["tflops"], "o-", color=color, label=f"{dtype} ({sources}, {unit})")
-        if dtype in peaks and (len(sub) or not len(best)):
-            ax.axhline(peaks[dtype], color=color, ls="--", lw=0.8, label=f"{dtype} peak {peaks[dtype]:.0f}")
+            ax.plot(sub["size"], sub["tflops"], "o-", color=color, label=f"{name} ({sources}, {unit})")
+        if name in peaks and (len(sub) or not len(best)):
+            ax.axhline(peaks[name], color=color, ls="--", lw=0.8, label=f"{name} peak {peaks[name]:.0f}")
     ax.set_xscale("log", base=2)
     if len(best):
         ticks = sorted(set(best.apply(_size, axis=1).round(1)))
         ax.set_xticks(ticks, [f"{x:g}" for x in ticks])
         ax.minorticks_off()
-    ax.set_xlabel("problem size (M*N*K)^(1/3)")
+    ax.set_xlabel(adapter(op).SIZE_LABEL)
     ax.set_ylabel("TFLOP/s (TOP/s for integer dtypes)")
     kinds = sorted(set(best["source"])) if len(best) else []
     note = "model estimates, not measurements" if kinds == ["model"] else ", ".join(kinds) or "no valid schedules"

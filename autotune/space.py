@@ -17,14 +17,15 @@ from wmma_gen.schedule import KNOBS, SPACE, Schedule
 Domains = Mapping[str, tuple]
 
 
-def narrow(domains: Domains | None = None) -> dict[str, tuple]:
+def narrow(domains: Domains | None = None, space: tuple = SPACE) -> dict[str, tuple]:
     """Each knob's domain, with the overrides in `domains` checked to be non-empty subsets."""
     domains = dict(domains or {})
-    unknown = sorted(set(domains) - set(KNOBS))
+    names = [k.name for k in space]
+    unknown = sorted(set(domains) - set(names))
     if unknown:
-        raise ScheduleError("domains", unknown, f"knob names from schedule.SPACE: {', '.join(KNOBS)}")
+        raise ScheduleError("domains", unknown, f"knob names from the op's SPACE: {', '.join(names)}")
     out = {}
-    for knob in SPACE:
+    for knob in space:
         dom = tuple(domains.get(knob.name, knob.domain))
         extra = [v for v in dom if v not in knob.domain]
         if not dom or extra:
@@ -33,30 +34,31 @@ def narrow(domains: Domains | None = None) -> dict[str, tuple]:
     return out
 
 
-def _active(knob, chosen: dict) -> bool:
-    return knob.when is None or knob.when(Schedule(**chosen))
+def _active(knob, chosen: dict, cls=Schedule) -> bool:
+    return knob.when is None or knob.when(cls(**chosen))
 
 
-def suggest_schedule(trial, domains: Domains | None = None) -> Schedule:
-    """Ask the trial for one value per active knob and build the Schedule.
+def suggest_schedule(trial, domains: Domains | None = None, space: tuple = SPACE, cls=Schedule):
+    """Ask the trial for one value per active knob and build the schedule (`cls`, from the
+    op's `space`; default the GEMM's).
 
-    Knob values may be any combination; legality is Schedule.problems()'s job (the
+    Knob values may be any combination; legality is the schedule's problems()'s job (the
     objective prunes), so the sampler learns which regions are illegal."""
-    doms = narrow(domains)
+    doms = narrow(domains, space)
     chosen: dict = {}
-    for knob in SPACE:
-        if _active(knob, chosen):
+    for knob in space:
+        if _active(knob, chosen, cls):
             chosen[knob.name] = trial.suggest_categorical(knob.name, doms[knob.name])
-    return Schedule(**chosen)
+    return cls(**chosen)
 
 
-def params_of(s: Schedule, domains: Domains | None = None) -> dict:
+def params_of(s, domains: Domains | None = None, space: tuple = SPACE) -> dict:
     """The trial params that make `suggest_schedule` return `s` (for enqueue_trial);
     raises ScheduleError when `s` lies outside the (narrowed) space."""
-    doms = narrow(domains)
+    doms = narrow(domains, space)
     params: dict = {}
-    for knob in SPACE:
-        if _active(knob, params):
+    for knob in space:
+        if _active(knob, params, type(s)):
             v = getattr(s, knob.name)
             if v not in doms[knob.name]:
                 raise ScheduleError(knob.name, v, f"one of {doms[knob.name]} in this search space")

@@ -29,16 +29,15 @@ from typing import Callable, Optional
 
 import optuna
 
-from wmma_gen.defaults import LARGE
-from wmma_gen.directive import GemmDirective
 from wmma_gen.errors import DeviceError, ScheduleError
 from wmma_gen.schedule import Schedule
 from wmma_gen.targets import get_target
 
 from . import reconcile as rec
-from .objective import Objective
+from .ops import TUNABLE, adapter
+from .ops.gemm import BASELINES  # noqa: F401  (re-exported: GEMM's starting points)
 from .runner import counted, run_study, uses_budget
-from .space import params_of, suggest_schedule
+from .space import params_of
 from .storage import claim_lock, is_rdb, load_studies, open_storage
 
 __all__ = ["SweepConfig", "SweepResult", "Hooks", "run_sweep", "work", "open_study", "open_storage", "counted",
@@ -46,16 +45,7 @@ __all__ = ["SweepConfig", "SweepResult", "Hooks", "run_sweep", "work", "open_stu
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
-OPS = ("gemm",)
-# Known-good starting points enqueued into every new study (those outside the space or illegal
-# for the directive are skipped; the objective would prune them anyway).
-BASELINES: tuple[Schedule, ...] = (
-    LARGE,  # the built-in default: an export never ranks below what gemm() does untuned
-    Schedule(),
-    Schedule(block_m=128, block_n=128, block_k=32, waves_m=2, waves_n=2),
-    Schedule(block_m=64, block_n=128, block_k=32, waves_m=2, waves_n=2),
-    Schedule(block_m=128, block_n=64, block_k=32, waves_m=2, waves_n=2, lds="ab", buffers=2),
-)
+OPS = TUNABLE   # ops the tuner can sweep (autotune/ops/); each brings its own adapter
 
 
 @dataclass(frozen=True)
@@ -63,7 +53,10 @@ class SweepConfig:
     arch: str
     op: str = "gemm"
     dtypes: tuple[str, ...] = ("f16",)
-    shapes: tuple[tuple[int, int, int], ...] = ((1024, 1024, 1024),)
+    shapes: tuple[tuple[int, int, int], ...] = ((1024, 1024, 1024),)      # gemm
+    head_dims: tuple[int, ...] = (64,)                                     # attention
+    seqs: tuple[int, ...] = (1024,)                                        # attention: Sq = Sk
+    causal: tuple[bool, ...] = (False,)                                    # attention
     trials: int = 30
     timeout: Optional[float] = None      # seconds for the whole sweep
     device: str = "auto"                 # auto | hip | emu
@@ -78,25 +71,27 @@ class SweepConfig:
 
     def __post_init__(self):
         get_target(self.arch)
-        if self.op not in OPS:
-            raise ScheduleError("op", self.op, f"one of {', '.join(OPS)}")
+        adapter(self.op)   # unknown op -> ScheduleError naming the tunable ones
         for name in ("trials", "workers"):
             if getattr(self, name) < 1:
                 raise ScheduleError(name, getattr(self, name), "an integer >= 1")
         if self.device not in ("auto", "hip", "emu"):
             raise ScheduleError("device", self.device, "auto, hip or emu")
 
-    def directives(self) -> list[GemmDirective]:
-        return [GemmDirective(dt, m, n, k) for dt in self.dtypes for (m, n, k) in self.shapes]
+    def items(self) -> list[tuple]:
+        """(directive, problem) of every study of this sweep (the op's adapter decides)."""
+        return adapter(self.op).items(self)
+
+    def directives(self) -> list:
+        return [d for d, _ in self.items()]
 
     @property
     def storage_url(self) -> str:
         return self.storage or str(Path(self.results) / self.arch / "optuna.journal")
 
 
-def study_name(cfg: SweepConfig, d: GemmDirective) -> str:
-    base = f"{d.op}-{cfg.arch}-{d.dtype}-{d.acc}-{d.layout}-{d.m}x{d.n}x{d.k}"
-    return f"{cfg.study_name}:{base}" if cfg.study_name else base
+def study_name(cfg: SweepConfig, d, p: dict | None = None) -> str:
+    return adapter(cfg.op).study_name(cfg, d, p)
 
 
 def sampler(seed: int, n_trials: int, parallel: bool = True):
@@ -121,36 +116,34 @@ def seed_for(cfg: SweepConfig, name: str, slot: int) -> int:
     return (cfg.seed * 1_000_003 + zlib.crc32(name.encode()) + 7919 * slot) % 2**31
 
 
-def open_study(cfg: SweepConfig, storage, d: GemmDirective, worker: int = 0) -> optuna.Study:
+def open_study(cfg: SweepConfig, storage, d, worker: int = 0, p: dict | None = None) -> optuna.Study:
     """Create or load the study, claim this process's sampler slot, seed baselines if new.
     (`worker` is kept for callers; the slot, not the worker index, separates the seeds.)"""
-    name = study_name(cfg, d)
-    t = get_target(cfg.arch)
+    ad = adapter(cfg.op)
+    name = ad.study_name(cfg, d, p)
     with claim_lock(cfg.storage_url):
         study = optuna.create_study(storage=storage, study_name=name, direction="maximize", load_if_exists=True)
         slot = int(study.user_attrs.get("sampler_slots", 0))
         study.set_user_attr("sampler_slots", slot + 1)
         if "directive" not in study.user_attrs:
-            for k, v in {"arch": cfg.arch, "op": cfg.op, "dtype": d.dtype, "directive": d.to_dict(),
-                         "peak_tflops": t.peak_tflops(d.dtype), "unit": "TOP/s" if d.is_int else "TFLOP/s",
-                         "domains": {k: list(v) for k, v in (cfg.domains or {}).items()}}.items():
+            attrs = {**ad.study_attrs(cfg, d, p), "domains": {k: list(v) for k, v in (cfg.domains or {}).items()}}
+            for k, v in attrs.items():
                 study.set_user_attr(k, v)
         if not study.get_trials(deepcopy=False):
-            for s in BASELINES:
+            for s in ad.baselines(d, p, cfg.arch):
                 try:
-                    params = params_of(s, cfg.domains)
+                    params = params_of(s, cfg.domains, ad.SPACE)
                 except ScheduleError:
                     continue
-                if not s.problems(d, t):
-                    study.enqueue_trial(params, user_attrs={"baseline": True}, skip_if_exists=True)
+                study.enqueue_trial(params, user_attrs={"baseline": True}, skip_if_exists=True)
     study.sampler = sampler(seed_for(cfg, name, slot), cfg.trials)
     return study
 
 
 def reconcile_all(cfg: SweepConfig, studies) -> int:
     """Fail and re-queue the stale RUNNING trials of every study; returns how many."""
-    with claim_lock(cfg.storage_url):
-        return sum(rec.reconcile(s) for s in studies)
+    with claim_lock(cfg.storage_url) as locked:
+        return sum(rec.reconcile(s, locked=locked) for s in studies)
 
 
 def _device(kind: str):
@@ -189,16 +182,19 @@ def work(cfg: SweepConfig, worker: int = 0, hooks: Hooks | None = None, deadline
     device = _device(cfg.device)
     gate_cache: dict = {}
     recovered = 0
-    for d in cfg.directives():
-        study = open_study(cfg, storage, d, worker)
+    ad = adapter(cfg.op)
+    hook_kw = {k: v for k, v in (("compile", hooks.compile), ("check", hooks.check), ("estimate", hooks.estimate),
+                                 ("corrupt", hooks.corrupt), ("factory", hooks.objective)) if v is not None}
+    for d, p in cfg.items():
+        study = open_study(cfg, storage, d, worker, p)
         if n_claimed(study) >= cfg.trials:
             continue
         if deadline is not None and deadline <= time.time():
             break
-        obj = (hooks.objective or Objective)(d, cfg.arch, device, domains=cfg.domains, compile=hooks.compile, check=hooks.check,
-                        estimate=hooks.estimate, corrupt=hooks.corrupt, gate_cache=gate_cache, seed=cfg.seed)
+        obj = ad.objective(d, p, cfg.arch, device, domains=cfg.domains, gate_cache=gate_cache, seed=cfg.seed,
+                           **hook_kw)
         stats = run_study(study, obj, trials=cfg.trials, deadline=deadline, on_trial=hooks.on_trial,
-                          propose=lambda tr: suggest_schedule(tr, cfg.domains).to_json(),
+                          propose=lambda tr: ad.propose(tr, cfg.domains),
                           lock=lambda: claim_lock(cfg.storage_url))
         recovered += stats.recovered
     return recovered
@@ -207,7 +203,8 @@ def work(cfg: SweepConfig, worker: int = 0, hooks: Hooks | None = None, deadline
 def _child(cfg_dict: dict, worker: int, gpu: Optional[int], deadline: Optional[float]) -> None:
     if gpu is not None:
         os.environ["HIP_VISIBLE_DEVICES"] = str(gpu)   # before anything touches HIP
-    cfg_dict["dtypes"] = tuple(cfg_dict["dtypes"])
+    for k in ("dtypes", "head_dims", "seqs", "causal"):
+        cfg_dict[k] = tuple(cfg_dict[k])
     cfg_dict["shapes"] = tuple(tuple(s) for s in cfg_dict["shapes"])
     work(SweepConfig(**cfg_dict), worker, None, deadline)
 
@@ -226,7 +223,7 @@ def run_sweep(cfg: SweepConfig, hooks: Hooks | None = None) -> SweepResult:
     deadline = None if cfg.timeout is None else t0 + cfg.timeout
     storage = open_storage(cfg.storage_url)            # repairs a torn journal tail, or raises
     load_studies(storage, cfg.storage_url)             # reads it through once: damage fails here
-    studies = [open_study(cfg, storage, d) for d in cfg.directives()]
+    studies = [open_study(cfg, storage, d, 0, p) for d, p in cfg.items()]
     recovered = reconcile_all(cfg, studies)
     total = sum(max(0, cfg.trials - n_claimed(s)) for s in studies)
     bar = _bar(total, cfg.progress)

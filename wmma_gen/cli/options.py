@@ -269,11 +269,10 @@ def schedule_json(text: str) -> dict:
     return fields
 
 
-SWEEP_OPS = ("gemm",)   # keep equal to autotune.study.OPS (not imported: that loads optuna)
+
 
 
 def known_ops() -> tuple[str, ...]:
-    """Ops `wmma-gen sweep` accepts for --op. HOOK for the ops registry: once autotune sweeps
-    registry ops, return the registry's sweepable names here (one place; the parser and its
-    error message follow)."""
-    return SWEEP_OPS
+    """Ops `wmma-gen sweep` accepts for --op: those with a tuning adapter (autotune/ops/)."""
+    from autotune.ops import TUNABLE
+    return TUNABLE

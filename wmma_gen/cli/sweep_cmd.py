@@ -1,9 +1,11 @@
-"""`wmma-gen sweep`: Optuna search of GEMM schedules per (arch, dtype, shape) -> ladder.
+"""`wmma-gen sweep`: Optuna search of schedules per op and problem -> ladder.
 
-Each trial: validate -> compile -> correctness gate (GPU, or the emulator) -> GPU time
+--op gemm: one study per (dtype, shape); --op attention: one per (dtype, head dim, mask,
+sequence length). `--quick` without --op sweeps both. Each trial: validate -> compile ->
+correctness gate on the very object that is ranked (GPU, or the emulator) -> GPU time
 (source=hip) or the model's estimate (source=model). Studies live in an Optuna journal under
 results/<arch>/ (or --storage), so rerunning continues them. Writes
-results/<arch>/<op>_ladder.{parquet,csv,png}; `wmma-gen export` turns the ladder into
+results/<arch>/<op>_ladder.{parquet,csv,png}; `wmma-gen export` turns the ladders into
 schedules/*.json.
 """
 from __future__ import annotations
@@ -16,13 +18,21 @@ from ..targets import get_target
 from .options import (add_json, add_target, csv_list, emit, in_dtype, int_at_least, known_ops, positive_seconds,
                       shape_text, shapes_file, storage_url, writable_dir)
 
-QUICK = {"dtypes": "f16,i8", "shapes": "1024,2048", "trials": 12}
+QUICK = {"dtypes": "f16,i8", "shapes": "1024,2048", "trials": 12}          # gemm (help text)
 DEFAULTS = {"dtypes": "f16,bf16,i8,i4", "shapes": "1024,2048,4096", "trials": 40}
+QUICK_OPS = ("gemm", "attention")   # what `--quick` sweeps when no --op is given
 
 
 def register(sub) -> None:
-    p = sub.add_parser("sweep", help="tune GEMM schedules with Optuna; writes the TFLOP/s ladder under --results")
-    p.add_argument("--op", default="gemm", choices=known_ops(), help="directive to tune")
+    p = sub.add_parser("sweep", help="tune schedules with Optuna; writes the TFLOP/s ladder under --results")
+    p.add_argument("--op", default=None, choices=known_ops(),
+                   help="op to tune (default gemm; --quick: gemm then attention)")
+    p.add_argument("--head-dims", default=None, type=csv_list(head_dim, "head dims"),
+                   help="attention: head dims (default 64,128)")
+    p.add_argument("--seqs", default=None, type=csv_list(int_at_least(1, 1 << 20), "sequence lengths"),
+                   help="attention: sequence lengths Sq = Sk (default 1024,4096; --quick 1024)")
+    p.add_argument("--causal", default=None, type=csv_list(on_off, "masks"),
+                   help="attention: masks to tune, comma-separated from off,on (default off,on; --quick off)")
     add_target(p, checked=True)
     p.add_argument("--dtypes", default=None, type=csv_list(in_dtype, "input dtypes"),
                    help=f"comma-separated input dtypes (default {DEFAULTS['dtypes']}; --quick: {QUICK['dtypes']})")
@@ -52,6 +62,19 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def head_dim(text: str) -> int:
+    allowed = (32, 64, 80, 96, 128, 256)
+    if not text.isdigit() or int(text) not in allowed:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: one of {', '.join(map(str, allowed))}")
+    return int(text)
+
+
+def on_off(text: str) -> bool:
+    if text not in ("on", "off"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: on or off")
+    return text == "on"
+
+
 def study_prefix(text: str) -> str:
     if text != text.strip() or any(not c.isprintable() for c in text):
         raise argparse.ArgumentTypeError(f"{text!r} is not allowed: printable characters without "
@@ -59,23 +82,20 @@ def study_prefix(text: str) -> str:
     return text
 
 
-def _shapes(args) -> tuple[tuple[int, int, int], ...]:
-    """--shapes-file and --shapes (both already parsed and checked), else the defaults."""
-    shapes = tuple(args.shapes_file or ()) + tuple(args.shapes or ())
-    if not shapes:
-        shapes = csv_list(shape_text, "shapes")((QUICK if args.quick else DEFAULTS)["shapes"])
-    return tuple(dict.fromkeys(shapes))
-
-
-def config_from(args):
+def config_from(args, op: str = "gemm"):
+    """The SweepConfig of `op` from the parsed flags: op-specific fields (shapes, head dims,
+    ...) and defaults come from the op's tuning adapter (autotune/ops/)."""
+    from autotune.ops import adapter
     from autotune.study import SweepConfig
-    base = QUICK if args.quick else DEFAULTS
-    t = get_target(args.arch)
-    dtypes = args.dtypes or tuple(base["dtypes"].split(","))
+    ad = adapter(op)
+    base = ad.QUICK if args.quick else ad.DEFAULTS
+    extra = ad.cli_fields(args, base)
+    dtypes = args.dtypes or base["dtypes"]
+    allowed = tuple(dt for dt in ad.DTYPES if dt in get_target(args.arch).dtypes)
     for dt in dtypes:
-        if dt not in t.dtypes:
-            raise ScheduleError("--dtypes", dt, f"{args.arch} has WMMA for {', '.join(t.dtypes)}")
-    return SweepConfig(arch=args.arch, op=args.op, dtypes=dtypes, shapes=_shapes(args),
+        if dt not in allowed:
+            raise ScheduleError("--dtypes", dt, f"{op} on {args.arch} takes {', '.join(allowed)}")
+    return SweepConfig(arch=args.arch, op=op, dtypes=dtypes, **extra,
                        trials=base["trials"] if args.trials is None else args.trials, timeout=args.timeout,
                        device=args.device, storage=args.storage, study_name=args.study_name, workers=args.workers,
                        seed=args.seed, results=args.results, top_k=args.top_k,
@@ -83,45 +103,56 @@ def config_from(args):
 
 
 def summarize(result, df) -> list[dict]:
+    from autotune.ops import adapter
     from optuna.trial import TrialState
     rows = []
     for st in result.studies:
         ua, trials = st.user_attrs, st.get_trials(deepcopy=False)
+        ad = adapter(ua.get("op", "gemm"))
         d = ua["directive"]
         count = {s.name.lower(): sum(t.state == s for t in trials)
                  for s in (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)}
         best = df[(df["study"] == st.study_name) & (df["rank"] == 1)] if len(df) else df
-        row = {"study": st.study_name, "dtype": d["dtype"], "shape": f"{d['m']}x{d['n']}x{d['k']}", **count,
+        row = {"study": st.study_name, "dtype": d["dtype"], "shape": ad.label(ua), **count,
                "best": None, "unit": ua["unit"], "fraction_of_peak": None, "source": None, "schedule": None}
         if len(best):
             b = best.iloc[0]
             row.update(best=round(float(b["tflops"]), 2), fraction_of_peak=round(float(b["fraction_of_peak"]), 3),
-                       source=b["source"], trial=int(b["trial"]),
-                       schedule=f"{b['block_m']}x{b['block_n']}x{b['block_k']} w{b['waves_m']}x{b['waves_n']} "
-                                f"lds={b['lds']} ld{b['load_bits']} {b['raster']} sk{b['split_k']}")
+                       source=b["source"], trial=int(b["trial"]), schedule=ad.schedule_text(b))
         rows.append(row)
     return rows
 
 
 def table(rows: list[dict]) -> str:
-    head = f"{'dtype':5} {'shape':>15} {'done':>4} {'pruned':>6} {'fail':>4} {'best':>9} {'unit':7} {'%peak':>6} {'source':6}  schedule"
+    head = f"{'dtype':5} {'problem':>20} {'done':>4} {'pruned':>6} {'fail':>4} {'best':>9} {'unit':7} {'%peak':>6} {'source':6}  schedule"
     lines = [head, "-" * len(head)]
     for r in rows:
         best = f"{r['best']:9.2f}" if r["best"] is not None else f"{'-':>9}"
         frac = f"{100 * r['fraction_of_peak']:5.1f}%" if r["fraction_of_peak"] is not None else f"{'-':>6}"
-        lines.append(f"{r['dtype']:5} {r['shape']:>15} {r['complete']:>4} {r['pruned']:>6} {r['fail']:>4} {best} "
+        lines.append(f"{r['dtype']:5} {r['shape']:>20} {r['complete']:>4} {r['pruned']:>6} {r['fail']:>4} {best} "
                      f"{r['unit']:7} {frac} {r['source'] or '-':6}  {r['schedule'] or 'no valid schedule'}")
     return "\n".join(lines)
 
 
 def run(args) -> int:
-    """Exit 0 with a ladder; 1 (and no ladder written) when no study has a validated schedule."""
+    """Sweep each op asked for (--op, or gemm then attention with --quick); exit 0 when every
+    op got a ladder, 1 when one had no validated schedule (its ladder is not written)."""
+    ops = (args.op,) if args.op else (QUICK_OPS if args.quick else ("gemm",))
+    if args.op is None and args.quick and not args.json:
+        print(f"--quick sweeps {' and '.join(ops)} (pass --op to choose one)")
+    status = 0
+    for op in ops:
+        status = max(status, _run_op(args, op))
+    return status
+
+
+def _run_op(args, op: str) -> int:
     from autotune import ladder
     from autotune.study import run_sweep
-    cfg = config_from(args)
+    cfg = config_from(args, op)
     t0 = time.time()
     result = run_sweep(cfg)
-    df = ladder.build(result.studies, top_k=cfg.top_k)
+    df = ladder.build(result.studies, top_k=cfg.top_k, op=op)
     t = get_target(cfg.arch)
     paths = (ladder.write(df, cfg.results, cfg.arch, cfg.op, {dt: t.peak_tflops(dt) for dt in cfg.dtypes})
              if len(df) else {})
@@ -135,7 +166,7 @@ def run(args) -> int:
             f"next: wmma-gen export --arch {cfg.arch} --from {cfg.results}" if paths else
             "no study has a validated schedule (see the pruned/failed counts; --timeout too short?): "
             "no ladder written")
-    emit(args, info, f"{table(rows)}{note}\n"
+    emit(args, info, f"{cfg.op}:\n{table(rows)}{note}\n"
                      f"sweep of {len(rows)} studies took {info['seconds']} s; storage {cfg.storage_url}\n"
                      f"reconciled: {result.recovered} stale RUNNING trials (owner gone or heartbeat expired) "
                      f"failed and re-queued\n{tail}")

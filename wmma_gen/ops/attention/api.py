@@ -50,12 +50,15 @@ def _compile_combine(d, s: AttentionSchedule, arch: str):
 
 
 def choose_schedule(d, problem, arch: str) -> AttentionSchedule:
-    """The default schedule; decode shapes (few queries, long keys) split the key range so
-    more workgroups share the work (combined deterministically afterwards)."""
-    split = 1
+    """Decode shapes (few queries, long keys) split the key range so more workgroups share
+    the work (combined deterministically afterwards); otherwise the exported tuned schedule
+    for (arch, dtype, head_dim, mask) nearest in sequence length (lookup.py), else the default."""
     if problem.seq_q <= DECODE_MAX_SQ and problem.seq_k >= DECODE_MIN_SK:
         split = min(8, max(2, problem.seq_k // 512))
-    return default_schedule(get_target(arch), d, split_kv=split)
+        return default_schedule(get_target(arch), d, split_kv=split)
+    from .lookup import lookup
+    found = lookup(arch, d, problem.seq_k)
+    return found if found is not None else default_schedule(get_target(arch), d)
 
 
 def run_attention(inp, arch: str, device, schedule: AttentionSchedule | None = None):

@@ -53,14 +53,16 @@ def _err(out, ref, tol: float) -> tuple[float, float]:
 
 
 def check_attention(problem: dict, *, dtype="f16", layout="bshd", causal=False, window=None, scale=None,
-                    backward=False, arch="gfx1100", device=None, seed=0) -> AttentionCheck:
-    """Forward (and, with backward=True, the backward) on a dense problem vs the reference."""
+                    backward=False, arch="gfx1100", device=None, seed=0, schedule=None) -> AttentionCheck:
+    """Forward (and, with backward=True, the backward) on a dense problem vs the reference.
+    `schedule`: the forward's (the in-process memo then runs the very object a sweep timed)."""
     from .api import attention
     from ..attention_bwd.api import attention_backward as bwd
     q, k, v = random_qkv(problem, dtype, layout, seed)
     kw = dict(causal=causal, window=window, scale=scale, layout=layout)
     dt = None if dtype == "f16" else dtype
-    o, lse = attention(q, k, v, return_lse=True, dtype=dt, arch=arch, device=device, **kw)
+    o, lse = attention(q, k, v, return_lse=True, dtype=dt, arch=arch, device=device,
+                       schedule=None if backward else schedule, **kw)
     f64 = [np.asarray(x, np.float64) for x in (q, k, v)]
     ro, rl = attention_forward(*f64, **kw)
     u = UNIT[dtype]

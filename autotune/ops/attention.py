@@ -1,0 +1,242 @@
+"""Tuning adapter of the attention forward: studies per (dtype, head_dim, causal, seq),
+the objective, ladder columns and the exported schedule files.
+
+Objective stages (as GEMM's, STYLE rule 7): suggest -> validate (prune) -> compile once
+(ops/attention/api.compile_attention) -> spills (prune) -> correctness gate: the *same* code
+object (the in-process memo) on the registry's gate problems against the float64 reference
+(prune on failure) -> value: GPU time through the launcher (source=hip) or the model
+(ops/attention/model.py, source=model).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Optional
+
+import optuna
+
+import wmma_gen
+from wmma_gen.errors import CompileError, EmulatorFault, ScheduleError
+from wmma_gen.ops import registry
+from wmma_gen.ops.attention.directive import AttentionDirective
+from wmma_gen.ops.attention.schedule import SPACE, AttentionSchedule
+from wmma_gen.targets import get_target
+
+from ..space import suggest_schedule
+
+OP = "attention"
+SCHEDULE = AttentionSchedule
+PROBLEM_COLUMNS = ["dtype", "head_dim", "causal", "batch", "heads", "kv_heads", "seq_q", "seq_k"]
+BATCH, HEADS = 1, 16          # the problem each study is ranked on (B x H x S x S x D)
+QUICK = {"dtypes": ("f16",), "head_dims": (64, 128), "seqs": (1024,), "causal": (False,), "trials": 6}
+DEFAULTS = {"dtypes": ("f16", "bf16"), "head_dims": (64, 128), "seqs": (1024, 4096), "causal": (False, True),
+            "trials": 24}
+
+SIZE_LABEL = "sequence length (Sq = Sk)"
+DTYPES = ("f16", "bf16")
+
+
+def cli_fields(args, base: dict) -> dict:
+    """SweepConfig fields from `wmma-gen sweep` flags (--head-dims, --seqs, --causal)."""
+    return {"head_dims": getattr(args, "head_dims", None) or base["head_dims"],
+            "seqs": getattr(args, "seqs", None) or base["seqs"],
+            "causal": getattr(args, "causal", None) or base["causal"]}
+
+
+def label(ua: dict) -> str:
+    d, p = ua["directive"], ua["problem"]
+    return f"hd{d['head_dim']}{' causal' if d['causal'] else ''} S{p['seq_q']}"
+
+
+def schedule_text(b) -> str:
+    return (f"{b['block_m']}x{b['block_n']} w{b['waves']} kv{b['kv_buffers']} q={b['q_in']} "
+            f"ld{b['load_bits']} split{b['split_kv']}")
+
+
+def series(r) -> str:
+    """One ladder plot line per (dtype, head dim, mask)."""
+    return f"{r['dtype']} hd{int(r['head_dim'])}{' causal' if bool(r['causal']) else ''}"
+
+
+def items(cfg) -> list[tuple[AttentionDirective, dict]]:
+    out = []
+    for dt in cfg.dtypes:
+        for hd in cfg.head_dims:
+            for causal in cfg.causal:
+                for seq in cfg.seqs:
+                    out.append((AttentionDirective(dt, hd, causal=causal),
+                                dict(batch=BATCH, heads=HEADS, kv_heads=HEADS, seq_q=seq, seq_k=seq)))
+    return out
+
+
+def study_name(cfg, d, p) -> str:
+    base = f"attention-{cfg.arch}-{d.dtype}-hd{d.head_dim}-{'causal' if d.causal else 'full'}-s{p['seq_q']}x{p['seq_k']}"
+    return f"{cfg.study_name}:{base}" if cfg.study_name else base
+
+
+def row(d, p) -> dict:
+    return {"dtype": d.dtype, "head_dim": d.head_dim, "causal": d.causal, **{k: p[k] for k in PROBLEM_COLUMNS[3:]}}
+
+
+def size(r) -> float:
+    return float(r["seq_k"])
+
+
+def study_attrs(cfg, d, p) -> dict:
+    t = get_target(cfg.arch)
+    return {"arch": cfg.arch, "op": OP, "dtype": d.dtype, "directive": d.to_dict(), "problem": p,
+            "row": row(d, p), "peak_tflops": t.peak_tflops(d.dtype), "unit": "TFLOP/s",
+            "flops_convention": "4*D per visible (query, key) pair"}
+
+
+def baselines(d, p, arch: str) -> list[AttentionSchedule]:
+    """The op's default first (an export never ranks below untuned attention()), then
+    a few shapes of the space."""
+    spec = registry.get(OP)
+    out = [spec.default_schedule(d, arch)]
+    for kw in (dict(block_m=64, block_n=32, waves=4), dict(block_m=128, block_n=64, waves=8),
+               dict(block_m=32, block_n=64, waves=2)):
+        out.append(AttentionSchedule(**kw))
+    return out
+
+
+def propose(trial, domains) -> str:
+    return suggest_schedule(trial, domains, SPACE, AttentionSchedule).to_json()
+
+
+@dataclass
+class AttentionObjective:
+    """`objective(trial) -> TFLOP/s` for one (arch, directive, problem) study."""
+    directive: AttentionDirective
+    problem: dict
+    arch: str
+    device: object
+    domains: Optional[dict] = None
+    seed: int = 0
+    gate_cache: dict = field(default_factory=dict)
+
+    @property
+    def on_gpu(self) -> bool:
+        return getattr(self.device, "name", "") == "hip"
+
+    def __call__(self, trial: optuna.Trial) -> float:
+        s = suggest_schedule(trial, self.domains, SPACE, AttentionSchedule)
+        trial.set_user_attr("schedule", s.to_dict())
+        problems = s.problems(self.directive, get_target(self.arch))
+        if problems:
+            _prune(trial, "validate", "; ".join(problems))
+        try:
+            return self._evaluate(trial, s)
+        except optuna.TrialPruned:
+            raise
+        except Exception as e:  # the objective boundary: record, then let Optuna mark FAIL
+            trial.set_user_attr("error", f"{type(e).__name__}: {e}"[:4000])
+            raise
+
+    def _evaluate(self, trial, s: AttentionSchedule) -> float:
+        from wmma_gen.ops.attention.api import compile_attention
+        d, spec = self.directive, registry.get(OP)
+        try:
+            src, ck = compile_attention(d, s, self.arch)
+        except (ScheduleError, CompileError) as e:
+            _prune(trial, "compile", str(e).splitlines()[0])
+        md = ck.metadata
+        for k, v in {"isa_hash": ck.key, "vgprs": md.vgpr_count, "lds_bytes": md.lds_bytes,
+                     "toolchain": dict(ck.toolchain), "wmma_gen_version": wmma_gen.__version__,
+                     "compile_seconds": round(ck.compile_seconds, 4)}.items():
+            trial.set_user_attr(k, v)
+        if ck.spilled:
+            _prune(trial, "compile", f"spills: {md.vgpr_spill_count} VGPR, {md.sgpr_spill_count} SGPR")
+        gate = self._gate(s, ck.key)
+        for k, v in gate.items():
+            trial.set_user_attr(f"gate_{k}", v)
+        if not gate["passed"]:
+            _prune(trial, "gate", f"output disagrees with the reference: {gate['worst']} error "
+                                  f"{gate['max_abs']:.3g} > tol {gate['tol']:.3g}")
+        trial.set_user_attr("validated", True)
+        seconds, source, limiter = self._time(s, ck, src)
+        tflops = spec.flops(d, self.problem) / seconds / 1e12
+        peak = get_target(self.arch).peak_tflops(d.dtype)
+        for k, v in {"seconds": seconds, "tflops": tflops, "source": source, "fraction_of_peak": tflops / peak,
+                     "limiter": limiter, "timestamp": time.time()}.items():
+            trial.set_user_attr(k, v)
+        return tflops
+
+    def _gate(self, s: AttentionSchedule, isa_hash: str) -> dict:
+        """The timed object itself (memo: same key) on every gate problem; the worst is kept."""
+        from wmma_gen.ops.attention.api import compile_attention
+        d, spec = self.directive, registry.get(OP)
+        if isa_hash in self.gate_cache:
+            return dict(self.gate_cache[isa_hash])
+        worst = None
+        for gp in spec.gate_problems(d, s, None):
+            try:
+                r = spec.check(gp, dtype=d.dtype, layout=d.layout, causal=d.causal, arch=self.arch,
+                               device=self.device, seed=self.seed, schedule=s)
+            except EmulatorFault as e:
+                r = None
+                worst = {"passed": False, "max_abs": float("inf"), "tol": 0.0, "worst": f"fault: {e}"[:300]}
+            if r is not None:
+                ran = compile_attention(d, s, self.arch)[1].key
+                row = {"passed": bool(r.passed) and ran == isa_hash, "max_abs": float(r.max_abs), "tol": float(r.tol),
+                       "worst": r.worst, "source": r.source, "isa_hash": ran,
+                       "seq_q": gp["seq_q"], "seq_k": gp["seq_k"]}
+                if worst is None or not row["passed"] or row["max_abs"] / max(row["tol"], 1e-30) > \
+                        worst["max_abs"] / max(worst["tol"], 1e-30):
+                    worst = row
+            if not worst["passed"]:
+                break
+        self.gate_cache[isa_hash] = worst
+        return dict(worst)
+
+    def _time(self, s, ck, src) -> tuple[float, str, str]:
+        if self.on_gpu:
+            from .timing import time_signature
+            p = {**self.problem, "scale": 1.0 / self.directive.head_dim ** 0.5}
+            return time_signature(self.device, ck, src.signature, p), "hip", ""
+        e = registry.get(OP).estimate(self.directive, s, self.problem, self.arch)
+        return float(e.seconds), e.source, e.limiter
+
+
+def objective(d, p, arch: str, device, *, domains=None, seed: int = 0, gate_cache=None, **_hooks):
+    return AttentionObjective(d, p, arch, device, domains=domains, seed=seed,
+                              gate_cache={} if gate_cache is None else gate_cache)
+
+
+def _prune(trial, stage: str, reason: str):
+    trial.set_user_attr("stage", stage)
+    trial.set_user_attr("pruned_reason", reason[:2000])
+    raise optuna.TrialPruned(f"{stage}: {reason}")
+
+
+def documents(df, arch: str) -> dict:
+    """file name -> document (ops/attention/lookup.py format) from the validated rank-1 rows."""
+    import wmma_gen
+    from wmma_gen.ops.attention import lookup
+    from ..ladder import stamp
+    best = df[(df["arch"] == arch) & (df["rank"] == 1) & (df["validated"].astype(bool))]
+    docs = {}
+    for dtype, rows in best.groupby("dtype", sort=True):
+        rows = rows.sort_values(["head_dim", "causal", "seq_k", "tflops"], ascending=[True, True, True, False])
+        rows = rows.drop_duplicates(["head_dim", "causal", "seq_k"])
+        entries = [{"head_dim": int(r["head_dim"]), "causal": bool(r["causal"]), "bucket": {"seq": int(r["seq_k"])},
+                    "schedule": {k.name: _plain(r[k.name]) for k in SPACE},
+                    "tflops": round(float(r["tflops"]), 3), "unit": r["unit"], "source": r["source"],
+                    "validated": True, "vgprs": int(r["vgprs"]), "lds_bytes": int(r["lds_bytes"]),
+                    "isa_hash": r["isa_hash"], "study": r["study"], "trial": int(r["trial"]),
+                    "flops_convention": "4*D per visible (query, key) pair",
+                    "toolchain": {"mlir": r["toolchain_mlir"], "lld": r["toolchain_lld"]}}
+                   for _, r in rows.iterrows()]
+        docs[lookup.file_name(arch, dtype)] = {
+            "schema": lookup.SCHEMA, "schema_version": lookup.SCHEMA_VERSION, "arch": arch, "op": OP,
+            "dtype": dtype, "generated": stamp(), "wmma_gen_version": wmma_gen.__version__, "entries": entries}
+    return docs
+
+
+def validate_document(doc: dict, path) -> None:
+    from wmma_gen.ops.attention import lookup
+    lookup.parse(doc, path)
+
+
+def _plain(v):
+    return v.item() if hasattr(v, "item") else v
