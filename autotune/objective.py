@@ -229,18 +229,6 @@ class Objective:
 
 
 def time_on_device(device, kernel, warmup: int = WARMUP, repeats: int = REPEATS) -> float:
-    """Median GPU seconds of `repeats` launches after `warmup` (hipEvents, Timing.source=hip),
-    through the one launcher: operands are random bytes shaped by the kernel's signature;
-    timing does not read results (split-K counters start at zero and the kernel resets them)."""
-    from wmma_gen.device.launcher import Prepared, random_inputs
-    sig, p = kernel.signature, kernel.problem
-    arrays = random_inputs(sig, p, seed=0)
-    with Prepared(kernel.compiled, sig, p, device, arrays) as run:
-        times = []
-        for i in range(warmup + repeats):
-            t = run.launch()
-            if t.source != "hip":
-                raise DeviceError(f"timing source {t.source!r} is not GPU time; only hip timings are measurements")
-            if i >= warmup:
-                times.append(t.seconds)
-        return statistics.median(times)
+    """Median GPU seconds of the compiled GEMM on its problem (autotune/timing.py)."""
+    from .timing import time_signature
+    return time_signature(device, kernel.compiled, kernel.signature, kernel.problem, warmup, repeats)

@@ -191,7 +191,7 @@ class AttentionObjective:
 
     def _time(self, s, ck, src) -> tuple[float, str, str]:
         if self.on_gpu:
-            from .timing import time_signature
+            from ..timing import time_signature
             p = {**self.problem, "scale": 1.0 / self.directive.head_dim ** 0.5}
             return time_signature(self.device, ck, src.signature, p), "hip", ""
         e = registry.get(OP).estimate(self.directive, s, self.problem, self.arch)
