@@ -7,15 +7,17 @@ A RUNNING trial is stale when
   * its owner ran on this host and that process is gone (or is a zombie, or the pid now
     belongs to a younger process) -- works on every storage, immediately after a kill -9;
   * the storage has a heartbeat (RDB) and the trial's heartbeat expired (owner on any host);
-  * it has no owner stamp (a sweep from before the stamp existed) and started more than
-    GRACE_SECONDS ago.
+  * its owner stamp is missing or incomplete and either the caller holds the claim lock
+    (storage.claim_lock: every claim stamps its trial before releasing that lock, so an
+    unstamped RUNNING trial seen under it was claimed by a process that died mid-claim) or
+    it started more than GRACE_SECONDS ago (e.g. a sweep from before the stamp existed).
 A trial owned by a live process, or by another host on a journal (no heartbeat), is left alone.
 
 `reconcile` marks each stale trial `interrupted` (the reason), sets it FAIL and enqueues its
-parameters again with `retry_of`; a FAIL without `error` does not use budget, so the retry
-runs. Two processes reconciling at once cannot both succeed on one trial: a finished trial
-refuses updates (UpdateFinishedTrialError), and claims on file storages are serialised by
-storage.claim_lock.
+parameters (those it had: possibly none, if it died before suggesting) again with `retry_of`;
+a FAIL without `error` does not use budget, so the retry runs. Two processes reconciling at
+once cannot both succeed on one trial: a finished trial refuses updates
+(UpdateFinishedTrialError), and claims on file storages are serialised by storage.claim_lock.
 """
 from __future__ import annotations
 
@@ -96,7 +98,7 @@ def heartbeat_stale(study: optuna.Study) -> set[int]:
     return set(storage._get_stale_trial_ids(study._study_id))
 
 
-def stale_reason(t: FrozenTrial, hb_stale: set[int]) -> str | None:
+def stale_reason(t: FrozenTrial, hb_stale: set[int], locked: bool = False) -> str | None:
     if t.state != TrialState.RUNNING:
         return None
     ua = t.user_attrs
@@ -105,7 +107,11 @@ def stale_reason(t: FrozenTrial, hb_stale: set[int]) -> str | None:
         return f"owner pid {ua[PID]} on {ua[HOST]} is gone"
     if t._trial_id in hb_stale:
         return "heartbeat expired"
-    if alive is None and PID not in ua and _age(t) > GRACE_SECONDS:
+    if PID in ua and HOST in ua:
+        return None
+    if locked:
+        return "claimed but never stamped: its process died while claiming it"
+    if _age(t) > GRACE_SECONDS:
         return f"no owner recorded and started {_age(t):.0f} s ago"
     return None
 
@@ -119,13 +125,14 @@ def fail_and_requeue(study: optuna.Study, t: FrozenTrial, reason: str) -> bool:
             return False
     except UpdateFinishedTrialError:
         return False
-    if t.params:
-        study.enqueue_trial(t.params, user_attrs={"retry_of": t.number})
+    params = dict(t.params) or dict(t.system_attrs.get("fixed_params") or {})   # popped, not yet suggested
+    study.enqueue_trial(params, user_attrs={"retry_of": t.number})
     return True
 
 
-def reconcile(study: optuna.Study, trials: Iterable[FrozenTrial] | None = None) -> int:
-    """Fail and re-queue every stale RUNNING trial of `study`; returns how many."""
+def reconcile(study: optuna.Study, trials: Iterable[FrozenTrial] | None = None, locked: bool = False) -> int:
+    """Fail and re-queue every stale RUNNING trial of `study`; returns how many. `locked`: the
+    caller holds the storage's claim lock (see stale_reason)."""
     trials = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)) if trials is None else trials
     running = [t for t in trials if t.state == TrialState.RUNNING]
     if not running:
@@ -133,7 +140,7 @@ def reconcile(study: optuna.Study, trials: Iterable[FrozenTrial] | None = None) 
     hb = heartbeat_stale(study)
     n = 0
     for t in running:
-        reason = stale_reason(t, hb)
+        reason = stale_reason(t, hb, locked)
         if reason and fail_and_requeue(study, t, reason):
             n += 1
     return n

@@ -46,10 +46,11 @@ class RunStats:
 
 
 def counted(t: FrozenTrial) -> bool:
-    """Finished and uses budget (COMPLETE, PRUNED, or FAIL with a recorded error)."""
+    """Finished and uses budget (COMPLETE, PRUNED, or FAIL with a recorded error -- unless it
+    was interrupted before Optuna heard of the error: then its retry is what counts)."""
     if t.state in (TrialState.COMPLETE, TrialState.PRUNED):
         return True
-    return t.state == TrialState.FAIL and "error" in t.user_attrs
+    return t.state == TrialState.FAIL and "error" in t.user_attrs and "interrupted" not in t.user_attrs
 
 
 def uses_budget(t: FrozenTrial) -> bool:
@@ -77,7 +78,7 @@ def taken(trials, key: str, number: int) -> Optional[int]:
 def _claim(study, trials: int, propose, locked: bool, stats: RunStats):
     """(trial, None) to evaluate, (None, 'budget') to stop, or (frozen trial, 'dedup') for a repeat."""
     all_trials = study.get_trials(deepcopy=False)
-    n = rec.reconcile(study, all_trials)
+    n = rec.reconcile(study, all_trials, locked)
     if n:
         stats.recovered += n
         all_trials = study.get_trials(deepcopy=False)

@@ -135,6 +135,20 @@ def test_kill_9_mid_trial_then_rerun_loses_and_repeats_nothing(storage, tmp_path
     assert_accounted(after.values(), budget)
 
 
+def test_trial_claimed_but_never_stamped_is_requeued(storage, tmp_path):
+    """A process killed inside a claim (after ask, before the owner stamp) leaves an unstamped
+    RUNNING trial; the next claim, under the same lock, fails and re-queues it at once."""
+    cfg = config(storage, tmp_path / "results", 3)
+    run_sweep(cfg, Hooks(objective=FakeObjective))
+    st = open_storage(storage)
+    (name,) = optuna.get_all_study_names(st)
+    orphan = optuna.load_study(study_name=name, storage=st).ask()          # RUNNING, no owner stamp
+    r = run_sweep(config(storage, tmp_path / "results", 5), Hooks(objective=FakeObjective))
+    t = r.studies[0].trials[orphan.number]
+    assert r.recovered == 1 and t.state == TrialState.FAIL and "never stamped" in t.user_attrs["interrupted"]
+    assert_accounted(r.studies[0].get_trials(), 5)
+
+
 def _torn_journal(tmp_path, budget: int) -> tuple[Path, bytes]:
     storage = str(tmp_path / "results" / ARCH / "optuna.journal")
     finish(spawn(storage, tmp_path / "results", budget))
