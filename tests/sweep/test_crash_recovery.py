@@ -149,6 +149,33 @@ def test_trial_claimed_but_never_stamped_is_requeued(storage, tmp_path):
     assert_accounted(r.studies[0].get_trials(), 5)
 
 
+def test_stale_rules_owner_host_pid_reuse_heartbeat():
+    """Which RUNNING trials reconcile.stale_reason calls stale (no storage needed)."""
+    import datetime as dt
+    import socket
+
+    from autotune import reconcile as rec
+
+    def running(attrs, started=0.0):
+        start = dt.datetime.now() - dt.timedelta(seconds=started)
+        return optuna.trial.FrozenTrial(number=0, state=TrialState.RUNNING, value=None, datetime_start=start,
+                                        datetime_complete=None, params={}, distributions={}, user_attrs=attrs,
+                                        system_attrs={}, intermediate_values={}, trial_id=7)
+    me = rec.owner()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    here = socket.gethostname()
+    assert rec.stale_reason(running(me), set()) is None                                   # alive: ours
+    assert "is gone" in rec.stale_reason(running({**me, rec.PID: dead.pid}), set())       # dead local pid
+    assert "is gone" in rec.stale_reason(running({**me, rec.STARTED: "1"}), set())        # pid reused
+    other = {rec.PID: 1, rec.HOST: here + "-elsewhere", rec.STARTED: ""}
+    assert rec.stale_reason(running(other), set()) is None                                # cannot tell
+    assert rec.stale_reason(running(other), {7}) == "heartbeat expired"                   # RDB heartbeat
+    assert rec.stale_reason(running({}), set()) is None                                   # young, unowned
+    assert "never stamped" in rec.stale_reason(running({}), set(), locked=True)
+    assert "no owner" in rec.stale_reason(running({}, started=1e4), set())
+
+
 def _torn_journal(tmp_path, budget: int) -> tuple[Path, bytes]:
     storage = str(tmp_path / "results" / ARCH / "optuna.journal")
     finish(spawn(storage, tmp_path / "results", budget))
