@@ -11,11 +11,11 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-from mlir import ir, passmanager
+from .mlir_api import ir, passmanager
 
 from ..errors import CompileError
 from ..targets import get_target
-from . import toolchain
+from . import mlir_api, toolchain
 from .cache import KernelCache, make_key
 from .elf import read_elf
 from .metadata import KernelMetadata, parse_isa_metadata, parse_metadata
@@ -72,6 +72,7 @@ def _run(text: str, pipeline: str, stage: str) -> str:
             pm = passmanager.PassManager.parse(pipeline)
             pm.run(module.operation)
         except Exception as e:  # MLIRError carries the diagnostics; turn it into our error
+            mlir_api.require_rocdl()  # a provider without the ROCDL target: name what to install
             with tempfile.NamedTemporaryFile("w", suffix=".mlir", prefix=f"wmma_gen_{stage}_", delete=False) as f:
                 f.write(text)
             raise CompileError(f"stage '{stage}' failed", diagnostics=str(e), pipeline=pipeline,
@@ -109,6 +110,9 @@ def hsaco(lowered: str, arch: str) -> bytes:
 
 
 def toolchain_info() -> dict:
+    """What besides the MLIR text changes the bytes; every entry is part of the cache key.
+    `mlir` names the bindings' distribution, provider package and LLVM version (mlir_api), so
+    objects built by two providers (WMMA_GEN_MLIR_PROVIDER) never share a key."""
     linker = toolchain.find_linker()
     return {"mlir": toolchain.mlir_version(), "lld": linker.version, "lld_provider": linker.provider,
             "wmma_gen_compiler": toolchain.sources_hash()}

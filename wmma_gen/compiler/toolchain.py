@@ -1,4 +1,5 @@
-"""Toolchain discovery: the MLIR bindings and an ld.lld for `gpu-module-to-binary{format=bin}`.
+"""Toolchain discovery: the MLIR bindings (compiler/mlir_api.py picks the provider) and an
+ld.lld for `gpu-module-to-binary{format=bin}`.
 
 `gpu-module-to-binary` runs `<toolkit>/llvm/bin/ld.lld` to link the code object
 (DESIGN.md, verified toolchain facts). Providers, in order: $ROCM_PATH or /opt/rocm,
@@ -82,17 +83,11 @@ def find_linker() -> Linker:
                        "\nfix: `pip install ziglang`, or `apt-get install lld`, or install ROCm")
 
 
-@functools.lru_cache(maxsize=1)
 def mlir_version() -> str:
-    """Identity of the MLIR bindings (distribution version + native library hash prefix)."""
-    from importlib import metadata
-    for dist in ("mlir-gml", "mlir-python-bindings", "mlir"):
-        try:
-            return f"{dist}=={metadata.version(dist)}"
-        except metadata.PackageNotFoundError:
-            continue
-    import mlir._mlir_libs as libs
-    return "mlir@" + str(Path(libs.__file__).parent)
+    """Identity of the MLIR bindings for the cache key and exports: distribution, provider
+    package and the LLVM version it was built from (mlir_api.Provider.identity)."""
+    from . import mlir_api
+    return mlir_api.provider().identity
 
 
 @functools.lru_cache(maxsize=1)

@@ -8,9 +8,9 @@ are kept K-contiguous as [outer][k] so every fragment read is one contiguous vec
 """
 from __future__ import annotations
 
-from mlir import ir
-from mlir.dialects import _amdgpu_ops_gen as amdgpu
-from mlir.dialects import arith, vector
+from ..compiler.mlir_api import ir
+from ..compiler.mlir_api import _amdgpu_ops_gen as amdgpu
+from ..compiler.mlir_api import arith, vector
 
 from .. import layouts
 from . import irb

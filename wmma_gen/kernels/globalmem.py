@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mlir import ir
-from mlir.dialects import arith, memref, vector
+from ..compiler.mlir_api import ir
+from ..compiler.mlir_api import arith, memref, vector
 
 from ..numerics import BITS
 from . import irb

@@ -5,8 +5,9 @@ boilerplate of creating attributes and result types.
 """
 from __future__ import annotations
 
-from mlir import ir
-from mlir.dialects import arith
+from ..compiler.mlir_api import ir
+from ..compiler.mlir_api import arith
+from ..compiler.mlir_api import _llvm_ops_gen as llvm
 
 _ELEM_TYPES = {
     # storage element type of each dtype name in memory (memref element type)
@@ -99,3 +100,25 @@ def zeros(vt: ir.VectorType) -> ir.Value:
 
 def is_float(t: ir.Type) -> bool:
     return any(isinstance(t, k) for k in (ir.F16Type, ir.BF16Type, ir.F32Type))
+
+
+# Instruction classes llvm.amdgcn.sched.barrier may move across, as mask bits (LLVM AMDGPUUsage,
+# "llvm.amdgcn.sched.barrier"; the same bits as MLIR's amdgpu.sched_barrier options).
+SCHED_GROUPS = {"none": 0, "non_mem_non_sideeffect": 0x1, "valu": 0x2, "salu": 0x4, "mfma_wmma": 0x8,
+                "all_vmem": 0x10, "vmem_read": 0x20, "vmem_write": 0x40, "all_ds": 0x80, "ds_read": 0x100,
+                "ds_write": 0x200, "transcendental": 0x400}
+
+
+def sched_barrier(*allow: str) -> None:
+    """A scheduling barrier only the named instruction classes may cross (none: nothing does).
+
+    Emitted as the intrinsic call `amdgpu.sched_barrier` lowers to, because that op's printed
+    form differs between MLIR versions (`allow = <none>` with #amdgpu.sched_barrier_opt up to
+    LLVM 23, `allow = none` with #rocdl.sched_group_mask from LLVM 24): the call reads the
+    same in both and is what the op becomes (mlir-gml's GEMM ISA is byte-identical)."""
+    mask = 0
+    for name in allow:
+        if name not in SCHED_GROUPS:
+            raise ValueError(f"sched_barrier group {name!r} is not allowed: one of {', '.join(SCHED_GROUPS)}")
+        mask |= SCHED_GROUPS[name]
+    llvm.CallIntrinsicOp(None, "llvm.amdgcn.sched.barrier", [ci(mask, 32)], [], ir.DenseI32ArrayAttr.get([]))

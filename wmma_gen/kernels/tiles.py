@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mlir import ir
-from mlir.dialects import memref, vector
+from ..compiler.mlir_api import ir
+from ..compiler.mlir_api import memref, vector
 
 from . import irb
 from .globalmem import Stored, chunk_width, concat, read_chunk

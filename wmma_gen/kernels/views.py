@@ -9,8 +9,8 @@ every strided host view; the last dimension is always unit-stride (vector loads 
 """
 from __future__ import annotations
 
-from mlir import ir
-from mlir.dialects import arith, memref
+from ..compiler.mlir_api import ir
+from ..compiler.mlir_api import arith, memref
 
 from . import irb
 

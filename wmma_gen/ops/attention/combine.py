@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import math
 
-from mlir import ir
-from mlir.dialects import _gpu_ops_gen as gpu
-from mlir.dialects import _rocdl_ops_gen as rocdl
-from mlir.dialects import arith, memref, scf, vector
+from ...compiler.mlir_api import ir
+from ...compiler.mlir_api import _gpu_ops_gen as gpu
+from ...compiler.mlir_api import _rocdl_ops_gen as rocdl
+from ...compiler.mlir_api import arith, memref, scf, vector
 
 from ...kernels import attention_blocks as ab
 from ...kernels import irb

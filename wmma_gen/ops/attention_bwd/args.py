@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mlir import ir
-from mlir.dialects import _gpu_ops_gen as gpu
+from ...compiler.mlir_api import ir
+from ...compiler.mlir_api import _gpu_ops_gen as gpu
 
 from ...kernels import irb
 from ...kernels.signature import KArg

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mlir import ir
-from mlir.dialects import _gpu_ops_gen as gpu
-from mlir.dialects import arith, memref, scf, vector
+from ...compiler.mlir_api import ir
+from ...compiler.mlir_api import _gpu_ops_gen as gpu
+from ...compiler.mlir_api import arith, memref, scf, vector
 
 from ...kernels import irb
 from .args import BwdSpec

@@ -18,9 +18,9 @@ written by exactly one workgroup: no atomics, bit-identical for any dispatch ord
 """
 from __future__ import annotations
 
-from mlir import ir
-from mlir.dialects import _gpu_ops_gen as gpu
-from mlir.dialects import arith, scf
+from ...compiler.mlir_api import ir
+from ...compiler.mlir_api import _gpu_ops_gen as gpu
+from ...compiler.mlir_api import arith, scf
 
 from ...kernels import irb
 from ...kernels.signature import KernelSource, Signature

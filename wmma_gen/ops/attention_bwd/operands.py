@@ -15,9 +15,9 @@ and its K elements in the order of layouts.b_coord.
 """
 from __future__ import annotations
 
-from mlir import ir
-from mlir.dialects import _rocdl_ops_gen as rocdl
-from mlir.dialects import arith, math, memref, vector
+from ...compiler.mlir_api import ir
+from ...compiler.mlir_api import _rocdl_ops_gen as rocdl
+from ...compiler.mlir_api import arith, math, memref, vector
 
 from ...kernels import irb
 from ...kernels.fragments import acc_coords, load_fragment_lds, wmma

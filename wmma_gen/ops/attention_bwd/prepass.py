@@ -9,8 +9,8 @@ line 4 of Dao 2023: D_i = rowsum(dO_i o O_i)). One thread per row:
 """
 from __future__ import annotations
 
-from mlir import ir
-from mlir.dialects import arith, memref, vector
+from ...compiler.mlir_api import ir
+from ...compiler.mlir_api import arith, memref, vector
 
 from ...kernels import irb
 from ...kernels.signature import KernelSource, Signature

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 
-from mlir import ir
-from mlir.dialects import arith, memref, scf
-from mlir.dialects import math as mmath
+from ...compiler.mlir_api import ir
+from ...compiler.mlir_api import arith, memref, scf
+from ...compiler.mlir_api import math as mmath
 
 from ...directive import GemmDirective
 from ...kernels import irb

@@ -25,10 +25,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mlir import ir
-from mlir.dialects import _amdgpu_ops_gen as amdgpu
-from mlir.dialects import _gpu_ops_gen as gpu
-from mlir.dialects import scf
+from ...compiler.mlir_api import ir
+from ...compiler.mlir_api import _gpu_ops_gen as gpu
+from ...compiler.mlir_api import scf
 
 from ...directive import GemmDirective
 from ...kernels import irb
@@ -340,7 +339,7 @@ class _Body:
         vals = stage_load(c, irb.add(k0, c.s.block_k))  # prefetch overlaps the WMMAs
         # Keep the prefetch loads above the WMMAs: under register pressure the machine
         # scheduler otherwise sinks each load next to its LDS store and serialises them.
-        amdgpu.SchedBarrierOp(ir.Attribute.parse("#amdgpu.sched_barrier_opt<none>"))
+        irb.sched_barrier("none")
         accs = compute_tile(c, k0, cur, accs)
         stage_store(c, vals, nxt)
         gpu.BarrierOp()

@@ -15,9 +15,9 @@ waves in program order; on hardware this follows the AMDGPU memory model (AMDGPU
 """
 from __future__ import annotations
 
-from mlir import ir
-from mlir.dialects import _gpu_ops_gen as gpu
-from mlir.dialects import arith, memref, scf
+from ...compiler.mlir_api import ir
+from ...compiler.mlir_api import _gpu_ops_gen as gpu
+from ...compiler.mlir_api import arith, memref, scf
 
 from ...directive import GemmDirective
 from ...kernels import irb

@@ -1,0 +1,173 @@
+"""The MLIR Python bindings wmma_gen builds and compiles with, from one provider.
+
+Every module of wmma_gen imports `ir`, `passmanager` and the dialect modules from here,
+never from a provider package directly. Providers, in the order tried:
+
+- `flydsl`: the upstream MLIR bindings embedded in AMD's FlyDSL wheel (`flydsl._mlir`;
+  PyPI `flydsl`, Apache-2.0). It ships no generated AMDGPU op module, so `_amdgpu_ops_gen`
+  is wmma_gen's own builder for the AMDGPU ops it uses (compiler/amdgpu_ops.py).
+- `mlir`: the upstream `mlir` package (PyPI `mlir-gml`, or LLVM's official wheels).
+
+Setting: WMMA_GEN_MLIR_PROVIDER=flydsl|mlir picks the provider (unset or `auto`: the first
+one installed). It only picks which bindings are loaded; the provider and its LLVM version
+are part of every compile cache key (compile.toolchain_info), so switching it never reuses
+or silently changes a cached code object.
+"""
+from __future__ import annotations
+
+import functools
+import glob
+import importlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import CompileError
+
+__all__ = ["ir", "passmanager", "arith", "math", "memref", "scf", "vector", "_gpu_ops_gen", "_amdgpu_ops_gen",
+           "_rocdl_ops_gen", "_llvm_ops_gen", "SETTING", "PROVIDERS", "MlirProviderError", "Provider", "provider",
+           "requested", "rocdl_problem", "require_rocdl"]
+
+SETTING = "WMMA_GEN_MLIR_PROVIDER"
+PROVIDERS = ("mlir", "flydsl")  # order `auto` tries; flydsl goes first once every builder imports from here
+_PACKAGE = {"flydsl": "flydsl._mlir", "mlir": "mlir"}
+_INSTALL = {"flydsl": "pip install flydsl", "mlir": "pip install mlir-gml"}
+_DISTRIBUTIONS = {"flydsl": ("flydsl",), "mlir": ("mlir-gml", "mlir-python-bindings", "mlir")}
+_DIALECTS = ("arith", "math", "memref", "scf", "vector", "_gpu_ops_gen", "_rocdl_ops_gen", "_llvm_ops_gen")
+# Ops a kernel needs the provider to have registered (the ROCDL/AMDGPU side of the build).
+_REQUIRED_OPS = ("gpu.module", "amdgpu.wmma", "amdgpu.lds_barrier", "rocdl.workgroup.id.x", "llvm.call_intrinsic")
+
+
+class MlirProviderError(CompileError, ImportError):
+    """No usable MLIR bindings: none installed, the requested one missing, or no ROCDL target.
+
+    Also an ImportError, so code that probes for the compiler (doctor) treats it as missing."""
+
+
+def _install_hint() -> str:
+    return (f"install one: `{_INSTALL['flydsl']}` (AMD FlyDSL, default) or `{_INSTALL['mlir']}`; "
+            f"{SETTING}=flydsl|mlir picks one when both are installed")
+
+
+def requested() -> str:
+    """The provider the setting asks for: 'auto', 'flydsl' or 'mlir'."""
+    value = os.environ.get(SETTING, "").strip().lower() or "auto"
+    if value not in ("auto",) + PROVIDERS:
+        raise MlirProviderError(f"{SETTING}={value!r} is not allowed: one of auto, {', '.join(PROVIDERS)}")
+    return value
+
+
+def _import(name: str):
+    """(ir, passmanager, {dialect module name: module}) of provider `name`."""
+    pkg = _PACKAGE[name]
+    ir_mod = importlib.import_module(f"{pkg}.ir")
+    pm_mod = importlib.import_module(f"{pkg}.passmanager")
+    dialects = {d: importlib.import_module(f"{pkg}.dialects.{d}") for d in _DIALECTS}
+    return ir_mod, pm_mod, dialects
+
+
+def _select():
+    want = requested()
+    tried = []
+    for name in (PROVIDERS if want == "auto" else (want,)):
+        try:
+            return name, *_import(name)
+        except ImportError as e:
+            tried.append(f"{name} ({_PACKAGE[name]}): {e}")
+    raise MlirProviderError(f"no MLIR Python bindings found ({SETTING}={want})",
+                            diagnostics="tried: " + "; ".join(tried) + "\nfix: " + _install_hint())
+
+
+NAME, ir, passmanager, _mods = _select()
+arith, math, memref, scf, vector = (_mods[d] for d in ("arith", "math", "memref", "scf", "vector"))
+_gpu_ops_gen, _rocdl_ops_gen, _llvm_ops_gen = (_mods[d] for d in ("_gpu_ops_gen", "_rocdl_ops_gen", "_llvm_ops_gen"))
+try:
+    _amdgpu_ops_gen = importlib.import_module(f"{_PACKAGE[NAME]}.dialects._amdgpu_ops_gen")
+except ImportError:      # FlyDSL: the dialect is registered, its Python op classes are not shipped
+    from . import amdgpu_ops as _amdgpu_ops_gen
+
+
+@dataclass(frozen=True)
+class Provider:
+    """Where the bindings came from (what `wmma-gen doctor` prints and the cache key holds)."""
+    name: str            # "flydsl" | "mlir"
+    package: str         # the Python package loaded: "flydsl._mlir" | "mlir"
+    distribution: str    # "flydsl==0.5.0", "mlir-gml==0.0.4", or "unknown"
+    llvm_version: str    # LLVM/MLIR version the native library was built from, e.g. "24.0.0git"
+    path: str            # folder of the package
+    selected_by: str     # "auto" or the setting's value
+
+    @property
+    def identity(self) -> str:
+        """What the compile cache key and exported schedules record, e.g.
+        "flydsl==0.5.0 (flydsl._mlir, LLVM 24.0.0git)"."""
+        return f"{self.distribution} ({self.package}, LLVM {self.llvm_version})"
+
+
+def _distribution(name: str) -> str:
+    from importlib import metadata
+    for dist in _DISTRIBUTIONS[name]:
+        try:
+            return f"{dist}=={metadata.version(dist)}"
+        except metadata.PackageNotFoundError:
+            continue
+    return "unknown"
+
+
+_SUFFIX_RE = re.compile(r"\.so\.(\d+\.\d+(?:\.\d+)?(?:git)?)$")
+_VERSION_RE = re.compile(rb"(?:LLVM version |\0)(\d{2,3}\.\d+\.\d+(?:git)?)\0")
+
+
+def _llvm_version(libs: Path) -> str:
+    """LLVM version of the native libraries under `libs`: from a versioned file name
+    (libFoo.so.24.0git) or, failing that, from the version string inside LLVM's Support
+    library (mlir-gml ships unversioned names); "unknown" if neither is found."""
+    names = sorted(glob.glob(str(libs / "_mlir_libs" / "*.so.*")))
+    for n in names:
+        m = _SUFFIX_RE.search(n)
+        if m:
+            return m.group(1) if m.group(1).count(".") == 2 else m.group(1).replace("git", ".0git")
+    pats = ("_mlir_libs/*LLVMSupport*.so*", "_mlir_libs/*MLIRPythonCAPI*.so*", "../.mlir_libs/*llvm_Slib*Support.so")
+    for pat in pats:
+        for f in sorted(glob.glob(str(libs / pat))):
+            m = _VERSION_RE.search(Path(f).read_bytes())
+            if m:
+                return m.group(1).decode()
+    return "unknown"
+
+
+@functools.lru_cache(maxsize=1)
+def provider() -> Provider:
+    """Facts about the loaded provider (cached: the version scan reads a library file once)."""
+    path = Path(ir.__file__).parent
+    return Provider(NAME, _PACKAGE[NAME], _distribution(NAME), _llvm_version(path), str(path), requested())
+
+
+@functools.lru_cache(maxsize=1)
+def rocdl_problem() -> str:
+    """Why the loaded provider cannot compile for AMD GPUs ("" if it can): the ROCDL/AMDGPU
+    dialects registered and `gpu-module-to-binary` producing ISA for a trivial gfx1100 module."""
+    text = ('module attributes {gpu.container_module} { gpu.module @probe [#rocdl.target<chip = "gfx1100">] '
+            '{ llvm.func @k() attributes {rocdl.kernel} { llvm.return } } }')
+    try:
+        with ir.Context() as ctx:
+            missing = [op for op in _REQUIRED_OPS if not ctx.is_registered_operation(op)]
+            if missing:
+                return f"operations not registered: {', '.join(missing)}"
+            module = ir.Module.parse(text)
+            passmanager.PassManager.parse("builtin.module(gpu-module-to-binary{format=isa})").run(module.operation)
+            if "s_endpgm" not in str(module):
+                return "gpu-module-to-binary produced no AMDGPU assembly"
+    except Exception as e:  # any binding failure here is the answer, reported with its text
+        return f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+    return ""
+
+
+def require_rocdl() -> None:
+    """Raise MlirProviderError naming the packages to install if the provider lacks ROCDL."""
+    why = rocdl_problem()
+    if why:
+        p = provider()
+        raise MlirProviderError(f"MLIR provider '{p.name}' ({p.distribution}, {p.path}) cannot compile for AMD GPUs "
+                                "(no ROCDL target)", diagnostics=f"{why}\nfix: {_install_hint()}")
