@@ -1,7 +1,8 @@
-"""Emulator speed: wave-instructions per second and the wall time of a 256x256x256 f16
-GEMM, batched (waves sharing a PC run together) next to the per-wave reference path.
+"""Emulator speed: wave-instructions per second of GEMMs run from their code objects, batched
+(waves sharing a PC run together) next to the per-wave reference path, and a profile of
+where the batched time goes, per instruction (mnemonic) and per class.
 
-    python bench/emu_speed.py [--size 256] [--reference-size 128]
+    python bench/emu_speed.py [--size 256] [--reference-size 128] [--archs gfx1100,gfx1201]
 
 Wall time is host time of the emulation (source: emulator), not GPU time.
 """
@@ -9,22 +10,21 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections import defaultdict
 
 import numpy as np
 
-from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.directive import GemmDirective
 from wmma_gen.emu import GlobalMemory, Program, run_kernel
+from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.schedule import Schedule
 
 
-def gemm_run(size: int, schedule: Schedule, mode: str):
+def gemm_run(arch: str, size: int, schedule: Schedule, mode: str, profile: dict | None = None):
     d = GemmDirective("f16", size, size, size)
-    t0 = time.perf_counter()
-    k = compile_gemm(d, schedule, "gfx1100", cache=False)
+    k = compile_gemm(d, schedule, arch)
     kernel = k.compiled
-    compile_s = time.perf_counter() - t0
-    prog = Program.from_isa(kernel.isa, kernel.name)
+    prog = Program.from_code_object(kernel.hsaco, kernel.name)
     rng = np.random.default_rng(0)
     a = rng.standard_normal((size, size)).astype(np.float16)
     b = rng.standard_normal((size, size)).astype(np.float16)
@@ -33,34 +33,60 @@ def gemm_run(size: int, schedule: Schedule, mode: str):
     mem.write(pa, a)
     mem.write(pb, b)
     grid, block = k.grid, k.block
-    stats = run_kernel(prog, mem, grid, block, prog.pack_kernarg([pa, pb, pc] + k.scalars(), grid, block), mode=mode)
+    t0 = time.perf_counter()
+    stats = run_kernel(prog, mem, grid, block, prog.pack_kernarg([pa, pb, pc] + k.scalars(), grid, block),
+                       mode=mode, profile=profile)
+    wall = time.perf_counter() - t0
     c = np.frombuffer(mem.read(pc, size * size * 4), np.float32).reshape(size, size)
     err = float(np.abs(c - a.astype(np.float64) @ b.astype(np.float64)).max())
-    return stats, compile_s, err
+    return stats, wall, err
+
+
+def _class(mnemonic: str) -> str:
+    m = mnemonic.split("::")[0]
+    for prefix, cls in (("v_wmma", "wmma"), ("v_dual", "vopd"), ("ds_", "ds"), ("global_", "global"),
+                        ("scratch_", "scratch"), ("s_load", "smem"), ("s_", "salu/control"),
+                        ("v_perm", "v_perm"), ("v_cmp", "vopc"), ("v_pk_", "vop3p"), ("v_fma_mix", "vop3p"),
+                        ("v_", "valu")):
+        if m.startswith(prefix):
+            return cls
+    return "other"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=256)
     ap.add_argument("--reference-size", type=int, default=128)
+    ap.add_argument("--archs", default="gfx1100,gfx1201")
     args = ap.parse_args()
-    rows = []
-    for lds in ("none", "ab"):
-        s = Schedule(lds=lds)
-        for size, mode in ((args.size, "batched"), (args.reference_size, "batched"),
-                           (args.reference_size, "per_wave")):
-            st, cs, err = gemm_run(size, s, mode)
-            rows.append((f"f16 gemm {size}^3 lds={lds}", mode, st.waves, st.wave_instructions, st.seconds,
-                         st.wave_instructions_per_second, err))
-    print(f"{'kernel':28s} {'mode':9s} {'waves':>6s} {'wave-instr':>11s} {'seconds':>8s} "
+    rows, profiles = [], {}
+    for arch in args.archs.split(","):
+        for lds in ("none", "ab"):
+            s = Schedule(lds=lds)
+            prof: dict = {}
+            for size, mode, p in ((args.size, "batched", prof), (args.reference_size, "batched", None),
+                                  (args.reference_size, "per_wave", None)):
+                st, wall, err = gemm_run(arch, size, s, mode, p)
+                rows.append((f"{arch} f16 {size}^3 lds={lds}", mode, st.waves, st.wave_instructions, wall,
+                             st.wave_instructions / wall, err))
+            profiles[f"{arch} f16 {args.size}^3 lds={lds}"] = prof
+    print(f"{'kernel':32s} {'mode':9s} {'waves':>6s} {'wave-instr':>11s} {'seconds':>8s} "
           f"{'wave-instr/s':>13s} {'max|err|':>9s}")
     for name, mode, waves, wi, sec, rate, err in rows:
-        print(f"{name:28s} {mode:9s} {waves:6d} {wi:11d} {sec:8.3f} {rate:13,.0f} {err:9.2e}")
+        print(f"{name:32s} {mode:9s} {waves:6d} {wi:11d} {sec:8.3f} {rate:13,.0f} {err:9.2e}")
     by = {(r[0], r[1]): r for r in rows}
-    for lds in ("none", "ab"):
-        name = f"f16 gemm {args.reference_size}^3 lds={lds}"
-        fast, ref = by[(name, "batched")], by[(name, "per_wave")]
-        print(f"speed-up of batched over per-wave ({name}): {ref[4] / fast[4]:.1f}x")
+    for name in dict.fromkeys(r[0] for r in rows):
+        if (name, "per_wave") in by:
+            print(f"speed-up of batched over per-wave ({name}): {by[(name, 'per_wave')][4] / by[(name, 'batched')][4]:.1f}x")
+    for name, prof in profiles.items():   # profiled runs carry the timer overhead: shares only
+        total = sum(t for t, _ in prof.values()) or 1.0
+        classes = defaultdict(float)
+        for key, (t, _) in prof.items():
+            classes[_class(key)] += t
+        top = sorted(prof.items(), key=lambda kv: -kv[1][0])[:5]
+        print(f"profile {name}: " + ", ".join(f"{c} {100 * t / total:.0f}%" for c, t in
+                                              sorted(classes.items(), key=lambda kv: -kv[1])))
+        print("   top instructions: " + ", ".join(f"{k} {100 * t / total:.0f}%" for k, (t, _) in top))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import pytest
 
 from emu_helpers import asm_kernel
 from wmma_gen.emu import Program
-from wmma_gen.emu import yaml_lite
+from wmma_gen.emu import metadata_text as yaml_lite
 from wmma_gen.errors import EmulatorFault
 
 BODY = "\ts_mov_b32 s8, 1\n.LBB0_1:\n\ts_sub_u32 s8, s8, 1\n\ts_cbranch_scc1 .LBB0_1\n\ts_endpgm"

@@ -200,17 +200,17 @@ def test_packed_f16_op_sel(rng):
     np.testing.assert_array_equal(got[:, 1], hi)
 
 
-def test_div_scale_faults_only_for_active_lanes_needing_scaling():
-    from wmma_gen.errors import EmulatorFault
+def test_div_scale_scales_the_denominator_of_a_huge_quotient():
+    """V_DIV_SCALE_F32 (RDNA3 ISA §16): exponent(S2) - exponent(S1) >= 96 sets VCC and, when
+    S0 is the denominator, D = S0 * 2^64; elsewhere D = S0 and VCC = 0."""
     num = np.ones(32, np.float32)
     den = np.full(32, 3.0, np.float32)
     num[5], den[5] = 1e38, 1e-3   # quotient overflows: hardware scales by 2^64 here
-    body = "\tv_div_scale_f32 v20, vcc_lo, v11, v11, v10"
-    out, = run_lanes(f"\ts_mov_b32 exec_lo, 0xffffffdf\n{body}\n\ts_mov_b32 exec_lo, -1", [f32(num), f32(den)])
-    np.testing.assert_array_equal(np.delete(as_f32(out), 5), 3.0)  # D = S0 where no scaling is due
-    with pytest.raises(EmulatorFault, match="v_div_scale_f32") as e:
-        run_lanes(body, [f32(num), f32(den)])
-    assert e.value.lane == 5
+    body = "\tv_div_scale_f32 v20, vcc_lo, v11, v11, v10\n\tv_cndmask_b32_e64 v21, 0, 1, vcc_lo"
+    d, vcc = run_lanes(body, [f32(num), f32(den)], n_out=2)
+    np.testing.assert_array_equal(np.delete(as_f32(d), 5), 3.0)
+    assert as_f32(d)[5] == np.float32(np.float64(np.float32(1e-3)) * 2.0 ** 64)
+    assert vcc.tolist() == [int(k == 5) for k in range(32)]
 
 
 def test_vop3_neg_abs_on_untyped_bits_flip_the_sign_bit(rng):

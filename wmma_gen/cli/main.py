@@ -7,7 +7,7 @@ import sys
 
 from ..errors import WmmaGenError
 
-COMMANDS = ("targets_cmd", "doctor", "compile_cmd", "check_cmd", "analyze_cmd", "sweep_cmd", "export_cmd", "demo_cmd")
+COMMANDS = ("targets_cmd", "doctor", "compile_cmd", "check_cmd", "analyze_cmd", "sweep_cmd", "export_cmd", "demo_cmd", "emu_cmd")
 
 
 def parser() -> argparse.ArgumentParser:

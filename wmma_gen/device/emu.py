@@ -1,7 +1,7 @@
 """EmuDevice: the Device contract over the wave emulator (wmma_gen.emu).
 
-Runs the compiled machine code (the ISA text of the same compilation as the hsaco) wave by
-wave on emulated global memory. Its Timing is host wall time of the emulation
+Runs the code object's machine code (CompiledKernel.hsaco: the bytes a GPU would run,
+decoded by wmma_gen.emu.decode) wave by wave on emulated global memory. Its Timing is host wall time of the emulation
 (source="emulator"), never a GPU time.
 """
 from __future__ import annotations
@@ -59,14 +59,10 @@ class EmuDevice(Device):
 
     # ---- launch -----------------------------------------------------------------------------
     def program(self, kernel):
-        """The parsed emulator Program of `kernel`, cached per content key."""
+        """The emulator Program decoded from `kernel`'s code object, cached per content key."""
         prog = self._programs.get(kernel.key)
         if prog is None:
-            emu = _emu()
-            Program = getattr(emu, "Program", None)
-            if Program is None:
-                from ..emu.program import Program
-            prog = Program.from_isa(kernel.isa, kernel.name)
+            prog = _emu().Program.from_code_object(kernel.hsaco, kernel.name)
             self._programs[kernel.key] = prog
         return prog
 

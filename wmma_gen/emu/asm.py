@@ -57,6 +57,9 @@ class Instr:
     text: str = ""
     line: int = 0
     pair: "Instr | None" = None  # second half of a VOPD dual-issue
+    pc: int = -1                 # byte offset in the code object's .text (decoded machine code)
+    encoding: str = ""           # the instruction's bytes, hex (decoded machine code)
+    fmt: str = ""                # encoding class: sop2, vop3, ds, ... (decoded machine code)
 
     @property
     def base(self) -> str:
@@ -181,7 +184,7 @@ def parse_instruction(text: str, line: int = 0) -> Instr:
         toks = _split_top(piece, " ")
         # An operand may carry spaces only inside |...| abs bars; LLVM prints none.
         head, tail = toks[0], toks[1:]
-        if ":" in head and not head.startswith(("s[", "v[", "-s[", "-v[", "|", "-|")) or head in _FLAG_MODS:
+        if ":" in head and not head.startswith(("s[", "v[", "ttmp[", "-s[", "-v[", "|", "-|")) or head in _FLAG_MODS:
             tail = toks
         elif head in ("-", ):
             raise ValueError(f"cannot parse operand in {text!r}")

@@ -114,6 +114,60 @@ def bind_global_store(row: Op, ins: Instr):
     return run
 
 
+# ---- SCRATCH (per-lane private segment, see mem.SCRATCH) ------------------------------------------
+def _scratch_offset(ins: Instr, vaddr, saddr):
+    off = np.int64(_offset(ins))
+    v = vaddr.index if vaddr.kind == "v" else None
+    s = saddr.index if saddr.kind == "s" else None
+
+    def addr(g):
+        a = np.full((g.W, 32), off, np.int64)
+        if v is not None:
+            a = a + g.v[v].astype(np.int64)
+        if s is not None:
+            a = a + g.s[s].astype(np.int64)[:, None]
+        return a
+    return addr
+
+
+def _private(g, ctx, ins, a, size, act):
+    """Byte index into g.priv (W, 32, P) rows; faults outside [0, P)."""
+    p = 0 if g.priv is None else g.priv.shape[-1]
+    bad = act & ((a < 0) | (a + size > p))
+    if bad.any():
+        w, lane = (int(x) for x in np.argwhere(bad)[0])
+        raise Fault(f"scratch access of {size} bytes at private offset {int(a[w, lane])} outside the "
+                    f"{p}-byte private segment (kernel descriptor private_segment_fixed_size)",
+                    wave=w, lane=lane, address=int(a[w, lane]))
+    return np.where(act, a, 0)
+
+
+def bind_scratch_load(row: Op, ins: Instr):
+    vdst, vaddr, saddr = ins.operands
+    addr, a, d = _scratch_offset(ins, vaddr, saddr), row.args, vdst.index
+
+    def run(g, ctx):
+        act = _active(g)
+        idx = _private(g, ctx, ins, addr(g), a["size"], act)
+        w, l = np.ogrid[:g.W, :32]
+        raw = g.priv[w[..., None], l[..., None], idx[..., None] + np.arange(a["size"])]
+        write_loaded(g, d, np.ascontiguousarray(raw), a, act)
+    return run
+
+
+def bind_scratch_store(row: Op, ins: Instr):
+    vaddr, vdata, saddr = ins.operands
+    addr, a, s = _scratch_offset(ins, vaddr, saddr), row.args, vdata.index
+
+    def run(g, ctx):
+        act = _active(g)
+        idx = _private(g, ctx, ins, addr(g), a["size"], act)
+        w, l = np.nonzero(act)
+        data = store_bytes(g, s, a["size"], a["half"])
+        g.priv[w[:, None], l[:, None], idx[w, l][:, None] + np.arange(a["size"])] = data[w, l]
+    return run
+
+
 _ATOMIC = {"add": np.add, "max": np.maximum, "min": np.minimum}
 _NP = {"u32": np.uint32, "i32": np.int32, "f32": np.float32}
 
@@ -324,6 +378,7 @@ def bind_ds_permute(row: Op, ins: Instr):
 
 
 BINDERS = {
+    "scratch_load": bind_scratch_load, "scratch_store": bind_scratch_store,
     "smem": bind_smem, "global_load": bind_global_load, "global_store": bind_global_store,
     "global_atomic": bind_global_atomic, "ds_load": bind_ds_load, "ds_store": bind_ds_store,
     "ds_load2": bind_ds_load2, "ds_store2": bind_ds_store2, "ds_atomic": bind_ds_atomic,

@@ -7,6 +7,7 @@ import numpy as np
 from . import operands as O
 from .asm import Instr
 from .state import Fault
+from .ops_wmma import unreplicated_waves
 from .table import Op
 
 u32 = np.uint32
@@ -72,9 +73,25 @@ def bind_mix(row: Op, ins: Instr):
     return run
 
 
-def bind_wmma(wop, ins: Instr):
+def _replication_fault(ins: Instr, role: str, op, regs: np.ndarray, bad_waves: np.ndarray):
+    """gfx11 WMMA reads A/B from lanes 0-15 and requires lanes 16-31 to replicate them
+    (RDNA3 ISA §7.9: "lanes 0-15 data are replicated into lanes 16-31"); otherwise the
+    hardware result is unspecified, so the emulator faults naming the lanes."""
+    w = int(np.nonzero(bad_waves)[0][0])
+    diff = regs[w, 16:, :] != regs[w, :16, :]
+    lanes = sorted({int(x) + 16 for x in np.nonzero(diff.any(axis=1))[0]})
+    lane, r = (int(x) for x in np.argwhere(diff)[0])
+    raise Fault(f"{ins.mnemonic}: {role} operand {op.text} is not replicated across half-waves: lanes "
+                f"{lanes} differ from lanes {[x - 16 for x in lanes]} (first: lane {lane + 16} "
+                f"v{op.index + r}={int(regs[w, lane + 16, r]):#010x} vs lane {lane} "
+                f"{int(regs[w, lane, r]):#010x}); gfx11 WMMA needs lanes 16-31 = lanes 0-15 "
+                "(RDNA3 ISA §7.9)", wave=w, lane=lane + 16)
+
+
+def bind_wmma(wop, ins: Instr, replicated: bool = False):
     """v_wmma_*: D, A, B, C register blocks as (W, 32, regs) uint32; requires EXEC all
-    ones (RDNA3 ISA §7.9 "WMMA": "EXEC must be all 1's")."""
+    ones (RDNA3 ISA §7.9 "WMMA": "EXEC must be all 1's"). `replicated` (gfx11): A and B must
+    hold the same data in lanes 16-31 as in lanes 0-15, else the instruction faults."""
     d, a, b, c = ins.operands
     for op, n, role in ((d, wop.c_regs, "D"), (a, wop.a_regs, "A"), (b, wop.b_regs, "B")):
         if op.kind != "v" or op.count != n:
@@ -98,7 +115,13 @@ def bind_wmma(wop, ins: Instr):
             w = int(np.nonzero(~g.mask.all(axis=1))[0][0])
             raise Fault(f"{ins.mnemonic} needs EXEC all ones (RDNA3 ISA §7.9), wave has "
                         f"exec={int(g.s[126][w]):#010x}", wave=w)
-        out = np.asarray(wop.fn(block(g, a, wop.a_regs), block(g, b, wop.b_regs), cread(g), **kw), u32)
+        ra, rb = block(g, a, wop.a_regs), block(g, b, wop.b_regs)
+        if replicated:
+            for role, op, regs in (("A", a, ra), ("B", b, rb)):
+                bad = unreplicated_waves(regs)
+                if bad.any():
+                    _replication_fault(ins, role, op, regs, bad)
+        out = np.asarray(wop.fn(ra, rb, cread(g), **kw), u32)
         for k in range(wop.c_regs):
             g.v[d.index + k] = out[..., k]
     return run

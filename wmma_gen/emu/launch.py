@@ -66,26 +66,54 @@ def bound_ops(prog: Program) -> list:
     return ops
 
 
+def _profiled(prog: Program, ops: list, profile: dict) -> list:
+    """Each bound op wrapped to add its wall time and wave count to profile[key] = [s, n],
+    key = the instruction's mnemonic without encoding suffix (bench/emu_speed.py groups them)."""
+    out = []
+    for i, op in enumerate(ops):
+        ins = prog.instrs[i] if i < len(prog.instrs) else None
+        key = ins.base if ins is not None else "<end>"
+        if ins is not None and ins.pair is not None:
+            key = f"{ins.base}::{ins.pair.base}"
+
+        def run(g, ctx, op=op, key=key, clock=time.perf_counter):
+            t0 = clock()
+            try:
+                return op(g, ctx)
+            finally:
+                slot = profile.setdefault(key, [0.0, 0])
+                slot[0] += clock() - t0
+                slot[1] += g.W
+        out.append(run)
+    return out
+
+
 def run_kernel(prog: Program, mem: GlobalMemory, grid, block, kernarg: bytes = b"",
                max_steps: int = DEFAULT_MAX_STEPS, *, mode: str = "batched",
-               dynamic_lds: int = 0, max_batch_waves: int | None = None) -> RunStats:
+               dynamic_lds: int = 0, max_batch_waves: int | None = None,
+               profile: dict | None = None) -> RunStats:
     """Run `prog` over grid (workgroups per axis) x block (work-items per axis).
 
     mode='batched' executes waves that share a PC together; mode='per_wave' runs each
-    wave alone (the reference path). Raises EmulatorFault on any fault."""
+    wave alone (the reference path). `profile` (a dict) collects wall time and wave
+    executions per mnemonic. Raises EmulatorFault on any fault."""
     grid, block = _dims("grid", grid), _dims("block", block)
     if mode not in ("batched", "per_wave"):
         raise ValueError(f"mode={mode!r} is not allowed: 'batched' or 'per_wave'")
     if prog.wave_size != 32:
         raise EmulatorFault("only wave32 kernels are emulated", kernel=prog.name)
-    if prog.private_segment_size or prog.desc("enable_private_segment"):
-        raise EmulatorFault(f"kernel uses scratch (private_segment_fixed_size="
-                            f"{prog.private_segment_size}); scratch is not emulated", kernel=prog.name)
+    # Private segment (scratch): gfx11 and gfx12 kernels use architected flat scratch (the
+    # hardware sets each wave's scratch base; no user SGPR setup, AMDGPUUsage "Flat Scratch"
+    # for GFX11+), so each work-item gets `private_segment_fixed_size` bytes that its
+    # scratch_* instructions address from 0 (mem.SCRATCH).
+    priv_size = -(-prog.private_segment_size // 4) * 4 if prog.desc("enable_private_segment", 1) else 0
     if len(kernarg) < prog.kernarg_size:
         raise ValueError(f"kernarg has {len(kernarg)} bytes, kernel {prog.name} needs "
                          f"kernarg_segment_size={prog.kernarg_size} (use Program.pack_kernarg)")
     t0 = time.perf_counter()
     ops = bound_ops(prog)
+    if profile is not None:
+        ops = _profiled(prog, ops, profile)
     threads = block[0] * block[1] * block[2]
     wpw = math.ceil(threads / 32)
     n_wg = grid[0] * grid[1] * grid[2]
@@ -110,12 +138,14 @@ def run_kernel(prog: Program, mem: GlobalMemory, grid, block, kernarg: bytes = b
             ctx = _Ctx(mem, np.zeros(-(-len(ids) * lds_size // 4) * 4, np.uint8), lds_size)
             sched = Scheduler(prog, ops, ctx, len(ids), max_steps, merge=(mode == "batched"))
             s, v, wave, wg = _initial_state(prog, grid, block, ids, wpw, nv, karg, extra)
+            priv = np.zeros((len(wave), 32, priv_size), np.uint8) if priv_size else None
             if mode == "batched":
-                sched.add(Group(0, v, s, wave, wg, np.zeros(len(wave), np.int64)))
+                sched.add(Group(0, v, s, wave, wg, np.zeros(len(wave), np.int64), priv))
             else:
                 for k in range(len(wave)):
                     sched.add(Group(0, v[:, k:k + 1].copy(), s[:, k:k + 1].copy(), wave[k:k + 1],
-                                    wg[k:k + 1], np.zeros(1, np.int64)))
+                                    wg[k:k + 1], np.zeros(1, np.int64),
+                                    None if priv is None else priv[k:k + 1].copy()))
             with np.errstate(all="ignore"):
                 sched.run()
             total += sched.wave_instructions

@@ -45,6 +45,18 @@ GLOBAL = rows(
     Op("global_atomic_min_u32", "global_atomic", cite=CG, args={"size": 4, "op": "min", "type": "u32"}),
 )
 
+# SCRATCH (RDNA3 ISA §10.2 "Scratch (private) instructions", RDNA4 ISA "Scratch"): the address is
+# an offset in the lane's private segment: SGPR saddr (if not `off`) + VGPR vaddr (if not `off`)
+# + the signed instruction offset; the hardware's per-lane swizzle of the segment is not
+# observable through scratch_* instructions, so each lane owns a private byte array of the
+# kernel descriptor's private_segment_fixed_size (launch.py).
+CSCR = "RDNA3 ISA §10.2 / §16 SCRATCH opcodes"
+SCRATCH = rows(
+    *[G(n.replace("global_", "scratch_", 1), "scratch_" + r.kind.split("_", 1)[1], r.args["size"],
+        r.args["signed"], r.args["half"], CSCR)
+      for n, r in GLOBAL.items() if r.kind in ("global_load", "global_store")],
+)
+
 CACHE12 = rows(*[Op(n, "nop", cite="AMDGPUAsmGFX12.rst VGLOBAL: cache invalidate/write-back, no effect "
                               "on one coherent memory", archs=GFX12) for n in ("global_inv", "global_wb")])
 

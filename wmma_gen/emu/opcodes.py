@@ -7,7 +7,7 @@ from .asm import Instr
 from .ds import DS
 from .executor import bind_branch, bind_salu, bind_valu, bind_vop3p, bind_vopd
 from .lane import LANE
-from .mem import CACHE12, GLOBAL, SMEM
+from .mem import CACHE12, GLOBAL, SCRATCH, SMEM
 from .sop import CONTROL, SALU
 from .sop12 import CONTROL12, SALU12
 from .sop_float import SALU_FLOAT
@@ -27,7 +27,7 @@ from .ops_wmma12 import WMMA12_OPS
 WMMA_TABLES = {"gfx11": WMMA_OPS, "gfx12": WMMA12_OPS}
 
 OPS: dict[str, Op] = {}
-for _table in (SALU, SALU12, SALU_FLOAT, CONTROL, CONTROL12, SMEM, INT, INT12, FLOAT, FLOAT12, VOPC, PACKED, LANE, DS, GLOBAL, CACHE12):
+for _table in (SALU, SALU12, SALU_FLOAT, CONTROL, CONTROL12, SMEM, INT, INT12, FLOAT, FLOAT12, VOPC, PACKED, LANE, DS, GLOBAL, SCRATCH, CACHE12):
     for _k, _row in _table.items():
         if _k in OPS:
             raise ValueError(f"opcode {_k} defined twice")
@@ -89,7 +89,7 @@ def bind(ins: Instr, labels: dict[str, int], arch: str = ""):
             return bind_vopd(ins, OPS)
         fam = family(arch)
         if ins.base in WMMA_TABLES[fam]:
-            return exec_vec.bind_wmma(WMMA_TABLES[fam][ins.base], ins)
+            return exec_vec.bind_wmma(WMMA_TABLES[fam][ins.base], ins, replicated=(fam == "gfx11"))
         other = [f for f, t in WMMA_TABLES.items() if ins.base in t]
         if other:
             return _unimplemented(f"illegal instruction {ins.mnemonic} for {arch or 'an unknown target'}: "

@@ -1,5 +1,12 @@
-"""`Program`: one kernel of an ISA text, parsed once — instructions, labels, the kernel
-descriptor (`.amdhsa_*` directives) and the `amdhsa.kernels` metadata entry.
+"""`Program`: one kernel, decoded once — instructions, labels, the kernel descriptor (as
+`.amdhsa_*` names) and the `amdhsa.kernels` metadata entry.
+
+Two front ends build the same Program:
+  Program.from_code_object(hsaco)  the machine code a GPU runs: ELF .text, the 64-byte kernel
+                                   descriptor and the MessagePack metadata note (decode/)
+  Program.from_isa(text)           LLVM's assembly text of the same compilation; kept as a test
+                                   oracle (tests/emu/test_decode_crosscheck.py) and for
+                                   hand-written assembly in instruction-level tests
 
 Directive meanings: llvm/docs/AMDGPUUsage.rst, "Code Object V3+ Kernel Descriptor" and
 "AMDHSA Kernel Assembler Directives"; metadata keys: "Code Object V3+ Metadata".
@@ -10,12 +17,14 @@ import re
 import struct
 from dataclasses import dataclass, field
 
-from . import yaml_lite
+from . import metadata_text
 from .asm import Instr, parse_instruction
 from ..errors import EmulatorFault
 
 _LABEL = re.compile(r"^([.\w$]+):\s*(?:[;/].*)?$")
-_TARGET = re.compile(r'^\s*\.amdgcn_target\s+"amdgcn-amd-amdhsa--(gfx[0-9a-f]+)', re.M)
+# `.amdgcn_target "amdgcn-amd-amdhsa--gfx1100"`, also with feature suffixes (":sramecc+:xnack-")
+# or an environment field ("amdgcn-amd-amdhsa-unknown-gfx1100") as other producers write it.
+_TARGET = re.compile(r'^\s*\.amdgcn_target\s+"amdgcn-amd-amdhsa-[\w.]*-(gfx[0-9a-f]+)', re.M)
 
 
 @dataclass(frozen=True)
@@ -35,6 +44,8 @@ class Program:
     metadata: dict = field(default_factory=dict)
     isa: str = ""
     arch: str = ""      # from `.amdgcn_target "amdgcn-amd-amdhsa--gfx1151"`; "" if absent
+    features: dict = field(default_factory=dict)    # target-id features, {"xnack": False, ...}
+    source: str = "isa"  # "hsaco" (machine code) or "isa" (assembly text)
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
@@ -60,6 +71,43 @@ class Program:
                     raise EmulatorFault(f"branch to unknown label {op.value}", kernel=kernel_name,
                                         instruction=ins.text)
         return prog
+
+    @classmethod
+    def from_code_object(cls, data: bytes, kernel_name: str | None = None) -> "Program":
+        """Decode kernel `kernel_name` (default: the only kernel) of a code object (hsaco)."""
+        from .decode import decode, decode_descriptor, load_code_object
+        from .table import GFX11, GFX12, family
+        co = load_code_object(data)
+        if co.arch not in GFX11 | GFX12:
+            raise EmulatorFault(f"code object arch={co.arch} is not allowed: the emulator runs "
+                                f"{', '.join(sorted(GFX11 | GFX12))}")
+        names = sorted(co.kernels)
+        if kernel_name is None:
+            if len(names) > 1:
+                raise EmulatorFault(f"code object holds kernels {names}; pass kernel_name")
+            kernel_name = names[0]
+        if kernel_name not in co.kernels:
+            raise EmulatorFault(f"kernel {kernel_name!r} not in the code object; it has {names}")
+        k = co.kernels[kernel_name]
+        fam = family(co.arch)
+        instrs, labels = decode(k.code, fam, kernel_name, k.code_address)
+        desc = decode_descriptor(k.descriptor, fam)
+        prog = cls(kernel_name, instrs, labels, desc, k.metadata, "", co.arch, co.features, "hsaco")
+        for ins in instrs:
+            for op in ins.operands:
+                if op.kind == "label" and op.value not in labels:
+                    raise EmulatorFault(f"branch to {op.value[5:]} (byte offset) is not an instruction "
+                                        "boundary of the kernel", kernel=kernel_name, pc=ins.pc,
+                                        instruction=ins.text)
+        if not instrs:
+            raise EmulatorFault("kernel has no instructions", kernel=kernel_name)
+        return prog
+
+    @classmethod
+    def load(cls, path, kernel_name: str | None = None) -> "Program":
+        """Program of a code object file (.hsaco / .co / .o)."""
+        with open(path, "rb") as f:
+            return cls.from_code_object(f.read(), kernel_name)
 
     # ---- derived facts (descriptor first, metadata as cross-check) ------------------------
     def desc(self, key: str, default: int = 0) -> int:
@@ -90,7 +138,8 @@ class Program:
     def next_free_vgpr(self) -> int:
         return self.desc("next_free_vgpr", 0)
 
-    def pack_kernarg(self, values: list, grid: tuple[int, int, int], block: tuple[int, int, int]) -> bytes:
+    def pack_kernarg(self, values: list, grid: tuple[int, int, int], block: tuple[int, int, int],
+                     dynamic_lds: int = 0) -> bytes:
         """Kernarg bytes from the metadata `.args`: explicit args take `values` in order
         (ints; pointers are device addresses), hidden_* args are filled from grid/block
         (AMDGPUUsage.rst "Code Object V5 Metadata" hidden argument table)."""
@@ -99,7 +148,7 @@ class Program:
         if len(values) != len(explicit):
             raise EmulatorFault(f"kernel {self.name} takes {len(explicit)} explicit args "
                                 f"({[a.kind for a in explicit]}), got {len(values)}")
-        hidden = _hidden_values(grid, block)
+        hidden = _hidden_values(grid, block, dynamic_lds)
         for a in self.args:
             if a.kind.startswith("hidden_"):
                 v = hidden.get(a.kind, 0)
@@ -113,7 +162,12 @@ class Program:
         return bytes(buf)
 
 
-def _hidden_values(grid, block) -> dict[str, int]:
+def _hidden_values(grid, block, dynamic_lds: int = 0) -> dict[str, int]:
+    """Hidden kernel arguments as the HIP runtime fills them for a dispatch of whole
+    workgroups (AMDGPUUsage "Code Object V5 Metadata", hidden argument table): block counts
+    (u32), group sizes and remainders (u16; the grid is whole workgroups, so remainder 0),
+    global offsets 0, grid dims, the dynamic LDS size; apertures and runtime service pointers
+    (printf/hostcall buffers, heap, queue) stay 0, so a kernel that uses them faults on address 0."""
     out = {}
     for i, ax in enumerate("xyz"):
         out[f"hidden_block_count_{ax}"] = grid[i]
@@ -121,6 +175,7 @@ def _hidden_values(grid, block) -> dict[str, int]:
         out[f"hidden_remainder_{ax}"] = 0
         out[f"hidden_global_offset_{ax}"] = 0
     out["hidden_grid_dims"] = 3 if grid[2] * block[2] > 1 else (2 if grid[1] * block[1] > 1 else 1)
+    out["hidden_dynamic_lds_size"] = dynamic_lds
     return out
 
 
@@ -179,7 +234,7 @@ def _parse_metadata(text: str, name: str) -> dict:
     m = re.search(r"\.amdgpu_metadata\s*\n(.*?)\n\s*\.end_amdgpu_metadata", text, re.S)
     if not m:
         return {}
-    doc = yaml_lite.loads(m.group(1))
+    doc = metadata_text.loads(m.group(1))
     for k in (doc or {}).get("amdhsa.kernels", []) or []:
         if k.get(".name") == name:
             return k

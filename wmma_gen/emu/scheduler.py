@@ -131,7 +131,12 @@ class Scheduler:
     def _fault(self, g: Group, pc: int, f: Fault):
         ins = self.prog.instrs[pc] if pc < len(self.prog.instrs) else None
         wave = int(g.wave[f.wave]) if f.wave is not None else int(g.wave[0])
-        where = f" [instruction #{pc}, line {ins.line}]" if ins is not None else ""
-        raise EmulatorFault(f.message + where, kernel=self.prog.name, pc=pc,
+        if ins is not None and ins.encoding:   # decoded machine code: byte offset, raw bytes, class
+            where = f" [instruction #{pc}, {ins.fmt} encoding {ins.encoding}]"
+            at = ins.pc
+        else:
+            where = f" [instruction #{pc}, line {ins.line}]" if ins is not None else ""
+            at = pc
+        raise EmulatorFault(f.message + where, kernel=self.prog.name, pc=at,
                             instruction=ins.text if ins is not None else "<past end of program>",
                             wave=wave, lane=f.lane, address=f.address) from None

@@ -111,25 +111,61 @@ def _div_fixup(q, d, n):
     return np.where(special, exact, q)
 
 
+def _exponent(x):
+    """Biased exponent field of f32 values (0 for zero/denormals, 255 for inf/NaN)."""
+    return ((np.asarray(x, f32).view(u32) >> u32(23)) & u32(0xFF)).astype(np.int64)
+
+
+def _is_denorm(x):
+    """|x| below the f32 normal range (nonzero): a denormal once rounded to f32."""
+    a = np.abs(np.asarray(x, f64))
+    return (a > 0) & (a < np.finfo(f32).tiny)
+
+
 def _div_scale(s0, s1, s2):
-    """V_DIV_SCALE_F32 (§16): returns (D, VCC). Emulated for the range where the hardware
-    neither scales nor flags (D = S0, VCC = 0) and for zero operands (D = NaN, resolved by
-    V_DIV_FIXUP); operands that need the 2^+-64 scaling fault instead of being approximated."""
-    from .state import LaneFault
-    s0, s1, s2 = (np.asarray(x, f64) for x in np.broadcast_arrays(s0, s1, s2))
-    zero = (s1 == 0) | (s2 == 0)
-    special = zero | ~np.isfinite(s1) | ~np.isfinite(s2)
-    _, e1 = np.frexp(s1)
-    _, e2 = np.frexp(s2)
-    tiny = np.finfo(f32).tiny
-    q = np.abs(s2 / np.where(s1 == 0, 1, s1))
-    needs = ~special & ((e2 - e1 >= 96) | (np.abs(s1) < tiny) | (np.abs(s1) > 2.0 ** 126) |
-                        (q < tiny) | (e2 <= 23 - 126))
-    out = np.where(zero, np.nan, s0).astype(f32), np.zeros(s0.shape, bool)
-    if needs.any():
-        raise LaneFault("unimplemented: v_div_scale_f32 operands in the range that needs 2^64 "
-                        "scaling (huge/tiny numerator or denominator)", needs, out)
-    return out
+    """V_DIV_SCALE_F32 (RDNA3 ISA §16 pseudo-code): returns (D, VCC). S1 is the denominator,
+    S2 the numerator, S0 the one being scaled. D = S0 unless, in this order:
+      S1 or S2 zero                       -> D = NaN (V_DIV_FIXUP_F32 gives the result)
+      exponent(S2) - exponent(S1) >= 96   -> VCC = 1; D = S0 * 2^64 if S0 == S1 (quotient near max)
+      S1 denormal                         -> D = S0 * 2^64
+      1/S1 and S2/S1 denormal             -> VCC = 1; D = S0 * 2^64 if S0 == S1
+      1/S1 denormal                       -> D = S0 * 2^-64
+      S2/S1 denormal                      -> VCC = 1; D = S0 * 2^64 if S0 == S2 (tiny quotient)
+      exponent(S2) <= 23                  -> D = S0 * 2^64 (tiny numerator)
+    The VCC cases are undone by V_DIV_FMAS_F32. 'Denormal' is a nonzero magnitude below
+    the f32 normal range."""
+    s0, s1, s2 = (np.asarray(x, f32) for x in np.broadcast_arrays(s0, s1, s2))
+    e1, e2 = _exponent(s1), _exponent(s2)
+    with np.errstate(all="ignore"):
+        inv = 1.0 / s1.astype(f64)
+        quo = s2.astype(f64) / s1.astype(f64)
+    up = (s0.astype(f64) * 2.0 ** 64).astype(f32)
+    down = (s0.astype(f64) * 2.0 ** -64).astype(f32)
+    cases = [  # (condition, vcc, D)
+        ((s2 == 0) | (s1 == 0), False, np.full(s0.shape, np.nan, f32)),
+        (e2 - e1 >= 96, True, np.where(s0 == s1, up, s0)),
+        (_is_denorm(s1), False, up),
+        (_is_denorm(inv) & _is_denorm(quo), True, np.where(s0 == s1, up, s0)),
+        (_is_denorm(inv), False, down),
+        (_is_denorm(quo), True, np.where(s0 == s2, up, s0)),
+        (e2 <= 23, False, up),
+    ]
+    d, vcc = s0.copy(), np.zeros(s0.shape, bool)
+    done = np.zeros(s0.shape, bool)
+    for cond, v, val in cases:
+        hit = cond & ~done
+        d = np.where(hit, val, d)
+        vcc = vcc | (hit & v)
+        done |= cond
+    return d.astype(f32), vcc
+
+
+def _div_fmas(a, b, c, vcc):
+    """V_DIV_FMAS_F32 (§16): fma(S0, S1, S2), scaled by 2^64 if VCC and exponent(S2) > 127
+    (the denominator was scaled up) or by 2^-64 if VCC otherwise (the numerator was)."""
+    r = fma(a, b, c, f64)
+    scale = np.where(_exponent(c) > 127, 2.0 ** 64, 2.0 ** -64)
+    return np.where(vcc, r * scale, r).astype(f32)
 
 
 def _arith(t):
@@ -188,9 +224,7 @@ FLOAT = rows(
     *[_mm(t, o, i) for t in ("f32", "f16") for o, i in ((_MAX, _MIN), (_MIN, _MAX))],
     *[_mm(t, o, i) for t in ("i32", "u32") for o, i in ((_IMAX, _IMIN), (_IMIN, _IMAX))],
     V("v_div_scale_f32", "f32 lm", "f32 f32 f32", _div_scale),
-    # V_DIV_FMAS_F32: fma, times 2^+-64 when VCC is set; VCC is never set by the emulated
-    # div_scale range (see _div_scale), so the scaling branch cannot be reached.
-    V("v_div_fmas_f32", "f32", "f32 f32 f32 VCC", lambda a, b, c, vcc: fma(a, b, c, f32)),
+    V("v_div_fmas_f32", "f32", "f32 f32 f32 VCC", _div_fmas),
     V("v_fma_dx9_zero_f32", "f32", "f32 f32 f32",
       lambda a, b, c: np.where((a == 0) | (b == 0), c + f32(0), fma(a, b, c, f32))),
     V("v_fmac_dx9_zero_f32", "f32", "f32 f32 D",

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from mlir import ir
 from mlir.dialects import _amdgpu_ops_gen as amdgpu
+from mlir.dialects import _llvm_ops_gen as llvm
 from mlir.dialects import _rocdl_ops_gen as rocdl
 from mlir.dialects import arith, memref, vector
 
@@ -83,6 +84,37 @@ def load_run(view: ir.Value, dtype: str, idx, n: int) -> ir.Value:
     return vector.load(irb.vec(n, irb.storage_type(dtype)), view, [idx])
 
 
+def global_pointer_type() -> ir.Type:
+    """Function-boundary type of a buffer read through `global_load`: a global-address-space
+    pointer (one 8-byte kernarg, like the bare-pointer memrefs)."""
+    return ir.Type.parse("!llvm.ptr<1>")
+
+
+def global_load(ptr: ir.Value, byte_off: ir.Value, n: int, dtype: str, imm: int = 0) -> ir.Value:
+    """vector<n x T> at ptr + zext(byte_off) + imm, with ptr a uniform (kernel-argument)
+    pointer and byte_off an unsigned 32-bit i32 offset: exactly the FLAT-global "saddr" form
+    (64-bit SGPR base + zero-extended 32-bit VGPR offset + signed immediate; RDNA3 ISA guide
+    ch. 10 "Global, Scratch and Flat", LLVM AMDGPU syntax `vaddr`), so a load costs no 64-bit
+    address arithmetic. imm must fit the immediate field (13-bit signed on gfx11, 24 on gfx12);
+    callers keep it below 4096. Alignment is the element's (b128 loads need none on global)."""
+    i8, i64 = ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(64)
+    dyn = -2 ** 31  # LLVM::GEPOp::kDynamicIndex
+    flags = ir.IntegerAttr.get(i32_type(), 7)  # inbounds | nusw | nuw
+    z = llvm.ZExtOp(i64, byte_off).result
+    p = llvm.GEPOp(ptr.type, ptr, [z], ir.DenseI32ArrayAttr.get([dyn]), ir.TypeAttr.get(i8), flags).result
+    if imm:
+        p = llvm.GEPOp(ptr.type, p, [], ir.DenseI32ArrayAttr.get([imm]), ir.TypeAttr.get(i8), flags).result
+    et = irb.storage_type(dtype)
+    return llvm.LoadOp(irb.vec(n, et), p, alignment=ir.IntegerAttr.get(i64, et.width // 8)).result
+
+
+def byte_offset(elems, dtype: str) -> ir.Value:
+    """An index-typed element offset (>= 0, < 2**31) as the i32 byte offset `global_load` takes."""
+    e = arith.index_cast(i32_type(), elems)
+    return arith.MulIOp(e, arith.ConstantOp(i32_type(), irb.storage_type(dtype).width // 8).result,
+                        overflowFlags=ir.Attribute.parse("#arith.overflow<nuw>")).result
+
+
 # --- lanes ------------------------------------------------------------------------------------
 
 def swap_halves(x: ir.Value) -> ir.Value:
@@ -95,6 +127,19 @@ def swap_halves(x: ir.Value) -> ir.Value:
     hi = arith.ConstantOp(i32, -0x1234568).result  # 0xfedcba98
     r = rocdl.PermlaneX16Op(i32, v, v, lo, hi, False, False).result
     return r if x.type == i32 else arith.bitcast(x.type, r)
+
+
+PERM_LO = 0x05040100  # perm_b32(b, a, PERM_LO) = a[15:0] | b[15:0] << 16
+PERM_HI = 0x07060302  # perm_b32(b, a, PERM_HI) = a[31:16] | b[31:16] << 16
+
+
+def perm_b32(s0: ir.Value, s1: ir.Value, sel: int) -> ir.Value:
+    """v_perm_b32 (llvm.amdgcn.perm): byte i of the result is byte sel[i] of the 8-byte value
+    {s0, s1} (s1 = bytes 0-3, s0 = bytes 4-7) for selector bytes 0-7 (RDNA3 ISA guide,
+    "V_PERM_B32"; same on RDNA4). i32 operands."""
+    i32 = i32_type()
+    c = arith.ConstantOp(i32, sel).result
+    return llvm.CallIntrinsicOp(i32, "llvm.amdgcn.perm", [s0, s1, c], [], ir.DenseI32ArrayAttr.get([])).results[0]
 
 
 def run_len(family: str) -> int:

@@ -56,17 +56,20 @@ def tile_range(c: "Ctx"):
 
 
 def lane_band(c: "Ctx", f: int):
-    """(lo, width) of the lane's query in block f for mask_tile; rows that see nothing get
-    lo = BIG so every key compares as invisible."""
+    """(lo, count) of the lane's query in block f: its visible keys are lo .. lo + count - 1
+    (count 0: none)."""
     lo, hi = key_bounds(c, c.query(f))
-    empty = arith.CmpIOp(arith.CmpIPredicate.slt, hi, lo).result
-    return irb.select(empty, irb.c(BIG), lo), irb.select(empty, irb.c(0), irb.sub(hi, lo))
+    return lo, imax(iadd(irb.sub(hi, lo), 1), 0)
 
 
-def masked(c: "Ctx", s_acc: list, n0, bands) -> list:
-    """S^T with -inf outside each lane's band (mask_tile), for every f and key tile."""
+def masked(c: "Ctx", s_acc: list, n0, first, bands) -> list:
+    """S^T with -inf outside each lane's band (mask_tile), for every f and key tile. The tile
+    at n0 was read from key `first` <= n0 on (kernel.tile_first: the last tile shifted to end
+    at the sequence end), so its keys are first + row, and keys below n0 (seen in the previous
+    tile) are invisible too: the band's start is raised by t = max(n0 - lo, 0) and its count
+    lowered by t (to no less than 0)."""
     out = []
-    for f, (lo, width) in enumerate(bands):
-        rel = irb.sub(iadd(n0, ab.acc_row0(c.lane)), lo)
-        out.append([softmax.mask_tile(x, rel, width, kt) for kt, x in enumerate(s_acc[f])])
+    for f, (lo, count) in enumerate(bands):
+        rel = irb.sub(iadd(first, ab.acc_row0(c.lane)), lo)
+        out.append([softmax.mask_tile(x, rel, count, kt, irb.sub(n0, lo)) for kt, x in enumerate(s_acc[f])])
     return out

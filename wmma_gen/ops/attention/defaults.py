@@ -17,13 +17,13 @@ _DEFAULTS = {
     ("gfx11", 80): dict(block_m=64, block_n=32, waves=4),
     ("gfx11", 96): dict(block_m=64, block_n=64, waves=4, q_in="lds"),
     ("gfx11", 128): dict(block_m=64, block_n=64, waves=4),
-    ("gfx11", 256): dict(block_m=64, block_n=16, waves=4, q_in="lds", load_bits=64),
+    ("gfx11", 256): dict(block_m=64, block_n=16, waves=4, q_in="lds", load_bits=64, sched="minreg"),
     ("gfx12", 32): dict(block_m=64, block_n=64, waves=4),
     ("gfx12", 64): dict(block_m=64, block_n=64, waves=4),
     ("gfx12", 80): dict(block_m=64, block_n=32, waves=4),
-    ("gfx12", 96): dict(block_m=64, block_n=64, waves=4),
+    ("gfx12", 96): dict(block_m=64, block_n=64, waves=4, sched="minreg"),
     ("gfx12", 128): dict(block_m=64, block_n=64, waves=4),
-    ("gfx12", 256): dict(block_m=64, block_n=16, waves=4, q_in="lds"),
+    ("gfx12", 256): dict(block_m=64, block_n=16, waves=4, q_in="lds", sched="minreg"),
 }
 
 

@@ -36,12 +36,20 @@ Barriers are amdgpu.lds_barrier (LDS counter wait + s_barrier): gpu.barrier's wo
 also waits for every outstanding global load (vmcnt(0)) and invalidates the L0 cache, which
 would stall the K/V prefetch at each barrier; only LDS traffic crosses waves here.
 
+Global reads (staging.py): Q, K and V are `!llvm.ptr<1>` arguments read in the global "saddr"
+form (SGPR base + 32-bit VGPR offset + immediate). Each thread's row offsets are computed once
+before the key loop; a tile adds one uniform offset (one v_add per row read, the chunks of a
+row are immediates). The tile at n0 is read from first = max(0, min(n0, Sk - BLOCK_N))
+(`tile_first`): only the sequence's last tile moves, down so that it ends at Sk, and keys
+below n0 there are masked -- no per-lane clamp in the loop.
+
 Masking: causal is aligned bottom-right (query i sees key j iff j <= i + Sk - Sq); the window
 (left, right) keeps i+Sk-Sq-left <= j <= i+Sk-Sq+right, -1 unbounded. Key tiles wholly outside
 every query's band are never visited; tiles wholly inside skip the mask.
 
 Sizes, strides, scale, window sizes and cu_seqlens are kernel arguments (signature.py);
-layouts bshd/bhsd are strides. Index math is 32-bit (compiler/pipeline.py).
+layouts bshd/bhsd are strides. Index math is 32-bit (compiler/pipeline.py). The schedule's
+`sched` knob picks LLVM's machine-scheduler strategy (function attribute).
 """
 from __future__ import annotations
 
@@ -55,15 +63,17 @@ from mlir.dialects import arith, memref, scf, vector
 
 from ...kernels import attention_blocks as ab
 from ...kernels import irb
-from ...kernels.attention_blocks import iadd, imin, imul
+from ...kernels.attention_blocks import iadd, imax, imin, imul
 from ...kernels.signature import KernelSource
 from ...targets import Target
-from . import softmax, staging
+from . import operands, softmax, staging
 from .bounds import lane_band, masked, tile_range
 from .schedule import LDS_PAD, AttentionSchedule
 from .signature import SCALARS, attention_signature, buffer_names
 
 LOG2E = 1.0 / math.log(2.0)
+SCHED_STRATEGY = {"minreg": "iterative-minreg"}  # schedule.sched -> LLVM "amdgpu-sched-strategy"
+GLOBAL_PTRS = ("Q", "K", "V")  # read with explicit 32-bit byte offsets (attention_blocks.global_load)
 
 
 def kernel_name(d, s: AttentionSchedule) -> str:
@@ -98,7 +108,7 @@ def _lds(rows: int, cols: int) -> ir.MemRefType:
 
 def _kernel(d, s: AttentionSchedule, t: Target, name: str) -> None:
     bufs = buffer_names(d, s)
-    buf_types = [ab.pointer_type(dt) for _, dt in bufs]
+    buf_types = [ab.global_pointer_type() if n in GLOBAL_PTRS else ab.pointer_type(dt) for n, dt in bufs]
     scalar_types = [ab.f32_type() if n == "scale" else ab.i32_type() for n in SCALARS]
     dh = d.head_dim
     lds_types = [_lds(s.block_n, dh + LDS_PAD), _lds(dh, s.block_n + LDS_PAD)]
@@ -109,6 +119,8 @@ def _kernel(d, s: AttentionSchedule, t: Target, name: str) -> None:
                       known_block_size=ir.DenseI32ArrayAttr.get([s.threads, 1, 1]))
     f.attributes["sym_name"] = ir.StringAttr.get(name)
     f.attributes["gpu.kernel"] = ir.UnitAttr.get()
+    if s.sched != "default":
+        f.attributes["passthrough"] = ir.Attribute.parse(f'[["amdgpu-sched-strategy", "{SCHED_STRATEGY[s.sched]}"]]')
     f.attributes["workgroup_attributions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(lds_types))
     block = f.body.blocks.append(*arg_types, *lds_types)
     with ir.InsertionPoint(block):
@@ -153,6 +165,8 @@ class Ctx:
     q_start: object
     copy_k: staging.TileCopy = None
     copy_v: staging.TileCopy = None
+    k_offs: list = None   # per-thread byte offsets of its K / V rows (staging.lane_offsets)
+    v_offs: list = None
 
     def query(self, f: int):
         """The lane's query (in the sequence) in its wave's 16-query block f."""
@@ -169,8 +183,9 @@ def _context(d, s, t, ptrs, sc, lds) -> Ctx:
     h = gpu.BlockIdOp(ir.Attribute.parse("#gpu<dim y>")).result
     b = gpu.BlockIdOp(ir.Attribute.parse("#gpu<dim z>")).result
     tile, split = (irb.div(bx, s.split_kv), irb.rem(bx, s.split_kv)) if s.split_kv > 1 else (bx, irb.c(0))
-    views = {n: ab.flat_view(p, "f32" if n in ("LSE", "O_part", "LSE_part") else
-                             ("i32" if n.startswith("cu_") else d.dtype)) for n, p in ptrs.items()}
+    views = {n: p if n in GLOBAL_PTRS else ab.flat_view(p, "f32" if n in ("LSE", "O_part", "LSE_part") else
+                                                       ("i32" if n.startswith("cu_") else d.dtype))
+             for n, p in ptrs.items()}
     x = {n: _idx(v) for n, v in sc.items() if n != "scale"}
     if d.varlen:
         cu_q, cu_k = views["cu_seqlens_q"], views["cu_seqlens_k"]
@@ -199,68 +214,18 @@ def _context(d, s, t, ptrs, sc, lds) -> Ctx:
 
 # --- main loop ----------------------------------------------------------------------------------
 
-def q_fragments(c: Ctx) -> list:
-    """Q^T B operands [f][kd] from global memory (rows past the sequence end clamped)."""
-    fam, n = c.fam, ab.run_len(c.fam)
-    last = irb.sub(c.seq_q, 1)
-    out = []
-    for f in range(c.s.frags_q):
-        row = imin(c.query(f), last)
-        base = iadd(c.q_base, imul(row, c.sc["q_ss"]))
-        out.append([ab.load_run(c.ptr["Q"], c.d.dtype, iadd(base, iadd(ab.run_offset(fam, c.lane), 16 * kd)), n)
-                    for kd in range(c.d.head_dim // 16)])
-    return out
+def tile_first(c: Ctx, n0):
+    """First key row actually read for the tile at n0: shifted down (uniformly) so the tile
+    ends at the sequence end, never before key 0 (staging.py: no per-lane clamps)."""
+    return imax(imin(n0, irb.sub(c.seq_k, c.s.block_n)), 0)
 
 
-def load_k(c: Ctx, n0):
-    return staging.load(c.copy_k, c.ptr["K"], c.k_base, c.sc["k_ss"], n0, irb.sub(c.seq_k, 1), c.tid)
+def load_k(c: Ctx, first):
+    return staging.load(c.copy_k, c.ptr["K"], c.k_offs, staging.tile_offset(first, c.sc["k_ss"], c.d.dtype))
 
 
-def load_v(c: Ctx, n0):
-    return staging.load(c.copy_v, c.ptr["V"], c.v_base, c.sc["v_ss"], n0, irb.sub(c.seq_k, 1), c.tid)
-
-
-def scores(c: Ctx, q) -> list:
-    """S^T[f][kt] = K[kt] @ Q^T[f] for the tile in LDS_K."""
-    fam, n = c.fam, ab.run_len(c.fam)
-    acc = [[irb.zeros(irb.vec(8, ab.f32_type())) for _ in range(c.s.block_n // 16)] for _ in range(c.s.frags_q)]
-    row, col = ab.a_row(fam, c.lane), ab.run_offset(fam, c.lane)
-    for kt in range(c.s.block_n // 16):
-        for kd in range(c.d.head_dim // 16):
-            a = vector.load(irb.vec(n, ir.F16Type.get()), c.lds_k, [iadd(row, 16 * kt), iadd(col, 16 * kd)])
-            a = _as(a, c.d.dtype)
-            for f in range(c.s.frags_q):
-                acc[f][kt] = ab.wmma(a, q[f][kd], acc[f][kt])
-    return acc
-
-
-def _as(v, dtype: str):
-    """LDS tiles are declared f16; reinterpret the bits as bf16 operands when needed."""
-    if dtype == "f16":
-        return v
-    n = ir.VectorType(v.type).shape[0]
-    return vector.bitcast(irb.vec(n, ir.BF16Type.get()), v)
-
-
-def _lds_half(dtype: str, vals: list) -> list:
-    if dtype == "f16":
-        return vals
-    return [vector.bitcast(irb.vec(ir.VectorType(v.type).shape[0], ir.F16Type.get()), v) for v in vals]
-
-
-def pv(c: Ctx, p_ops: list, o: list) -> list:
-    """O^T[f][dt] += V^T[dt][kt] @ P^T[f][kt] for the tile in LDS_V."""
-    fam, n = c.fam, ab.run_len(c.fam)
-    row, col = ab.a_row(fam, c.lane), ab.run_offset(fam, c.lane)
-    dts = c.d.head_dim // 16
-    o = [list(x) for x in o]
-    for dt in range(dts):
-        for kt in range(c.s.block_n // 16):
-            a = _as(vector.load(irb.vec(n, ir.F16Type.get()), c.lds_v, [iadd(row, 16 * dt), iadd(col, 16 * kt)]),
-                    c.d.dtype)
-            for f in range(c.s.frags_q):
-                o[f][dt] = ab.wmma(a, p_ops[f][kt], o[f][dt])
-    return o
+def load_v(c: Ctx, first):
+    return staging.load(c.copy_v, c.ptr["V"], c.v_offs, staging.tile_offset(first, c.sc["v_ss"], c.d.dtype))
 
 
 def _flatten(s_acc):
@@ -280,16 +245,20 @@ def main_loop(c: Ctx):
     m = [irb.cf(softmax.NEG_INF, f32) for _ in range(nf)]
     l = [irb.cf(0.0, f32) for _ in range(nf)]
     start, end, full_lo, full_hi = tile_range(c)
-    q = q_fragments(c) if s.q_in == "regs" else None
+    q = operands.q_fragments(c) if s.q_in == "regs" else None
     if s.q_in == "lds":
-        q_lds_fill(c)
+        operands.q_lds_fill(c)
     bands = [lane_band(c, f) for f in range(nf)]
     last_tile = irb.sub(end, s.block_n)
     init = _flatten(o) + m + l
     run = scf.IfOp(irb.lt(start, end), [v.type for v in init], has_else=True)
     with ir.InsertionPoint(run.then_block):
-        staging.store(c.copy_k, c.lds_k, c.tid, _lds_half(d.dtype, load_k(c, start)))
-        v_regs = load_v(c, start)
+        last_key = irb.sub(c.seq_k, 1)
+        c.k_offs = staging.lane_offsets(c.copy_k, c.tid, c.k_base, c.sc["k_ss"], last_key)
+        c.v_offs = staging.lane_offsets(c.copy_v, c.tid, c.v_base, c.sc["v_ss"], last_key)
+        first = tile_first(c, start)
+        staging.store(c.copy_k, c.lds_k, c.tid, operands.lds_half(d.dtype, load_k(c, first)))
+        v_regs = load_v(c, first)
         amdgpu.LDSBarrierOp()
         carried = init + v_regs
         loop = scf.ForOp(start, end, irb.c(s.block_n), carried)
@@ -299,10 +268,10 @@ def main_loop(c: Ctx):
             o = _unflatten(it[:nf * dts], nf)
             m, l = it[nf * dts:nf * dts + nf], it[nf * dts + nf:nf * dts + 2 * nf]
             v_regs = it[nf * dts + 2 * nf:]
-            qf = q if q is not None else q_from_lds(c)
-            s_acc = scores(c, qf)
-            staging.store(c.copy_v, c.lds_v, c.tid, _lds_half(d.dtype, v_regs))
-            nxt = imin(iadd(n0, s.block_n), last_tile)
+            qf = q if q is not None else operands.q_from_lds(c)
+            s_acc = operands.scores(c, qf)
+            staging.store(c.copy_v, c.lds_v, c.tid, operands.lds_half(d.dtype, v_regs))
+            nxt = tile_first(c, imin(iadd(n0, s.block_n), last_tile))
             k_regs = load_k(c, nxt)
             amdgpu.LDSBarrierOp()
             need = arith.OrIOp(irb.lt(n0, full_lo),
@@ -310,7 +279,7 @@ def main_loop(c: Ctx):
             flat = _flatten(s_acc)
             sel = scf.IfOp(need, [x.type for x in flat], has_else=True)
             with ir.InsertionPoint(sel.then_block):
-                scf.YieldOp(_flatten(masked(c, s_acc, n0, bands)))
+                scf.YieldOp(_flatten(masked(c, s_acc, n0, tile_first(c, n0), bands)))
             with ir.InsertionPoint(sel.else_block):
                 scf.YieldOp(flat)
             s_acc = _unflatten(list(sel.results), nf)
@@ -321,8 +290,8 @@ def main_loop(c: Ctx):
                 p_ops.append([ab.p_operand(c.fam, ab.to_dtype(x, d.dtype), c.lane) for x in p])
                 m2.append(mn)
                 l2.append(ln)
-            o = pv(c, p_ops, o)
-            staging.store(c.copy_k, c.lds_k, c.tid, _lds_half(d.dtype, k_regs))
+            o = operands.pv(c, p_ops, o)
+            staging.store(c.copy_k, c.lds_k, c.tid, operands.lds_half(d.dtype, k_regs))
             v_next = load_v(c, nxt)
             amdgpu.LDSBarrierOp()
             scf.YieldOp(_flatten(o) + m2 + l2 + v_next)
@@ -331,21 +300,6 @@ def main_loop(c: Ctx):
         scf.YieldOp(init)
     res = list(run.results)
     return _unflatten(res[:nf * dts], nf), res[nf * dts:nf * dts + nf], res[nf * dts + nf:]
-
-
-def q_lds_fill(c: Ctx) -> None:
-    p = staging.plan(c.s.block_m, c.d.head_dim, c.s.load_bits, c.s.threads, False, c.d.dtype)
-    vals = staging.load(p, c.ptr["Q"], c.q_base, c.sc["q_ss"], c.q0, irb.sub(c.seq_q, 1), c.tid)
-    staging.store(p, c.lds_q, c.tid, _lds_half(c.d.dtype, vals))
-    amdgpu.LDSBarrierOp()
-
-
-def q_from_lds(c: Ctx) -> list:
-    fam, n = c.fam, ab.run_len(c.fam)
-    row0 = iadd(imul(c.wave, 16 * c.s.frags_q), irb.rem(c.lane, 16))
-    col = ab.run_offset(fam, c.lane)
-    return [[_as(vector.load(irb.vec(n, ir.F16Type.get()), c.lds_q, [iadd(row0, 16 * f), iadd(col, 16 * kd)]),
-                 c.d.dtype) for kd in range(c.d.head_dim // 16)] for f in range(c.s.frags_q)]
 
 
 # --- epilogue -----------------------------------------------------------------------------------

@@ -32,6 +32,9 @@ SPACE: tuple[Knob, ...] = (
     Knob("load_bits", (32, 64, 128), "width of each global load per lane, in bits"),
     Knob("split_kv", (1, 2, 4, 8, 16), "workgroups per query tile over disjoint key ranges; partial O and\n"
          "LSE go to a workspace and a second small kernel combines them (deterministic)"),
+    Knob("sched", ("default", "minreg"), "LLVM machine-scheduler strategy of the kernel: default (GCN max\n"
+         "occupancy) or minreg (amdgpu-sched-strategy=iterative-minreg: fewer live VGPRs where the\n"
+         "default one hoists a tile's LDS fragment loads together and spills)"),
 )
 KNOBS = {k.name: k for k in SPACE}
 
@@ -45,6 +48,7 @@ class AttentionSchedule:
     q_in: str = "regs"
     load_bits: int = 128
     split_kv: int = 1
+    sched: str = "default"
 
     def __post_init__(self):
         for f in fields(self):

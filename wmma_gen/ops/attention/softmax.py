@@ -36,17 +36,19 @@ NEG_INF = float("-inf")
 LN2 = math.log(2.0)
 
 
-def mask_tile(s: ir.Value, rel, width, kt: int) -> ir.Value:
-    """-inf where key (rel + 16*kt + v) is outside [0, width] (unsigned compare), for the 8
-    values of one S^T tile; rel = first key of the lane's run minus the lane's lowest
-    visible key, width = highest - lowest visible key (a row that sees nothing has rel huge)."""
+def mask_tile(s: ir.Value, rel, count, kt: int, low=None) -> ir.Value:
+    """-inf where key (rel + 16*kt + v) is outside [0, count) (one unsigned compare), for the 8
+    values of one S^T tile; rel = first key of the lane's run minus the lane's lowest visible
+    key, count = number of visible keys (0: none)."""
     i32 = ir.IntegerType.get_signless(32)
     base = arith.index_cast(i32, iadd(rel, 16 * kt))
-    width = arith.index_cast(i32, width)
+    count = arith.index_cast(i32, count)
     offs = arith.ConstantOp(irb.vec(8, i32), ir.DenseElementsAttr.get(
         np.arange(8, dtype="int32"), type=irb.vec(8, i32))).result
     keys = arith.addi(splat(base, 8), offs)
-    ok = arith.cmpi(arith.CmpIPredicate.ule, keys, splat(width, 8))
+    ok = arith.cmpi(arith.CmpIPredicate.ult, keys, splat(count, 8))
+    if low is not None:
+        ok = arith.andi(ok, arith.cmpi(arith.CmpIPredicate.sge, keys, splat(arith.index_cast(i32, low), 8)))
     ninf = splat(irb.cf(NEG_INF, f32_type()), 8)
     return arith.select(ok, s, ninf)
 

@@ -1,0 +1,160 @@
+"""Compare a decoded instruction (machine code) with the parsed ISA text of the same compile.
+
+`canonical(ins, labels, family)` removes what differs only in spelling: the true16 `.l` half
+suffix (LLVM's fake16 printing has none), defaults LLVM omits from the text (VOP3P op_sel /
+op_sel_hi / neg, DPP row/bank masks), cache-policy modifiers (glc/slc/dlc, th/scope: no effect
+on one coherent memory, except an atomic's return flag), branch labels (compared as the
+instruction index they name) and timing-hint operands (s_waitcnt, s_delay_alu, ...)."""
+from __future__ import annotations
+
+from wmma_gen.emu.asm import _RAW_OPERANDS
+from wmma_gen.emu.decode.roles import roles
+from wmma_gen.emu.ds import DS
+from wmma_gen.emu.exec_mem import swizzle_pattern
+
+_CACHE = {"glc", "slc", "dlc", "nt", "sc0", "sc1", "scope", "th"}
+
+
+def _operand(op, labels):
+    value = op.value
+    if op.kind == "label":
+        value = labels.get(op.value, op.value)
+    elif op.kind == "int":
+        value = int(value) & 0xFFFFFFFF
+    half = None if op.half == "l" else op.half
+    return (op.kind, op.index, op.count, half, value, op.neg, op.abs)
+
+
+def canonical(ins, labels, family):
+    if ins.pair is not None:
+        from dataclasses import replace
+        return ("vopd", canonical(replace(ins, pair=None), labels, family), canonical(ins.pair, labels, family))
+    name = ins.mnemonic
+    kind = roles(_base(name), family)[0]
+    ops = [list(_operand(o, labels)) for o in ins.operands]
+    mods = dict(ins.mods)
+    if name in _RAW_OPERANDS:
+        raw = mods.get("raw", "")
+        mods = {"raw": int(raw, 0)} if name == "s_denorm_mode" else {}
+    for k in list(mods):
+        if k in _CACHE and not (k == "th" and "RETURN" in str(mods[k])) and not (k == "glc" and "atomic" in name):
+            del mods[k]
+    if "th" in mods or "glc" in mods:          # an atomic that returns the old value
+        mods.pop("th", None)
+        mods.pop("glc", None)
+        mods["return"] = True
+    if kind in ("vop3p", "mix") or (kind in ("valu",) and _is_vop3p(name)):
+        n = len(ins.operands) - 1
+        for key, dflt in (("op_sel", 0), ("op_sel_hi", 0 if kind == "mix" else 1), ("neg_lo", 0), ("neg_hi", 0)):
+            mods[key] = tuple(mods.get(key, (dflt,) * n))[:n]
+        if kind == "mix":            # LLVM prints mix neg/abs on the operands: fold into neg_lo / neg_hi
+            nl, nh = list(mods["neg_lo"]), list(mods["neg_hi"])
+            for k, o in enumerate(ops[1:]):
+                nl[k] |= o[5]
+                nh[k] |= o[6]
+                o[5] = o[6] = False
+            mods["neg_lo"], mods["neg_hi"] = tuple(nl), tuple(nh)
+        if kind == "valu":
+            for key in ("op_sel", "op_sel_hi", "neg_lo", "neg_hi"):
+                mods.pop(key)
+    if kind == "wmma":
+        for key in ("op_sel", "neg_lo", "neg_hi"):
+            mods[key] = tuple(mods.get(key, (0, 0, 0)))
+        mods.pop("op_sel_hi", None)
+    if "_dpp" in name or "dpp8" in mods:
+        if "dpp8" not in mods:
+            mods.setdefault("row_mask", 0xF)
+            mods.setdefault("bank_mask", 0xF)
+        if "bound_ctrl" in mods:
+            mods["bound_ctrl"] = 1
+        if not mods.get("fi", 0):
+            mods.pop("fi", None)
+    if _base(name) in DS and DS[_base(name)].kind == "ds_swizzle":
+        mods["offset"] = swizzle_pattern(mods.get("offset", 0))
+    for key in ("offset", "offset0", "offset1"):
+        if mods.get(key, None) == 0:
+            del mods[key]
+    return (name, tuple(tuple(o) for o in ops), tuple(sorted((k, str(v)) for k, v in mods.items())))
+
+
+def _base(name: str) -> str:
+    for suf in ("_e64_dpp", "_e32", "_e64", "_dpp"):
+        if name.endswith(suf):
+            return name[: -len(suf)]
+    return name
+
+
+def _is_vop3p(name: str) -> bool:
+    return name.startswith(("v_dot", "v_pk_", "v_fma_mix"))
+
+
+def compare_programs(text_prog, mc_prog, family):
+    """[(index, text, decoded)] of the instructions that differ (empty = identical)."""
+    bad = []
+    if len(text_prog.instrs) != len(mc_prog.instrs):
+        bad.append((-1, f"{len(text_prog.instrs)} instructions", f"{len(mc_prog.instrs)} instructions"))
+    for i, (a, b) in enumerate(zip(text_prog.instrs, mc_prog.instrs)):
+        if canonical(a, text_prog.labels, family) != canonical(b, mc_prog.labels, family):
+            bad.append((i, a.text, b.text))
+    return bad
+
+
+# ---- the cross-check over compiled kernels ---------------------------------------------------
+import functools  # noqa: E402
+
+import pytest  # noqa: E402
+
+from wmma_gen.emu import Program  # noqa: E402
+from wmma_gen.emu.table import family as family_of  # noqa: E402
+
+GEMMS = [("gfx1100", d) for d in ("f16", "bf16", "i8", "i4")] + [("gfx1151", d) for d in ("f16", "i8")] + \
+        [("gfx1201", d) for d in ("f16", "bf16", "i8", "i4")]
+ATTENTION = [("gfx1100", "fwd"), ("gfx1201", "fwd"), ("gfx1151", "fwd"), ("gfx1100", "dkdv"), ("gfx1100", "dq"),
+             ("gfx1201", "dkdv"), ("gfx1201", "dq"), ("gfx1100", "prepass")]
+
+
+@functools.lru_cache(maxsize=None)
+def compiled(kind: str, arch: str, what: str):
+    """(CompiledKernel) of a representative kernel: a GEMM of dtype `what`, or attention."""
+    from wmma_gen.compiler import compile_mlir
+    from wmma_gen.targets import get_target
+    if kind == "gemm":
+        from wmma_gen.directive import GemmDirective
+        from wmma_gen.ops.gemm.build import compile_gemm
+        from wmma_gen.schedule import Schedule
+        return compile_gemm(GemmDirective(what, 128, 128, 128), Schedule(), arch).compiled
+    if what == "fwd":
+        from wmma_gen.ops.attention.directive import AttentionDirective
+        from wmma_gen.ops.attention.kernel import build_attention
+        from wmma_gen.ops.attention.schedule import AttentionSchedule
+        return compile_mlir(build_attention(AttentionDirective("f16", 64), AttentionSchedule(),
+                                            get_target(arch)).mlir, arch)
+    from wmma_gen.ops.attention_bwd.defaults import default_schedule
+    from wmma_gen.ops.attention_bwd.run import build_backward, make_spec
+    kernels = dict(build_backward(make_spec(arch, "f16", 64), default_schedule(arch, 64)).items())
+    return compile_mlir(kernels[what].mlir, arch)
+
+
+def _check(ck):
+    text = Program.from_isa(ck.isa, ck.name)
+    mc = Program.from_code_object(ck.hsaco, ck.name)
+    assert mc.arch == ck.arch and mc.source == "hsaco"
+    bad = compare_programs(text, mc, family_of(mc.arch))
+    shown = "\n".join(f"  #{i}: text '{a}' | decoded '{b}'" for i, a, b in bad[:10])
+    assert not bad, f"{ck.name} ({ck.arch}): {len(bad)} instructions differ:\n{shown}"
+    # the binary kernel descriptor says what the .amdhsa_* directives of the text say
+    for key, value in text.descriptor.items():
+        if key in mc.descriptor and key != "next_free_vgpr":
+            assert mc.descriptor[key] == value, (key, mc.descriptor[key], value)
+    assert mc.next_free_vgpr >= text.next_free_vgpr
+    assert mc.metadata[".name"] == ck.name and mc.kernarg_size == text.kernarg_size
+
+
+@pytest.mark.parametrize("arch,dtype", GEMMS)
+def test_gemm_decodes_like_its_isa_text(arch, dtype):
+    _check(compiled("gemm", arch, dtype))
+
+
+@pytest.mark.parametrize("arch,which", ATTENTION)
+def test_attention_decodes_like_its_isa_text(arch, which):
+    _check(compiled("attention", arch, which))

@@ -1,0 +1,95 @@
+"""WMMA operands of the forward kernel (kernel.py): Q^T fragments (kept in registers, or staged
+in LDS and re-read per tile), the K and V^T A fragments read from the LDS tiles, and the two
+products of a key tile, S^T = K Q^T and O^T += V^T P^T (attention_blocks: the swap-A/B layout).
+
+LDS tiles are declared f16; bf16 operands are the same bits (`_as`, `lds_half`).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mlir import ir
+from mlir.dialects import _amdgpu_ops_gen as amdgpu
+from mlir.dialects import vector
+
+from ...kernels import attention_blocks as ab
+from ...kernels import irb
+from ...kernels.attention_blocks import iadd, imin, imul
+from . import staging
+
+if TYPE_CHECKING:
+    from .kernel import Ctx
+
+
+def q_fragments(c: "Ctx") -> list:
+    """Q^T B operands [f][kd] from global memory (rows past the sequence end clamped); the
+    head-dim runs of a row are immediate offsets of one lane address."""
+    fam, n = c.fam, ab.run_len(c.fam)
+    last = irb.sub(c.seq_q, 1)
+    out = []
+    for f in range(c.s.frags_q):
+        row = imin(c.query(f), last)
+        off = ab.byte_offset(iadd(c.q_base, iadd(imul(row, c.sc["q_ss"]), ab.run_offset(fam, c.lane))), c.d.dtype)
+        out.append([ab.global_load(c.ptr["Q"], off, n, c.d.dtype, imm=2 * 16 * kd) for kd in range(c.d.head_dim // 16)])
+    return out
+
+
+def scores(c: "Ctx", q) -> list:
+    """S^T[f][kt] = K[kt] @ Q^T[f] for the tile in LDS_K."""
+    fam, n = c.fam, ab.run_len(c.fam)
+    acc = [[irb.zeros(irb.vec(8, ab.f32_type())) for _ in range(c.s.block_n // 16)] for _ in range(c.s.frags_q)]
+    row, col = ab.a_row(fam, c.lane), ab.run_offset(fam, c.lane)
+    for kt in range(c.s.block_n // 16):
+        for kd in range(c.d.head_dim // 16):
+            a = vector.load(irb.vec(n, ir.F16Type.get()), c.lds_k, [iadd(row, 16 * kt), iadd(col, 16 * kd)])
+            a = _as(a, c.d.dtype)
+            for f in range(c.s.frags_q):
+                acc[f][kt] = ab.wmma(a, q[f][kd], acc[f][kt])
+    return acc
+
+
+def _as(v, dtype: str):
+    """LDS tiles are declared f16; reinterpret the bits as bf16 operands when needed."""
+    if dtype == "f16":
+        return v
+    n = ir.VectorType(v.type).shape[0]
+    return vector.bitcast(irb.vec(n, ir.BF16Type.get()), v)
+
+
+def lds_half(dtype: str, vals: list) -> list:
+    """Registers headed for an f16-declared LDS tile (bf16 bits reinterpreted)."""
+    if dtype == "f16":
+        return vals
+    return [vector.bitcast(irb.vec(ir.VectorType(v.type).shape[0], ir.F16Type.get()), v) for v in vals]
+
+
+def pv(c: "Ctx", p_ops: list, o: list) -> list:
+    """O^T[f][dt] += V^T[dt][kt] @ P^T[f][kt] for the tile in LDS_V."""
+    fam, n = c.fam, ab.run_len(c.fam)
+    row, col = ab.a_row(fam, c.lane), ab.run_offset(fam, c.lane)
+    dts = c.d.head_dim // 16
+    o = [list(x) for x in o]
+    for dt in range(dts):
+        for kt in range(c.s.block_n // 16):
+            a = _as(vector.load(irb.vec(n, ir.F16Type.get()), c.lds_v, [iadd(row, 16 * dt), iadd(col, 16 * kt)]),
+                    c.d.dtype)
+            for f in range(c.s.frags_q):
+                o[f][dt] = ab.wmma(a, p_ops[f][kt], o[f][dt])
+    return o
+
+
+def q_lds_fill(c: "Ctx") -> None:
+    p = staging.plan(c.s.block_m, c.d.head_dim, c.s.load_bits, c.s.threads, False, c.d.dtype)
+    base = iadd(c.q_base, imul(c.q0, c.sc["q_ss"]))
+    offs = staging.lane_offsets(p, c.tid, base, c.sc["q_ss"], irb.sub(irb.sub(c.seq_q, 1), c.q0))
+    vals = staging.load(p, c.ptr["Q"], offs, irb.ci(0, 32))
+    staging.store(p, c.lds_q, c.tid, lds_half(c.d.dtype, vals))
+    amdgpu.LDSBarrierOp()
+
+
+def q_from_lds(c: "Ctx") -> list:
+    fam, n = c.fam, ab.run_len(c.fam)
+    row0 = iadd(imul(c.wave, 16 * c.s.frags_q), irb.rem(c.lane, 16))
+    col = ab.run_offset(fam, c.lane)
+    return [[_as(vector.load(irb.vec(n, ir.F16Type.get()), c.lds_q, [iadd(row0, 16 * f), iadd(col, 16 * kd)]),
+                 c.d.dtype) for kd in range(c.d.head_dim // 16)] for f in range(c.s.frags_q)]
