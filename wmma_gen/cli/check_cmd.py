@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import time
 
-from ..check import check_gemm
 from ..device.select import KINDS, get_device
-from ..ops.gemm import default_schedule
 from .options import (add_attention, add_directive, add_json, add_schedule, add_target, directive_from, emit,
                       schedule_from)
 
@@ -31,6 +29,8 @@ def register(sub) -> None:
 def run(args) -> int:
     if args.op != "gemm":
         return run_attention(args)
+    from ..check import check_gemm
+    from ..ops.gemm import default_schedule
     if not args.shape:
         from ..errors import ScheduleError
         raise ScheduleError("shape", "", "MxNxK (e.g. --shape 256x256x256)")

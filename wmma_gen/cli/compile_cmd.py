@@ -8,8 +8,6 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..ops.gemm import default_schedule
-from ..ops.gemm.build import compile_gemm
 from .options import add_directive, add_json, add_schedule, add_target, directive_from, emit, schedule_from
 
 
@@ -25,6 +23,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from ..ops.gemm import default_schedule
+    from ..ops.gemm.build import compile_gemm
     d = directive_from(args)
     s = schedule_from(args, base=default_schedule(d, args.arch))
     k = compile_gemm(d, s, args.arch)  # raises before anything is written

@@ -1,8 +1,11 @@
-"""`wmma-gen doctor`: what this machine can do (bindings, linker, HIP, cache)."""
+"""`wmma-gen doctor`: what this machine can do (bindings, linker, HIP, cache).
+
+Each check imports what it inspects inside run(), so building the CLI parser loads none of
+it. (The linker and cache checks live in wmma_gen.compiler, whose package __init__ loads
+the MLIR bindings; when those are missing, doctor says so instead of failing to start.)
+"""
 from __future__ import annotations
 
-from ..compiler import toolchain
-from ..compiler.cache import default_dir
 from ..errors import WmmaGenError
 from .options import add_json, emit
 
@@ -14,42 +17,51 @@ def register(sub) -> None:
 
 
 def _hip() -> dict:
+    """hip-python and the devices it reports; an emulator-backed HIP runtime is named as such."""
+    from ..device.hip import import_hip, timing_source, visible_devices
     try:
-        from hip import hip  # hip-python
-    except ImportError:
-        return {"hip_python": False, "gpus": [], "note": "hip-python not installed (pip install 'wmma-gen[hip]')"}
+        import_hip()
+    except WmmaGenError as e:
+        return {"hip_python": False, "gpus": [], "emulated": [], "note": str(e)}
+    found, reason = visible_devices()
+    gpus = [arch for arch, name in found if timing_source(name) == "hip"]
+    emulated = [f"{arch} ({name})" for arch, name in found if timing_source(name) != "hip"]
+    note = reason or (f"emulator-backed HIP devices (not GPUs): {', '.join(emulated)}" if emulated else "")
+    return {"hip_python": True, "gpus": gpus, "emulated": emulated, "note": note}
+
+
+def _compiler():
+    """wmma_gen.compiler's toolchain and cache modules, or the reason they cannot load."""
     try:
-        err, n = hip.hipGetDeviceCount()
-        if err != hip.hipError_t.hipSuccess:
-            return {"hip_python": True, "gpus": [], "note": f"hipGetDeviceCount: {err}"}
-        gpus = []
-        for i in range(n):
-            props = hip.hipDeviceProp_t()
-            hip.hipGetDeviceProperties(props, i)
-            gpus.append(props.gcnArchName.decode() if isinstance(props.gcnArchName, bytes) else str(props.gcnArchName))
-        return {"hip_python": True, "gpus": gpus, "note": ""}
-    except Exception as e:  # the HIP runtime library may be absent even with hip-python installed
-        return {"hip_python": True, "gpus": [], "note": f"HIP runtime unavailable: {e}"}
+        from ..compiler import cache, toolchain
+    except ImportError as e:    # the package __init__ imports the MLIR bindings
+        return None, None, f"MISSING: {e}"
+    return toolchain, cache, ""
 
 
 def run(args) -> int:
     report, ok = {}, True
-    try:
-        report["mlir"] = toolchain.mlir_version()
-    except Exception as e:
-        report["mlir"], ok = f"MISSING: {e}", False
-    try:
-        ln = toolchain.find_linker()
-        report["lld"] = {"provider": ln.provider, "version": ln.version, "command": " ".join(ln.command)}
-    except WmmaGenError as e:
-        report["lld"], ok = f"MISSING: {e}", False
+    toolchain, cache, why = _compiler()
+    if toolchain is None:
+        report["mlir"], report["lld"], report["cache_dir"], ok = why, why, why, False
+    else:
+        try:
+            report["mlir"] = toolchain.mlir_version()
+        except Exception as e:  # noqa: BLE001  -- any failure to load the bindings is what doctor reports
+            report["mlir"], ok = f"MISSING: {e}", False
+        try:
+            ln = toolchain.find_linker()
+            report["lld"] = {"provider": ln.provider, "version": ln.version, "command": " ".join(ln.command)}
+        except WmmaGenError as e:
+            report["lld"], ok = f"MISSING: {e}", False
+        report["cache_dir"] = str(cache.default_dir())
     report["hip"] = _hip()
-    report["cache_dir"] = str(default_dir())
     report["ok"] = ok
+    lld, hip = report["lld"], report["hip"]
     text = "\n".join([
         f"MLIR bindings : {report['mlir']}",
-        f"ld.lld        : {report['lld'] if isinstance(report['lld'], str) else report['lld']['provider'] + ' - ' + report['lld']['version']}",
-        f"hip-python    : {'yes' if report['hip']['hip_python'] else 'no'}; GPUs: {report['hip']['gpus'] or 'none'} {report['hip']['note']}",
+        f"ld.lld        : {lld if isinstance(lld, str) else lld['provider'] + ' - ' + lld['version']}",
+        f"hip-python    : {'yes' if hip['hip_python'] else 'no'}; GPUs: {hip['gpus'] or 'none'} {hip['note']}",
         f"kernel cache  : {report['cache_dir']}",
         f"status        : {'OK' if ok else 'PROBLEMS'}",
     ])

@@ -1,31 +1,52 @@
-"""Entry point of `wmma-gen`. Each subcommand lives in its own module with register()/run()."""
+"""Entry point of `wmma-gen`. Each subcommand lives in its own module with register()/run().
+
+Fast start (issue 14): a command module imports at its top only what its parser needs; what
+its run() needs (the MLIR bindings, the compiler, the emulator, optuna, pandas, matplotlib)
+is imported inside run(). When argv names a command, only that command's module is imported
+and registered; `--help`, no command or an unknown one builds the full parser.
+tests/cli/test_fast_start.py checks that `targets` and `--help` load no heavy module.
+"""
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import sys
 
 from ..errors import WmmaGenError
 
-COMMANDS = ("targets_cmd", "doctor", "compile_cmd", "check_cmd", "analyze_cmd", "sweep_cmd", "export_cmd", "demo_cmd", "emu_cmd")
+# command name -> module (each module's register() adds exactly that subcommand)
+COMMANDS = {"targets": "targets_cmd", "doctor": "doctor", "compile": "compile_cmd", "check": "check_cmd",
+            "analyze": "analyze_cmd", "sweep": "sweep_cmd", "export": "export_cmd", "selftest": "selftest_cmd",
+            "demo": "demo_cmd", "emu": "emu_cmd"}
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="wmma-gen", description="WMMA kernel generator, emulator and autotuner for AMD RDNA")
-    sub = p.add_subparsers(dest="command", required=True)
-    for name in COMMANDS:
+def parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The CLI parser; `only`: register just that command (the others are not imported)."""
+    p = argparse.ArgumentParser(prog="wmma-gen",
+                                description="WMMA kernel generator, emulator and autotuner for AMD RDNA")
+    present = [n for n, m in COMMANDS.items() if importlib.util.find_spec(f"wmma_gen.cli.{m}") is not None]
+    # usage names every command even when only one is registered (the text argparse would print)
+    sub = p.add_subparsers(dest="command", required=True, metavar="{" + ",".join(present) + "}")
+    for name, module in COMMANDS.items():
+        if only is not None and name != only:
+            continue
         try:
-            mod = importlib.import_module(f"wmma_gen.cli.{name}")
+            mod = importlib.import_module(f"wmma_gen.cli.{module}")
         except ModuleNotFoundError as e:
-            if e.name == f"wmma_gen.cli.{name}":
+            if e.name == f"wmma_gen.cli.{module}":
                 continue  # optional subcommand not present in this build
             raise
         mod.register(sub)
-    return p
+        if only is not None:
+            return p
+    return p if only is None else parser()    # `only` is not in this build: the full parser says so
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    named = argv[0] if argv and argv[0] in COMMANDS else None
+    args = parser(named).parse_args(argv)
     try:
         return args.func(args)
     except WmmaGenError as e:
