@@ -131,7 +131,10 @@ class Objective:
 
     @property
     def on_gpu(self) -> bool:
-        return "hip" in getattr(self.device, "name", "")
+        """A HipDevice says whether it is a GPU (`source`; "emulator" on the stand-in runtime);
+        other devices count as GPUs only by name (test doubles)."""
+        source = getattr(self.device, "source", None)
+        return source == "hip" if source is not None else "hip" in getattr(self.device, "name", "")
 
     def __call__(self, trial: optuna.Trial) -> float:
         s = suggest_schedule(trial, self.domains)

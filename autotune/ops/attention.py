@@ -117,7 +117,8 @@ class AttentionObjective:
 
     @property
     def on_gpu(self) -> bool:
-        return getattr(self.device, "name", "") == "hip"
+        """Only a real GPU times (HipDevice.source is "emulator" on the stand-in runtime)."""
+        return getattr(self.device, "source", "") == "hip"
 
     def __call__(self, trial: optuna.Trial) -> float:
         s = suggest_schedule(trial, self.domains, SPACE, AttentionSchedule)
