@@ -24,11 +24,11 @@ Per-query row reductions are the lane's own values plus one `swap_halves`.
 """
 from __future__ import annotations
 
-from mlir import ir
-from mlir.dialects import _amdgpu_ops_gen as amdgpu
-from mlir.dialects import _llvm_ops_gen as llvm
-from mlir.dialects import _rocdl_ops_gen as rocdl
-from mlir.dialects import arith, memref, vector
+from ..compiler.mlir_api import ir
+from ..compiler.mlir_api import _amdgpu_ops_gen as amdgpu
+from ..compiler.mlir_api import _llvm_ops_gen as llvm
+from ..compiler.mlir_api import _rocdl_ops_gen as rocdl
+from ..compiler.mlir_api import arith, memref, vector
 
 from . import irb
 
@@ -117,15 +117,21 @@ def byte_offset(elems, dtype: str) -> ir.Value:
 
 # --- lanes ------------------------------------------------------------------------------------
 
-def swap_halves(x: ir.Value) -> ir.Value:
+def swap_halves(x: ir.Value, full_exec: bool = False) -> ir.Value:
     """The value of lane l ^ 16 (v_permlanex16_b32 with identity lane selects: lane i of each
     16-lane row reads lane i of the other row; RDNA3 ISA guide 6.x "V_PERMLANEX16_B32",
-    same instruction on RDNA4). Works on f32 or i32 values."""
+    same instruction on RDNA4). Works on f32 or i32 values.
+
+    The instruction's destination is also its "old" operand (kept where the source lane is
+    inactive). By default the old value is x itself, which costs a v_mov (x stays live);
+    full_exec=True states that every lane is active at the call (no divergent branch around
+    it), so the old value is never read and is passed as poison."""
     i32 = i32_type()
     v = x if x.type == i32 else arith.bitcast(i32, x)
     lo = arith.ConstantOp(i32, 0x76543210).result
     hi = arith.ConstantOp(i32, -0x1234568).result  # 0xfedcba98
-    r = rocdl.PermlaneX16Op(i32, v, v, lo, hi, False, False).result
+    old = llvm.PoisonOp(i32).result if full_exec else v
+    r = rocdl.PermlaneX16Op(i32, old, v, lo, hi, False, False).result
     return r if x.type == i32 else arith.bitcast(x.type, r)
 
 
@@ -234,13 +240,14 @@ def to_dtype_out(x: ir.Value, dtype: str) -> ir.Value:
     return arith.truncf(irb.vec(n, et), x)
 
 
-def p_operand(family: str, p: ir.Value, lane) -> ir.Value:
+def p_operand(family: str, p: ir.Value, lane, full_exec: bool = False) -> ir.Value:
     """The B operand (16 keys x 16 queries) of O^T += V^T P^T from the lane's 8 converted
     probabilities (keys 8h..8h+7 of a 16-key tile, vector<8 x f16|bf16>).
 
     gfx12: the lane's run is exactly these 8 keys -> returned as is.
     gfx11: both half-waves need keys 0..15 in order: swap the 4 packed registers with the
-    other half (v_permlanex16_b32) and order [half 0's keys, half 1's keys]."""
+    other half (v_permlanex16_b32) and order [half 0's keys, half 1's keys]. full_exec: as
+    in swap_halves."""
     if family == "gfx12":
         return p
     i32 = i32_type()
@@ -250,7 +257,7 @@ def p_operand(family: str, p: ir.Value, lane) -> ir.Value:
     regs_lo, regs_hi = [], []
     for r in range(4):
         mine = vector.extract(own, [], [r])
-        other = swap_halves(mine)
+        other = swap_halves(mine, full_exec)
         regs_lo.append(arith.select(first, mine, other))
         regs_hi.append(arith.select(first, other, mine))
     packed = vector.from_elements(irb.vec(8, i32), regs_lo + regs_hi)

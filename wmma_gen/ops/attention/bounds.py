@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mlir.dialects import arith
+from ...compiler.mlir_api import arith
 
 from ...kernels import attention_blocks as ab
 from ...kernels import irb

@@ -56,10 +56,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from mlir import ir
-from mlir.dialects import _amdgpu_ops_gen as amdgpu
-from mlir.dialects import _gpu_ops_gen as gpu
-from mlir.dialects import arith, memref, scf, vector
+from ...compiler.mlir_api import ir
+from ...compiler.mlir_api import _amdgpu_ops_gen as amdgpu
+from ...compiler.mlir_api import _gpu_ops_gen as gpu
+from ...compiler.mlir_api import arith, memref, scf, vector
 
 from ...kernels import attention_blocks as ab
 from ...kernels import irb
@@ -287,7 +287,7 @@ def main_loop(c: Ctx):
             for f in range(nf):
                 p, mn, ln, alpha = softmax.online_softmax(c.fam, s_acc[f], m[f], l[f], c.c)
                 o[f] = softmax.rescale(o[f], alpha)
-                p_ops.append([ab.p_operand(c.fam, ab.to_dtype(x, d.dtype), c.lane) for x in p])
+                p_ops.append([ab.p_operand(c.fam, ab.to_dtype(x, d.dtype), c.lane, full_exec=True) for x in p])
                 m2.append(mn)
                 l2.append(ln)
             o = operands.pv(c, p_ops, o)

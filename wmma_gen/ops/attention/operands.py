@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mlir import ir
-from mlir.dialects import _amdgpu_ops_gen as amdgpu
-from mlir.dialects import vector
+from ...compiler.mlir_api import ir
+from ...compiler.mlir_api import _amdgpu_ops_gen as amdgpu
+from ...compiler.mlir_api import vector
 
 from ...kernels import attention_blocks as ab
 from ...kernels import irb

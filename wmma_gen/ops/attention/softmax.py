@@ -17,9 +17,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from mlir import ir
-from mlir.dialects import _rocdl_ops_gen as rocdl
-from mlir.dialects import arith, vector
+from ...compiler.mlir_api import ir
+from ...compiler.mlir_api import _rocdl_ops_gen as rocdl
+from ...compiler.mlir_api import arith, vector
 
 from ...kernels import irb
 from ...kernels.attention_blocks import (
@@ -71,7 +71,7 @@ def online_softmax(family: str, s_tiles: list, m, l, c):
     """One key tile of one 16-query block: returns (P tiles f32, m_new, l_new, alpha)."""
     f32 = f32_type()
     mx = vector.ReductionOp(f32, max_kind(family), _vmax(family, s_tiles)).result
-    mx = fmax(family, mx, swap_halves(mx))
+    mx = fmax(family, mx, swap_halves(mx, full_exec=True))  # the key loop runs with every lane on
     m_new = fmax(family, m, arith.mulf(mx, c))
     ninf = irb.cf(NEG_INF, f32)
     dead = arith.cmpf(arith.CmpFPredicate.OEQ, m_new, ninf)
@@ -96,7 +96,7 @@ def finish(m, l):
     """(1/l or 0, LSE) of the lane's query after the last tile: l summed over both halves;
     LSE = ln 2 * (m + log2 l) in natural log (v_log_f32: l >= 1 here, no denormals), -inf for a row that saw no key."""
     f32 = f32_type()
-    l_tot = arith.addf(l, swap_halves(l))
+    l_tot = arith.addf(l, swap_halves(l, full_exec=True))  # called before any per-row branch
     seen = arith.cmpf(arith.CmpFPredicate.OGT, l_tot, irb.cf(0.0, f32))
     safe = arith.select(seen, l_tot, irb.cf(1.0, f32))
     inv = arith.select(seen, arith.divf(irb.cf(1.0, f32), safe), irb.cf(0.0, f32))

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mlir import ir
-from mlir.dialects import arith, vector
+from ...compiler.mlir_api import ir
+from ...compiler.mlir_api import arith, vector
 
 from ...kernels import irb
 from ...kernels.attention_blocks import (PERM_HI, PERM_LO, byte_offset, global_load, i32_type, iadd, imin, imul,
