@@ -136,8 +136,8 @@ TABLE = {
     36:s_or_not1_b32 37:s_or_not1_b64 38:s_bfe_u32 39:s_bfe_i32 40:s_bfe_u64 41:s_bfe_i64 42:s_bfm_b32
     43:s_bfm_b64 44:s_mul_i32 45:s_mul_hi_u32 46:s_mul_hi_i32 48:s_cselect_b32 49:s_cselect_b64
     50:s_pack_ll_b32_b16 51:s_pack_lh_b32_b16 52:s_pack_hh_b32_b16 53:s_pack_hl_b32_b16 64:s_add_f32
-    65:s_sub_f32 66:s_min_f32 67:s_max_f32 68:s_mul_f32 71:s_fmac_f32 72:s_cvt_pk_rtz_f16_f32 73:s_add_f16
-    74:s_sub_f16 75:s_min_f16 76:s_max_f16 77:s_mul_f16 78:s_fmac_f16
+    65:s_sub_f32 66:s_min_f32 67:s_max_f32 68:s_mul_f32 69:s_fmaak_f32 70:s_fmamk_f32 71:s_fmac_f32
+    72:s_cvt_pk_rtz_f16_f32 73:s_add_f16 74:s_sub_f16 75:s_min_f16 76:s_max_f16 77:s_mul_f16 78:s_fmac_f16
     """),
     # §15.1.4 SOPC opcodes
     "sopc": parse("""
@@ -193,9 +193,9 @@ TABLE = {
     12:v_mul_hi_u32_u24 15:v_min_f32 16:v_max_f32 17:v_min_i32 18:v_max_i32 19:v_min_u32 20:v_max_u32
     24:v_lshlrev_b32 25:v_lshrrev_b32 26:v_ashrrev_i32 27:v_and_b32 28:v_or_b32 29:v_xor_b32 30:v_xnor_b32
     32:v_add_co_ci_u32 33:v_sub_co_ci_u32 34:v_subrev_co_ci_u32 37:v_add_nc_u32 38:v_sub_nc_u32
-    39:v_subrev_nc_u32 43:v_fmac_f32 47:v_cvt_pk_rtz_f16_f32 50:v_add_f16 51:v_sub_f16 52:v_subrev_f16
-    53:v_mul_f16 54:v_fmac_f16 57:v_max_f16 58:v_min_f16 59:v_ldexp_f16 60:v_pk_fmac_f16 62:v_cmp_lt_f16
-    63:v_cvt_i32_f64
+    39:v_subrev_nc_u32 43:v_fmac_f32 44:v_fmamk_f32 45:v_fmaak_f32 47:v_cvt_pk_rtz_f16_f32 50:v_add_f16
+    51:v_sub_f16 52:v_subrev_f16 53:v_mul_f16 54:v_fmac_f16 55:v_fmamk_f16 56:v_fmaak_f16 57:v_max_f16
+    58:v_min_f16 59:v_ldexp_f16 60:v_pk_fmac_f16 62:v_cmp_lt_f16 63:v_cvt_i32_f64
     """),
     # §15.3.4 VOP3 opcodes (VOP3-only, >= 512)
     "vop3": parse("""
