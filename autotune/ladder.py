@@ -27,9 +27,20 @@ from wmma_gen.errors import WmmaGenError
 
 from .ops import adapter
 
-RESULT_COLUMNS = ["seconds", "tflops", "unit", "peak_tflops", "fraction_of_peak", "source", "validated",
-                  "gate_source", "gate_max_abs", "vgprs", "lds_bytes", "occupancy", "limiter", "isa_hash",
+RESULT_COLUMNS = ["seconds", "tflops", "unit", "peak_tflops", "fraction_of_peak", "source", "est_low", "est_high",
+                  "validated", "gate_source", "gate_max_abs", "vgprs", "lds_bytes", "occupancy", "limiter", "isa_hash",
                   "toolchain_mlir", "toolchain_lld", "wmma_gen_version", "timestamp", "ladder_rows"]
+# est_low / est_high: a model row's TFLOP/s times the calibration band (wmma_gen.model.calibration,
+# results/model_calibration.md); empty for timed (hip) rows. Ladders written before they existed
+# read back with the two columns empty.
+OPTIONAL_COLUMNS = ("est_low", "est_high")
+
+
+def _est_band(arch: str, op: str, dtype: str, tflops: float, source: str) -> tuple[float, float]:
+    if source != "model":
+        return float("nan"), float("nan")
+    from wmma_gen.model.calibration import band_bounds
+    return band_bounds(arch, op, dtype, tflops)
 
 
 def columns(op: str) -> list[str]:
@@ -76,6 +87,8 @@ def study_rows(study: optuna.Study, top_k: int = 3) -> list[dict]:
         row.update({"seconds": t["user_attrs_seconds"], "tflops": t["value"], "unit": ua["unit"],
                     "peak_tflops": ua["peak_tflops"], "fraction_of_peak": t["value"] / ua["peak_tflops"],
                     "source": t["user_attrs_source"], "validated": bool(t["user_attrs_validated"]),
+                    **dict(zip(OPTIONAL_COLUMNS, _est_band(ua["arch"], ua["op"], d["dtype"], t["value"],
+                                                           t["user_attrs_source"]))),
                     "gate_source": t.get("user_attrs_gate_source", ""),
                     "gate_max_abs": t.get("user_attrs_gate_max_abs", float("nan")),
                     "vgprs": int(t["user_attrs_vgprs"]), "lds_bytes": int(t["user_attrs_lds_bytes"]),
@@ -160,6 +173,7 @@ def read(path: str | Path) -> pd.DataFrame:
         cols, req = columns(op), required(op)
     except WmmaGenError:
         raise LadderError(f"{what}: op {op!r} is not one the tuner knows; {redo}") from None
+    df = df.assign(**{c: float("nan") for c in OPTIONAL_COLUMNS if c not in df.columns})
     missing = [c for c in cols if c not in df.columns]
     if missing:
         raise LadderError(f"{what} lacks columns {', '.join(missing)} (another schema, or an older wmma_gen); {redo}")

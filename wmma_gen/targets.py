@@ -14,6 +14,9 @@ No hardware literal lives anywhere else in wmma_gen. Each number carries its sou
           Chips and Cheese, "Strix Halo's Memory Subsystem" (2025: 2 MB L2 + 32 MB MALL) and
           "Evaluating the Infinity Cache in AMD Strix Halo" (2025) for gfx1151; Strix Point's
           iGPU has a 2 MB L2 and no Infinity Cache (same article's comparison).
+  [CALIB] sustained WMMA clock: calibrated against others' published measurements
+          (docs/calibration/points.csv, fit by bench/calibrate.py, report in
+          results/model_calibration.md); each target's `sustained_source` says which points.
 """
 from __future__ import annotations
 
@@ -87,8 +90,12 @@ class Target:
     rate: dict = field(default_factory=dict)  # in_dtype -> dense FLOPs/clock/CU [RATE]
     l2_bytes: int = 0              # [CACHE] GPU L2; 0 = unknown
     infinity_cache_bytes: int = 0  # [CACHE] Infinity Cache / MALL; 0 = none
+    sustained_ghz: float = 0.0     # [CALIB] clock the WMMA pipe sustains under load; 0 = no data (boost used)
+    sustained_source: str = ""     # which published points it comes from, and how
 
     def __post_init__(self):
+        if self.sustained_ghz and not self.sustained_source:
+            raise ValueError(f"{self.arch}: sustained_ghz={self.sustained_ghz} needs its sustained_source")
         if self.family not in ("gfx11", "gfx12"):
             raise ValueError(f"Target.family={self.family!r}: expected gfx11 or gfx12")
         for (dt, _acc), ins in self.wmma.items():
@@ -114,6 +121,10 @@ class Target:
         """Dense peak in TFLOP/s (TOP/s for integers) = rate x CUs x clock."""
         return self.rate[dtype] * self.cus * self.boost_ghz * 1e9 / 1e12
 
+    def sustained_peak_tflops(self, dtype: str) -> float:
+        """Dense peak at the sustained WMMA clock ([CALIB]); the nominal peak where none is known."""
+        return self.peak_tflops(dtype) * (self.sustained_ghz or self.boost_ghz) / self.boost_ghz
+
     def instr(self, dtype: str, acc: str) -> WmmaInstr:
         try:
             return self.wmma[(dtype, acc)]
@@ -125,10 +136,22 @@ class Target:
 _R11 = {"f16": 512, "bf16": 512, "i8": 512, "i4": 1024}
 _R12 = {"f16": 1024, "bf16": 1024, "fp8": 2048, "bf8": 2048, "i8": 2048, "i4": 4096}
 
+# [CALIB] sustained WMMA clocks: bench/calibrate.py fits them on docs/calibration/points.csv (others'
+# published measurements; ids name the rows); results/model_calibration.md holds the fit. None elsewhere.
+_SUSTAINED = {
+    "gfx1151": "WMMA microbenchmark 36-37 TFLOP/s bf16/fp16/int8 (max of 3, 9-21% thermal swing), as quoted in "
+               "issue #17: 36.5 / 59.4 nominal x 2.9 GHz (row mb-1151-bf16)",
+    "gfx1201": "bf16 WMMA microbenchmark 200 TFLOP/s, as quoted in issue #17: 200 / 194.6 nominal x 2.97 GHz "
+               "(row mb-1201-bf16); above the product page's boost clock",
+    "gfx1100": "fitted (log least squares with the family efficiencies) to torch.matmul fp16 4096^3 105.4 and "
+               "Triton/AITER FA D=128 60.8 TFLOP/s, as quoted in issue #17 (rows lib-1100-torch-f16, "
+               "fa-1100-aiter); no gfx1100 WMMA microbenchmark is among the points",
+}
+
 TARGETS: dict[str, Target] = {t.arch: t for t in (
     # RX 7900 XTX: 96 CU, 2.5 GHz boost, 960 GB/s [SPEC]
     Target("gfx1100", "Radeon RX 7900 XTX", "gfx11", 96, 2.5, 960.0, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x41,
-           l2_bytes=6 << 20, infinity_cache_bytes=96 << 20),
+           l2_bytes=6 << 20, infinity_cache_bytes=96 << 20, sustained_ghz=2.220, sustained_source=_SUSTAINED["gfx1100"]),
     # RX 7800 XT: 60 CU, 2.43 GHz boost, 624 GB/s [SPEC]
     Target("gfx1101", "Radeon RX 7800 XT", "gfx11", 60, 2.43, 624.0, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x46,
            l2_bytes=4 << 20, infinity_cache_bytes=64 << 20),
@@ -140,13 +163,13 @@ TARGETS: dict[str, Target] = {t.arch: t for t in (
            vgpr_granule=16, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x43, l2_bytes=2 << 20),
     # Radeon 8060S (Strix Halo): 40 CU, 2.9 GHz, LPDDR5X-8000 256-bit = 256 GB/s [SPEC]
     Target("gfx1151", "Radeon 8060S (Strix Halo)", "gfx11", 40, 2.9, 256.0, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x4a,
-           l2_bytes=2 << 20, infinity_cache_bytes=32 << 20),
+           l2_bytes=2 << 20, infinity_cache_bytes=32 << 20, sustained_ghz=1.782, sustained_source=_SUSTAINED["gfx1151"]),
     # RX 9060 XT: 32 CU, 3.13 GHz boost, 322 GB/s [SPEC]
     Target("gfx1200", "Radeon RX 9060 XT", "gfx12", 32, 3.13, 322.0, wmma=_gfx12_instrs(), rate=_R12, elf_mach=0x48,
            l2_bytes=4 << 20, infinity_cache_bytes=32 << 20),
     # RX 9070 XT: 64 CU, 2.97 GHz boost, 644.6 GB/s [SPEC]
     Target("gfx1201", "Radeon RX 9070 XT", "gfx12", 64, 2.97, 644.6, wmma=_gfx12_instrs(), rate=_R12, elf_mach=0x4e,
-           l2_bytes=8 << 20, infinity_cache_bytes=64 << 20),
+           l2_bytes=8 << 20, infinity_cache_bytes=64 << 20, sustained_ghz=3.052, sustained_source=_SUSTAINED["gfx1201"]),
 )}
 
 

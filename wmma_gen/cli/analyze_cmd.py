@@ -50,8 +50,9 @@ def render(arch: str, d, s, e) -> str:
         f"model bound {tr['model_bound_tflops']:.1f} TFLOP/s",
         "times      " + ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in f["times_s"].items())
         + f"; tail {f['tail_fraction']:.0%} over {f['rounds']} round(s)",
-        f"estimate (model)  {e.seconds * 1e3:.3f} ms  {e.tflops:.1f} TFLOP/s  {e.fraction_of_peak:.0%} of "
-        f"{f['peak_tflops']:.1f} peak  limiter: {e.limiter}   [source=model, not a measurement]",
+        f"estimate (model)  {e.seconds * 1e3:.3f} ms  {e.tflops:.1f} TFLOP/s (band {e.est_low:.1f}-{e.est_high:.1f}, "
+        f"results/model_calibration.md)  {e.fraction_of_peak:.0%} of {f['peak_tflops']:.1f} nominal peak  "
+        f"limiter: {e.limiter}   [source=model, not a measurement]",
     ]
     return "\n".join(lines)
 
@@ -105,9 +106,9 @@ def run_attention(args) -> int:
         f"occupancy  {o['vgprs']} VGPRs, {o['waves_per_workgroup']} waves/workgroup, {o['workgroups_per_cu']} "
         f"workgroups/CU ({o['limiter']}); {f['workgroups']} workgroups, {f['total_trips']} key-tile trips",
         "times      " + ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in f["times_s"].items()),
-        f"estimate (model)  {e.seconds * 1e3:.3f} ms  {e.tflops:.1f} TFLOP/s  {e.fraction_of_peak:.0%} of "
-        f"{f['peak_tflops']:.1f} peak  limiter: {e.limiter}   [source=model, not a measurement; "
-        f"FLOPs = 4*D per visible (query, key) pair]",
+        f"estimate (model)  {e.seconds * 1e3:.3f} ms  {e.tflops:.1f} TFLOP/s (band {e.est_low:.1f}-{e.est_high:.1f}, "
+        f"results/model_calibration.md)  {e.fraction_of_peak:.0%} of {f['peak_tflops']:.1f} nominal peak  "
+        f"limiter: {e.limiter}   [source=model, not a measurement; FLOPs = 4*D per visible (query, key) pair]",
     ])
     data = {"arch": args.arch, "op": "attention", "directive": d.to_dict(), "schedule": repr(s), "problem": p,
             "metadata": ck.metadata.to_dict(), "estimate": e.to_dict()}

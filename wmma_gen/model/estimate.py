@@ -16,6 +16,9 @@
                  flops / peak, compulsory bytes / peak bandwidth) + launch overhead
 Limiter: the largest term; "tail" when the last, partly filled round costs more than 25% of
 the compute time. Assumptions and their sources: params.py; traffic model: traffic.py.
+Calibration (calibration.py): clocks are the target's sustained WMMA clock, the compute terms
+(rounds, peak floor) are divided by the fitted GEMM efficiency, and est_low / est_high are the
+TFLOP/s figure times the calibration band -- still an estimate (source "model").
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from ..errors import ScheduleError
 from ..schedule import Schedule
 from ..targets import Target, get_target
 from . import banks
+from .calibration import bounds, factors
 from .isa_loop import LoopStats, find_main_loop, wave_iteration_clocks
 from .occupancy import occupancy
 from .params import params_for, wmma_cycles
@@ -55,6 +59,8 @@ class Estimate:
     limiter: str
     figures: dict = field(default_factory=dict, compare=False)
     source: str = "model"
+    est_low: float = math.nan     # TFLOP/s x calibration band (calibration.py); NaN if uncalibrated
+    est_high: float = math.nan
 
     def __post_init__(self):
         if self.limiter not in LIMITERS:
@@ -90,7 +96,8 @@ def estimate_from(loop: LoopStats, res: Resources, d: GemmDirective, s: Schedule
     p = params_for(t.arch)
     ins = t.instr(d.dtype, d.acc)
     cyc = wmma_cycles(t, d.dtype, d.acc)
-    clock = t.boost_ghz * 1e9
+    cal = factors(t, "gemm")
+    clock = cal.clock_ghz * 1e9
     occ = occupancy(res.vgprs, res.lds_bytes, res.threads, t, p)
     if occ.workgroups_per_cu < 1:
         raise ScheduleError.rejected("occupancy", f"no workgroup fits on a CU: limits {occ.limits}", s.to_dict())
@@ -154,11 +161,11 @@ def estimate_from(loop: LoopStats, res: Resources, d: GemmDirective, s: Schedule
     peak = t.peak_tflops(d.dtype)
     executed_flops = 2.0 * n_wg * s.block_m * s.block_n * k_wg
     times = {
-        "compute_rounds": rounds_clk / clock,
+        "compute_rounds": rounds_clk / clock / cal.efficiency,
         "l2": tr.l2_bytes / (p.l2_bytes_per_clk * clock),
         "mall": (tr.l2_miss_bytes / (p.mall_bw_gbs * 1e9)) if p.mall_bytes else 0.0,
         "dram": tr.dram_bytes / (t.mem_bw_gbs * 1e9 * p.dram_efficiency),
-        "peak_floor": max(executed_flops, d.flops) / (peak * 1e12),
+        "peak_floor": max(executed_flops, d.flops) / (peak * 1e12 * cal.clock_ghz / t.boost_ghz * cal.efficiency),
         "roofline_floor": tr.compulsory_bytes / (t.mem_bw_gbs * 1e9),
     }
     top = max(times, key=times.get)
@@ -178,6 +185,7 @@ def estimate_from(loop: LoopStats, res: Resources, d: GemmDirective, s: Schedule
         "lds_conflicts": deg, "epilogue_clocks": {"alone": epi_alone, "pipe": epi_pipe, "vmem": epi_vmem},
         "workgroups": n_wg, "workgroups_busiest_cu": busiest, "rounds": full + (1 if rem else 0),
         "round_limiter": kind_full, "tail_fraction": tail, "times_s": times, "peak_tflops": peak,
-        "spills": spills, "params": p.to_dict(),
+        "spills": spills, "params": p.to_dict(), "calibration": cal.to_dict(),
     }
-    return Estimate(seconds, tflops, tflops / peak, limiter, figures)
+    low, high = bounds(tflops, t, d.dtype, cal)
+    return Estimate(seconds, tflops, tflops / peak, limiter, figures, est_low=low, est_high=high)

@@ -13,6 +13,8 @@ what only it knows (loop trips per workgroup, bytes per trip, FLOPs) -- this fil
     kernel  = max(compute, L2 bytes / L2 bandwidth, compulsory bytes / DRAM bandwidth) + launch
 Assumptions beyond GEMM's (model/params.py): trips spread evenly over CUs (no tail term);
 no bank conflicts; L2 traffic = the bytes the op says each trip loads.
+Calibration (calibration.py): the clock is the target's sustained WMMA clock, the compute time
+is divided by the fitted loop-kernel efficiency, and est_low / est_high carry the loop band.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import re
 
 from ..errors import ScheduleError
 from ..targets import Target
+from .calibration import bounds, factors
 from .estimate import Estimate, _loop, _vmem_clk
 from .isa_loop import wave_iteration_clocks
 from .occupancy import occupancy
@@ -54,11 +57,12 @@ def estimate_loop_kernel(compiled, t: Target, dtype: str, *, total_trips: float,
     kind = max(terms, key=terms.get)
     concurrent = min(workgroups, t.cus * n)
     epi = wave_iteration_clocks(loop.outside, cost, p.vmem_latency_clk, p.lds_latency_clk, passes=1)
-    clock = t.boost_ghz * 1e9
+    cal = factors(t, "loop")
+    clock = cal.clock_ghz * 1e9
     rounds = math.ceil(workgroups / max(concurrent, 1))
     # each of the `concurrent` workgroup slots runs total_trips / concurrent trips at `trip` clocks
     compute = (total_trips / max(concurrent, 1)) * terms[kind] + rounds * epi
-    times = {"compute": compute / clock,
+    times = {"compute": compute / clock / cal.efficiency,
              "l2": l2_bytes / (p.l2_bytes_per_clk * clock),
              "dram": compulsory_bytes / (t.mem_bw_gbs * 1e9 * p.dram_efficiency)}
     top = max(times, key=times.get)
@@ -68,8 +72,10 @@ def estimate_loop_kernel(compiled, t: Target, dtype: str, *, total_trips: float,
     peak = t.peak_tflops(dtype)
     figures = {"loop": loop.summary(), "transcendental_per_trip": trans, "occupancy": occ.to_dict(),
                "clocks_per_wave_trip": {"valu_pipe": pipe, "alone": alone, "lds": lds, "vmem": vmem},
-               "total_trips": total_trips, "workgroups": workgroups, "times_s": times, "peak_tflops": peak}
-    return Estimate(seconds, tflops, tflops / peak, limiter, figures)
+               "total_trips": total_trips, "workgroups": workgroups, "times_s": times, "peak_tflops": peak,
+               "calibration": cal.to_dict()}
+    low, high = bounds(tflops, t, dtype, cal)
+    return Estimate(seconds, tflops, tflops / peak, limiter, figures, est_low=low, est_high=high)
 
 
 def _count_trans_in_loop(isa: str, loop) -> int:

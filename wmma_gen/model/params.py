@@ -102,3 +102,22 @@ def wmma_cycles(t: Target, dtype: str, acc: str) -> float:
     gfx11 f16: 8192 / 256 = 32 clocks; gfx12 f16: 16; gfx12 fp8: 8."""
     k = t.instr(dtype, acc).k
     return 2 * 16 * 16 * k / (t.rate[dtype] / t.simds_per_cu)
+
+
+# --- calibration (model/calibration.py): fitted by bench/calibrate.py on the fit points of
+# docs/calibration/points.csv (others' published measurements); report: results/model_calibration.md.
+# Sustained WMMA clocks per target live in targets.py ([CALIB]); these are per kernel family.
+EFFICIENCY: dict[str, float] = {
+    "gemm": 0.959,   # fit rows lib-1100-torch-f16, lib-1151-rwg-8192, lib-1201-torch-f16
+    "loop": 0.948,   # fit rows fa-1100-aiter, fa-1151-aiter, fa-1201-aiter (attention forward)
+}
+BAND: dict[str, tuple[float, float]] = {   # published / calibrated estimate
+    "gemm": (0.68, 1.34),
+    "loop": (0.78, 1.33),
+}
+CALIBRATION_SOURCES: dict[str, str] = {
+    "EFFICIENCY": "fitted (log least squares) by bench/calibrate.py on the fit:gemm / fit:loop rows of "
+                  "docs/calibration/points.csv, at the sustained clocks of targets.py",
+    "BAND": "min..max of published / calibrated estimate over the same fit rows, widened by "
+            "calibration.BAND_MARGIN each side; held-out rows are reported, never fitted",
+}

@@ -1,0 +1,216 @@
+"""Model calibration report: every published point of docs/calibration/points.csv (others'
+measurements on real GPUs) next to our model's estimate, before and after calibration.
+
+    python bench/calibrate.py [--points docs/calibration/points.csv] [--out results]
+
+What is estimated for each point (all source=model, no GPU involved):
+  wmma_microbench  the model's peak path: dense rate x CUs x clock (no kernel is generated; a
+                   WMMA-only loop would add nothing the peak path does not already say)
+  library_gemm     OUR default GEMM schedule for that shape/layout/dtype (registry default_schedule,
+                   compiled with compile_gemm) and model/estimate.py -- not the library's kernel
+  peer_attention   OUR default attention forward/backward through the registry's estimate
+                   (model/loop_kernel.py) -- not the peer kernel
+so a ratio mixes the model's error with the difference between our kernel and the peer's.
+
+Steps: (1) estimates uncalibrated (boost clock, efficiency 1); (2) sustained clocks from the
+fit:clock rows (microbenchmarks); (3) log least squares for the family efficiencies and the
+clocks of targets with fit rows but no microbenchmark; (4) band = fit-row ratio range +-margin;
+(5) estimates with the values stored in targets.py / params.py (what the model uses), checked
+against the fit. Writes results/model_calibration.{md,csv,png} and prints the fit.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from wmma_gen.model import calibration as C
+from wmma_gen.model import params
+from wmma_gen.targets import TARGETS, get_target
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def estimate_point(p: C.Point) -> tuple[float, str, str]:
+    """(TFLOP/s, limiter, schedule) of our model for point p under the active calibration."""
+    from wmma_gen.ops import registry
+    t = get_target(p.arch)
+    if p.op == "peak":
+        f = C.factors(t, "peak")
+        return t.peak_tflops(p.dtype) * f.clock_ghz / t.boost_ghz, "peak path", ""
+    spec = registry.get(p.op)
+    if p.op == "gemm":
+        from wmma_gen.directive import GemmDirective
+        c = p.config
+        d = GemmDirective(p.dtype, c["m"], c["n"], c["k"], layout=c["layout"])
+    else:
+        from wmma_gen.ops.attention.directive import AttentionDirective
+        d = AttentionDirective(p.dtype, p.config["head_dim"], causal=p.config["causal"], op=p.op)
+    s = spec.default_schedule(d, p.arch)
+    e = spec.estimate(d, s, p.problem(), p.arch)
+    sched = s.to_json() if hasattr(s, "to_json") else repr(s)
+    return e.tflops, e.limiter, sched
+
+
+def estimates(points, cal: C.Calibration) -> dict[str, tuple[float, str, str]]:
+    with C.use(cal):
+        return {p.id: estimate_point(p) for p in points}
+
+
+def run(points_csv: Path, out: Path) -> dict:
+    points = C.load_points(points_csv)
+    raw = estimates(points, C.NOMINAL)
+    # microbenchmark clocks first (fit step 1), then estimates at those clocks for step 2
+    micro = C.fit([p for p in points if p.role == "fit:clock"], {}, {k: v[0] for k, v in raw.items()})
+    clocked = estimates(points, C.Calibration(True, {"gemm": 1.0, "loop": 1.0}, {}, dict(micro.sustained_ghz)))
+    f = C.fit(points, {k: v[0] for k, v in clocked.items()}, {k: v[0] for k, v in raw.items()})
+    trial = estimates(points, C.Calibration(True, f.efficiency, {}, dict(f.sustained_ghz)))
+    bands = {fam: C.band_from([p.tflops / trial[p.id][0] for p in points if p.fit and p.family == fam])
+             for fam in f.efficiency}
+    stored = estimates(points, C.CALIBRATED)   # what the model uses today (targets.py, params.py)
+    rows = []
+    for p in points:
+        # the peak path has no band: its rows reproduce the stored clock (rounded to 1 MHz) -> +-0.5%
+        band = C.factors(get_target(p.arch), C.FAMILY[p.op]).band if p.op != "peak" else (0.995, 1.005)
+        after = stored[p.id][0]
+        ratio = p.tflops / after
+        rows.append({"id": p.id, "arch": p.arch, "kind": p.kind, "implementation": p.implementation, "op": p.op,
+                     "dtype": p.dtype, "config": " ".join(f"{k}={v}" for k, v in p.config.items()),
+                     "published_tflops": p.tflops, "role": p.role, "assumed": p.assumed,
+                     "est_before": round(raw[p.id][0], 2), "ratio_before": round(p.tflops / raw[p.id][0], 3),
+                     "est_after": round(after, 2), "ratio_after": round(ratio, 3),
+                     "est_low": round(after * band[0], 2), "est_high": round(after * band[1], 2),
+                     "in_band": bool(band[0] <= ratio <= band[1]), "limiter": stored[p.id][1],
+                     "our_schedule": stored[p.id][2], "source_title": p.source_title, "source_link": p.source_link,
+                     "estimate_source": "model"})
+    df = pd.DataFrame(rows)
+    check = compare_stored(f, bands)
+    out.mkdir(parents=True, exist_ok=True)
+    df.to_csv(out / "model_calibration.csv", index=False)
+    plot(df, out / "model_calibration.png")
+    (out / "model_calibration.md").write_text(report(df, f, bands, check, points_csv))
+    return {"df": df, "fit": f, "bands": bands, "check": check}
+
+
+def compare_stored(f: C.Fit, bands: dict) -> list[str]:
+    """Differences between the fit and the values the model uses (targets.py, params.py)."""
+    issues = []
+    for arch, ghz in f.sustained_ghz.items():
+        if not math.isclose(TARGETS[arch].sustained_ghz, ghz, rel_tol=0.005):
+            issues.append(f"targets.py {arch}.sustained_ghz={TARGETS[arch].sustained_ghz} but the fit gives {ghz:.3f}")
+    for fam, e in f.efficiency.items():
+        if not math.isclose(params.EFFICIENCY.get(fam, 1.0), e, rel_tol=0.005):
+            issues.append(f"params.EFFICIENCY[{fam!r}]={params.EFFICIENCY.get(fam)} but the fit gives {e:.3f}")
+    for fam, b in bands.items():
+        if tuple(params.BAND.get(fam, ())) != b:
+            issues.append(f"params.BAND[{fam!r}]={params.BAND.get(fam)} but the fit gives {b}")
+    return issues
+
+
+def _state() -> str:
+    try:
+        rev = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True,
+                             text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        rev = "unknown"
+    return rev or "unknown"
+
+
+def _summary(df: pd.DataFrame, role_fit: bool) -> str:
+    sub = df[(df["role"] != "held_out") == role_fit]
+    if not len(sub):
+        return "none"
+    rb, ra = sub["ratio_before"], sub["ratio_after"]
+    return (f"{len(sub)} points: published/estimate before {rb.min():.2f}-{rb.max():.2f} "
+            f"(geo-mean {math.exp(rb.map(math.log).mean()):.2f}), after {ra.min():.2f}-{ra.max():.2f} "
+            f"(geo-mean {math.exp(ra.map(math.log).mean()):.2f}); inside the band: {int(sub['in_band'].sum())}/{len(sub)}")
+
+
+def report(df: pd.DataFrame, f: C.Fit, bands: dict, check: list[str], points_csv: Path) -> str:
+    L = ["# Model calibration against published measurements", "",
+         "Written by `python bench/calibrate.py` (model state: `" + _state() + "`). Every estimate here is "
+         "**source=model** (no GPU); every published figure is **someone else's measurement** on a real GPU, "
+         f"from `{points_csv.relative_to(ROOT) if points_csv.is_relative_to(ROOT) else points_csv}` (source per row). "
+         "GEMM and attention rows estimate *our* default kernel for the same problem, not the library's or "
+         "peer's kernel; microbenchmark rows use the model's peak path (rate x CUs x clock), no generated kernel. "
+         "ratio = published / estimate.", "",
+         "## Fitted parameters", "",
+         "| parameter | value | fitted on | source |", "|---|---|---|---|"]
+    for arch, ghz in sorted(f.sustained_ghz.items()):
+        t = TARGETS[arch]
+        L.append(f"| {arch} sustained WMMA clock | {ghz:.3f} GHz ({ghz / t.boost_ghz:.3f} x {t.boost_ghz} boost) "
+                 f"| {f.clock_how[arch]} | targets.py `sustained_source` |")
+    for fam, e in f.efficiency.items():
+        L.append(f"| {fam} efficiency | {e:.3f} | {' '.join(f.efficiency_from[fam])} | params.EFFICIENCY |")
+    for fam, b in bands.items():
+        L.append(f"| {fam} band (published/estimate) | {b[0]:.2f} .. {b[1]:.2f} | fit rows of {fam}, +-{C.BAND_MARGIN} "
+                 "| params.BAND |")
+    nodata = [a for a, t in TARGETS.items() if not t.sustained_ghz]
+    L += ["", f"Targets without any point ({', '.join(nodata)}): boost clock, fitted efficiencies, band stretched "
+          "by the lowest/highest sustained/boost ratio measured.", "",
+          "Stored values (targets.py, params.py) vs this fit: " + ("identical (within 0.5%)." if not check else
+                                                                   "**differ**: " + "; ".join(check)), "",
+          "## Summary", "", f"* fit points: {_summary(df, True)}", f"* held-out points: {_summary(df, False)}", "",
+          "## Every point", "",
+          "| id | arch | published (kind, impl, dtype, config) | TFLOP/s | role | before: est / ratio | "
+          "after: est [low..high] / ratio | in band | our limiter |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in df.itertuples():
+        assumed = f"; assumed: {r.assumed}" if r.assumed else ""
+        L.append(f"| {r.id} | {r.arch} | {r.kind}, {r.implementation}, {r.dtype}, {r.config or '-'}{assumed} "
+                 f"| {r.published_tflops:g} | {r.role} | {r.est_before:.1f} / {r.ratio_before:.2f} "
+                 f"| {r.est_after:.1f} [{r.est_low:.1f}..{r.est_high:.1f}] / {r.ratio_after:.2f} "
+                 f"| {'yes' if r.in_band else 'no'} | {r.limiter} |")
+    L += ["", "## Sources", ""] + [f"* {r.id}: {r.source_title} -- {r.source_link}" for r in df.itertuples()]
+    L += ["", "Plot: `model_calibration.png` (published vs estimate, before and after; fit and held-out marked).", ""]
+    return "\n".join(L)
+
+
+def plot(df: pd.DataFrame, path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5), dpi=110, sharey=True)
+    for ax, col, title in ((axes[0], "est_before", "before (boost clock, efficiency 1)"),
+                           (axes[1], "est_after", "after calibration")):
+        for role, marker in (("fit", "o"), ("held_out", "x")):
+            sub = df[(df["role"] != "held_out") == (role == "fit")]
+            for arch, g in sub.groupby("arch"):
+                ax.scatter(g[col], g["published_tflops"], marker=marker, label=f"{arch} {role}")
+        top = max(df["published_tflops"].max(), df[["est_before", "est_after"]].max().max()) * 1.1
+        ax.plot([1, top], [1, top], "k-", lw=0.7, label="published = estimate")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("our model's estimate, TFLOP/s (source=model)")
+        ax.set_title(title, fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("published measurement, TFLOP/s (others' real GPUs)")
+    axes[1].legend(fontsize=6, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--points", type=Path, default=C.POINTS_CSV)
+    ap.add_argument("--out", type=Path, default=ROOT / "results")
+    args = ap.parse_args(argv)
+    res = run(args.points, args.out)
+    f, df = res["fit"], res["df"]
+    print("fit:", ", ".join(f"{a} sustained {g:.3f} GHz ({f.clock_how[a]})" for a, g in sorted(f.sustained_ghz.items())))
+    print("     efficiency " + ", ".join(f"{k} {v:.3f}" for k, v in f.efficiency.items())
+          + "; band " + ", ".join(f"{k} {b[0]:.2f}..{b[1]:.2f}" for k, b in res["bands"].items()))
+    print("fit points     :", _summary(df, True))
+    print("held-out points:", _summary(df, False))
+    for line in res["check"]:
+        print("STORED VALUES DIFFER:", line)
+    print(f"wrote {args.out / 'model_calibration.md'}, .csv, .png")
+    return 1 if res["check"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,260 @@
+"""Calibration of the GPU-less model against published real-GPU measurements (others' figures,
+docs/calibration/points.csv). A calibrated estimate is still an estimate: source = "model".
+
+    measured ~= estimate(boost clock, efficiency 1) x sustained_ghz / boost_ghz x efficiency[family]
+
+  sustained_ghz  per target (targets.Target.sustained_ghz, each with its source): the clock the
+                 WMMA pipe sustains. From a WMMA microbenchmark where one is published (the
+                 model's peak path reproduces it exactly); fitted from the target's GEMM and
+                 attention points otherwise; the boost clock where no point exists.
+  efficiency     per kernel family ("gemm": model/estimate.py, "loop": model/loop_kernel.py;
+                 params.EFFICIENCY): what the model does not see (dependency stalls, barrier skew,
+                 scheduling), fitted on the family's fit points. It divides the compute time only;
+                 memory terms keep their own parameters.
+  band           per family (params.BAND): [min, max] of measured / calibrated estimate over the
+                 fit points, widened by BAND_MARGIN each side. An Estimate carries it as
+                 est_low / est_high (TFLOP/s). Targets without a sustained clock get the band
+                 stretched by the lowest and highest sustained/boost ratio measured anywhere.
+
+The fit (`fit`) is log least squares: unknowns log efficiency[family] and log clock ratio of
+the targets with fit points but no microbenchmark; observations log(measured / estimate at the
+microbenchmark clocks). bench/calibrate.py runs it and writes results/model_calibration.md;
+the fitted values are copied into targets.py and params.py by hand, and that report and
+tests/unit/test_calibration.py check the two agree.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import csv
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ..targets import TARGETS, Target, get_target
+from . import params
+
+POINTS_CSV = Path(__file__).resolve().parents[2] / "docs" / "calibration" / "points.csv"
+KINDS = ("wmma_microbench", "library_gemm", "peer_attention")
+ROLES = ("fit:clock", "fit:gemm", "fit:loop", "held_out")
+FAMILY = {"peak": "peak", "gemm": "gemm", "attention": "loop", "attention_bwd": "loop"}   # op -> family
+FAMILY_OF_OP = {"gemm": "gemm", "attention": "loop", "attention_bwd": "loop"}             # registry op -> band
+CONFIG_KEYS = {"peak": set(), "gemm": {"m", "n", "k", "layout"},
+               "attention": {"batch", "heads", "seq", "head_dim", "causal"}}
+CONFIG_KEYS["attention_bwd"] = CONFIG_KEYS["attention"]
+BAND_MARGIN = 0.05
+COLUMNS = ("id", "arch", "kind", "op", "implementation", "dtype", "config", "tflops", "measured_note", "assumed",
+           "role", "source_title", "source_link", "origin")
+
+
+class CalibrationDataError(ValueError):
+    """A row of the calibration table is malformed; the message names the file, row and field."""
+
+
+@dataclass(frozen=True)
+class Point:
+    """One published measurement (never ours): what ran, where, how fast, and who said so."""
+    id: str
+    arch: str
+    kind: str
+    op: str
+    implementation: str
+    dtype: str
+    config: dict
+    tflops: float
+    measured_note: str
+    assumed: str
+    role: str
+    source_title: str
+    source_link: str
+    origin: str
+
+    @property
+    def family(self) -> str:
+        return FAMILY[self.op]
+
+    @property
+    def fit(self) -> bool:
+        return self.role != "held_out"
+
+    def problem(self) -> dict:
+        """The registry's problem dict for this point (GEMM: m, n, k, batch; attention: B, H, S)."""
+        c = self.config
+        if self.op == "gemm":
+            return dict(m=c["m"], n=c["n"], k=c["k"], batch=1)
+        if self.op in ("attention", "attention_bwd"):
+            return dict(batch=c["batch"], heads=c["heads"], kv_heads=c["heads"], seq_q=c["seq"], seq_k=c["seq"])
+        return {}
+
+
+def _config(text: str, op: str, where: str) -> dict:
+    out: dict = {}
+    for item in text.split():
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise CalibrationDataError(f"{where}: config item {item!r} is not key=value")
+        out[key] = value if key == "layout" else int(value)
+    if set(out) != CONFIG_KEYS[op]:
+        raise CalibrationDataError(f"{where}: config keys {sorted(out)} for op {op}: expected {sorted(CONFIG_KEYS[op])}")
+    if "causal" in out:
+        out["causal"] = bool(out["causal"])
+    return out
+
+
+def load_points(path: str | Path = POINTS_CSV) -> list[Point]:
+    """Every row of the calibration table, checked: known arch/kind/op/role, a dtype the target
+    has, a positive figure, the op's config keys, and a non-empty source title and link."""
+    path = Path(path)
+    with path.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        if tuple(reader.fieldnames or ()) != COLUMNS:
+            raise CalibrationDataError(f"{path}: columns {reader.fieldnames}, expected {list(COLUMNS)}")
+        rows = list(reader)
+    points, seen = [], set()
+    for i, r in enumerate(rows, start=2):
+        where = f"{path.name} line {i} ({r.get('id')})"
+        for name, allowed in (("arch", TARGETS), ("kind", KINDS), ("op", FAMILY), ("role", ROLES)):
+            if r[name] not in allowed:
+                raise CalibrationDataError(f"{where}: {name}={r[name]!r}, one of {', '.join(allowed)}")
+        if r["dtype"] not in get_target(r["arch"]).dtypes:
+            raise CalibrationDataError(f"{where}: dtype={r['dtype']!r} not a WMMA dtype of {r['arch']}")
+        for name in ("id", "implementation", "source_title", "source_link", "origin"):
+            if not r[name].strip():
+                raise CalibrationDataError(f"{where}: {name} is empty (every row names its source)")
+        if r["id"] in seen:
+            raise CalibrationDataError(f"{where}: duplicate id")
+        seen.add(r["id"])
+        tflops = float(r["tflops"])
+        if not tflops > 0:
+            raise CalibrationDataError(f"{where}: tflops={r['tflops']!r} must be > 0")
+        if r["role"].startswith("fit:") and r["role"][4:] != {"peak": "clock"}.get(FAMILY[r["op"]], FAMILY[r["op"]]):
+            raise CalibrationDataError(f"{where}: role {r['role']} does not fit op {r['op']}")
+        points.append(Point(**{**r, "config": _config(r["config"], r["op"], where), "tflops": tflops}))
+    return points
+
+
+# --- the calibration the model applies ------------------------------------------------------
+@dataclass(frozen=True)
+class Calibration:
+    """What the model applies: sustained clocks on or off (with per-arch overrides while
+    fitting), an efficiency and a band per family."""
+    sustained: bool
+    efficiency: dict
+    band: dict
+    clocks: dict | None = None   # while fitting: arch -> GHz for every calibrated arch (else targets.py)
+
+
+CALIBRATED = Calibration(True, dict(params.EFFICIENCY), dict(params.BAND))
+NOMINAL = Calibration(False, {"gemm": 1.0, "loop": 1.0}, {})
+_ACTIVE: contextvars.ContextVar[Calibration] = contextvars.ContextVar("wmma_gen_calibration", default=CALIBRATED)
+
+
+@contextlib.contextmanager
+def use(cal: Calibration):
+    """Run the model under `cal` (NOMINAL: boost clock, efficiency 1, no band) in this context."""
+    token = _ACTIVE.set(cal)
+    try:
+        yield cal
+    finally:
+        _ACTIVE.reset(token)
+
+
+def uncalibrated():
+    return use(NOMINAL)
+
+
+@dataclass(frozen=True)
+class Factors:
+    """What one estimate applies (reported in Estimate.figures['calibration'])."""
+    clock_ghz: float
+    clock_source: str
+    efficiency: float
+    band: tuple
+    calibrated: bool
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _clock_ratios() -> list[float]:
+    return [t.sustained_ghz / t.boost_ghz for t in TARGETS.values() if t.sustained_ghz]
+
+
+def factors(t: Target, family: str) -> Factors:
+    cal = _ACTIVE.get()
+    if not cal.sustained:
+        return Factors(t.boost_ghz, "boost clock (uncalibrated)", cal.efficiency.get(family, 1.0),
+                       (math.nan, math.nan), False)
+    ghz = t.sustained_ghz if cal.clocks is None else cal.clocks.get(t.arch, 0.0)
+    lo, hi = cal.band.get(family, (math.nan, math.nan))
+    if ghz:
+        source = t.sustained_source if cal.clocks is None else "trial value while fitting"
+    else:   # no published point for this target: boost clock, band stretched by the measured clock spread
+        ghz, source = t.boost_ghz, "boost clock: no published measurement for this target (band widened)"
+        ratios = _clock_ratios() or [1.0]
+        lo, hi = lo * min(min(ratios), 1.0), hi * max(max(ratios), 1.0)
+    return Factors(ghz, source, cal.efficiency.get(family, 1.0), (lo, hi), True)
+
+
+def bounds(tflops: float, t: Target, dtype: str, f: Factors) -> tuple[float, float]:
+    """(est_low, est_high) in TFLOP/s: the band around `tflops`, the high end capped at the dense
+    peak (nominal, or sustained where that is higher): no kernel outruns the WMMA pipe."""
+    cap = max(t.peak_tflops(dtype), t.sustained_peak_tflops(dtype))
+    return tflops * f.band[0], min(tflops * f.band[1], cap)
+
+
+def band_for(arch: str, op: str) -> tuple[float, float]:
+    """(low, high) multipliers of a model TFLOP/s figure of `op` on `arch` (NaN if uncalibrated)."""
+    return factors(get_target(arch), FAMILY_OF_OP.get(op, "gemm")).band
+
+
+def band_bounds(arch: str, op: str, dtype: str, tflops: float) -> tuple[float, float]:
+    """(est_low, est_high) of a model TFLOP/s figure of registry op `op` (ladders, summaries)."""
+    t = get_target(arch)
+    return bounds(tflops, t, dtype, factors(t, FAMILY_OF_OP.get(op, "gemm")))
+
+
+# --- the fit --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Fit:
+    sustained_ghz: dict      # arch -> GHz
+    clock_how: dict          # arch -> "microbenchmark <ids>" | "fitted from <ids>"
+    efficiency: dict         # family -> factor
+    efficiency_from: dict    # family -> point ids
+
+
+def fit(points: list[Point], clocked: dict[str, float], raw: dict[str, float]) -> Fit:
+    """Fit clocks and efficiencies. `raw[id]`: the uncalibrated estimate (boost clock, efficiency 1);
+    `clocked[id]`: the estimate at the microbenchmark clocks with efficiency 1 (= raw where a
+    target has no microbenchmark). Pure arithmetic: numpy least squares in log space."""
+    import numpy as np
+    ratio: dict[str, list[float]] = {}
+    how: dict[str, str] = {}
+    for p in points:
+        if p.role == "fit:clock":
+            ratio.setdefault(p.arch, []).append(p.tflops / raw[p.id])
+            how[p.arch] = (how.get(p.arch, "microbenchmark") + " " + p.id)
+    clock = {a: math.exp(sum(map(math.log, v)) / len(v)) for a, v in ratio.items()}
+    fitpts = [p for p in points if p.role in ("fit:gemm", "fit:loop")]
+    fams = sorted({p.family for p in fitpts})
+    free = sorted({p.arch for p in fitpts} - set(clock))
+    cols = fams + free
+    A = np.zeros((len(fitpts), len(cols)))
+    b = np.zeros(len(fitpts))
+    for i, p in enumerate(fitpts):
+        A[i, cols.index(p.family)] = 1.0
+        if p.arch in free:
+            A[i, cols.index(p.arch)] = 1.0
+        b[i] = math.log(p.tflops / clocked[p.id])
+    x = np.linalg.lstsq(A, b, rcond=None)[0] if len(cols) else np.zeros(0)
+    eff = {f: float(math.exp(x[cols.index(f)])) for f in fams}
+    for a in free:
+        clock[a] = float(math.exp(x[cols.index(a)]))
+        how[a] = "fitted from " + " ".join(p.id for p in fitpts if p.arch == a)
+    return Fit({a: get_target(a).boost_ghz * r for a, r in clock.items()}, how, eff,
+               {f: [p.id for p in fitpts if p.family == f] for f in fams})
+
+
+def band_from(ratios: list[float], margin: float = BAND_MARGIN) -> tuple[float, float]:
+    """[min - margin, max + margin] of measured / calibrated estimate, rounded outward to 0.01."""
+    return (math.floor((min(ratios) - margin) * 100) / 100, math.ceil((max(ratios) + margin) * 100) / 100)
