@@ -181,7 +181,13 @@ def plot(df: pd.DataFrame, path: Path) -> None:
             for arch, g in sub.groupby("arch"):
                 ax.scatter(g[col], g["published_tflops"], marker=marker, label=f"{arch} {role}")
         top = max(df["published_tflops"].max(), df[["est_before", "est_after"]].max().max()) * 1.1
-        ax.plot([1, top], [1, top], "k-", lw=0.7, label="published = estimate")
+        bottom = min(df["published_tflops"].min(), df[["est_before", "est_after"]].min().min()) / 1.1
+        ax.plot([bottom, top], [bottom, top], "k-", lw=0.7, label="published = estimate")
+        if col == "est_after":
+            for (fam, (lo, hi)), ls in zip(params.BAND.items(), ("--", ":")):
+                for r in (lo, hi):
+                    ax.plot([bottom, top], [bottom * r, top * r], "k", ls=ls, lw=0.5,
+                            label=f"{fam} band {lo}..{hi}" if r == lo else None)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("our model's estimate, TFLOP/s (source=model)")
