@@ -46,7 +46,12 @@ def run(args) -> int:
         report["mlir"], report["lld"], report["cache_dir"], ok = why, why, why, False
     else:
         try:
-            report["mlir"] = toolchain.mlir_version()
+            from ..compiler import mlir_api   # provider, LLVM version and origin (issue 18)
+            pv = mlir_api.provider()
+            report["mlir"] = {"provider": pv.name, "llvm": pv.llvm_version, "distribution": pv.distribution,
+                              "origin": pv.path, "selected_by": f"{mlir_api.SETTING}={pv.selected_by}",
+                              "rocdl_target": mlir_api.rocdl_problem() or "ok"}
+            ok = report["mlir"]["rocdl_target"] == "ok"
         except Exception as e:  # noqa: BLE001  -- any failure to load the bindings is what doctor reports
             report["mlir"], ok = f"MISSING: {e}", False
         try:
@@ -57,9 +62,11 @@ def run(args) -> int:
         report["cache_dir"] = str(cache.default_dir())
     report["hip"] = _hip()
     report["ok"] = ok
-    lld, hip = report["lld"], report["hip"]
+    lld, hip, mlir = report["lld"], report["hip"], report["mlir"]
     text = "\n".join([
-        f"MLIR bindings : {report['mlir']}",
+        f"MLIR bindings : {mlir if isinstance(mlir, str) else mlir['provider'] + ' - ' + mlir['distribution']}"
+        + ("" if isinstance(mlir, str) else f", LLVM {mlir['llvm']}, ROCDL target {mlir['rocdl_target']}; "
+           f"{mlir['selected_by']}; from {mlir['origin']}"),
         f"ld.lld        : {lld if isinstance(lld, str) else lld['provider'] + ' - ' + lld['version']}",
         f"hip-python    : {'yes' if hip['hip_python'] else 'no'}; GPUs: {hip['gpus'] or 'none'} {hip['note']}",
         f"kernel cache  : {report['cache_dir']}",

@@ -1,14 +1,20 @@
 """The MLIR Python bindings wmma_gen builds and compiles with, from one provider.
 
 Every module of wmma_gen imports `ir`, `passmanager` and the dialect modules from here,
-never from a provider package directly. Providers, in the order tried:
+never from a provider package directly. Providers, in the order `auto` tries them:
 
+- `mlir`: the upstream `mlir` package (PyPI `mlir-gml`, the default install; or LLVM's
+  official wheels). LLVM 23 here.
 - `flydsl`: the upstream MLIR bindings embedded in AMD's FlyDSL wheel (`flydsl._mlir`;
-  PyPI `flydsl`, Apache-2.0). It ships no generated AMDGPU op module, so `_amdgpu_ops_gen`
-  is wmma_gen's own builder for the AMDGPU ops it uses (compiler/amdgpu_ops.py).
-- `mlir`: the upstream `mlir` package (PyPI `mlir-gml`, or LLVM's official wheels).
+  PyPI `flydsl`, extra `wmma-gen[flydsl]`). LLVM 24 here. It ships no generated AMDGPU op
+  module, so `_amdgpu_ops_gen` is wmma_gen's own builder for the AMDGPU ops it uses
+  (compiler/amdgpu_ops.py).
 
-Setting: WMMA_GEN_MLIR_PROVIDER=flydsl|mlir picks the provider (unset or `auto`: the first
+The default provider comes first, so installing the other one (the test extra does, for
+the parity tests) changes nothing until it is asked for; docs/mlir_providers.md says why
+mlir-gml is the default and how the two compare.
+
+Setting: WMMA_GEN_MLIR_PROVIDER=mlir|flydsl picks the provider (unset or `auto`: the first
 one installed). It only picks which bindings are loaded; the provider and its LLVM version
 are part of every compile cache key (compile.toolchain_info), so switching it never reuses
 or silently changes a cached code object.
@@ -30,7 +36,7 @@ __all__ = ["ir", "passmanager", "arith", "math", "memref", "scf", "vector", "_gp
            "requested", "rocdl_problem", "require_rocdl"]
 
 SETTING = "WMMA_GEN_MLIR_PROVIDER"
-PROVIDERS = ("mlir", "flydsl")  # order `auto` tries; flydsl goes first once every builder imports from here
+PROVIDERS = ("mlir", "flydsl")                     # the order `auto` tries them in: the default first
 _PACKAGE = {"flydsl": "flydsl._mlir", "mlir": "mlir"}
 _INSTALL = {"flydsl": "pip install flydsl", "mlir": "pip install mlir-gml"}
 _DISTRIBUTIONS = {"flydsl": ("flydsl",), "mlir": ("mlir-gml", "mlir-python-bindings", "mlir")}
@@ -46,8 +52,8 @@ class MlirProviderError(CompileError, ImportError):
 
 
 def _install_hint() -> str:
-    return (f"install one: `{_INSTALL['flydsl']}` (AMD FlyDSL, default) or `{_INSTALL['mlir']}`; "
-            f"{SETTING}=flydsl|mlir picks one when both are installed")
+    return (f"install one: `{_INSTALL['mlir']}` (the default) or `{_INSTALL['flydsl']}` (AMD FlyDSL); "
+            f"{SETTING}=mlir|flydsl picks one when both are installed")
 
 
 def requested() -> str:
