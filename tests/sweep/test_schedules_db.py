@@ -80,9 +80,16 @@ def test_invalid_json_is_refused(tmp_path):
 
 
 def test_shipped_schedule_files_are_valid():
+    """Every shipped file passes its own op's reader (GEMM: schedules_db; attention: its lookup)."""
+    import json
+    from wmma_gen.ops.attention import lookup as attention_lookup
     files = sorted(schedules_db.DEFAULT_DIR.glob("*.json"))
+    assert any("-gemm-" in f.name for f in files) and any("-attention-" in f.name for f in files)
     for f in files:
-        assert load_file(f), f
+        if "-attention-" in f.name:
+            assert attention_lookup.parse(json.loads(f.read_text()), f), f
+        else:
+            assert load_file(f), f
 
 
 class _Spy:
