@@ -82,11 +82,11 @@ class TileCopy:
 
 def plan(rows: int, cols: int, load_bits: int, threads: int, transpose: bool, dtype: str) -> TileCopy:
     """The cheapest thread layout: group height g (transposed copies) and lanes per row lpr (a
-    divisor of the row's chunks, >= CONTIG_BYTES contiguous when possible), scored by staging
-    VGPRs + per-tile instructions (loads, address adds, LDS stores)."""
+    divisor of the row's chunks, at most the thread count), scored by staging VGPRs + per-tile
+    instructions (loads, address adds, LDS stores), runs shorter than CONTIG_BYTES penalised."""
     w = load_bits // 16
     per_row = cols // w
-    lanes = [x for x in range(1, per_row + 1) if per_row % x == 0 and 2 * w * x >= CONTIG_BYTES] or [per_row]
+    lanes = [x for x in range(1, min(per_row, threads) + 1) if per_row % x == 0]
     best = None
     for g in ((4, 2, 1) if transpose else (1,)):
         if rows % g:
@@ -96,7 +96,8 @@ def plan(rows: int, cols: int, load_bits: int, threads: int, transpose: bool, dt
             if (p.cpt - 1) * lpr * w * 2 >= MAX_IMM:
                 continue
             stores = p.passes * p.cpt * (w if transpose else 1)
-            cost = (p.regs * w // 2 + p.regs + p.addresses + 2 * stores, p.addresses)
+            scattered = p.regs if 2 * w * lpr < CONTIG_BYTES else 0  # short runs: more memory transactions
+            cost = (p.regs * w // 2 + p.regs + p.addresses + 2 * stores + scattered, p.addresses)
             if best is None or cost < best[0]:
                 best = (cost, p)
     return best[1]
