@@ -10,8 +10,11 @@ URL forms
                       results/<arch>/optuna.journal. No heartbeat: trials are owned by pid/host.
   sqlite:///rel.db, sqlite:////abs.db
                       RDB on a local file, with heartbeat.
-  postgresql://..., mysql://... (any SQLAlchemy dialect whose driver is installed)
-                      RDB on a server, with heartbeat; shared across hosts.
+  postgresql://user:password@host:port/database   (pip install 'wmma-gen[db]')
+                      RDB on a server, with heartbeat, shared by workers on any number of
+                      hosts; reconnects after a lost connection (rdb.py: the URL's options
+                      heartbeat=, grace=, reconnect=). mysql://... opens too, without the
+                      cross-host claim lock. Any other scheme is a one-line StorageError.
 
 Torn journal tail: a crash or a full disk can cut the last record short. Optuna's reader skips
 an unterminated last line, but the next append is glued onto it and from then on every read
@@ -21,29 +24,31 @@ one is salvaged), saves the original next to it as `<journal>.torn-<time>.bak`, 
 warning line. Anything else that does not read as a journal is a StorageError.
 
 Claims: trial claims (budget count + ask + dedup, runner.py) of every process on this host are
-serialised by an exclusive flock on `<file>.claim` next to a journal or sqlite file. Server
-RDBs have no such lock; the runner then checks the budget by trial number instead.
+serialised by an exclusive flock on `<file>.claim` next to a journal or sqlite file; on
+PostgreSQL, of every process on every host, by an advisory lock, with a claims table that keeps
+each schedule to one trial even if that lock is lost (claims.py). MySQL has neither; the runner
+then checks the budget by trial number.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
 import sys
 import tempfile
 import time
-import warnings
 from pathlib import Path
 
 import optuna
 
 from wmma_gen.errors import WmmaGenError
 
+from .rdb import GRACE_SECONDS, HEARTBEAT_SECONDS  # noqa: F401  (re-exported)
+
 SQLITE_MAGIC = b"SQLite format 3\x00"
 RECORD_START = b'{"op_code":'
-HEARTBEAT_SECONDS, GRACE_SECONDS = 30, 120
-DRIVERS = {"postgresql": "psycopg2-binary (or psycopg)", "mysql": "mysqlclient (or pymysql)"}
 
 
 class StorageError(WmmaGenError):
@@ -58,11 +63,15 @@ def shown(url: str) -> str:
     """The URL with any password hidden."""
     if not is_rdb(url):
         return url
-    try:
-        from sqlalchemy.engine import make_url
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # unparsable: show it as given (it holds no parsable password either)
-        return url
+    from .rdb import hide_password
+    return hide_password(url)
+
+
+@functools.lru_cache(maxsize=32)
+def rdb_of(url: str):
+    """The parsed database URL (rdb.parse; cached: claims ask for it every trial)."""
+    from .rdb import parse
+    return parse(url)
 
 
 def local_file(url: str) -> Path | None:
@@ -71,7 +80,10 @@ def local_file(url: str) -> Path | None:
         return Path(url)
     if url.startswith("sqlite:"):
         from sqlalchemy.engine import make_url
-        db = make_url(url).database
+        try:
+            db = make_url(url).database
+        except Exception:   # unparsable: check() says why
+            return None
         return Path(db) if db and db != ":memory:" else None
     return None
 
@@ -122,40 +134,30 @@ def check_journal(path: Path, scan: bool = True) -> None:
 
 def check_rdb(url: str, probe: bool = True) -> None:
     from sqlalchemy import create_engine
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
-    try:
-        u = make_url(url)
-    except ArgumentError:
-        raise StorageError(f"storage URL {url!r} cannot be parsed: use a journal file path, sqlite:///file.db, "
-                           "or dialect://user:password@host:port/database") from None
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from .rdb import engine_kwargs
+    rdb = rdb_of(url)                          # scheme, driver and options: one-line errors
     db = local_file(url)
-    if u.get_backend_name() == "sqlite" and db is not None:
+    if rdb.backend == "sqlite" and db is not None:
         if db.exists():
             if not db.is_file() or db.read_bytes()[:16] != SQLITE_MAGIC:
-                raise StorageError(f"{shown(url)}: {db} is not an SQLite database; move it away or name another file")
+                raise StorageError(f"{rdb.shown}: {db} is not an SQLite database; move it away or name another file")
             if not os.access(db, os.R_OK | os.W_OK):
-                raise StorageError(f"{shown(url)}: {db} is not readable and writable: fix its permissions")
+                raise StorageError(f"{rdb.shown}: {db} is not readable and writable: fix its permissions")
         else:
-            _writable_dir(db, f"storage {shown(url)}:")
+            _writable_dir(db, f"storage {rdb.shown}:")
         return
-    try:
-        engine = create_engine(url, **_engine_kwargs(u.get_backend_name()))
-    except NoSuchModuleError:
-        raise StorageError(f"storage URL {shown(url)}: unknown database kind {u.drivername!r}; use a journal "
-                           "file path, sqlite:///file.db, postgresql://... or mysql://...") from None
-    except ImportError as e:
-        need = DRIVERS.get(u.get_backend_name(), f"the Python driver for {u.drivername}")
-        raise StorageError(f"storage URL {shown(url)} needs {need}: pip install it ({e})") from None
     if not probe:
         return
+    engine = create_engine(rdb.url, **engine_kwargs(rdb))
     try:
         with engine.connect():
             pass
     except (SQLAlchemyError, OSError) as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise StorageError(f"cannot reach storage {shown(url)}: {first}; check host, port, credentials and that "
-                           "the server is running") from None
+        from .rdb import _first_line
+        raise StorageError(f"cannot reach storage {rdb.shown}: {_first_line(e)}; check host, port, credentials and "
+                           "that the server is running") from None
     finally:
         engine.dispose()
 
@@ -258,31 +260,10 @@ def repair_journal(path: str | Path) -> str | None:
 
 
 # ---- open ---------------------------------------------------------------------------------
-def _engine_kwargs(backend: str) -> dict:
-    if backend == "sqlite":
-        return {"connect_args": {"timeout": 60}}          # concurrent sweeps wait, not fail
-    if backend in ("postgresql", "mysql"):
-        return {"connect_args": {"connect_timeout": 10}}
-    return {}
-
-
 def open_storage(url: str, repair: bool = True):
     """The Optuna storage for `url`; a journal is repaired first. Raises StorageError."""
     if is_rdb(url):
-        check_rdb(url, probe=False)
-        from sqlalchemy.engine import make_url
-        db = local_file(url)
-        if db is not None:
-            db.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            with claim_lock(url), warnings.catch_warnings():   # two sweeps must not create the schema at once
-                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-                return optuna.storages.RDBStorage(url, engine_kwargs=_engine_kwargs(make_url(url).get_backend_name()),
-                                                  heartbeat_interval=HEARTBEAT_SECONDS, grace_period=GRACE_SECONDS)
-        except Exception as e:   # optuna/sqlalchemy raise many kinds here; all mean "cannot use it"
-            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-            raise StorageError(f"cannot open storage {shown(url)}: {first}; check the URL, or start a new "
-                               "database (an Optuna schema from another version needs `optuna storage upgrade`)") from None
+        return _open_rdb(url)
     from optuna.storages.journal import JournalFileBackend
     path = Path(url)
     check_journal(path, scan=not repair)          # repair scans (and raises on worse damage)
@@ -306,12 +287,47 @@ def load_studies(storage, url: str) -> list[str]:
                            "to start fresh or restore a backup") from None
 
 
+def _open_rdb(url: str):
+    from .rdb import ReconnectingRDBStorage, engine_kwargs, silence_optuna_warnings
+    check_rdb(url, probe=False)
+    rdb = rdb_of(url)
+    silence_optuna_warnings()
+    db = local_file(url)
+    if db is not None:
+        db.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with claim_lock(url):      # two sweeps must not create the schema at once
+            if not rdb.server:
+                return optuna.storages.RDBStorage(rdb.url, engine_kwargs=engine_kwargs(rdb),
+                                                  heartbeat_interval=rdb.options.heartbeat,
+                                                  grace_period=rdb.options.grace)
+            storage = ReconnectingRDBStorage(rdb)
+            if rdb.backend == "postgresql":
+                from . import claims
+                storage.claims = claims.for_url(rdb)
+                storage.claims.create_table()
+            return storage
+    except StorageError:
+        raise
+    except Exception as e:   # optuna/sqlalchemy raise many kinds here; all mean "cannot use it"
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise StorageError(f"cannot open storage {rdb.shown}: {first}; check the URL, or start a new "
+                           "database (an Optuna schema from another version needs `optuna storage upgrade`)") from None
+
+
 @contextlib.contextmanager
 def claim_lock(url: str):
-    """Exclusive, host-wide lock for trial claims on a file storage (no-op for servers)."""
+    """Exclusive lock for trial claims: host-wide flock on a file storage, database-wide
+    advisory lock on PostgreSQL (claims.py); a no-op (False) for other servers."""
     f = local_file(url)
     if f is None:
-        yield False
+        rdb = rdb_of(url) if is_rdb(url) else None
+        if rdb is None or rdb.backend != "postgresql":
+            yield False
+            return
+        from . import claims
+        with claims.for_url(rdb).lock():
+            yield True
         return
     import fcntl
     f.parent.mkdir(parents=True, exist_ok=True)

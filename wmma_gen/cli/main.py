@@ -19,6 +19,8 @@ from ..errors import WmmaGenError
 COMMANDS = {"targets": "targets_cmd", "doctor": "doctor", "compile": "compile_cmd", "check": "check_cmd",
             "analyze": "analyze_cmd", "sweep": "sweep_cmd", "export": "export_cmd", "selftest": "selftest_cmd",
             "demo": "demo_cmd", "emu": "emu_cmd"}
+COMMANDS["ladder"] = "ladder_cmd"          # issue 16: ladders rebuilt from a study storage alone
+COMMANDS["dashboard"] = "dashboard_cmd"    # issue 16: optuna-dashboard on a study storage
 
 
 def parser(only: str | None = None) -> argparse.ArgumentParser:
