@@ -134,20 +134,33 @@ def with_options(url: str, **opts) -> str:
 # ---- workers ---------------------------------------------------------------------------------
 class Fake:
     """Stands in for the real Objective (same constructor shape): illegal schedules are pruned
-    as the real one prunes them; legal ones (or all, `pause_all`) sleep `pause` s and record what a validated trial
-    records (source=model), so ladders and exports can be rebuilt from the storage. The
-    `hang_at`-th evaluation writes its trial number to `mark` and sleeps until killed."""
+    as the real one prunes them; legal ones (or all, `pause_all`) sleep `pause` s and record what
+    a validated trial records (source=model), so ladders and exports can be rebuilt from the
+    storage. The `hang_at`-th evaluation writes its trial number to `mark` and sleeps until
+    killed; with `meet`, the first one waits for `parties` workers (`_rendezvous`)."""
 
-    def __init__(self, d, arch, device, domains=None, pause=0.0, hang_at=0, mark="", log="", pause_all=False, **_):
+    def __init__(self, d, arch, device, domains=None, pause=0.0, hang_at=0, mark="", log="", pause_all=False,
+                 meet="", parties=0, **_):
         self.d, self.target, self.domains = d, get_target(arch), domains
         self.pause, self.hang_at, self.mark, self.log, self.calls = pause, hang_at, mark, log, 0
         self.pause_all = pause_all          # sleep for illegal schedules too (the bench: every trial costs `pause`)
+        self.meet, self.parties = meet, parties
+
+    def _rendezvous(self):
+        """Before the first evaluation, wait until `parties` workers got there (in directory `meet`),
+        so every worker takes part however slowly each one started."""
+        Path(self.meet, str(os.getpid())).touch()
+        deadline = time.time() + 300
+        while len(os.listdir(self.meet)) < self.parties and time.time() < deadline:
+            time.sleep(0.05)
 
     def __call__(self, trial):
         s = suggest_schedule(trial, self.domains)
         trial.set_user_attr("schedule", s.to_dict())
         trial.set_user_attr("evaluated_by", os.getpid())
         self.calls += 1
+        if self.meet and self.calls == 1:
+            self._rendezvous()
         if self.log:
             with open(self.log, "a") as f:
                 f.write(json.dumps({"pid": os.getpid(), "trial": trial.number, "key": s.to_json()}) + "\n")

@@ -51,8 +51,10 @@ def assert_ladder_complete(url: str, study: optuna.Study, results) -> None:
 
 
 def test_two_workers_share_one_study_every_trial_runs_once_and_the_ladder_rebuilds(pg_url, tmp_path):
-    budget, log = 12, tmp_path / "evals.log"
-    procs = [spawn(pg_url, tmp_path / f"r{i}", budget, pause=0.3, log=str(log)) for i in range(2)]
+    budget, log, meet = 12, tmp_path / "evals.log", tmp_path / "meet"
+    meet.mkdir()
+    procs = [spawn(pg_url, tmp_path / f"r{i}", budget, pause=0.3, log=str(log), meet=str(meet), parties=2)
+             for i in range(2)]
     for p in procs:
         finish(p)
     study = the_study(pg_url)
@@ -72,9 +74,11 @@ def test_kill_9_one_worker_its_trial_fails_by_heartbeat_and_the_other_worker_ret
     """The two workers play two hosts (their stamps name different machines), so the only way
     to find the killed one dead is its heartbeat."""
     url = with_options(pg_url, heartbeat=1, grace=3)
-    budget, log, mark = 8, tmp_path / "evals.log", tmp_path / "hanging"
-    a = spawn(url, tmp_path / "a", budget, host="host-a", hang_at=2, mark=str(mark), log=str(log), pause=0.2)
-    b = spawn(url, tmp_path / "b", budget, host="host-b", pause=0.4, log=str(log))
+    budget, log, mark, meet = 8, tmp_path / "evals.log", tmp_path / "hanging", tmp_path / "meet"
+    meet.mkdir()
+    both = {"log": str(log), "meet": str(meet), "parties": 2}
+    a = spawn(url, tmp_path / "a", budget, host="host-a", hang_at=2, mark=str(mark), pause=0.1, **both)
+    b = spawn(url, tmp_path / "b", budget, host="host-b", pause=0.5, **both)
     wait_for(mark, [a, b], "worker a's second evaluation")
     killed = int(mark.read_text())
     kill9(a)
