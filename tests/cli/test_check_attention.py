@@ -34,3 +34,12 @@ def test_bad_input_exits_2_naming_the_argument(capsys, args, needle):
     rc = main(["check", "--op", "attention", "--arch", "gfx1100", "--dtype", "f16", "--device", "emu", *args])
     err = capsys.readouterr().err
     assert rc == 2 and needle in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("op", ["attention", "attention_bwd"])
+def test_analyze_prints_a_model_estimate_labelled_model(capsys, op):
+    rc = main(["analyze", "--op", op, "--arch", "gfx1201", "--dtype", "f16", "--head-dim", "64", "--heads", "8",
+               "--kv-heads", "8", "--seq-q", "1024", "--seq-k", "1024", "--causal", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert rc == 0 and data["op"] == op and data["estimate"]["source"] == "model"
+    assert 0 < data["estimate"]["tflops"] < 400

@@ -60,9 +60,8 @@ def render(arch: str, d, s, e) -> str:
 def run(args) -> int:
     if args.op == "attention":
         return run_attention(args)
-    if args.op != "gemm":
-        from ..errors import ScheduleError
-        raise ScheduleError("op", args.op, "gemm or attention for analyze (attention_bwd has no model yet)")
+    if args.op == "attention_bwd":
+        return run_attention_bwd(args)
     from ..model import estimate
     from ..ops.gemm import default_schedule
     from ..ops.gemm.build import compile_gemm
@@ -113,4 +112,28 @@ def run_attention(args) -> int:
     data = {"arch": args.arch, "op": "attention", "directive": d.to_dict(), "schedule": repr(s), "problem": p,
             "metadata": ck.metadata.to_dict(), "estimate": e.to_dict()}
     emit(args, data, text)
+    return 0
+
+
+def run_attention_bwd(args) -> int:
+    """--op attention_bwd: the three backward kernels' estimates (model), summed."""
+    from ..ops import registry
+    from ..ops.attention.directive import AttentionDirective
+    from .check_cmd import _window
+    window = _window(args.window)
+    d = AttentionDirective(args.dtype, args.head_dim, causal=args.causal, window=window is not None,
+                           layout=args.attn_layout, op="attention_bwd")
+    spec = registry.get("attention_bwd")
+    s = spec.default_schedule(d, args.arch)
+    p = dict(batch=args.batch, heads=args.heads, kv_heads=args.kv_heads, seq_q=args.seq_q, seq_k=args.seq_k)
+    if window:
+        p.update(window_left=window[0], window_right=window[1])
+    e = spec.estimate(d, s, p, args.arch)
+    text = (f"kernels   attention_bwd {d.dtype} hd{d.head_dim}{' causal' if d.causal else ''} B{args.batch} "
+            f"H{args.heads}/{args.kv_heads} Sq {args.seq_q} Sk {args.seq_k} on {args.arch} (pre-pass, dK/dV, dQ)\n"
+            f"estimate (model)  {e.seconds * 1e3:.3f} ms  {e.tflops:.1f} TFLOP/s  slowest kernel/limiter {e.limiter}"
+            f"   [source=model, not a measurement; FLOPs = 2.5x the forward's]")
+    emit(args, {"arch": args.arch, "op": "attention_bwd", "directive": d.to_dict(), "problem": p,
+                "schedule": s.to_dict(), "estimate": {"seconds": e.seconds, "tflops": e.tflops, "limiter": e.limiter,
+                                                      "source": e.source}}, text)
     return 0
