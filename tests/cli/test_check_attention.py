@@ -43,3 +43,15 @@ def test_analyze_prints_a_model_estimate_labelled_model(capsys, op):
     data = json.loads(capsys.readouterr().out)
     assert rc == 0 and data["op"] == op and data["estimate"]["source"] == "model"
     assert 0 < data["estimate"]["tflops"] < 400
+
+
+def test_compile_op_attention_writes_the_artifacts(tmp_path, capsys):
+    from wmma_gen.compiler.elf import read_elf
+    rc = main(["compile", "--op", "attention", "--arch", "gfx1100", "--dtype", "f16", "--head-dim", "64",
+               "--causal", "--out", str(tmp_path / "k"), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert rc == 0 and data["op"] == "attention" and data["metadata"]["vgpr_spill_count"] == 0
+    assert data["v_wmma"] > 0 and data["directive"]["causal"] is True
+    from wmma_gen.targets import get_target
+    assert read_elf((tmp_path / "k" / "kernel.hsaco").read_bytes()).mach == get_target("gfx1100").elf_mach
+    assert "v_wmma" in (tmp_path / "k" / "kernel.s").read_text()
