@@ -111,7 +111,7 @@ def _kernel(d, s: AttentionSchedule, t: Target, name: str) -> None:
     buf_types = [ab.global_pointer_type() if n in GLOBAL_PTRS else ab.pointer_type(dt) for n, dt in bufs]
     scalar_types = [ab.f32_type() if n == "scale" else ab.i32_type() for n in SCALARS]
     dh = d.head_dim
-    lds_types = [_lds(s.block_n, dh + LDS_PAD), _lds(dh, s.block_n + LDS_PAD)]
+    lds_types = [_lds(s.kv_buffers * s.block_n, dh + LDS_PAD), _lds(s.kv_buffers * dh, s.block_n + LDS_PAD)]
     if s.q_in == "lds":
         lds_types.append(_lds(s.block_m, dh + LDS_PAD))
     arg_types = buf_types + scalar_types
@@ -167,6 +167,8 @@ class Ctx:
     copy_v: staging.TileCopy = None
     k_offs: list = None   # per-thread byte offsets of its K / V rows (staging.lane_offsets)
     v_offs: list = None
+    bands: list = None    # per 16-query block: (lo, count) of the lane's visible keys
+    full: tuple = None    # (full_lo, full_hi): keys every query of the workgroup sees
 
     def query(self, f: int):
         """The lane's query (in the sequence) in its wave's 16-query block f."""
@@ -238,6 +240,7 @@ def _unflatten(vals, nf: int):
 
 
 def main_loop(c: Ctx):
+    """The key loop (module docstring); kv_buffers=2 runs `_tile_kv2` instead of `_tile_kv1`."""
     s, d = c.s, c.d
     f32 = ab.f32_type()
     nf, dts = s.frags_q, d.head_dim // 16
@@ -248,8 +251,8 @@ def main_loop(c: Ctx):
     q = operands.q_fragments(c) if s.q_in == "regs" else None
     if s.q_in == "lds":
         operands.q_lds_fill(c)
-    bands = [lane_band(c, f) for f in range(nf)]
-    last_tile = irb.sub(end, s.block_n)
+    c.bands = [lane_band(c, f) for f in range(nf)]
+    c.full = (full_lo, full_hi)
     init = _flatten(o) + m + l
     run = scf.IfOp(irb.lt(start, end), [v.type for v in init], has_else=True)
     with ir.InsertionPoint(run.then_block):
@@ -258,48 +261,81 @@ def main_loop(c: Ctx):
         c.v_offs = staging.lane_offsets(c.copy_v, c.tid, c.v_base, c.sc["v_ss"], last_key)
         first = tile_first(c, start)
         staging.store(c.copy_k, c.lds_k, c.tid, operands.lds_half(d.dtype, load_k(c, first)))
-        v_regs = load_v(c, first)
+        if s.kv_buffers == 1:
+            extra = load_v(c, first)       # V(n) registers, stored once S(n) has been read
+        else:
+            staging.store(c.copy_v, c.lds_v, c.tid, operands.lds_half(d.dtype, load_v(c, first)))
+            extra = [irb.c(0)]             # which LDS buffer holds tile n
         amdgpu.LDSBarrierOp()
-        carried = init + v_regs
-        loop = scf.ForOp(start, end, irb.c(s.block_n), carried)
+        loop = scf.ForOp(start, end, irb.c(s.block_n), init + extra)
         with ir.InsertionPoint(loop.body):
             n0 = loop.induction_variable
             it = list(loop.inner_iter_args)
             o = _unflatten(it[:nf * dts], nf)
             m, l = it[nf * dts:nf * dts + nf], it[nf * dts + nf:nf * dts + 2 * nf]
-            v_regs = it[nf * dts + 2 * nf:]
+            nxt = tile_first(c, imin(iadd(n0, s.block_n), irb.sub(end, s.block_n)))
             qf = q if q is not None else operands.q_from_lds(c)
-            s_acc = operands.scores(c, qf)
-            staging.store(c.copy_v, c.lds_v, c.tid, operands.lds_half(d.dtype, v_regs))
-            nxt = tile_first(c, imin(iadd(n0, s.block_n), last_tile))
-            k_regs = load_k(c, nxt)
-            amdgpu.LDSBarrierOp()
-            need = arith.OrIOp(irb.lt(n0, full_lo),
-                               arith.CmpIOp(arith.CmpIPredicate.sgt, iadd(n0, s.block_n - 1), full_hi).result).result
-            flat = _flatten(s_acc)
-            sel = scf.IfOp(need, [x.type for x in flat], has_else=True)
-            with ir.InsertionPoint(sel.then_block):
-                scf.YieldOp(_flatten(masked(c, s_acc, n0, tile_first(c, n0), bands)))
-            with ir.InsertionPoint(sel.else_block):
-                scf.YieldOp(flat)
-            s_acc = _unflatten(list(sel.results), nf)
-            p_ops, m2, l2 = [], [], []
-            for f in range(nf):
-                p, mn, ln, alpha = softmax.online_softmax(c.fam, s_acc[f], m[f], l[f], c.c)
-                o[f] = softmax.rescale(o[f], alpha)
-                p_ops.append([ab.p_operand(c.fam, ab.to_dtype(x, d.dtype), c.lane, full_exec=True) for x in p])
-                m2.append(mn)
-                l2.append(ln)
-            o = operands.pv(c, p_ops, o)
-            staging.store(c.copy_k, c.lds_k, c.tid, operands.lds_half(d.dtype, k_regs))
-            v_next = load_v(c, nxt)
-            amdgpu.LDSBarrierOp()
-            scf.YieldOp(_flatten(o) + m2 + l2 + v_next)
+            tile = _tile_kv1 if s.kv_buffers == 1 else _tile_kv2
+            o, m, l, extra = tile(c, n0, nxt, qf, o, m, l, it[nf * dts + 2 * nf:])
+            scf.YieldOp(_flatten(o) + m + l + extra)
         scf.YieldOp(list(loop.results)[:len(init)])
     with ir.InsertionPoint(run.else_block):
         scf.YieldOp(init)
     res = list(run.results)
     return _unflatten(res[:nf * dts], nf), res[nf * dts:nf * dts + nf], res[nf * dts + nf:]
+
+
+def _tile_kv1(c: Ctx, n0, nxt, qf, o, m, l, v_regs):
+    """One LDS buffer each: S(n) from LDS_K; V(n) registers -> LDS_V, loads of K(n+1); barrier;
+    softmax and PV(n); K(n+1) -> LDS_K, loads of V(n+1); barrier (two per tile)."""
+    dt = c.d.dtype
+    s_acc = operands.scores(c, qf)
+    staging.store(c.copy_v, c.lds_v, c.tid, operands.lds_half(dt, v_regs))
+    k_regs = load_k(c, nxt)
+    amdgpu.LDSBarrierOp()
+    o, m, l = _softmax_pv(c, n0, s_acc, o, m, l, 0)
+    staging.store(c.copy_k, c.lds_k, c.tid, operands.lds_half(dt, k_regs))
+    v_next = load_v(c, nxt)
+    amdgpu.LDSBarrierOp()
+    return o, m, l, v_next
+
+
+def _tile_kv2(c: Ctx, n0, nxt, qf, o, m, l, extra):
+    """Two LDS buffers each (ping-pong): loads of K(n+1) and V(n+1) issued first; S(n) from
+    buffer b; K(n+1) -> buffer 1-b; softmax and PV(n) from buffer b; V(n+1) -> buffer 1-b;
+    one barrier per tile (buffer 1-b was last read before the previous tile's barrier)."""
+    dt, (cur,) = c.d.dtype, extra
+    nb = irb.sub(irb.c(1), cur)
+    k_regs, v_regs = load_k(c, nxt), load_v(c, nxt)
+    s_acc = operands.scores(c, qf, imul(cur, c.s.block_n))
+    staging.store(c.copy_k, c.lds_k, c.tid, operands.lds_half(dt, k_regs), imul(nb, c.s.block_n))
+    o, m, l = _softmax_pv(c, n0, s_acc, o, m, l, imul(cur, c.d.head_dim))
+    staging.store(c.copy_v, c.lds_v, c.tid, operands.lds_half(dt, v_regs), imul(nb, c.d.head_dim))
+    amdgpu.LDSBarrierOp()
+    return o, m, l, [nb]
+
+
+def _softmax_pv(c: Ctx, n0, s_acc, o, m, l, v_buf):
+    """Mask (boundary tiles only, uniform branch), online softmax and O^T += V^T P^T."""
+    nf = c.s.frags_q
+    full_lo, full_hi = c.full
+    need = arith.OrIOp(irb.lt(n0, full_lo),
+                       arith.CmpIOp(arith.CmpIPredicate.sgt, iadd(n0, c.s.block_n - 1), full_hi).result).result
+    flat = _flatten(s_acc)
+    sel = scf.IfOp(need, [x.type for x in flat], has_else=True)
+    with ir.InsertionPoint(sel.then_block):
+        scf.YieldOp(_flatten(masked(c, s_acc, n0, tile_first(c, n0), c.bands)))
+    with ir.InsertionPoint(sel.else_block):
+        scf.YieldOp(flat)
+    s_acc = _unflatten(list(sel.results), nf)
+    p_ops, m2, l2, o = [], [], [], list(o)
+    for f in range(nf):
+        p, mn, ln, alpha = softmax.online_softmax(c.fam, s_acc[f], m[f], l[f], c.c)
+        o[f] = softmax.rescale(o[f], alpha)
+        p_ops.append([ab.p_operand(c.fam, ab.to_dtype(x, c.d.dtype), c.lane, full_exec=True) for x in p])
+        m2.append(mn)
+        l2.append(ln)
+    return operands.pv(c, p_ops, o, v_buf), m2, l2
 
 
 # --- epilogue -----------------------------------------------------------------------------------

@@ -34,14 +34,14 @@ def q_fragments(c: "Ctx") -> list:
     return out
 
 
-def scores(c: "Ctx", q) -> list:
-    """S^T[f][kt] = K[kt] @ Q^T[f] for the tile in LDS_K."""
+def scores(c: "Ctx", q, buf=0) -> list:
+    """S^T[f][kt] = K[kt] @ Q^T[f] for the tile in LDS_K (rows from `buf`: kv_buffers=2)."""
     fam, n = c.fam, ab.run_len(c.fam)
     acc = [[irb.zeros(irb.vec(8, ab.f32_type())) for _ in range(c.s.block_n // 16)] for _ in range(c.s.frags_q)]
     row, col = ab.a_row(fam, c.lane), ab.run_offset(fam, c.lane)
     for kt in range(c.s.block_n // 16):
         for kd in range(c.d.head_dim // 16):
-            a = vector.load(irb.vec(n, ir.F16Type.get()), c.lds_k, [iadd(row, 16 * kt), iadd(col, 16 * kd)])
+            a = vector.load(irb.vec(n, ir.F16Type.get()), c.lds_k, [iadd(iadd(row, buf), 16 * kt), iadd(col, 16 * kd)])
             a = _as(a, c.d.dtype)
             for f in range(c.s.frags_q):
                 acc[f][kt] = ab.wmma(a, q[f][kd], acc[f][kt])
@@ -63,16 +63,16 @@ def lds_half(dtype: str, vals: list) -> list:
     return [vector.bitcast(irb.vec(ir.VectorType(v.type).shape[0], ir.F16Type.get()), v) for v in vals]
 
 
-def pv(c: "Ctx", p_ops: list, o: list) -> list:
-    """O^T[f][dt] += V^T[dt][kt] @ P^T[f][kt] for the tile in LDS_V."""
+def pv(c: "Ctx", p_ops: list, o: list, buf=0) -> list:
+    """O^T[f][dt] += V^T[dt][kt] @ P^T[f][kt] for the tile in LDS_V (rows from `buf`)."""
     fam, n = c.fam, ab.run_len(c.fam)
     row, col = ab.a_row(fam, c.lane), ab.run_offset(fam, c.lane)
     dts = c.d.head_dim // 16
     o = [list(x) for x in o]
     for dt in range(dts):
         for kt in range(c.s.block_n // 16):
-            a = _as(vector.load(irb.vec(n, ir.F16Type.get()), c.lds_v, [iadd(row, 16 * dt), iadd(col, 16 * kt)]),
-                    c.d.dtype)
+            a = _as(vector.load(irb.vec(n, ir.F16Type.get()), c.lds_v,
+                                [iadd(iadd(row, buf), 16 * dt), iadd(col, 16 * kt)]), c.d.dtype)
             for f in range(c.s.frags_q):
                 o[f][dt] = ab.wmma(a, p_ops[f][kt], o[f][dt])
     return o

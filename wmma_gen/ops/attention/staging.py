@@ -161,19 +161,21 @@ def _pack_column(words: list, j: int):
     three ops of the equivalent and/shift/or on gfx11)."""
     halves = [vector.extract(x, [], [j // 2]) for x in words]
     sel = PERM_LO if j % 2 == 0 else PERM_HI
-    return [perm_b32(b, a, sel) for a, b in zip(halves[0::2], halves[1::2])]
+    return [perm_b32(b, a, sel) for a, b in zip(halves[0::2], halves[1::2], strict=True)]
 
 
-def store(p: TileCopy, lds, tid, vals: list) -> None:
-    """Write the registers `load` returned (as f16 bit patterns) into the LDS tile."""
+def store(p: TileCopy, lds, tid, vals: list, buf=0) -> None:
+    """Write the registers `load` returned (as f16 bit patterns) into the LDS tile whose first
+    LDS row is `buf` (0, or the second buffer's with kv_buffers=2)."""
     f16 = ir.F16Type.get()
     for ps, (r0, col) in enumerate(_slots(p, tid)):
         for k in range(p.cpt):
             c = iadd(col, k * p.lpr * p.w)
             chunk = [vals[(ps * p.g + e) * p.cpt + k] for e in range(p.g)]
             if not p.transpose:
-                vector.store(chunk[0], lds, [r0, c])
+                vector.store(chunk[0], lds, [iadd(r0, buf), c])
                 continue
+            c = iadd(c, buf)
             if p.g == 1:
                 for j in range(p.w):
                     one = vector.from_elements(irb.vec(1, f16), [vector.extract(chunk[0], [], [j])])
