@@ -16,6 +16,7 @@ accumulator column is its query:
         P, m, l, alpha = online_softmax(S^T)  (softmax.py; exp2 with scale*log2 e folded)
         O^T = alpha * O^T + V^T @ P^T         (A = V^T rows from LDS_V, B = P^T in registers)
         K(n0+BLOCK_N) -> LDS_K ; issue loads of V(n0+BLOCK_N) ; barrier
+    (kv_buffers=2: both loads first, ping-pong LDS buffers, one barrier per tile; _tile_kv2)
     O = O^T / l ; LSE = ln2 * (m + log2 l)    (rows that saw no key: O = 0, LSE = -inf)
 
 Per arch (layout facts in layouts.py with the manuals' sections):
