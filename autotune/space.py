@@ -35,7 +35,8 @@ def narrow(domains: Domains | None = None, space: tuple = SPACE) -> dict[str, tu
 
 
 def _active(knob, chosen: dict, cls=Schedule) -> bool:
-    return knob.when is None or knob.when(cls(**chosen))
+    when = getattr(knob, "when", None)   # knob tables without conditions (attention backward)
+    return when is None or when(cls(**chosen))
 
 
 def suggest_schedule(trial, domains: Domains | None = None, space: tuple = SPACE, cls=Schedule):

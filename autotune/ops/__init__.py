@@ -8,7 +8,8 @@ import importlib
 
 from wmma_gen.errors import ScheduleError
 
-ADAPTERS = {"gemm": "autotune.ops.gemm", "attention": "autotune.ops.attention"}
+ADAPTERS = {"gemm": "autotune.ops.gemm", "attention": "autotune.ops.attention",
+            "attention_bwd": "autotune.ops.attention_bwd"}
 TUNABLE = tuple(ADAPTERS)
 
 

@@ -210,7 +210,7 @@ def _prune(trial, stage: str, reason: str):
     raise optuna.TrialPruned(f"{stage}: {reason}")
 
 
-def documents(df, arch: str) -> dict:
+def documents(df, arch: str, space: tuple = SPACE) -> dict:
     """file name -> document (ops/attention/lookup.py format) from the validated rank-1 rows."""
     import wmma_gen
     from wmma_gen.ops.attention import lookup
@@ -221,7 +221,7 @@ def documents(df, arch: str) -> dict:
         rows = rows.sort_values(["head_dim", "causal", "seq_k", "tflops"], ascending=[True, True, True, False])
         rows = rows.drop_duplicates(["head_dim", "causal", "seq_k"])
         entries = [{"head_dim": int(r["head_dim"]), "causal": bool(r["causal"]), "bucket": {"seq": int(r["seq_k"])},
-                    "schedule": {k.name: _plain(r[k.name]) for k in SPACE},
+                    "schedule": {k.name: _plain(r[k.name]) for k in space},
                     "tflops": round(float(r["tflops"]), 3), "unit": r["unit"], "source": r["source"],
                     "validated": True, "vgprs": int(r["vgprs"]), "lds_bytes": int(r["lds_bytes"]),
                     "isa_hash": r["isa_hash"], "study": r["study"], "trial": int(r["trial"]),

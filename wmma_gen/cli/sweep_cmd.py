@@ -20,13 +20,13 @@ from .options import (add_json, add_target, csv_list, emit, in_dtype, int_at_lea
 
 QUICK = {"dtypes": "f16,i8", "shapes": "1024,2048", "trials": 12}          # gemm (help text)
 DEFAULTS = {"dtypes": "f16,bf16,i8,i4", "shapes": "1024,2048,4096", "trials": 40}
-QUICK_OPS = ("gemm", "attention")   # what `--quick` sweeps when no --op is given
+QUICK_OPS = ("gemm", "attention", "attention_bwd")   # what `--quick` sweeps when no --op is given
 
 
 def register(sub) -> None:
     p = sub.add_parser("sweep", help="tune schedules with Optuna; writes the TFLOP/s ladder under --results")
     p.add_argument("--op", default=None, choices=known_ops(),
-                   help="op to tune (default gemm; --quick: gemm then attention)")
+                   help="op to tune (default gemm; --quick: gemm, attention, attention_bwd)")
     p.add_argument("--head-dims", default=None, type=csv_list(head_dim, "head dims"),
                    help="attention: head dims (default 64,128)")
     p.add_argument("--seqs", default=None, type=csv_list(int_at_least(1, 1 << 20), "sequence lengths"),

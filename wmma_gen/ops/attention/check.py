@@ -55,7 +55,8 @@ def _err(out, ref, tol: float) -> tuple[float, float]:
 def check_attention(problem: dict, *, dtype="f16", layout="bshd", causal=False, window=None, scale=None,
                     backward=False, arch="gfx1100", device=None, seed=0, schedule=None) -> AttentionCheck:
     """Forward (and, with backward=True, the backward) on a dense problem vs the reference.
-    `schedule`: the forward's (the in-process memo then runs the very object a sweep timed)."""
+    `schedule`: the forward's, or with backward=True the backward's (the forward then uses its
+    default) -- so a sweep's gate runs the very objects it ranks."""
     from .api import attention
     from ..attention_bwd.api import attention_backward as bwd
     q, k, v = random_qkv(problem, dtype, layout, seed)
@@ -75,7 +76,7 @@ def check_attention(problem: dict, *, dtype="f16", layout="bshd", causal=False, 
         do = np.random.default_rng(seed + 1).standard_normal(o.shape).astype(np.float16 if dtype == "f16" else np.float32)
         if dtype == "bf16":
             do = hostdata.rounded(do, "bf16").astype(np.float32)
-        grads = bwd(q, k, v, o, do, lse, dtype=dt, arch=arch, device=device, **kw)
+        grads = bwd(q, k, v, o, do, lse, dtype=dt, arch=arch, device=device, schedule=schedule, **kw)
         refs = attention_backward(*f64, np.asarray(o, np.float64), np.asarray(do, np.float64), rl, **kw)
         for name, g, r in zip(("dq", "dk", "dv"), grads, refs):
             tol = 8 * u * np.abs(r).max(initial=0.0) + 1e-3

@@ -58,6 +58,9 @@ def run_backward(q, k, v, o, do, lse, *, scale=None, causal=False, window=None, 
     p = inp.problem
     spec = make_spec(arch, p.dtype, p.head_dim, causal=p.causal, window=p.window is not None,
                      varlen=p.varlen, layout=p.layout, out=out_dtype)
+    if schedule is None:   # the exported tuned schedule nearest in length, else the default
+        from .lookup import lookup
+        schedule = lookup(arch, p.dtype, p.head_dim, p.causal, p.seq_k)
     s = schedule or default_schedule(arch, p.head_dim)
     kernels = build_backward(spec, s)
     if device is None:
