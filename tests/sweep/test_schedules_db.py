@@ -83,13 +83,14 @@ def test_shipped_schedule_files_are_valid():
     """Every shipped file passes its own op's reader (GEMM: schedules_db; attention: its lookup)."""
     import json
     from wmma_gen.ops.attention import lookup as attention_lookup
+    from wmma_gen.ops.attention_bwd import lookup as bwd_lookup
+    readers = {"gemm": load_file, "attention": lambda f: attention_lookup.parse(json.loads(f.read_text()), f),
+               "attention_bwd": lambda f: bwd_lookup.parse(json.loads(f.read_text()), f)}
     files = sorted(schedules_db.DEFAULT_DIR.glob("*.json"))
-    assert any("-gemm-" in f.name for f in files) and any("-attention-" in f.name for f in files)
+    ops = {f.name.split("-")[1] for f in files}      # <arch>-<op>-<dtype>.json
+    assert ops == set(readers), ops
     for f in files:
-        if "-attention-" in f.name:
-            assert attention_lookup.parse(json.loads(f.read_text()), f), f
-        else:
-            assert load_file(f), f
+        assert readers[f.name.split("-")[1]](f), f
 
 
 class _Spy:
