@@ -42,12 +42,13 @@ def _need(ok: bool, path, field: str, value, allowed: str) -> None:
         raise ScheduleError(f"{path}: {field}", value, allowed)
 
 
-def parse(doc, path="<memory>") -> list[dict]:
-    """The validated entries of a document (ScheduleError naming file and field otherwise)."""
+def read_document(doc, path, schema: str, version: int):
+    """The checks every attention schedule document shares (header, and per entry: validated,
+    source, bucket): returns (target, dtype, [(where, entry, seq)]) or raises ScheduleError
+    naming the file and field. Op-specific schedule checks are the caller's."""
     _need(isinstance(doc, dict), path, "document", type(doc).__name__, "a JSON object")
-    _need(doc.get("schema") == SCHEMA, path, "schema", doc.get("schema"), repr(SCHEMA))
-    _need(doc.get("schema_version") == SCHEMA_VERSION, path, "schema_version", doc.get("schema_version"),
-          str(SCHEMA_VERSION))
+    _need(doc.get("schema") == schema, path, "schema", doc.get("schema"), repr(schema))
+    _need(doc.get("schema_version") == version, path, "schema_version", doc.get("schema_version"), str(version))
     arch, dtype = doc.get("arch"), doc.get("dtype")
     try:
         t = get_target(arch)
@@ -56,7 +57,6 @@ def parse(doc, path="<memory>") -> list[dict]:
     _need(dtype in ("f16", "bf16"), path, "dtype", dtype, "f16 or bf16")
     entries = doc.get("entries")
     _need(isinstance(entries, list), path, "entries", type(entries).__name__, "a list")
-    from .directive import AttentionDirective
     out = []
     for i, e in enumerate(entries):
         where = f"entries[{i}]"
@@ -66,6 +66,16 @@ def parse(doc, path="<memory>") -> list[dict]:
         _need(e.get("source") in SOURCES, path, f"{where}.source", e.get("source"), " or ".join(SOURCES))
         seq = (e.get("bucket") or {}).get("seq")
         _need(isinstance(seq, int) and seq > 0, path, f"{where}.bucket.seq", seq, "a positive integer")
+        out.append((where, e, seq))
+    return t, dtype, out
+
+
+def parse(doc, path="<memory>") -> list[dict]:
+    """The validated entries of a document (ScheduleError naming file and field otherwise)."""
+    from .directive import AttentionDirective
+    t, dtype, entries = read_document(doc, path, SCHEMA, SCHEMA_VERSION)
+    out = []
+    for where, e, seq in entries:
         try:
             d = AttentionDirective(dtype, e.get("head_dim"), causal=e.get("causal"))
             s = AttentionSchedule.from_dict(e.get("schedule") or {})

@@ -10,8 +10,7 @@ import warnings
 from pathlib import Path
 
 from ...errors import ScheduleError
-from ...targets import get_target
-from ..attention.lookup import DEFAULT_DIR, SOURCES
+from ..attention.lookup import DEFAULT_DIR, _need, read_document
 from .schedule import AttentionBwdSchedule
 
 SCHEMA = "wmma_gen/attention_bwd_schedules"
@@ -26,33 +25,12 @@ def file_name(arch: str, dtype: str) -> str:
     return f"{arch}-attention_bwd-{dtype}.json"
 
 
-def _need(ok: bool, path, field: str, value, allowed: str) -> None:
-    if not ok:
-        raise ScheduleError(f"{path}: {field}", value, allowed)
-
-
 def parse(doc, path="<memory>") -> list[dict]:
-    _need(isinstance(doc, dict), path, "document", type(doc).__name__, "a JSON object")
-    _need(doc.get("schema") == SCHEMA, path, "schema", doc.get("schema"), repr(SCHEMA))
-    _need(doc.get("schema_version") == SCHEMA_VERSION, path, "schema_version", doc.get("schema_version"),
-          str(SCHEMA_VERSION))
-    try:
-        t = get_target(doc.get("arch"))
-    except ScheduleError:
-        _need(False, path, "arch", doc.get("arch"), "a known target")
-    dtype = doc.get("dtype")
-    _need(dtype in ("f16", "bf16"), path, "dtype", dtype, "f16 or bf16")
-    entries = doc.get("entries")
-    _need(isinstance(entries, list), path, "entries", type(entries).__name__, "a list")
+    """The validated entries (shared checks: attention/lookup.read_document; here the
+    backward schedule's own named checks)."""
+    t, dtype, entries = read_document(doc, path, SCHEMA, SCHEMA_VERSION)
     out = []
-    for i, e in enumerate(entries):
-        where = f"entries[{i}]"
-        _need(isinstance(e, dict), path, where, type(e).__name__, "an object")
-        _need(e.get("validated") is True, path, f"{where}.validated", e.get("validated"),
-              "true (only schedules whose correctness gate passed are exported)")
-        _need(e.get("source") in SOURCES, path, f"{where}.source", e.get("source"), " or ".join(SOURCES))
-        seq = (e.get("bucket") or {}).get("seq")
-        _need(isinstance(seq, int) and seq > 0, path, f"{where}.bucket.seq", seq, "a positive integer")
+    for where, e, seq in entries:
         hd = e.get("head_dim")
         _need(hd in (32, 64, 80, 96, 128, 256), path, f"{where}.head_dim", hd, "32, 64, 80, 96, 128 or 256")
         try:
