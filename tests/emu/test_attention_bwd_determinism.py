@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import wmma_gen.emu as emu
-import wmma_gen.emu.launch as emu_launch
+import wmma_gen.emu.run.launch as emu_launch
 from attention_bwd_cases import make_problem, run_case
 from wmma_gen.device.emu import EmuDevice
 

@@ -7,10 +7,10 @@ on one coherent memory, except an atomic's return flag), branch labels (compared
 instruction index they name) and timing-hint operands (s_waitcnt, s_delay_alu, ...)."""
 from __future__ import annotations
 
-from wmma_gen.emu.asm import _RAW_OPERANDS
+from wmma_gen.emu.decode.instr import RAW_OPERANDS
 from wmma_gen.emu.decode.roles import roles
-from wmma_gen.emu.ds import DS
-from wmma_gen.emu.exec_mem import swizzle_pattern
+from wmma_gen.emu.isa.ds import DS
+from wmma_gen.emu.run.bind_ds import swizzle_pattern
 
 _CACHE = {"glc", "slc", "dlc", "nt", "sc0", "sc1", "scope", "th"}
 
@@ -33,7 +33,7 @@ def canonical(ins, labels, family):
     kind = roles(_base(name), family)[0]
     ops = [list(_operand(o, labels)) for o in ins.operands]
     mods = dict(ins.mods)
-    if name in _RAW_OPERANDS:
+    if name in RAW_OPERANDS:
         raw = mods.get("raw", "")
         mods = {"raw": int(raw, 0)} if name == "s_denorm_mode" else {}
     for k in list(mods):
@@ -105,7 +105,7 @@ import functools  # noqa: E402
 import pytest  # noqa: E402
 
 from wmma_gen.emu import Program  # noqa: E402
-from wmma_gen.emu.table import family as family_of  # noqa: E402
+from wmma_gen.emu.isa.table import family as family_of  # noqa: E402
 
 GEMMS = [("gfx1100", d) for d in ("f16", "bf16", "i8", "i4")] + [("gfx1151", d) for d in ("f16", "i8")] + \
         [("gfx1201", d) for d in ("f16", "bf16", "i8", "i4")]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from test_decode_crosscheck import canonical
-from wmma_gen.emu.asm import parse_instruction
+from wmma_gen.emu.decode.asm import parse_instruction
 from wmma_gen.emu.decode import decode
 
 SOP2 = "gfx11_dasm_sop2.txt"

@@ -1,9 +1,10 @@
-"""Parsing of LLVM's gfx11 assembly lines (wmma_gen.emu.asm)."""
+"""Parsing of LLVM's gfx11 assembly lines (wmma_gen.emu.decode.asm)."""
 from __future__ import annotations
 
 import pytest
 
-from wmma_gen.emu.asm import INV_2PI, parse_instruction, parse_operand
+from wmma_gen.emu.decode.asm import parse_instruction, parse_operand
+from wmma_gen.emu.decode.instr import INV_2PI
 
 
 @pytest.mark.parametrize("text,kind,index,count,half", [

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from wmma_gen.emu import GlobalMemory
-from wmma_gen.emu.state import Fault
+from wmma_gen.emu.isa.table import Fault
 
 
 def test_alloc_alignment_and_guard_gaps():

@@ -6,7 +6,7 @@ import pytest
 
 from emu_helpers import asm_kernel
 from wmma_gen.emu import Program
-from wmma_gen.emu import metadata_text as yaml_lite
+from wmma_gen.emu.decode.program import metadata_yaml
 from wmma_gen.errors import EmulatorFault
 
 BODY = "\ts_mov_b32 s8, 1\n.LBB0_1:\n\ts_sub_u32 s8, s8, 1\n\ts_cbranch_scc1 .LBB0_1\n\ts_endpgm"
@@ -37,7 +37,7 @@ def test_unknown_label_and_kernel_names_fault():
 
 
 def test_yaml_subset():
-    doc = yaml_lite.loads("""---
+    doc = metadata_yaml("""---
 amdhsa.kernels:
   - .args:
       - .offset:         0

@@ -1,4 +1,4 @@
-"""Every gfx12 (RDNA4) WMMA row of wmma_gen.emu.ops_wmma12 against numpy matmul.
+"""Every gfx12 (RDNA4) WMMA row of wmma_gen.emu.isa.wmma12 against numpy matmul.
 
 Operands are packed by the routines below, written from AMD's matrix instruction calculator
 (ROCm/amd_matrix_instruction_calculator 1.3.2, InstCalcGfx12, wave32) in slot form, not from
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from wmma_gen import numerics
-from wmma_gen.emu.ops_wmma12 import WMMA12_OPS
+from wmma_gen.emu.isa.wmma12 import WMMA12_OPS
 from wmma_gen.errors import EmulatorFault
 
 RNG = 20260412

@@ -1,4 +1,4 @@
-"""Every gfx11 WMMA row of wmma_gen.emu.ops_wmma against numpy matmul.
+"""Every gfx11 WMMA row of wmma_gen.emu.isa.wmma11 against numpy matmul.
 
 Operands are packed into VGPRs by the routines below, written from the RDNA3 ISA guide
 sec. 7.9 VGPR tables (not from wmma_gen.layouts):
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from wmma_gen.emu.ops_wmma import WMMA_OPS, unreplicated_waves
+from wmma_gen.emu.isa.wmma11 import WMMA_OPS, unreplicated_waves
 from wmma_gen.errors import EmulatorFault
 
 RNG_SEED = 20261202

@@ -29,7 +29,7 @@ def _global_memory_cls():
     emu = _emu()
     cls = getattr(emu, "GlobalMemory", None)
     if cls is None:
-        from ..emu.memory import GlobalMemory as cls
+        from ..emu.run.device_memory import GlobalMemory as cls
     return cls
 
 

@@ -1,19 +1,25 @@
 """wmma_gen.emu: a functional emulator of the gfx11 (RDNA3/RDNA3.5) and gfx12 (RDNA4) wave32
-ISA (the family is taken from the ISA text's `.amdgcn_target`) that runs
-the machine code of one compilation, given as LLVM's ISA text (the same codegen as the
-hsaco; tests/emu/test_emu_objdump.py checks the two agree instruction by instruction).
+ISA that runs the machine code of a code object (hsaco), the bytes a GPU would run.
 
-    prog = Program.from_isa(isa_text)
+    prog = Program.from_code_object(hsaco)        # or Program.load(path)
     mem = GlobalMemory(); a = mem.alloc(n); mem.write(a, array)
     stats = run_kernel(prog, mem, grid=(gx, gy, gz), block=(bx, by, bz), kernarg=bytes)
 
-Layout: asm (parse) -> program (kernel, descriptor, metadata) -> opcodes (tables of
-sop, sop12, smem, vop_int, vop_float(12), vopc, vop3p, lane, ds, mem, ops_wmma (gfx11) and
-ops_wmma12 (gfx12) rows; binders in
-executor, exec_vec, exec_mem) -> scheduler (groups of waves) -> launch (ABI, batching).
+Layout, the way data flows:
+  decode/  code object -> Program: ELF, kernel descriptor, metadata note (codeobject,
+           descriptor), machine code -> Instr (machine, formats, optables_*, valu, roles);
+           instr (the Instr/Operand objects); program (Program, kernarg packing); asm + text
+           (LLVM assembly text <-> Instr: test oracle and hand-written kernels)
+  isa/     semantics as table rows by instruction class, gfx11 and gfx12 rows side by side:
+           sop, sop_float, vop_int, vop_float, vopc, vop3p, lane, dpp, ds, global_smem,
+           wmma11, wmma12 (+ ieee helpers); table (row type, faults, signals), opcodes (OPS)
+  run/     bind (Instr -> closure, once per program: bind_alu, bind_vec, bind_mem, bind_ds over
+           operands), state (register files of a wave group), device_memory, scheduler (groups
+           of waves sharing a PC), launch (ABI, batching)
+  api      launch any code object on numpy buffers (`wmma-gen emu run`)
 """
-from .launch import RunStats, run_kernel
-from .memory import GlobalMemory
-from .program import KernArg, Program
+from .decode.program import KernArg, Program
+from .run.device_memory import GlobalMemory
+from .run.launch import RunStats, run_kernel
 
 __all__ = ["Program", "GlobalMemory", "run_kernel", "RunStats", "KernArg"]

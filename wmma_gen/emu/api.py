@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import EmulatorFault
-from .launch import RunStats, run_kernel
-from .memory import GlobalMemory
-from .program import Program
+from .decode.program import Program
+from .run.device_memory import GlobalMemory
+from .run.launch import RunStats, run_kernel
 
 
 @dataclass

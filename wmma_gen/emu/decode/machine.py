@@ -18,7 +18,7 @@ from __future__ import annotations
 import struct
 
 from ...errors import EmulatorFault
-from ..asm import _RAW_OPERANDS, Instr, Operand
+from .instr import RAW_OPERANDS, Instr, Operand
 from . import formats as F
 from . import operands as O
 from .optables import TABLES
@@ -129,7 +129,7 @@ def _salu(cls):
             if cls != "sopk" and (f.get("ssrc0") == 255 or f.get("ssrc1") == 255):
                 lit()
             return _unknown(cls, f["op"]), 0
-        if name in _RAW_OPERANDS:
+        if name in RAW_OPERANDS:
             return _finish(name, [], {"raw": str(f.get("simm16", 0))}), int(name == "s_setreg_imm32_b32")
         kind, dst, src = roles(name, family)
         if kind in ("barrier_signal",):
@@ -173,7 +173,7 @@ def _sopp(f, family, lit):
         return _finish(name, [O.label(target)], {}), 0
     if kind == "barrier_wait":
         return _finish(name, [O.integer(F.sext(simm, 16))], {}), 0
-    if name in _RAW_OPERANDS:
+    if name in RAW_OPERANDS:
         return _finish(name, [], {"raw": str(simm)}), 0
     return _finish(name, [], {}), 0
 

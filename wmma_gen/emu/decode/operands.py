@@ -14,7 +14,7 @@ the VGPR, bit 7 the high half (RDNA3 ISA guide §7.1.3 "16-bit VGPRs" / true16 o
 """
 from __future__ import annotations
 
-from ..asm import INV_2PI, Operand
+from .instr import INV_2PI, Operand
 
 INLINE_FLOAT = {240: 0.5, 241: -0.5, 242: 1.0, 243: -1.0, 244: 2.0, 245: -2.0, 246: 4.0, 247: -4.0,
                 248: INV_2PI}

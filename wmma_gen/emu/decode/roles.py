@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import re
 
-from ..operands import TYPES
+from ..isa.table import TYPES
 from . import operands as O
 
 _SMEM = re.compile(r"^s_(?:buffer_)?load_(?:b(\d+)|[ui](8|16))$")
 
 
 def _tables():
-    from ..opcodes import OPS, WMMA_TABLES
+    from ..isa.opcodes import OPS, WMMA_TABLES
     return OPS, WMMA_TABLES
 
 

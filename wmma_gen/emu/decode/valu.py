@@ -13,7 +13,7 @@ high half of 16-bit src0..2 / dst; OMOD 1/2/3 = mul:2 / mul:4 / div:2.
 """
 from __future__ import annotations
 
-from ..asm import Instr
+from .instr import Instr
 from . import formats as F
 from . import operands as O
 from .machine import VCC_LO, _finish, _name, _src, _unknown

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .state import Fault
+from .table import Fault
 
 L = np.arange(32)
 ROW = L & ~15

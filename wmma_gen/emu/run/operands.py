@@ -11,15 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .asm import Operand
-from .state import EXEC, NULL, SCC, Fault, bits_to_mask, mask_to_bits
+from ..decode.instr import Operand
+from ..isa.table import TYPES, Fault
+from .state import EXEC, NULL, SCC, bits_to_mask, mask_to_bits
 
-TYPES = {
-    "u32": (32, np.uint32), "i32": (32, np.int32), "f32": (32, np.float32), "b32": (32, np.uint32),
-    "u16": (16, np.uint16), "i16": (16, np.int16), "f16": (16, np.float16), "b16": (16, np.uint16),
-    "u64": (64, np.uint64), "i64": (64, np.int64), "f64": (64, np.float64), "b64": (64, np.uint64),
-    "u8": (32, np.uint32),
-}
 _RAW = {16: np.uint16, 32: np.uint32, 64: np.uint64}
 FLOATS = {"f16", "f32", "f64"}
 

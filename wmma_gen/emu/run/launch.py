@@ -21,14 +21,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import EmulatorFault
-from .asm import TTMP0
-from .memory import GlobalMemory
-from .opcodes import bind_program
-from .program import Program
+from ...errors import EmulatorFault
+from ..decode.instr import TTMP0
+from ..decode.program import Program
+from ..isa.table import Fault, family
+from .bind import bind_program
+from .device_memory import GlobalMemory
 from .scheduler import Scheduler
-from .table import family
-from .state import EXEC, NSREG, NULL, SCC, Fault, Group
+from .state import EXEC, NSREG, NULL, SCC, Group
 
 POISON_V = np.uint32(0x7FC0DEAD)  # a quiet NaN as f32
 POISON_S = np.uint32(0xBAADF00D)

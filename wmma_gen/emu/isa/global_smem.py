@@ -49,7 +49,7 @@ GLOBAL = rows(
 # an offset in the lane's private segment: SGPR saddr (if not `off`) + VGPR vaddr (if not `off`)
 # + the signed instruction offset; the hardware's per-lane swizzle of the segment is not
 # observable through scratch_* instructions, so each lane owns a private byte array of the
-# kernel descriptor's private_segment_fixed_size (launch.py).
+# kernel descriptor's private_segment_fixed_size (run/launch.py).
 CSCR = "RDNA3 ISA §10.2 / §16 SCRATCH opcodes"
 SCRATCH = rows(
     *[G(n.replace("global_", "scratch_", 1), "scratch_" + r.kind.split("_", 1)[1], r.args["size"],

@@ -17,25 +17,6 @@ EXEC, VCC, M0, NULL, SCC = 126, 106, 125, 124, 253
 NSREG = 256
 
 
-class Fault(Exception):
-    """Raised by instruction semantics; the scheduler turns it into EmulatorFault with
-    kernel, pc, instruction and wave filled in. `wave` is the index inside the group."""
-
-    def __init__(self, message: str, *, wave: int | None = None, lane: int | None = None,
-                 address: int | None = None):
-        super().__init__(message)
-        self.message, self.wave, self.lane, self.address = message, wave, lane, address
-
-
-class LaneFault(Fault):
-    """Raised by a semantic function for the lanes in `mask` (broadcastable to (W, 32));
-    the binder faults only if one of them is active, else it uses `result`."""
-
-    def __init__(self, message: str, mask, result):
-        super().__init__(message)
-        self.mask, self.result = mask, result
-
-
 def bits_to_mask(bits: np.ndarray) -> np.ndarray:
     """(W,) uint32 lane mask -> (W, 32) bool."""
     return ((bits[:, None] >> LANES) & 1).astype(bool)

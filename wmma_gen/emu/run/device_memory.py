@@ -11,7 +11,7 @@ import bisect
 
 import numpy as np
 
-from .state import Fault
+from ..isa.table import Fault
 
 BASE = 0x1_0000_0000  # above 4 GiB, so a truncated 32-bit pointer never aliases a buffer
 ALIGN = 256

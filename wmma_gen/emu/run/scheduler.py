@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import EmulatorFault
-from .state import Fault, Group
-from .table import BARRIER, END, Split
+from ...errors import EmulatorFault
+from ..isa.table import BARRIER, END, Fault, Split
+from .state import Group
 
 
 class Scheduler:

@@ -8,7 +8,7 @@ float_denorm_mode_32/16_64 = 3 (denormals kept, in and out) and ieee_mode = 1; t
 emulator always keeps denormals (numpy IEEE arithmetic) and faults on `s_denorm_mode`
 values that would flush. NaNs propagate as numpy produces them (quiet); min/max follow
 IEEE minNum/maxNum (a quiet NaN operand loses). add/sub/mul/div/sqrt are correctly
-rounded; fma is correctly rounded (round-to-odd in f64, see vop_float.fma);
+rounded; fma is correctly rounded (round-to-odd in f64, see isa/vop_float.fma);
 transcendental ops (exp, log, rcp, rsq, sin, cos) are computed in f64 and rounded once,
 which is at least as accurate as the hardware's 1 ulp.
 """
@@ -18,11 +18,11 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..decode.instr import SPECIAL_SGPR, Instr, Operand
+from ..isa.dpp import dpp_plan
+from ..isa.table import TYPES, Fault, LaneFault, Op, Split
 from . import operands as O
-from .asm import Instr, Operand, SPECIAL_SGPR
-from .dpp import dpp_plan
-from .state import EXEC, SCC, VCC, Fault, LaneFault, bits_to_mask
-from .table import Op, Split
+from .state import EXEC, SCC, VCC, bits_to_mask
 
 _IMPLICIT = {"SCC": Operand("s", SCC), "EXEC": Operand("s", EXEC), "VCC": Operand("s", VCC),
              "M0": Operand("s", SPECIAL_SGPR["m0"][0])}
@@ -62,14 +62,14 @@ def valu_parts(row: Op, ins: Instr, vopd: bool = False):
             tag, op = dst_types[0], dsts[0][1]
         elif tag in _IMPLICIT:
             tag = "lm" if tag == "VCC" else "u32"
-        hi = bool(op_sel[k]) if k < len(op_sel) - 1 and O.TYPES.get(tag, (0,))[0] == 16 else False
+        hi = bool(op_sel[k]) if k < len(op_sel) - 1 and TYPES.get(tag, (0,))[0] == 16 else False
         readers.append(O.vreader(op, tag, hi, pre=plan.permute if (plan and k == 0) else None))
     writers = []
     for tag, op in dsts:
         if tag == "EXEC":
             writers.append(O.lm_writer(_IMPLICIT["EXEC"]))
         else:
-            hi = bool(op_sel[-1]) if len(op_sel) == 4 and O.TYPES.get(tag, (0,))[0] == 16 else False
+            hi = bool(op_sel[-1]) if len(op_sel) == 4 and TYPES.get(tag, (0,))[0] == 16 else False
             writers.append(O.vwriter(op, tag, hi))
     fn, post = row.fn, _output_mods(ins, dst_types)
     single = len(writers) == 1
@@ -105,7 +105,7 @@ def _output_mods(ins: Instr, dst_types):
     if dst_types[0] not in O.FLOATS:
         if clamp:
             raise Fault(f"unimplemented: clamp on integer op {ins.mnemonic}")
-    dt = O.TYPES[dst_types[0]][1]
+    dt = TYPES[dst_types[0]][1]
 
     def post(x):
         x = np.asarray(x, dt)
@@ -159,7 +159,7 @@ def bind_vop3p(row: Op, ins: Instr):
         hi = O.vreader(replace(op, neg=False, abs=False), tag, bool(op_sel_hi[k]))
         readers.append((lo, hi, bool(neg_lo[k]), bool(neg_hi[k]), tag in O.FLOATS))
     dtag, dop = dsts[0]
-    dt = O.TYPES[dtag][1]
+    dt = TYPES[dtag][1]
     clamp = "clamp" in ins.mods
 
     def fetch(g, lo, hi, nl, nh, is_f):

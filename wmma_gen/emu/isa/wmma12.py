@@ -1,12 +1,12 @@
 """Semantics of the gfx12 (RDNA4, wave32) WMMA instructions: one table row each, with the
-same `WmmaOp` interface as ops_wmma.py (gfx11). opcodes.bind picks this table when the
+same `WmmaOp` interface as wmma11.py (gfx11). run/bind.py picks this table when the
 Program's `.amdgcn_target` is gfx1200/gfx1201.
 
     D = A (16xK) * B (Kx16) + C (16x16),  K = 16 (K = 32 for v_wmma_i32_16x16x32_iu4)
 
 `fn(a, b, c, *, neg_lo, neg_hi, op_sel, clamp)` takes raw VGPR bits, uint32 (W, 32, regs),
 and returns D as uint32 (W, 32, c_regs). As on gfx11 the instruction runs with EXEC forced to
-all ones and the executor requires EXEC = all ones.
+all ones and the binder requires EXEC = all ones.
 
 Sources:
   [CALC] ROCm/amd_matrix_instruction_calculator, matrix_calculator.py VERSION 1.3.2 (commit
@@ -33,7 +33,7 @@ Sources:
   fp8 = OCP E4M3 "FN" and bf8 = OCP E5M2 ([CALC] dict_math_types 'fp8'/'bf8'), decoded by
          wmma_gen.numerics.
 
-Modelled semantics (choices where the sources are silent are the gfx11 ones, see ops_wmma.py):
+Modelled semantics (choices where the sources are silent are the gfx11 ones, see wmma11.py):
   * Float: products exact, the K products and C summed in float64, rounded ONCE (RNE) to the
     output type; denormals kept; NaN results written as the default quiet NaN; overflow to
     +-inf. fp8/bf8 products are exact in float64 (<= 4+4 significant bits).
@@ -52,7 +52,7 @@ import numpy as np
 from wmma_gen import numerics
 from wmma_gen.errors import EmulatorFault
 
-from .ops_wmma import _DECODE16, _ENCODE16, _INT32_MAX, _INT32_MIN, WmmaOp, _fused, _modify_c, \
+from .wmma11 import _DECODE16, _ENCODE16, _INT32_MAX, _INT32_MIN, WmmaOp, _fused, _modify_c, \
     _neg_ab_mask
 
 FAMILY = "gfx12"

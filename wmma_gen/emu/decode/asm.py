@@ -12,66 +12,12 @@ string-valued mods). VOPD pairs are written
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
-# Hardware operand encodings (RDNA3 ISA guide §3.3 "SGPRs" / §6.2 "Scalar operands");
-# the emulator indexes its scalar file with them.
-SPECIAL_SGPR = {
-    "vcc_lo": (106, 1), "vcc_hi": (107, 1), "vcc": (106, 2), "null": (124, 1),
-    "m0": (125, 1), "exec_lo": (126, 1), "exec_hi": (127, 1), "exec": (126, 2),
-    "scc": (253, 1),
-}
-SCC = 253
-TTMP0 = 108  # ttmp0..ttmp15; gfx12 passes workgroup ids in ttmp9 / ttmp7 (see launch.py)
+from .instr import INV_2PI, RAW_OPERANDS, SPECIAL_SGPR, TTMP0, Instr, Operand
+
 _TTMP = re.compile(r"^ttmp(?:(\d+)|\[(\d+):(\d+)\])$")
-INV_2PI = 0.15915494309189532
-
 _REG = re.compile(r"^([sv])(?:(\d+)|\[(\d+):(\d+)\])(?:\.([lh]))?$")
 _FLOAT = re.compile(r"^-?(\d+\.\d*(e[-+]?\d+)?|inf|nan)$", re.I)
-
-
-@dataclass(frozen=True)
-class Operand:
-    """One parsed operand. kind: 'v', 's' (index = hardware encoding, count = dwords),
-    'int' (value = python int), 'float' (value = python float), 'off', 'label'."""
-    kind: str
-    index: int = 0
-    count: int = 1
-    half: str | None = None      # 'l' / 'h' for true16 register halves
-    value: object = None
-    neg: bool = False
-    abs: bool = False
-    text: str = ""
-
-    @property
-    def is_reg(self) -> bool:
-        return self.kind in ("v", "s")
-
-
-@dataclass
-class Instr:
-    """One instruction: mnemonic (with encoding suffix), operands, modifiers."""
-    mnemonic: str
-    operands: tuple[Operand, ...]
-    mods: dict = field(default_factory=dict)
-    text: str = ""
-    line: int = 0
-    pair: "Instr | None" = None  # second half of a VOPD dual-issue
-    pc: int = -1                 # byte offset in the code object's .text (decoded machine code)
-    encoding: str = ""           # the instruction's bytes, hex (decoded machine code)
-    fmt: str = ""                # encoding class: sop2, vop3, ds, ... (decoded machine code)
-
-    @property
-    def base(self) -> str:
-        """Mnemonic without the encoding suffix (_e32, _e64, _dpp, _e64_dpp)."""
-        return strip_encoding(self.mnemonic)
-
-
-def strip_encoding(m: str) -> str:
-    for suf in ("_e64_dpp", "_e32_dpp", "_e64", "_e32", "_dpp"):
-        if m.endswith(suf):
-            return m[: -len(suf)]
-    return m
 
 
 def _split_top(text: str, sep: str = ",") -> list[str]:
@@ -150,18 +96,6 @@ def _parse_mod(tok: str) -> tuple[str, object]:
         return name, val
 
 
-# Mnemonics whose operand text is free-form and ignored (timing hints only).
-_RAW_OPERANDS = ("s_waitcnt", "s_delay_alu", "s_waitcnt_depctr", "s_sendmsg", "s_clause",
-                 "s_setprio", "s_nop", "s_sleep", "s_inst_prefetch", "s_set_inst_prefetch_distance",
-                 "s_waitcnt_vscnt", "s_waitcnt_vmcnt", "s_waitcnt_lgkmcnt", "s_waitcnt_expcnt",
-                 "s_denorm_mode", "s_round_mode", "s_version", "s_setreg_imm32_b32", "s_getreg_b32",
-                 "s_setreg_b32", "s_sendmsghalt", "s_icache_inv", "s_code_end", "s_ttracedata",
-                 # gfx12 split counters (AMDGPUAsmGFX12.rst SOPP): `s_wait_alu depctr_sa_sdst(0)`
-                 "s_wait_alu", "s_wait_loadcnt", "s_wait_storecnt", "s_wait_samplecnt",
-                 "s_wait_bvhcnt", "s_wait_expcnt", "s_wait_dscnt", "s_wait_kmcnt",
-                 "s_wait_loadcnt_dscnt", "s_wait_storecnt_dscnt", "s_wait_idle", "s_wait_event")
-
-
 def parse_instruction(text: str, line: int = 0) -> Instr:
     """Parse one instruction line (comments already stripped)."""
     if "::" in text:
@@ -173,7 +107,7 @@ def parse_instruction(text: str, line: int = 0) -> Instr:
     text = text.strip()
     mnemonic, _, rest = text.partition(" ")
     rest = rest.strip()
-    if mnemonic in _RAW_OPERANDS:
+    if mnemonic in RAW_OPERANDS:
         return Instr(mnemonic, (), {"raw": rest}, text, line)
     if mnemonic == "ds_swizzle_b32":  # offset:swizzle(MODE,...) contains commas in parens
         pass

@@ -17,9 +17,15 @@ import re
 import struct
 from dataclasses import dataclass, field
 
-from . import metadata_text
-from .asm import Instr, parse_instruction
-from ..errors import EmulatorFault
+import yaml
+
+from ...errors import EmulatorFault
+from ..isa.table import GFX11, GFX12, family
+from .asm import parse_instruction
+from .codeobject import load_code_object
+from .descriptor import decode_descriptor
+from .instr import Instr
+from .machine import decode
 
 _LABEL = re.compile(r"^([.\w$]+):\s*(?:[;/].*)?$")
 # `.amdgcn_target "amdgcn-amd-amdhsa--gfx1100"`, also with feature suffixes (":sramecc+:xnack-")
@@ -75,8 +81,6 @@ class Program:
     @classmethod
     def from_code_object(cls, data: bytes, kernel_name: str | None = None) -> "Program":
         """Decode kernel `kernel_name` (default: the only kernel) of a code object (hsaco)."""
-        from .decode import decode, decode_descriptor, load_code_object
-        from .table import GFX11, GFX12, family
         co = load_code_object(data)
         if co.arch not in GFX11 | GFX12:
             raise EmulatorFault(f"code object arch={co.arch} is not allowed: the emulator runs "
@@ -234,8 +238,16 @@ def _parse_metadata(text: str, name: str) -> dict:
     m = re.search(r"\.amdgpu_metadata\s*\n(.*?)\n\s*\.end_amdgpu_metadata", text, re.S)
     if not m:
         return {}
-    doc = metadata_text.loads(m.group(1))
+    doc = metadata_yaml(m.group(1))
     for k in (doc or {}).get("amdhsa.kernels", []) or []:
         if k.get(".name") == name:
             return k
     return {}
+
+
+def metadata_yaml(text: str):
+    """One `.amdgpu_metadata` YAML document of an ISA text (AMDGPUUsage "Code Object V3+
+    Metadata"; anything after the `...` end marker is ignored). Code objects carry the same
+    document as MessagePack (codeobject.py)."""
+    end = text.find("\n...")
+    return yaml.safe_load(text[:end] if end >= 0 else text)

@@ -2,8 +2,8 @@
 
 A row names an opcode, the binder (`kind`) that decodes/fetches/writes back for it, its
 operand roles as type tags, a pure semantic function over numpy arrays (lanes last), and
-the manual section it implements. The family files (sop, smem, vop*, ds, mem, ops_wmma)
-only contain rows; `executor` holds the binders.
+the manual section it implements. The family files (sop, sop_float, vop_int, vop_float, vopc, vop3p, lane, ds,
+global_smem, wmma11, wmma12) only contain rows; run/bind*.py hold the binders.
 
 Operand role strings: space-separated tags, in the printed operand order. Lower-case tags
 consume the next printed operand with that type (see operands.TYPES; `lm` = lane mask);
@@ -12,7 +12,7 @@ upper-case tags are implicit operands: SCC, EXEC (exec_lo), VCC (vcc_lo), M0, an
 
 `archs`: the processors that have the opcode (empty = every target the emulator runs:
 gfx11 and gfx12); on any other target the instruction binds to a fault naming the arch
-(opcodes.bind, via `allowed`). GFX11 / GFX12 below name the two families; a Program with no
+(run/bind.py, via `allowed`). GFX11 / GFX12 below name the two families; a Program with no
 `.amdgcn_target` counts as generic gfx11 (the emulator's original ISA): rows gated to the
 whole gfx11 family run, rows gated to a subset of it or to gfx12 fault.
 """
@@ -20,6 +20,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable
+
+import numpy as np
+
+
+# Type tags of the operand roles: tag -> (bits, numpy dtype); `lm` (lane mask) is handled by
+# the binders (run/operands.py).
+TYPES = {
+    "u32": (32, np.uint32), "i32": (32, np.int32), "f32": (32, np.float32), "b32": (32, np.uint32),
+    "u16": (16, np.uint16), "i16": (16, np.int16), "f16": (16, np.float16), "b16": (16, np.uint16),
+    "u64": (64, np.uint64), "i64": (64, np.int64), "f64": (64, np.float64), "b64": (64, np.uint64),
+    "u8": (32, np.uint32),
+}
 
 
 # Processor families (llvm/docs/AMDGPUUsage.rst "Processors": GFX11 = RDNA3/RDNA3.5,
@@ -51,6 +63,25 @@ class Op:
     cite: str = ""
     archs: frozenset = frozenset()
     args: dict = field(default_factory=dict, hash=False, compare=False)
+
+
+class Fault(Exception):
+    """Raised by instruction semantics; the scheduler turns it into EmulatorFault with
+    kernel, pc, instruction and wave filled in. `wave` is the index inside the group."""
+
+    def __init__(self, message: str, *, wave: int | None = None, lane: int | None = None,
+                 address: int | None = None):
+        super().__init__(message)
+        self.message, self.wave, self.lane, self.address = message, wave, lane, address
+
+
+class LaneFault(Fault):
+    """Raised by a semantic function for the lanes in `mask` (broadcastable to (W, 32));
+    the binder faults only if one of them is active, else it uses `result`."""
+
+    def __init__(self, message: str, mask, result):
+        super().__init__(message)
+        self.mask, self.result = mask, result
 
 
 class Signal:

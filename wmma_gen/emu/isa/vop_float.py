@@ -3,14 +3,14 @@
 Semantics: RDNA3 ISA guide chapter 7 (§7.1-§7.4 opcode tables, pseudo-code in §16);
 names as llvm/docs/AMDGPU/AMDGPUAsmGFX11.rst. Float behaviour (denormals kept, IEEE
 minNum/maxNum, correctly rounded fma, f64-evaluated transcendentals) is stated in
-executor's docstring. Conversions to integers saturate and map NaN to 0 (§16 V_CVT_I32_F32).
+run/bind_alu.py's docstring. Conversions to integers saturate and map NaN to 0 (§16 V_CVT_I32_F32).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .ieee import ieee_max, ieee_min
-from .table import Op, rows
+from .ieee import _is_snan, _quiet, ieee_max, ieee_min
+from .table import GFX12, Op, rows
 
 f16, f32, f64 = np.float16, np.float32, np.float64
 u16, u32, u64, i16, i32, i64 = np.uint16, np.uint32, np.uint64, np.int16, np.int32, np.int64
@@ -262,3 +262,41 @@ FLOAT = rows(
     V("v_pack_b32_f16", "b32", "f16 f16",
       lambda a, b: np.asarray(a).view(u16).astype(u32) | (np.asarray(b).view(u16).astype(u32) << u32(16))),
 )
+
+
+# ---- gfx12 (RDNA4) rows ------------------------------------------------------------
+# gfx12 (RDNA4) VALU float rows that gfx11 lacks: V_MAXIMUM_* / V_MINIMUM_* (VOP3).
+#
+# llvm VOP3Instructions.td defines V_MAXIMUM_F32/F16 and V_MINIMUM_F32/F16 under
+# SubtargetPredicate HasIEEEMinimumMaximumInsts (GFX12) with the `fmaximum` / `fminimum`
+# patterns: IEEE 754-2019 maximum / minimum, i.e. a NaN operand gives NaN (unlike maxNum)
+# and -0 orders below +0. LLVM selects them for arith.maximumf (relu). The NaN result is the
+# quieted NaN operand, S0 first (signalling before quiet, as the RDNA pseudo-code of the
+# V_MAX_NUM family orders them); the exact payload is not observable in our kernels.
+CITE = "llvm VOP3Instructions.td V_MAXIMUM_*/V_MINIMUM_* (HasIEEEMinimumMaximumInsts, GFX12), IEEE 754-2019"
+
+
+def _ieee(is_max: bool):
+    def fn(a, b):
+        a, b = np.broadcast_arrays(a, b)
+        zeros = (a == 0) & (b == 0)
+        pick_a = np.where(zeros, np.signbit(b) if is_max else np.signbit(a),
+                          (a >= b) if is_max else (a <= b))
+        r = np.where(pick_a, a, b)
+        r = np.where(np.isnan(b), _quiet(b), r)
+        r = np.where(np.isnan(a) & ~_is_snan(b), _quiet(a), r)
+        return np.where(_is_snan(a), _quiet(a), r).astype(a.dtype)
+    return fn
+
+
+def _ieee3(is_max: bool):
+    two = _ieee(is_max)
+    return lambda a, b, c: two(two(a, b), c)
+
+
+# V_MAXIMUM3_F32/F16, V_MINIMUM3_*: the same operation over three sources, (S0 op S1) op S2
+# (VOP3Instructions.td, HasIEEEMinimumMaximumInsts; LLVM forms them from two fmaximum).
+FLOAT12 = rows(*[Op(f"v_{name}_{t}", "valu", t, f"{t} {t}", _ieee(name == "maximum"), CITE, archs=GFX12)
+                 for name in ("maximum", "minimum") for t in ("f32", "f16")],
+               *[Op(f"v_{name}3_{t}", "valu", t, f"{t} {t} {t}", _ieee3(name == "maximum"), CITE, archs=GFX12)
+                 for name in ("maximum", "minimum") for t in ("f32", "f16")])

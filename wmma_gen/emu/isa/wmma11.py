@@ -5,7 +5,7 @@
 Each row's `fn(a, b, c, *, neg_lo, neg_hi, op_sel, clamp)` takes raw VGPR bits as uint32
 arrays of shape (W, 32, regs) (W waves, 32 lanes, register index last) and returns D as
 uint32 (W, 32, c_regs). EXEC is not an input: the instruction forces EXEC to all ones while
-it runs (ISA pseudocode "saved_exec = EXEC; EXEC = 64'B(-1); ..."), so the executor must
+it runs (ISA pseudocode "saved_exec = EXEC; EXEC = 64'B(-1); ..."), so the binder must
 write D to every lane regardless of EXEC.
 
 Sources (cited next to the code that uses them):
@@ -14,7 +14,7 @@ Sources (cited next to the code that uses them):
          same WMMA chapter), section 7.5 "VOP3P Instruction Fields" (NEG, NEG_HI, OPSEL,
          CLMP, "V_WMMA...IU... with NEG") and section 7.9 "Wave Matrix Multiply Accumulate
          (WMMA)" with Table 33 and the wave32 VGPR layout tables.
-         Not modelled here (executor's job, same sections): EXEC forced to all ones; C may be
+         Not modelled here (the binder's job, run/bind_vec.py, same sections): EXEC forced to all ones; C may be
          an inline constant, replicated into both 16-bit halves for F16/BF16; A/B must be
          VGPRs; a WMMA whose D overlaps the next WMMA's A/B needs one V_NOP in between.
   [CALC] ROCm/amd_matrix_instruction_calculator, matrix_calculator.py, class InstCalcGfx11:
@@ -31,7 +31,7 @@ Sources (cited next to the code that uses them):
 Modelled semantics (and the choice made where the manual is silent):
   * A/B lanes 16-31: [ISA] 7.9 requires "lanes 0-15 data are replicated into lanes 16-31";
     the result for unreplicated data is unspecified. fn reads A and B from lanes 0-15 only.
-    `unreplicated_waves()` reports waves whose lanes 16-31 differ so the executor can fault.
+    `unreplicated_waves()` reports waves whose lanes 16-31 differ so the binder can fault.
   * Float products and sums: the manual says only "fused multiply add" and RNE. We model an
     exact fused result: products of f16/bf16 are exact in float64, the 16 products and C
     are summed in float64 (error <= 2^-53 relative per add, far below an f32 ulp) and the

@@ -1,14 +1,13 @@
 """Binders for the vector rows that are not plain VALU: cross-lane ops (lane.py),
-v_fma_mix* (vop3p.py) and WMMA (ops_wmma.py)."""
+v_fma_mix* (vop3p.py) and WMMA (wmma11.py, wmma12.py)."""
 from __future__ import annotations
 
 import numpy as np
 
+from ..decode.instr import Instr
+from ..isa.table import Fault, Op
+from ..isa.wmma11 import unreplicated_waves
 from . import operands as O
-from .asm import Instr
-from .state import Fault
-from .ops_wmma import unreplicated_waves
-from .table import Op
 
 u32 = np.uint32
 
