@@ -1,6 +1,6 @@
 """The tuner's objective (STYLE rule 7): suggest -> Schedule -> validate -> compile -> gate -> value.
 
-    s = suggest_schedule(trial)                    # space.py, from schedule.SPACE
+    s = suggest_schedule(trial, domains, SPACE, Schedule)   # space.py, from ops/gemm/schedule.SPACE
     s.problems(d, t)        non-empty -> TrialPruned(reason)     (before any compile)
     compile_gemm(d, s)      CompileError / builder refusal / spills -> TrialPruned(reason)
     check_gemm(small d, s)  wrong vs numpy -> TrialPruned(reason) (never exported)
@@ -15,20 +15,18 @@ every instruction the schedule emits.
 """
 from __future__ import annotations
 
-import statistics
 import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
-import numpy as np
 import optuna
 
 import wmma_gen
-from wmma_gen.ops.gemm import build
-from wmma_gen.ops.gemm.signature import gate_problems
-from wmma_gen.directive import GemmDirective
 from wmma_gen.errors import CompileError, DeviceError, EmulatorFault, ScheduleError
-from wmma_gen.schedule import Schedule
+from wmma_gen.ops.gemm import build
+from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.schedule import SPACE, Schedule
+from wmma_gen.ops.gemm.signature import gate_problems
 from wmma_gen.targets import Target, get_target
 
 from .space import Domains, suggest_schedule
@@ -93,15 +91,15 @@ def corrupting(device):
 
 def _real_check():
     try:
-        from wmma_gen.check import check_gemm
+        from wmma_gen.ops.gemm.check import check_gemm
     except ImportError as e:
-        raise DeviceError(f"correctness gate unavailable: wmma_gen.check cannot be imported ({e})") from None
+        raise DeviceError(f"correctness gate unavailable: wmma_gen.ops.gemm.check cannot be imported ({e})") from None
     return check_gemm
 
 
 def _real_estimate():
     try:
-        from wmma_gen.model.estimate import estimate
+        from wmma_gen.ops.gemm.model import estimate
     except ImportError as e:
         raise DeviceError(f"no GPU timing and no model: wmma_gen.model.estimate cannot be imported ({e})") from None
     return estimate
@@ -137,7 +135,7 @@ class Objective:
         return source == "hip" if source is not None else "hip" in getattr(self.device, "name", "")
 
     def __call__(self, trial: optuna.Trial) -> float:
-        s = suggest_schedule(trial, self.domains)
+        s = suggest_schedule(trial, self.domains, SPACE, Schedule)
         trial.set_user_attr("schedule", s.to_dict())
         problems = s.problems(self.directive, self.target)
         if problems:

@@ -1,9 +1,9 @@
-"""The tuner's search space, derived from `wmma_gen.schedule.SPACE` (STYLE rule 6).
+"""The tuner's search space, derived from an op's knob table `SPACE` (ops/<op>/schedule.py, STYLE rule 6).
 
 Nothing here restates a knob: every suggest call is `trial.suggest_categorical(knob.name,
 domain)` with the knob's own values (never an index into a list), in SPACE order, and a
 conditional knob (`Knob.when`) is suggested only when its condition holds for the knobs
-chosen before it; otherwise it keeps the `Schedule` default. A study may narrow a knob's
+chosen before it; otherwise it keeps the schedule class's default. A study may narrow a knob's
 domain (`--quick`, the tuner-efficiency bench) but never widen it.
 """
 from __future__ import annotations
@@ -12,12 +12,11 @@ import itertools
 from typing import Iterator, Mapping
 
 from wmma_gen.errors import ScheduleError
-from wmma_gen.schedule import KNOBS, SPACE, Schedule
 
 Domains = Mapping[str, tuple]
 
 
-def narrow(domains: Domains | None = None, space: tuple = SPACE) -> dict[str, tuple]:
+def narrow(domains: Domains | None, space: tuple) -> dict[str, tuple]:
     """Each knob's domain, with the overrides in `domains` checked to be non-empty subsets."""
     domains = dict(domains or {})
     names = [k.name for k in space]
@@ -34,14 +33,13 @@ def narrow(domains: Domains | None = None, space: tuple = SPACE) -> dict[str, tu
     return out
 
 
-def _active(knob, chosen: dict, cls=Schedule) -> bool:
+def _active(knob, chosen: dict, cls) -> bool:
     when = getattr(knob, "when", None)   # knob tables without conditions (attention backward)
     return when is None or when(cls(**chosen))
 
 
-def suggest_schedule(trial, domains: Domains | None = None, space: tuple = SPACE, cls=Schedule):
-    """Ask the trial for one value per active knob and build the schedule (`cls`, from the
-    op's `space`; default the GEMM's).
+def suggest_schedule(trial, domains: Domains | None, space: tuple, cls):
+    """Ask the trial for one value per active knob of the op's `space` and build its schedule `cls`.
 
     Knob values may be any combination; legality is the schedule's problems()'s job (the
     objective prunes), so the sampler learns which regions are illegal."""
@@ -53,7 +51,7 @@ def suggest_schedule(trial, domains: Domains | None = None, space: tuple = SPACE
     return cls(**chosen)
 
 
-def params_of(s, domains: Domains | None = None, space: tuple = SPACE) -> dict:
+def params_of(s, domains: Domains | None, space: tuple) -> dict:
     """The trial params that make `suggest_schedule` return `s` (for enqueue_trial);
     raises ScheduleError when `s` lies outside the (narrowed) space."""
     doms = narrow(domains, space)
@@ -67,16 +65,16 @@ def params_of(s, domains: Domains | None = None, space: tuple = SPACE) -> dict:
     return params
 
 
-def enumerate_space(domains: Domains | None = None) -> Iterator[Schedule]:
+def enumerate_space(domains: Domains | None, space: tuple, cls) -> Iterator:
     """Every distinct schedule of the (narrowed) space, inactive knobs at their defaults."""
-    doms = narrow(domains)
+    doms = narrow(domains, space)
     seen = set()
-    for values in itertools.product(*(doms[k.name] for k in SPACE)):
+    for values in itertools.product(*(doms[k.name] for k in space)):
         chosen: dict = {}
-        for knob, v in zip(SPACE, values):
-            if _active(knob, chosen):
+        for knob, v in zip(space, values):
+            if _active(knob, chosen, cls):
                 chosen[knob.name] = v
-        s = Schedule(**chosen)
+        s = cls(**chosen)
         if s not in seen:
             seen.add(s)
             yield s

@@ -30,18 +30,16 @@ from typing import Callable, Optional
 import optuna
 
 from wmma_gen.errors import DeviceError, ScheduleError
-from wmma_gen.schedule import Schedule
 from wmma_gen.targets import get_target
 
 from . import reconcile as rec
 from .ops import TUNABLE, adapter
-from .ops.gemm import BASELINES  # noqa: F401  (re-exported: GEMM's starting points)
 from .runner import counted, run_study, uses_budget
 from .space import params_of
 from .storage import claim_lock, is_rdb, load_studies, open_storage
 
 __all__ = ["SweepConfig", "SweepResult", "Hooks", "run_sweep", "work", "open_study", "open_storage", "counted",
-           "n_done", "n_claimed", "is_rdb", "BASELINES", "OPS", "sampler", "study_name", "reconcile_all"]
+           "n_done", "n_claimed", "is_rdb", "OPS", "sampler", "study_name", "reconcile_all"]
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -169,7 +167,7 @@ class Hooks:
     compile: Optional[Callable] = None
     check: Optional[Callable] = None
     estimate: Optional[Callable] = None
-    corrupt: Optional[Callable[[Schedule], bool]] = None
+    corrupt: Optional[Callable[[object], bool]] = None   # schedule -> corrupt its kernel (tests)
     on_trial: Optional[Callable] = None      # (study, frozen_trial) after each trial
     objective: Optional[Callable] = None     # factory like Objective(d, arch, device, **kw) (storage tests)
 

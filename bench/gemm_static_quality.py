@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from wmma_gen.ops.gemm.build import compile_gemm
-from wmma_gen.defaults import LARGE, fitted_default
-from wmma_gen.directive import GemmDirective
 from wmma_gen.model.isa_loop import find_main_loop
-from wmma_gen.schedule import Schedule
+from wmma_gen.ops.gemm.build import compile_gemm
+from wmma_gen.ops.gemm.defaults import LARGE, fitted_default
+from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.schedule import Schedule
 from wmma_gen.targets import get_target
 
 SCHEDULES = {

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from wmma_gen.ops.gemm.build import compile_gemm
-from wmma_gen.directive import GemmDirective
 from wmma_gen.errors import WmmaGenError
-from wmma_gen.model import estimate
-from wmma_gen.schedule import Schedule
+from wmma_gen.ops.gemm.build import compile_gemm
+from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.model import estimate
+from wmma_gen.ops.gemm.schedule import Schedule
 from wmma_gen.targets import TARGETS
 
 SHAPES = (1024, 2048, 4096)

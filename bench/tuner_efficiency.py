@@ -28,10 +28,11 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from autotune.space import enumerate_space, params_of, suggest_schedule  # noqa: E402
-from autotune.study import BASELINES, sampler  # noqa: E402
-from wmma_gen.directive import GemmDirective  # noqa: E402
+from autotune.ops.gemm import BASELINES  # noqa: E402
+from autotune.study import sampler  # noqa: E402
 from wmma_gen.errors import ScheduleError, WmmaGenError  # noqa: E402
-from wmma_gen.schedule import Schedule  # noqa: E402
+from wmma_gen.ops.gemm.directive import GemmDirective  # noqa: E402
+from wmma_gen.ops.gemm.schedule import SPACE, Schedule  # noqa: E402
 from wmma_gen.targets import get_target  # noqa: E402
 
 ARCH = "gfx1100"
@@ -44,7 +45,7 @@ DOMAINS = {"block_m": (32, 64, 128, 256), "block_n": (32, 64, 128, 256), "block_
 def score(job: tuple[str, int, dict]) -> tuple[dict, float | None]:
     """Model TFLOP/s of one schedule for (dtype, size), or None when a sweep would prune it."""
     from wmma_gen.ops.gemm.build import compile_gemm
-    from wmma_gen.model.estimate import estimate
+    from wmma_gen.ops.gemm.model import estimate
     dtype, size, sd = job
     d, s, t = GemmDirective(dtype, size, size, size), Schedule(**sd), get_target(ARCH)
     if s.problems(d, t):
@@ -59,7 +60,7 @@ def score(job: tuple[str, int, dict]) -> tuple[dict, float | None]:
 
 
 def table(dtype: str, size: int, pool) -> dict[Schedule, float | None]:
-    jobs = [(dtype, size, s.to_dict()) for s in enumerate_space(DOMAINS)]
+    jobs = [(dtype, size, s.to_dict()) for s in enumerate_space(DOMAINS, SPACE, Schedule)]
     return {Schedule(**sd): v for sd, v in pool.map(score, jobs, chunksize=4)}
 
 
@@ -70,12 +71,12 @@ def tpe_best(values: dict[Schedule, float | None], d: GemmDirective, seed: int, 
     for s in BASELINES:
         try:
             if not s.problems(d, t):
-                study.enqueue_trial(params_of(s, DOMAINS), skip_if_exists=True)
+                study.enqueue_trial(params_of(s, DOMAINS, SPACE), skip_if_exists=True)
         except ScheduleError:
             continue
 
     def objective(trial):
-        v = values[suggest_schedule(trial, DOMAINS)]
+        v = values[suggest_schedule(trial, DOMAINS, SPACE, Schedule)]
         if v is None:
             raise optuna.TrialPruned("illegal or unbuildable")
         return v

@@ -1,10 +1,14 @@
 """Tuning adapter of wmma_gemm: studies per (dtype, shape), the Objective (objective.py),
-ladder columns and the exported schedule files (wmma_gen/schedules_db.py)."""
+ladder columns and the exported schedule files (read back by wmma_gen/ops/gemm/lookup.py)."""
 from __future__ import annotations
 
-from wmma_gen.defaults import LARGE
-from wmma_gen.directive import GemmDirective
-from wmma_gen.schedule import SPACE, Schedule
+import math
+
+import wmma_gen
+from wmma_gen.ops.gemm import lookup
+from wmma_gen.ops.gemm.defaults import LARGE
+from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.schedule import SPACE, Schedule
 from wmma_gen.targets import get_target
 
 from ..space import suggest_schedule
@@ -81,7 +85,7 @@ def baselines(d: GemmDirective, p, arch: str) -> list[Schedule]:
 
 
 def propose(trial, domains) -> str:
-    return suggest_schedule(trial, domains).to_json()
+    return suggest_schedule(trial, domains, SPACE, Schedule).to_json()
 
 
 def objective(d, p, arch: str, device, *, domains=None, seed: int = 0, gate_cache=None, compile=None,
@@ -92,11 +96,46 @@ def objective(d, p, arch: str, device, *, domains=None, seed: int = 0, gate_cach
                                   gate_cache={} if gate_cache is None else gate_cache, seed=seed)
 
 
-def documents(df, arch: str) -> dict:
-    from ..export import documents as gemm_documents
-    return gemm_documents(df, arch)
+def _scalar(v):
+    if hasattr(v, "item"):
+        v = v.item()
+    return None if isinstance(v, float) and math.isnan(v) else v
+
+
+def documents(df, arch: str) -> dict[str, dict]:
+    """file name -> schema document, from the ladder's validated rank-1 rows for `arch`."""
+    from ..ladder import stamp   # late: ladder builds its columns from this adapter
+    best = df[(df["arch"] == arch) & (df["rank"] == 1) & (df["validated"].astype(bool))]
+    docs: dict[str, dict] = {}
+    for (op, dtype), rows in best.groupby(["op", "dtype"], sort=True):
+        rows = rows.sort_values(["acc", "layout", "m", "n", "k", "tflops"], ascending=[True, True, True, True, True, False])
+        rows = rows.drop_duplicates(["acc", "layout", "m", "n", "k"])
+        entries = []
+        for _, r in rows.iterrows():
+            entries.append({
+                "bucket": {"m": int(r["m"]), "n": int(r["n"]), "k": int(r["k"])},
+                "acc": r["acc"], "layout": r["layout"],
+                "schedule": {k.name: _scalar(r[k.name]) for k in SPACE},
+                "tflops": round(float(r["tflops"]), 3), "unit": r["unit"],
+                "fraction_of_peak": round(float(r["fraction_of_peak"]), 4), "source": r["source"],
+                "validated": True, "gate_source": _scalar(r.get("gate_source")) or "",
+                "vgprs": int(r["vgprs"]), "lds_bytes": int(r["lds_bytes"]),
+                "occupancy": None if _scalar(r.get("occupancy")) is None else int(r["occupancy"]), "isa_hash": r["isa_hash"],
+                "study": r["study"], "trial": int(r["trial"]),
+                "toolchain": {"mlir": r["toolchain_mlir"], "lld": r["toolchain_lld"]},
+                "timestamp": str(r["timestamp"]),
+            })
+        tcs = sorted({(e["toolchain"]["mlir"], e["toolchain"]["lld"]) for e in entries})
+        docs[lookup.file_name(arch, op, dtype)] = {
+            "schema": lookup.SCHEMA, "schema_version": lookup.SCHEMA_VERSION,
+            "arch": arch, "op": op, "dtype": dtype, "generated": stamp(),
+            "wmma_gen_version": wmma_gen.__version__,
+            "toolchain": {"mlir": tcs[0][0], "lld": tcs[0][1]} if len(tcs) == 1
+            else {"mixed": [{"mlir": m, "lld": lld} for m, lld in tcs]},
+            "entries": entries,
+        }
+    return docs
 
 
 def validate_document(doc: dict, path) -> None:
-    from wmma_gen import schedules_db
-    schedules_db.parse(doc, path)
+    lookup.parse(doc, path)

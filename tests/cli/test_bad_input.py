@@ -14,7 +14,7 @@ import pytest
 
 from autotune import ladder
 from wmma_gen.cli.main import main
-from wmma_gen.schedule import Schedule
+from wmma_gen.ops.gemm.schedule import Schedule
 
 SWEEP = ["sweep", "--arch", "gfx1100", "--device", "emu", "--no-progress", "--dtypes", "f16", "--shapes", "64",
          "--trials", "1", "--results", "res"]
@@ -213,7 +213,7 @@ def test_unwritable_cache_runs_uncached_with_one_warning(tmp_path, monkeypatch, 
 
 
 def test_directive_api_refuses_inexact_alpha_beta_and_wrong_types():
-    from wmma_gen.directive import GemmDirective
+    from wmma_gen.ops.gemm.directive import GemmDirective
     for kw, name in [({"alpha": 1e39}, "alpha"), ({"beta": 0.1}, "beta"), ({"alpha": "2"}, "alpha"),
                      ({"beta": True}, "beta"), ({"unsigned": "yes"}, "unsigned")]:
         with pytest.raises(ValueError, match=rf"^{name}="):

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-import wmma_gen.check
+import wmma_gen.ops.gemm.check
 from wmma_gen.cli.main import main
 from wmma_gen.device import hip_status
 
@@ -26,8 +26,8 @@ def test_json_and_schedule_options(capsys):
 
 
 def test_fail_exits_1(capsys, monkeypatch):
-    real = wmma_gen.check.gemm_reference
-    monkeypatch.setattr(wmma_gen.check, "gemm_reference", lambda *a, **k: real(*a, **k) + 1.0)
+    real = wmma_gen.ops.gemm.check.gemm_reference
+    monkeypatch.setattr(wmma_gen.ops.gemm.check, "gemm_reference", lambda *a, **k: real(*a, **k) + 1.0)
     rc = main(["check", "--arch", "gfx1100", "--dtype", "f16", "--shape", "16x16x16", "--device", "emu"])
     out = capsys.readouterr().out
     assert rc == 1 and "FAIL" in out and "worst element" in out

@@ -45,7 +45,7 @@ def test_without_a_gpu_it_says_so_and_prints_no_time(capsys):
 
 
 def test_a_wrong_reference_fails_its_row_and_exits_1(monkeypatch, capsys):
-    from wmma_gen import check
+    from wmma_gen.ops.gemm import check
     right = check.gemm_reference
 
     def wrong_for_f16(d, *args, **kwargs):

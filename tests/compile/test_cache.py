@@ -1,10 +1,10 @@
 """The content-addressed cache: hits, corruption detection, atomic entries."""
 import json
 
-from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.compiler import KernelCache
-from wmma_gen.directive import GemmDirective
-from wmma_gen.schedule import Schedule
+from wmma_gen.ops.gemm.build import compile_gemm
+from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.schedule import Schedule
 
 D = GemmDirective("f16", 32, 32, 32)
 S = Schedule(block_m=32, block_n=32, block_k=16, waves_m=1, waves_n=1)
@@ -31,7 +31,7 @@ def test_corrupt_entry_is_rebuilt_not_loaded(tmp_path):
     good = compile_gemm(D, S, "gfx1100", cache=cache).compiled
     path = cache.path(good.key)
     entry = json.loads(path.read_text())
-    entry["payload"]["isa"] = entry["payload"]["isa"].replace("v_wmma", "v_nope", 1)  # bit rot
+    entry["payload"]["name"] = entry["payload"]["name"] + "_rot"   # bit rot: the digest no longer matches
     path.write_text(json.dumps(entry))
     again = compile_gemm(D, S, "gfx1100", cache=cache).compiled
     assert again.cache == "rebuilt"
@@ -54,16 +54,21 @@ def test_no_temp_files_left(tmp_path):
     assert leftovers == []
 
 
-def test_hsaco_is_linked_on_first_use_and_then_cached(tmp_path):
+def test_entry_holds_the_code_object_not_isa_text(tmp_path):
+    """The hsaco is the cached artifact; a hit decodes the same listing from the same bytes."""
     cache = KernelCache(tmp_path)
     k = compile_gemm(D, S, "gfx1100", cache=cache).compiled
-    assert k.hsaco_bytes is None                      # ISA-only until someone needs the code object
-    obj = k.hsaco                                     # links now; checks note == ISA metadata
-    assert obj[:4] == b"\x7fELF" and k.hsaco_bytes is obj
+    payload = json.loads(cache.path(k.key).read_text())["payload"]
+    assert sorted(payload) == ["hsaco", "metadata", "name"]
     again = compile_gemm(D, S, "gfx1100", cache=cache).compiled
-    assert again.cache == "hit" and again.hsaco_bytes == obj   # stored back into the entry
+    assert again.cache == "hit" and again.hsaco == k.hsaco and again.isa == k.isa
 
 
-def test_eager_hsaco(tmp_path):
-    k = compile_gemm(D, S, "gfx1100", cache=False, eager_hsaco=True).compiled
-    assert k.hsaco_bytes is not None and k.hsaco_bytes[:4] == b"\x7fELF"
+def test_older_entry_layout_is_a_miss_not_corrupt(tmp_path):
+    cache = KernelCache(tmp_path)
+    k = compile_gemm(D, S, "gfx1100", cache=cache).compiled
+    path = cache.path(k.key)
+    entry = json.loads(path.read_text())
+    entry["version"] = 1                          # written by a wmma_gen that also stored ISA text
+    path.write_text(json.dumps(entry))
+    assert cache.load(k.key) == ("miss", None)

@@ -7,9 +7,9 @@ by hand (see the closing note of the contract issue); this subset keeps CI time 
 """
 import pytest
 
-from wmma_gen.defaults import fitted_default
-from wmma_gen.directive import GemmDirective
 from wmma_gen.ops.gemm.build import compile_gemm
+from wmma_gen.ops.gemm.defaults import fitted_default
+from wmma_gen.ops.gemm.directive import GemmDirective
 from wmma_gen.targets import get_target
 
 ARCHS = ("gfx1100", "gfx1151", "gfx1201")

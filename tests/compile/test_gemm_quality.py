@@ -1,10 +1,10 @@
 """Static quality of the compiled main loop (issue 4), read from the ISA; no timing."""
 import pytest
 
-from wmma_gen.ops.gemm.build import compile_gemm
-from wmma_gen.directive import GemmDirective
 from wmma_gen.model.isa_loop import find_main_loop
-from wmma_gen.schedule import Schedule
+from wmma_gen.ops.gemm.build import compile_gemm
+from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.schedule import Schedule
 
 QUALITY = Schedule(block_m=128, block_n=128, block_k=32, waves_m=2, waves_n=2, lds="ab", buffers=2, lds_pad=8)
 
@@ -24,7 +24,7 @@ def test_double_buffered_128x128x32_main_loop(arch, layout):
 
 
 def test_default_large_schedule_keeps_the_prefetch_ahead_of_the_wmmas():
-    from wmma_gen.defaults import LARGE
+    from wmma_gen.ops.gemm.defaults import LARGE
     k = compile_gemm(GemmDirective("f16", 4096, 4096, 4096, layout="NT"), LARGE, "gfx1100").compiled
     lines = [ln.strip() for ln in k.isa.splitlines()]
     first_wmma = next(i for i, ln in enumerate(lines) if ln.startswith("v_wmma"))

@@ -7,9 +7,10 @@ below); schedules with >= 16 WMMAs per iteration are not unrolled and match exac
 import pytest
 
 from wmma_gen.ops.gemm.build import compile_gemm
-from wmma_gen.directive import GemmDirective
-from wmma_gen.model import estimate, find_main_loop
-from wmma_gen.schedule import Schedule
+from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.model import find_main_loop
+from wmma_gen.ops.gemm.model import estimate
+from wmma_gen.ops.gemm.schedule import Schedule
 from wmma_gen.targets import get_target
 
 K = 512

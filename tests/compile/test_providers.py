@@ -44,8 +44,8 @@ def _sources(op: str, dtype: str, arch: str) -> dict[str, str]:
     from wmma_gen.targets import get_target
     t = get_target(arch)
     if op == "gemm":
-        from wmma_gen.defaults import fitted_default
-        from wmma_gen.directive import GemmDirective
+        from wmma_gen.ops.gemm.defaults import fitted_default
+        from wmma_gen.ops.gemm.directive import GemmDirective
         from wmma_gen.ops.gemm.kernel import build_gemm
         from wmma_gen.ops.gemm.signature import problem_of, spec_key
         d = GemmDirective(dtype, 4096, 4096, 4096, acc="i32" if dtype == "i8" else "f32")
@@ -185,8 +185,7 @@ def test_unknown_setting_lists_the_allowed_values(monkeypatch):
 
 
 def test_provider_without_rocdl_target_names_the_packages(monkeypatch):
-    from wmma_gen.compiler import compile as compile_mod
-    from wmma_gen.compiler import mlir_api
+    from wmma_gen.compiler import compile as compile_mod, mlir_api
     monkeypatch.setattr(mlir_api, "rocdl_problem", lambda: "operations not registered: amdgpu.wmma")
     with pytest.raises(mlir_api.MlirProviderError) as e:
         compile_mod.lower("this is not MLIR", "gfx1100")

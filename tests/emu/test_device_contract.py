@@ -2,11 +2,11 @@
 import numpy as np
 import pytest
 
-from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.device import EmuDevice, Timing, get_device, hip_status
-from wmma_gen.directive import GemmDirective
 from wmma_gen.errors import DeviceError, ScheduleError
-from wmma_gen.schedule import Schedule
+from wmma_gen.ops.gemm.build import compile_gemm
+from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.schedule import Schedule
 
 HIP_OK, HIP_REASON = hip_status()
 DEVICES = ["emu", pytest.param("hip", marks=pytest.mark.skipif(not HIP_OK, reason=f"no GPU: {HIP_REASON}"))]

@@ -3,10 +3,10 @@ gfx1201 / gfx1200, run on the emulator, matches the numpy reference (integers ex
 floats within check.tolerance)."""
 import pytest
 
-from wmma_gen.check import check_gemm
-from wmma_gen.directive import GemmDirective
 from wmma_gen.ops.gemm import fit_schedule
-from wmma_gen.schedule import Schedule
+from wmma_gen.ops.gemm.check import check_gemm
+from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.schedule import Schedule
 
 GFX12 = [("f16", "f32", False), ("bf16", "f32", False), ("f16", "f16", False), ("bf16", "bf16", False),
          ("fp8", "f32", False), ("bf8", "f32", False), ("i8", "i32", False), ("i8", "i32", True),

@@ -8,8 +8,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-
 from emu_helpers import asm_kernel
+
 from wmma_gen.emu import GlobalMemory, Program, run_kernel
 from wmma_gen.errors import EmulatorFault
 
@@ -317,9 +317,9 @@ def test_gfx1100_refuses_salu_float(arch):
 
 def test_gemm_beta_on_gfx1151_uses_salu_float():
     from wmma_gen.ops.gemm.build import compile_gemm
-    from wmma_gen.check import check_gemm
-    from wmma_gen.directive import GemmDirective
-    from wmma_gen.schedule import Schedule
+    from wmma_gen.ops.gemm.check import check_gemm
+    from wmma_gen.ops.gemm.directive import GemmDirective
+    from wmma_gen.ops.gemm.schedule import Schedule
     d = GemmDirective("bf16", 1, 1, 1, beta=0.25)
     s = Schedule(block_m=16, block_n=16, block_k=16, waves_m=1, waves_n=1, load_bits=32)
     assert "s_mul_f32" in compile_gemm(d, s, "gfx1151").compiled.isa

@@ -5,10 +5,10 @@ import pytest
 
 import wmma_gen
 from wmma_gen import hostdata
-from wmma_gen.check import check_gemm, compare, tolerance
-from wmma_gen.directive import GemmDirective
 from wmma_gen.ops.gemm import fit_schedule
-from wmma_gen.schedule import Schedule
+from wmma_gen.ops.gemm.check import check_gemm, compare, tolerance
+from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.schedule import Schedule
 
 ARCH = "gfx1100"
 GFX11 = [("f16", "f32"), ("bf16", "f32"), ("f16", "f16"), ("bf16", "bf16"), ("i8", "i32"), ("i4", "i32")]

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from wmma_gen.device.emu import EmuDevice
-from wmma_gen.directive import GemmDirective
 from wmma_gen.emu import GlobalMemory, Program, run_kernel
 from wmma_gen.errors import EmulatorFault
 from wmma_gen.ops.gemm.build import compile_gemm
-from wmma_gen.schedule import Schedule
+from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.schedule import Schedule
 
 SPILLING = Schedule(block_m=64, block_n=64, block_k=32, waves_m=1, waves_n=1)
 

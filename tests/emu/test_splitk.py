@@ -2,12 +2,12 @@
 import numpy as np
 import pytest
 
-from wmma_gen.ops.gemm.build import compile_gemm
-from wmma_gen.check import check_gemm, random_operands
 from wmma_gen.device.select import get_device
-from wmma_gen.directive import GemmDirective
 from wmma_gen.errors import ScheduleError
-from wmma_gen.schedule import Schedule
+from wmma_gen.ops.gemm.build import compile_gemm
+from wmma_gen.ops.gemm.check import check_gemm, random_operands
+from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.schedule import Schedule
 from wmma_gen.targets import get_target
 
 CASES = [

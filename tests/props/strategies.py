@@ -1,8 +1,8 @@
-"""Hypothesis strategies derived from the one knob table (wmma_gen.schedule.SPACE)."""
+"""Hypothesis strategies derived from the one knob table (wmma_gen.ops.gemm.schedule.SPACE)."""
 from hypothesis import strategies as st
 
-from wmma_gen.directive import ACTIVATIONS, LAYOUTS, GemmDirective
-from wmma_gen.schedule import SPACE, Schedule
+from wmma_gen.ops.gemm.directive import ACTIVATIONS, LAYOUTS, GemmDirective
+from wmma_gen.ops.gemm.schedule import SPACE, Schedule
 from wmma_gen.targets import get_target
 
 

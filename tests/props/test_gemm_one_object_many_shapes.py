@@ -9,12 +9,11 @@ import collections
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import wmma_gen
 import wmma_gen.ops.gemm.api as api
-from wmma_gen.schedule import Schedule
+from wmma_gen.ops.gemm.schedule import Schedule
 
 SCHEDULE = Schedule(block_m=32, block_n=32, block_k=32, waves_m=2, waves_n=1, lds="ab", buffers=2)
 OBJECTS: dict = {}                         # (arch, key) -> code object hash

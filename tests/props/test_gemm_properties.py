@@ -6,12 +6,11 @@ counted and skipped, every other one is run and checked."""
 import collections
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 from strategies import directives, schedules
 
 from wmma_gen.ops.gemm.build import compile_gemm
-from wmma_gen.check import check_gemm
+from wmma_gen.ops.gemm.check import check_gemm
 from wmma_gen.targets import get_target
 
 SEEN = collections.Counter()

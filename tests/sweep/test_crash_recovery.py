@@ -20,14 +20,14 @@ from pathlib import Path
 import optuna
 import pytest
 from optuna.trial import TrialState
+from sweep_helpers import ARCH, SHAPE
 
 from autotune.runner import counted, key_of
 from autotune.space import suggest_schedule
 from autotune.storage import StorageError, open_storage
 from autotune.study import Hooks, SweepConfig, run_sweep
+from wmma_gen.ops.gemm.schedule import SPACE, Schedule
 from wmma_gen.targets import get_target
-
-from sweep_helpers import ARCH, SHAPE
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -44,7 +44,7 @@ class FakeObjective:
         self.pause, self.hang_at, self.mark, self.calls = pause, hang_at, mark, 0
 
     def __call__(self, trial):
-        s = suggest_schedule(trial, self.domains)
+        s = suggest_schedule(trial, self.domains, SPACE, Schedule)
         trial.set_user_attr("schedule", s.to_dict())
         trial.set_user_attr("evaluated_by", os.getpid())
         self.calls += 1

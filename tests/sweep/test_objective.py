@@ -7,12 +7,12 @@ from optuna.trial import TrialState
 
 from autotune.objective import Objective, gate_directive
 from autotune.space import params_of
-from wmma_gen.ops.gemm.build import compile_gemm
-from wmma_gen.check import check_gemm
 from wmma_gen.device.select import get_device
-from wmma_gen.directive import GemmDirective
 from wmma_gen.errors import CompileError
-from wmma_gen.schedule import Schedule
+from wmma_gen.ops.gemm.build import compile_gemm
+from wmma_gen.ops.gemm.check import check_gemm
+from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.schedule import SPACE, Schedule
 from wmma_gen.targets import get_target
 
 D = GemmDirective("f16", 256, 256, 256)
@@ -21,7 +21,7 @@ ILLEGAL = Schedule(block_m=16, waves_m=2)          # 16 rows cannot feed two wav
 
 def _run(objective, schedule):
     study = optuna.create_study(direction="maximize")
-    study.enqueue_trial(params_of(schedule))
+    study.enqueue_trial(params_of(schedule, None, SPACE))
     study.optimize(objective, n_trials=1, catch=(Exception,))
     return study.trials[0]
 

@@ -29,12 +29,12 @@ from pathlib import Path
 
 import optuna
 import pytest
+from sweep_helpers import ARCH, SHAPE
 
 from autotune.space import suggest_schedule
 from autotune.study import Hooks, SweepConfig, run_sweep
+from wmma_gen.ops.gemm.schedule import SPACE, Schedule
 from wmma_gen.targets import get_target
-
-from sweep_helpers import ARCH, SHAPE
 
 ENV = "WMMA_GEN_TEST_PG_URL"
 HERE = Path(__file__).resolve().parent
@@ -155,7 +155,7 @@ class Fake:
             time.sleep(0.05)
 
     def __call__(self, trial):
-        s = suggest_schedule(trial, self.domains)
+        s = suggest_schedule(trial, self.domains, SPACE, Schedule)
         trial.set_user_attr("schedule", s.to_dict())
         trial.set_user_attr("evaluated_by", os.getpid())
         self.calls += 1

@@ -5,11 +5,10 @@ import numpy as np
 import pytest
 
 import wmma_gen
-from wmma_gen import schedules_db
-from wmma_gen.directive import GemmDirective
-from wmma_gen.ops.gemm import api as gemm_mod
-from wmma_gen.schedule import Schedule
-from wmma_gen.schedules_db import ScheduleFileError, ScheduleFileWarning, load_file, lookup
+from wmma_gen.ops.gemm import api as gemm_mod, lookup as schedules_db
+from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.lookup import ScheduleFileError, ScheduleFileWarning, load_file, lookup
+from wmma_gen.ops.gemm.schedule import Schedule
 
 SMALL = Schedule(block_m=32, block_n=32, block_k=16, waves_m=1, waves_n=2)
 BIG = Schedule(block_m=128, block_n=128, block_k=32, waves_m=2, waves_n=2, lds="ab", buffers=2)
@@ -82,6 +81,7 @@ def test_invalid_json_is_refused(tmp_path):
 def test_shipped_schedule_files_are_valid():
     """Every shipped file passes its own op's reader (GEMM: schedules_db; attention: its lookup)."""
     import json
+
     from wmma_gen.ops.attention import lookup as attention_lookup
     from wmma_gen.ops.attention_bwd import lookup as bwd_lookup
     readers = {"gemm": load_file, "attention": lambda f: attention_lookup.parse(json.loads(f.read_text()), f),

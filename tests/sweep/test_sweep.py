@@ -4,16 +4,17 @@ import json
 import matplotlib.image
 import pandas as pd
 from optuna.trial import TrialState
+from sweep_helpers import ARCH
 
 from autotune import export, ladder
 from autotune.objective import gate_directive
-from autotune.study import BASELINES, Hooks, open_storage, run_sweep
-from wmma_gen import schedules_db
+from autotune.ops import adapter
+from autotune.ops.gemm import BASELINES
+from autotune.study import Hooks, open_storage, run_sweep
 from wmma_gen.cli.main import main
-from wmma_gen.directive import GemmDirective
-from wmma_gen.schedule import SPACE, Schedule
-
-from sweep_helpers import ARCH
+from wmma_gen.ops.gemm import lookup as schedules_db
+from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.schedule import SPACE, Schedule
 
 
 def test_cli_sweep_writes_ladder_and_export_that_reload(tmp_path, capsys):
@@ -67,7 +68,7 @@ def test_corrupted_schedule_is_pruned_by_gate_and_never_exported(small_config, t
 def test_export_refuses_rows_that_failed_the_gate(tmp_path, small_config):
     cfg = small_config(trials=2)
     df = ladder.build(run_sweep(cfg).studies)
-    assert len(df) and export.documents(df, cfg.arch)
+    assert len(df) and adapter("gemm").documents(df, cfg.arch)
     df["validated"] = False
     assert export.export(df, cfg.arch, tmp_path / "none") == []
 

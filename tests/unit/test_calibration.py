@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from wmma_gen.model import calibration as C
-from wmma_gen.model import params
+from wmma_gen.model import calibration as C, params
 from wmma_gen.targets import TARGETS, get_target
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,10 +137,10 @@ def test_stored_parameters_reproduce_the_fit_points_within_the_band(point):
 
 
 def test_a_calibrated_estimate_is_still_a_model_estimate_with_its_band():
-    from wmma_gen.directive import GemmDirective
-    from wmma_gen.model import estimate
     from wmma_gen.ops.gemm.api import default_schedule
     from wmma_gen.ops.gemm.build import compile_gemm
+    from wmma_gen.ops.gemm.directive import GemmDirective
+    from wmma_gen.ops.gemm.model import estimate
     d = GemmDirective("f16", 1024, 1024, 1024)
     s = default_schedule(d, "gfx1151")
     k = compile_gemm(d, s, "gfx1151")
@@ -165,8 +164,9 @@ def test_ladder_band_columns_for_model_rows_only(tmp_path):
 
 def test_a_ladder_written_before_the_band_columns_still_reads(tmp_path):
     import pandas as pd
+
     from autotune import ladder
-    from wmma_gen.schedule import Schedule
+    from wmma_gen.ops.gemm.schedule import Schedule
     row = dict(arch="gfx1100", op="gemm", dtype="f16", acc="f32", layout="NN", m=256, n=256, k=256, batch=1,
                study="s", trial=0, rank=1, **Schedule().to_dict(), seconds=1e-3, tflops=10.0, unit="TFLOP/s",
                peak_tflops=122.88, fraction_of_peak=10 / 122.88, source="model", validated=True,

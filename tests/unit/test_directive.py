@@ -1,7 +1,7 @@
 import pytest
 
-from wmma_gen.directive import GemmDirective
 from wmma_gen.errors import ScheduleError
+from wmma_gen.ops.gemm.directive import GemmDirective
 
 
 def test_defaults():

@@ -1,7 +1,7 @@
-"""wmma_gen.model.banks: LDS bank-conflict degree under the model's layout assumption."""
-from wmma_gen.directive import GemmDirective
-from wmma_gen.model.banks import conflict_cycles, degree, fragment_read_addrs
-from wmma_gen.schedule import Schedule
+"""wmma_gen.ops.gemm.banks: LDS bank-conflict degree under the model's layout assumption."""
+from wmma_gen.ops.gemm.banks import conflict_cycles, degree, fragment_read_addrs
+from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.schedule import Schedule
 from wmma_gen.targets import get_target
 
 D = GemmDirective("f16", 256, 256, 256)

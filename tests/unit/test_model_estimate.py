@@ -1,17 +1,17 @@
-"""wmma_gen.model.estimate: invariants on synthetic loops (no compiler).
+"""wmma_gen.ops.gemm.model (GEMM estimate on the shared model/estimate.py types): invariants on synthetic loops (no compiler).
 
 Each invariant could fail: the estimate is built from independent terms (VALU pipe, LDS,
 VMEM path, L2, DRAM, rounds), and these tests pin how they must combine."""
 import itertools
 
 import pytest
-
-from wmma_gen.directive import GemmDirective
-from wmma_gen.model.estimate import LIMITERS, Estimate, Resources, estimate_from
-from wmma_gen.schedule import Schedule
-from wmma_gen.targets import TARGETS, get_target
-
 from model_synth import loop
+
+from wmma_gen.model.estimate import LIMITERS, Estimate, Resources
+from wmma_gen.ops.gemm.model import estimate_from
+from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.schedule import Schedule
+from wmma_gen.targets import TARGETS, get_target
 
 S128 = Schedule(block_m=128, block_n=128, block_k=32, lds="ab", buffers=2, lds_pad=8)
 RES = Resources(vgprs=128, lds_bytes=S128.lds_bytes(GemmDirective("f16", 1, 1, 1)), threads=128)

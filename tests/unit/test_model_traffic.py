@@ -1,9 +1,9 @@
-"""wmma_gen.model.traffic: per-workgroup bytes, L2/DRAM totals, intensity and roofline."""
+"""wmma_gen.ops.gemm.traffic: per-workgroup bytes, L2/DRAM totals, intensity and roofline."""
 import pytest
 
-from wmma_gen.directive import GemmDirective
-from wmma_gen.model.traffic import traffic
-from wmma_gen.schedule import Schedule
+from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.schedule import Schedule
+from wmma_gen.ops.gemm.traffic import traffic
 from wmma_gen.targets import get_target
 
 T = get_target("gfx1100")

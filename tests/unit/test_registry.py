@@ -18,8 +18,8 @@ def test_every_entry_has_every_field(name):
 
 
 def test_flop_conventions():
-    from wmma_gen.directive import GemmDirective
     from wmma_gen.ops.attention.directive import AttentionDirective
+    from wmma_gen.ops.gemm.directive import GemmDirective
     assert registry.get("gemm").flops(GemmDirective("f16", 8, 4, 2), {"m": 8, "n": 4, "k": 2, "batch": 3}) == 384
     d = AttentionDirective("f16", 64)
     p = dict(batch=2, heads=4, kv_heads=2, seq_q=16, seq_k=32)
@@ -29,8 +29,8 @@ def test_flop_conventions():
 
 
 def test_default_schedules_are_legal_for_every_registered_op():
-    from wmma_gen.directive import GemmDirective
     from wmma_gen.ops.attention.directive import AttentionDirective
+    from wmma_gen.ops.gemm.directive import GemmDirective
     from wmma_gen.targets import get_target
     g = GemmDirective("f16", 256, 256, 256)
     registry.get("gemm").default_schedule(g, "gfx1100").validate(g, get_target("gfx1100"))
@@ -47,8 +47,8 @@ def test_unknown_op_is_a_clear_error():
 
 @pytest.mark.parametrize("name,arch", [("gemm", "gfx1100"), ("attention", "gfx1201"), ("attention_bwd", "gfx1151")])
 def test_every_op_has_a_model_estimate_labelled_model(name, arch):
-    from wmma_gen.directive import GemmDirective
     from wmma_gen.ops.attention.directive import AttentionDirective
+    from wmma_gen.ops.gemm.directive import GemmDirective
     spec = registry.get(name)
     if name == "gemm":
         d, p = GemmDirective("f16", 1024, 1024, 1024), {"m": 1024, "n": 1024, "k": 1024, "batch": 1}

@@ -1,9 +1,9 @@
 """Schedule knobs, JSON round trip and each rejection reason."""
 import pytest
 
-from wmma_gen.directive import GemmDirective
 from wmma_gen.errors import ScheduleError
-from wmma_gen.schedule import CONSTRAINTS, SPACE, Schedule
+from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.schedule import CONSTRAINTS, SPACE, Schedule
 from wmma_gen.targets import get_target
 
 T = get_target("gfx1100")

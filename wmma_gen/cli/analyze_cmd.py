@@ -39,7 +39,7 @@ def render(arch: str, d, s, e) -> str:
         f"VMEM path {clk['vmem_path']:.0f}, LDS {clk['lds']:.0f}",
     ]
     if conf:
-        lines.append("  LDS bank conflicts (layout assumption, model/banks.py): "
+        lines.append("  LDS bank conflicts (layout assumption, ops/gemm/banks.py): "
                      + ", ".join(f"{k} x{v['degree']:.2f}" for k, v in conf.items()))
     lines += [
         f"occupancy  {o['vgprs']} VGPRs (allocated {o['vgprs_allocated']}), {o['waves_per_workgroup']} waves/workgroup, "
@@ -62,9 +62,9 @@ def run(args) -> int:
         return run_attention(args)
     if args.op == "attention_bwd":
         return run_attention_bwd(args)
-    from ..model import estimate
     from ..ops.gemm import default_schedule
     from ..ops.gemm.build import compile_gemm
+    from ..ops.gemm.model import estimate
     d = directive_from(args)
     s = schedule_from(args, base=default_schedule(d, args.arch))
     t = get_target(args.arch)
@@ -129,11 +129,14 @@ def run_attention_bwd(args) -> int:
     if window:
         p.update(window_left=window[0], window_right=window[1])
     e = spec.estimate(d, s, p, args.arch)
+    from ..model.calibration import band_bounds
+    low, high = band_bounds(args.arch, "attention_bwd", d.dtype, e.tflops)
     text = (f"kernels   attention_bwd {d.dtype} hd{d.head_dim}{' causal' if d.causal else ''} B{args.batch} "
             f"H{args.heads}/{args.kv_heads} Sq {args.seq_q} Sk {args.seq_k} on {args.arch} (pre-pass, dK/dV, dQ)\n"
-            f"estimate (model)  {e.seconds * 1e3:.3f} ms  {e.tflops:.1f} TFLOP/s  slowest kernel/limiter {e.limiter}"
+            f"estimate (model)  {e.seconds * 1e3:.3f} ms  {e.tflops:.1f} TFLOP/s (band {low:.1f}-{high:.1f}, "
+            f"results/model_calibration.md)  slowest kernel/limiter {e.limiter}"
             f"   [source=model, not a measurement; FLOPs = 2.5x the forward's]")
     emit(args, {"arch": args.arch, "op": "attention_bwd", "directive": d.to_dict(), "problem": p,
                 "schedule": s.to_dict(), "estimate": {"seconds": e.seconds, "tflops": e.tflops, "limiter": e.limiter,
-                                                      "source": e.source}}, text)
+                                                      "source": e.source, "est_low": low, "est_high": high}}, text)
     return 0

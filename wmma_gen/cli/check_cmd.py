@@ -29,8 +29,8 @@ def register(sub) -> None:
 def run(args) -> int:
     if args.op != "gemm":
         return run_attention(args)
-    from ..check import check_gemm
     from ..ops.gemm import default_schedule
+    from ..ops.gemm.check import check_gemm
     if not args.shape:
         from ..errors import ScheduleError
         raise ScheduleError("shape", "", "MxNxK (e.g. --shape 256x256x256)")

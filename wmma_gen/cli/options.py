@@ -10,13 +10,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..ops.registry import NAMES as OP_NAMES
-from ..directive import ACTIVATIONS, IN_DTYPES, LAYOUTS, GemmDirective
 from ..errors import ScheduleError
+from ..ops.gemm.directive import ACTIVATIONS, IN_DTYPES, LAYOUTS, GemmDirective
+from ..ops.registry import NAMES as OP_NAMES
 from ..targets import TARGETS
 
 if TYPE_CHECKING:   # schedule.py loads numpy: imported where used, so `targets` starts without it
-    from ..schedule import Schedule
+    from ..ops.gemm.schedule import Schedule
 
 
 def add_json(p: argparse.ArgumentParser) -> None:
@@ -59,7 +59,7 @@ def add_directive(p: argparse.ArgumentParser, shape_default: str = "") -> None:
 
 
 def add_schedule(p: argparse.ArgumentParser) -> None:
-    from ..schedule import SPACE
+    from ..ops.gemm.schedule import SPACE
     g = p.add_argument_group("schedule (defaults: the built-in default schedule)")
     g.add_argument("--schedule-json", type=schedule_json, default=None,
                    help="a schedule as JSON text or a path to a JSON file")
@@ -90,7 +90,7 @@ def directive_from(args) -> GemmDirective:
 
 
 def schedule_from(args, base: Schedule | None = None) -> Schedule:
-    from ..schedule import SPACE, Schedule
+    from ..ops.gemm.schedule import SPACE, Schedule
     fields = (base or Schedule()).to_dict()
     if args.schedule_json:
         given = args.schedule_json   # parsed by the schedule_json type; text from other callers
@@ -162,7 +162,7 @@ def arch_name(text: str) -> str:
 
 def shape_text(text: str) -> tuple[int, int, int]:
     """Type: one shape N or MxNxK whose operands fit 32-bit indexing (the size error compile gives)."""
-    from ..schedule import Schedule, operand_size
+    from ..ops.gemm.schedule import Schedule, operand_size
     try:
         m, n, k = parse_shape(text.strip())
     except ScheduleError as e:
@@ -252,7 +252,7 @@ def ladder_source(text: str) -> str:
 
 def schedule_json(text: str) -> dict:
     """Type: a schedule as JSON text ({...}) or the path of a JSON file; parsed and validated."""
-    from ..schedule import Schedule
+    from ..ops.gemm.schedule import Schedule
     source = "JSON text"
     if not text.lstrip().startswith("{"):
         source = f"file {text}"

@@ -111,9 +111,9 @@ def gemm_rows(arch: str, device, dtypes=GEMM_DTYPES) -> list[Case]:
 
 
 def _gemm_check(dtype: str, arch: str, device) -> tuple[bool, str]:
-    from ..check import check_gemm
-    from ..directive import GemmDirective
     from ..ops.gemm import default_schedule
+    from ..ops.gemm.check import check_gemm
+    from ..ops.gemm.directive import GemmDirective
     d = GemmDirective(dtype, *GEMM_SHAPE)
     r = check_gemm(d, default_schedule(d, arch), arch, device)
     return r.passed, f"max rel {r.max_rel:.1e} (tol {'exact' if d.is_int else f'{r.tol:.1e}'})"
@@ -159,13 +159,13 @@ def time_reference(device, arch: str, reference=REFERENCE, protocol=None, cache_
     target's L2 + Infinity Cache). Returns the figures with the protocol and their source."""
     from dataclasses import replace
 
-    from ..check import check_gemm
     from ..device.hip import TimingProtocol, sets_needed
     from ..device.launcher import Prepared, random_inputs
-    from ..directive import GemmDirective
     from ..ops import registry
     from ..ops.gemm import default_schedule
     from ..ops.gemm.build import compile_gemm
+    from ..ops.gemm.check import check_gemm
+    from ..ops.gemm.directive import GemmDirective
     from ..targets import get_target
     dtype, m, n, k = reference
     d = GemmDirective(dtype, m, n, k)

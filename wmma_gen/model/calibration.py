@@ -7,7 +7,7 @@ docs/calibration/points.csv). A calibrated estimate is still an estimate: source
                  WMMA pipe sustains. From a WMMA microbenchmark where one is published (the
                  model's peak path reproduces it exactly); fitted from the target's GEMM and
                  attention points otherwise; the boost clock where no point exists.
-  efficiency     per kernel family ("gemm": model/estimate.py, "loop": model/loop_kernel.py;
+  efficiency     per kernel family ("gemm": ops/gemm/model.py, "loop": model/loop_kernel.py;
                  params.EFFICIENCY): what the model does not see (dependency stalls, barrier skew,
                  scheduling), fitted on the family's fit points. It divides the compute time only;
                  memory terms keep their own parameters.
@@ -157,6 +157,11 @@ def use(cal: Calibration):
         yield cal
     finally:
         _ACTIVE.reset(token)
+
+
+def active() -> Calibration:
+    """The calibration the model applies in this context (CALIBRATED unless `use` set another)."""
+    return _ACTIVE.get()
 
 
 def uncalibrated():

@@ -24,7 +24,7 @@ import re
 from ..errors import ScheduleError
 from ..targets import Target
 from .calibration import bounds, factors
-from .estimate import Estimate, _loop, _vmem_clk
+from .estimate import Estimate, loop_stats, vmem_clocks
 from .isa_loop import wave_iteration_clocks
 from .occupancy import occupancy
 from .params import params_for, wmma_cycles
@@ -37,19 +37,19 @@ def estimate_loop_kernel(compiled, t: Target, dtype: str, *, total_trips: float,
     c = getattr(compiled, "compiled", compiled)
     md = c.metadata
     p = params_for(t.arch)
-    loop = _loop(c.isa)
+    loop = loop_stats(c.isa)
     threads = md.reqd_workgroup_size[0] if md.reqd_workgroup_size else md.max_flat_workgroup_size
     occ = occupancy(md.vgpr_count, md.lds_bytes, threads, t, p)
     if occ.workgroups_per_cu < 1:
         raise ScheduleError("occupancy", occ.limits, "a workgroup that fits on a CU")
-    cyc = wmma_cycles(t, dtype, "f32")
+    cyc = wmma_cycles(t, dtype, "i32" if dtype in ("i8", "i4") else "f32")   # integer WMMA accumulates in i32
     trans = sum(1 for line in c.isa.splitlines() if _TRANS.match(line)) if not loop.found else \
         _count_trans_in_loop(c.isa, loop)
     pipe = loop.count("wmma") * cyc + (loop.count("valu") + 3 * trans) * p.valu_clk
     cost = {"wmma": cyc, "valu": p.valu_clk, "hint": 0.0}
     alone = wave_iteration_clocks(loop.ops, cost, p.vmem_latency_clk, p.lds_latency_clk)
     lds = 32 * (loop.lane_bytes("ds_read") + loop.lane_bytes("ds_write")) / p.lds_bytes_per_clk
-    vmem = _vmem_clk(loop.ops, p)
+    vmem = vmem_clocks(loop.ops, p)
     n = occ.workgroups_per_cu
     w = n * -(-occ.waves_per_workgroup // t.simds_per_cu)
     terms = {"wmma_issue": w * pipe, "latency": alone, "lds_bandwidth": n * occ.waves_per_workgroup * lds,

@@ -56,8 +56,9 @@ class ModelEstimate:
 
 def _gemm_estimate(d, s, p, arch):
     from dataclasses import replace
-    from ..model import estimate
+
     from .gemm.build import compile_gemm
+    from .gemm.model import estimate
     d = replace(d, m=p["m"], n=p["n"], k=p["k"], batch=p["batch"])
     e = estimate(compile_gemm(d, s, arch), d, s, arch)
     return ModelEstimate(e.seconds, e.tflops, e.limiter)
@@ -82,12 +83,12 @@ def _attention_bwd_estimate(d, s, p, arch):
 
 
 def _gemm() -> OpSpec:
-    from ..check import check_gemm
-    from ..directive import GemmDirective
-    from ..schedule import SPACE, Schedule
     from .gemm.api import default_schedule, gemm
+    from .gemm.check import check_gemm
+    from .gemm.directive import GemmDirective
     from .gemm.kernel import build_gemm
     from .gemm.reference import gemm_reference
+    from .gemm.schedule import SPACE, Schedule
     from .gemm.signature import gate_problems
     return OpSpec(
         "gemm", "C = act(alpha * A @ B + beta * C0 + bias) on WMMA", GemmDirective, Schedule, SPACE,

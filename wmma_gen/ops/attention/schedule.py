@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Callable, Optional
 
 from ...errors import ScheduleError
-from ...schedule import Knob
+from ...knobs import Knob
 from ...targets import Target
 
 LDS_PAD = 8  # halves of padding per LDS row (16 bytes: keeps ds_load_b128 aligned, spreads banks)

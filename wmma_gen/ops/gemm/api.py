@@ -16,28 +16,28 @@ from typing import Any
 import numpy as np
 
 from ... import hostdata
-from ...defaults import fitted_default
 from ...device.base import Device, Timing
 from ...device.launcher import launch
 from ...device.select import get_device
-from ...directive import LAYOUTS, GemmDirective
 from ...errors import ScheduleError
-from ...schedule import Schedule
 from ...targets import get_target
 from .build import GemmKernel, compile_gemm
+from .defaults import fitted_default
+from .directive import LAYOUTS, GemmDirective
+from .schedule import Schedule
 from .signature import spec_key
 
 
 # --- schedules ------------------------------------------------------------------------
 def fit_schedule(d: GemmDirective, arch: str) -> Schedule:
-    """The built-in default (wmma_gen.defaults.LARGE) fitted to the problem; raises
+    """The built-in default (wmma_gen.ops.gemm.defaults.LARGE) fitted to the problem; raises
     ScheduleError naming the failing check."""
     return fitted_default(d, get_target(arch))
 
 
 def default_schedule(d: GemmDirective, arch: str) -> Schedule:
     """schedules_db.lookup (exported tuned schedules) when present, else fit_schedule."""
-    from ...schedules_db import lookup
+    from .lookup import lookup
     found = lookup(arch, d)
     return found if found is not None else fit_schedule(d, arch)
 

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..directive import GemmDirective
-from ..schedule import BITS, Schedule
-from ..targets import Target
+from ...numerics import BITS
+from ...targets import Target
+from .directive import GemmDirective
+from .schedule import Schedule
 
 
 def conflict_cycles(lane_addrs: list[int], width_bytes: int, banks: int, bank_bytes: int) -> tuple[int, int]:

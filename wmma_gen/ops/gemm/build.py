@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...compiler import CompiledKernel, KernelCache, compile_mlir
-from ...directive import GemmDirective
 from ...kernels.signature import KernelSource, Signature
-from ...schedule import Schedule
 from ...targets import get_target
+from .directive import GemmDirective
 from .kernel import build_gemm
+from .schedule import Schedule
 from .signature import GemmKey, problem_of, spec_key
 
 _MEMO: dict[tuple, tuple[KernelSource, CompiledKernel]] = {}

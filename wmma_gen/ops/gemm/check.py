@@ -50,15 +50,15 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from . import hostdata
-from .ops.gemm.build import GemmKernel, compile_gemm
-from .device.select import get_device
+from ... import hostdata
+from ...device.select import get_device
+from ...errors import ScheduleError
+from .api import run_gemm
+from .build import GemmKernel, compile_gemm
 from .directive import GemmDirective
-from .ops.gemm.api import run_gemm
-from .ops.gemm.reference import gemm_reference
-from .errors import ScheduleError
-from .ops.gemm.signature import problem_of, spec_key, stored_shape
+from .reference import gemm_reference
 from .schedule import Schedule
+from .signature import problem_of, spec_key, stored_shape
 
 EPS = {"f16": 2.0 ** -10, "bf16": 2.0 ** -7, "f32": 2.0 ** -23, "fp8": 2.0 ** -3, "bf8": 2.0 ** -2}
 TOL_CAP = 0.5
@@ -117,7 +117,7 @@ def random_operands(d: GemmDirective, seed: int = 0) -> tuple[dict[str, np.ndarr
 
 def compare(d: GemmDirective, out: np.ndarray, ref: np.ndarray) -> tuple[bool, float, float, float, tuple]:
     """(passed, max_abs, max_rel, tol, worst index) of `out` against `ref`."""
-    from .compare import compare as compare_arrays   # shared, op-agnostic (wmma_gen/compare.py)
+    from ...compare import compare as compare_arrays  # shared, op-agnostic (wmma_gen/compare.py)
     c = compare_arrays(out, ref, tol=tolerance(d), exact=d.is_int, out_dtype=d.out_dtype)
     return c.passed, c.max_abs, c.max_rel, c.tol, c.worst
 

@@ -7,9 +7,9 @@ on gfx1100/gfx1151/gfx1201 for NN and NT, 64 v_wmma per main-loop iteration.
 """
 from __future__ import annotations
 
+from ...targets import Target
 from .directive import GemmDirective
 from .schedule import KNOBS, Schedule
-from .targets import Target
 
 LARGE = Schedule(block_m=128, block_n=256, block_k=32, waves_m=2, waves_n=4, lds="ab", buffers=2,
                  lds_pad=8, lds_store_bits=32, load_bits=128, k_unroll=2, raster="grouped", group_m=4)

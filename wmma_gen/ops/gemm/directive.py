@@ -7,7 +7,7 @@ import numbers
 import struct
 from dataclasses import asdict, dataclass, replace
 
-from .errors import ScheduleError
+from ...errors import ScheduleError
 
 IN_DTYPES = ("f16", "bf16", "i8", "i4", "fp8", "bf8")
 ACC_DTYPES = ("f32", "f16", "bf16", "i32")

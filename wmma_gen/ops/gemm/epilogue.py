@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import math
 
-from ...compiler.mlir_api import ir
-from ...compiler.mlir_api import arith, memref, scf
-from ...compiler.mlir_api import math as mmath
-
-from ...directive import GemmDirective
+from ...compiler.mlir_api import arith, ir, math as mmath, memref, scf
 from ...kernels import irb
 from ...kernels.fragments import acc_coords, acc_values
+from .directive import GemmDirective
 
 
 def _f32():

@@ -25,20 +25,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...compiler.mlir_api import ir
-from ...compiler.mlir_api import _gpu_ops_gen as gpu
-from ...compiler.mlir_api import scf
-
-from ...directive import GemmDirective
+from ...compiler.mlir_api import _gpu_ops_gen as gpu, ir, scf
 from ...kernels import irb
 from ...kernels.fragments import load_fragment_global, load_fragment_lds, storage_elems, wmma
 from ...kernels.globalmem import Stored
 from ...kernels.signature import KernelSource
 from ...kernels.tiles import TilePlan, load_tile, plan_tile, store_tile
 from ...kernels.views import as_index, i32, pointer_type, strided_view
-from ...schedule import Schedule
 from ...targets import Target
+from .directive import GemmDirective
 from .epilogue import store_tile_results
+from .schedule import Schedule
 from .signature import GemmKey, buffer_args, gemm_signature, scalar_args
 from .splitk import arrived_last, reduce_and_store, write_partials
 

@@ -30,15 +30,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
+from ...errors import ScheduleError
+from ...targets import get_target
 from .directive import GemmDirective
-from .errors import ScheduleError
 from .schedule import Schedule
-from .targets import get_target
 
 SCHEMA = "wmma_gen/schedules"
 SCHEMA_VERSION = 1
 SOURCES = ("hip", "model")
-DEFAULT_DIR = Path(__file__).resolve().parent.parent / "schedules"   # the repo's exported files
+DEFAULT_DIR = Path(__file__).resolve().parents[3] / "schedules"   # the repo's exported files
 
 
 class ScheduleFileError(ScheduleError):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...directive import GemmDirective
+from .directive import GemmDirective
 
 ACTIVATION_FNS = {
     "": lambda x: x,

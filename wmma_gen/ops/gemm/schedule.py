@@ -12,20 +12,11 @@ import json
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Callable, Optional
 
+from ...errors import ScheduleError
+from ...knobs import Knob
+from ...numerics import BITS
+from ...targets import Target
 from .directive import GemmDirective
-from .errors import ScheduleError
-from .targets import Target
-
-from .numerics import BITS  # noqa: F401  (re-exported: bits per element of each dtype)
-
-
-@dataclass(frozen=True)
-class Knob:
-    name: str
-    domain: tuple
-    doc: str
-    when: Optional[Callable[["Schedule"], bool]] = None  # knob matters only when true
-
 
 SPACE: tuple[Knob, ...] = (
     Knob("block_m", (16, 32, 64, 128, 256), "macro tile rows (BM) per workgroup"),

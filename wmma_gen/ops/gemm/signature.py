@@ -21,11 +21,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Mapping
 
-from ...directive import GemmDirective
 from ...errors import ScheduleError
 from ...kernels.signature import KArg, Signature
 from ...numerics import BITS
-from ...schedule import Schedule
+from .directive import GemmDirective
+from .schedule import Schedule
 
 MAX_ALIGN_BITS = 128   # widest global access (global_load_b128)
 

@@ -15,12 +15,9 @@ waves in program order; on hardware this follows the AMDGPU memory model (AMDGPU
 """
 from __future__ import annotations
 
-from ...compiler.mlir_api import ir
-from ...compiler.mlir_api import _gpu_ops_gen as gpu
-from ...compiler.mlir_api import arith, memref, scf
-
-from ...directive import GemmDirective
+from ...compiler.mlir_api import _gpu_ops_gen as gpu, arith, ir, memref, scf
 from ...kernels import irb
+from .directive import GemmDirective
 from .epilogue import for_each_output, fused_value
 
 

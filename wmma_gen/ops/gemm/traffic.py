@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from ..directive import GemmDirective
-from ..schedule import BITS, Schedule
-from ..targets import Target
+from ...numerics import BITS
+from ...targets import Target
+from .directive import GemmDirective
+from .schedule import Schedule
 
 
 def _cdiv(a: int, b: int) -> int:
