@@ -103,6 +103,17 @@ def test_gemm_api_transposed_bf16_with_epilogue():
     assert np.abs(out - ref).max() <= 1e-5 * np.abs(ref).max()
 
 
+def test_gemm_api_rounds_alpha_beta_to_f32():
+    """alpha=0.1 is applied as the nearest f32 (the epilogue's precision), like a BLAS f32 scalar."""
+    rng = np.random.default_rng(4)
+    a, b = rng.uniform(-1, 1, (16, 32)).astype(np.float16), rng.uniform(-1, 1, (32, 16)).astype(np.float16)
+    c0 = rng.uniform(-1, 1, (16, 16)).astype(np.float32)
+    out = wmma_gen.gemm(a, b, c=c0, alpha=0.1, beta=-0.3, device="emu")
+    al, be = float(np.float32(0.1)), float(np.float32(-0.3))
+    ref = al * (a.astype(np.float64) @ b.astype(np.float64)) + be * c0
+    assert np.abs(out - ref).max() <= 1e-5 * np.abs(ref).max()
+
+
 def test_gemm_api_i4_and_i8():
     rng = np.random.default_rng(3)
     a, b = rng.integers(-8, 8, (16, 32)), rng.integers(-8, 8, (32, 16))
@@ -121,6 +132,9 @@ def test_gemm_api_i4_and_i8():
     (lambda: wmma_gen.gemm(np.zeros((4, 8), np.float16), np.zeros((8, 4), np.float16), beta=1.0), "c"),
     (lambda: wmma_gen.gemm(np.zeros((2, 4, 8), np.float16), np.zeros((3, 8, 4), np.float16)), "batch"),
     (lambda: wmma_gen.gemm(np.zeros((4, 8), np.float16), np.zeros((8, 4), np.float16), device="cuda"), "device"),
+    (lambda: wmma_gen.gemm(np.zeros((4, 8), np.float16), np.zeros((8, 4), np.float16), alpha=1e39), "alpha"),
+    (lambda: wmma_gen.gemm(np.zeros((4, 8), np.float16), np.zeros((8, 4), np.float16), beta=float("nan")), "beta"),
+    (lambda: wmma_gen.gemm(np.zeros((4, 8), np.float16), np.zeros((8, 4), np.float16), alpha="2"), "alpha"),
 ])
 def test_gemm_api_errors_name_the_field(call, field):
     with pytest.raises(ValueError) as e:

@@ -11,6 +11,9 @@ float16 / int8 arrays; bf16, fp8, bf8 and i4 need dtype= and take float arrays (
 """
 from __future__ import annotations
 
+import math
+import numbers
+
 from typing import Any
 
 import numpy as np
@@ -81,6 +84,16 @@ def _bias(bias: Any, m: int, n: int) -> tuple[str, np.ndarray | None]:
     raise ScheduleError("bias.shape", v.shape, f"({n},) or (1, {n}) per column, or ({m}, 1) per row")
 
 
+def _f32_scalar(name: str, v) -> float:
+    """`v` rounded to f32 (RNE); a value f32 cannot hold (beyond its range, NaN) is refused."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise ScheduleError(name, v, "a real number (int or float)")
+    r = float(np.float32(v)) if math.isfinite(float(v)) and abs(float(v)) <= float(np.finfo(np.float32).max) else math.inf
+    if not math.isfinite(r):
+        raise ScheduleError(name, v, f"a finite value within the f32 range (|x| <= {float(np.finfo(np.float32).max):.6g})")
+    return r
+
+
 def gemm(a, b, *, dtype: str | None = None, acc: str | None = None, out_dtype: str | None = None,
          arch: str = "gfx1100", device: "str | Device | None" = None, schedule: "Schedule | dict | None" = None,
          layout: str = "NN", c=None, alpha: float = 1.0, beta: float = 0.0, bias=None,
@@ -90,8 +103,12 @@ def gemm(a, b, *, dtype: str | None = None, acc: str | None = None, out_dtype: s
     device: "auto" (default: a visible GPU through hip-python, else the emulator), "emu",
     "hip" or a Device. schedule: a Schedule (or its dict); default: the exported tuned
     schedule for (arch, dtype, shape) when one exists, else a fitted default.
+    alpha, beta: applied in f32 by the epilogue, so they are rounded to the nearest f32 here
+    (as BLAS libraries do with f32 compute scalars; 0.1 -> 0.100000001...); the reference
+    uses the same rounded values. A lower-level GemmDirective accepts only f32-exact values.
     Returns (M, N), or (batch, M, N) when any operand has a batch axis; dtype float32 for
     f32/bf16 outputs (bf16 values), float16 for f16, int32 for i32."""
+    alpha, beta = _f32_scalar("alpha", alpha), _f32_scalar("beta", beta)
     a, b = hostdata._numeric(a, "a"), hostdata._numeric(b, "b")
     if dtype is None:
         dtype = hostdata.infer_dtype(a, b, unsigned=unsigned)
