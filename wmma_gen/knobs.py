@@ -1,12 +1,26 @@
-"""Knob: one tunable of an op's schedule, declared once in the op's `SPACE` table (STYLE rule 6).
+"""Knob: one tunable of an op's schedule, declared once in the op's `SPACE` table (STYLE rule 6),
+and `KnobSchedule`, what every op's frozen schedule dataclass shares: each field checked against
+its knob's domain, JSON/dict round trips, and legality by the op's named `CONSTRAINTS`.
 
 From an op's SPACE come the Optuna suggest calls (autotune/space.py), the CLI flags, the JSON
-schema and the hypothesis strategies; every op's schedule (ops/<op>/schedule.py) uses this type.
+schema and the hypothesis strategies. An op declares its schedule as
+
+    @dataclass(frozen=True)
+    class MySchedule(KnobSchedule):
+        block_m: int = 64
+        ...
+    CONSTRAINTS = (named_check, ...)      # (schedule, *context) -> None | reason
+    MySchedule.bind(SPACE, CONSTRAINTS)
+
+where *context is what the op's checks need (GEMM and attention: directive, target).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Optional
+import json
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Callable, ClassVar, Optional
+
+from .errors import ScheduleError
 
 
 @dataclass(frozen=True)
@@ -15,3 +29,56 @@ class Knob:
     domain: tuple
     doc: str
     when: Optional[Callable[[object], bool]] = None  # knob matters only when true (given the schedule)
+
+
+class KnobSchedule:
+    """Base of the ops' schedule dataclasses (fields = the op's knobs; see the module doc)."""
+    SPACE: ClassVar[tuple] = ()
+    KNOBS: ClassVar[dict] = {}
+    CONSTRAINTS: ClassVar[tuple] = ()
+
+    @classmethod
+    def bind(cls, space: tuple, constraints: tuple) -> None:
+        """Attach the op's knob table and legality checks (called once, after both are defined)."""
+        names = [f.name for f in fields(cls)]
+        if names != [k.name for k in space]:
+            raise TypeError(f"{cls.__name__} fields {names} must be its SPACE's knobs in order")
+        cls.SPACE, cls.KNOBS, cls.CONSTRAINTS = space, {k.name: k for k in space}, tuple(constraints)
+
+    def __post_init__(self):
+        for f in fields(self):
+            v = getattr(self, f.name)
+            dom = self.KNOBS[f.name].domain
+            if v not in dom or type(v) is not type(dom[0]):
+                raise ScheduleError(f.name, v, f"one of {', '.join(map(str, dom))}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: dict):
+        unknown = set(d) - set(cls.KNOBS)
+        if unknown:
+            raise ScheduleError("schedule", sorted(unknown), f"known fields are {', '.join(cls.KNOBS)}")
+        return cls(**d)
+
+    def replace(self, **kw):
+        return replace(self, **kw)
+
+    def problems(self, *context) -> list[str]:
+        """Reasons this schedule is illegal for `context` (empty when legal)."""
+        return [r for c in self.CONSTRAINTS if (r := c(self, *context)) is not None]
+
+    def validate(self, *context):
+        """Self, or ScheduleError naming the first failing check."""
+        return self.check(self.CONSTRAINTS, *context)
+
+    def check(self, checks, *context):
+        for c in checks:
+            reason = c(self, *context)
+            if reason is not None:
+                raise ScheduleError.rejected(c.__name__, reason, self.to_dict())
+        return self

@@ -51,3 +51,31 @@ def test_default_schedule_valid_everywhere():
         t = get_target(arch)
         for dt in t.dtypes:
             assert Schedule().problems(GemmDirective(dt, 256, 256, 256), t) == []
+
+
+def test_every_op_schedule_shares_the_knob_base_and_its_table():
+    """GEMM, attention and attention_bwd schedules: fields == SPACE (bind checks it), domains
+    enforced, unknown JSON fields refused, legality from the op's own CONSTRAINTS."""
+    from dataclasses import dataclass, fields
+
+    import pytest
+
+    from wmma_gen.knobs import Knob, KnobSchedule
+    from wmma_gen.ops.attention.schedule import AttentionSchedule
+    from wmma_gen.ops.attention_bwd.schedule import AttentionBwdSchedule
+    from wmma_gen.ops.gemm.schedule import Schedule
+    for cls in (Schedule, AttentionSchedule, AttentionBwdSchedule):
+        assert [f.name for f in fields(cls)] == [k.name for k in cls.SPACE] and cls.CONSTRAINTS
+        s = cls()
+        assert cls.from_dict(s.to_dict()) == s
+        with pytest.raises(ValueError, match="^schedule="):
+            cls.from_dict({**s.to_dict(), "bogus": 1})
+        first = cls.SPACE[0]
+        with pytest.raises(ValueError, match=rf"^{first.name}="):
+            cls(**{first.name: "not-in-domain"})
+
+    @dataclass(frozen=True)
+    class Wrong(KnobSchedule):
+        a: int = 1
+    with pytest.raises(TypeError, match="must be its SPACE's knobs"):
+        Wrong.bind((Knob("b", (1,), "doc"),), ())

@@ -10,12 +10,10 @@ staged in LDS (kernel.py).
 """
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass
 from typing import Callable, Optional
 
-from ...errors import ScheduleError
-from ...knobs import Knob
+from ...knobs import Knob, KnobSchedule
 from ...targets import Target
 
 LDS_PAD = 8  # halves of padding per LDS row (16 bytes: keeps ds_load_b128 aligned, spreads banks)
@@ -41,7 +39,7 @@ KNOBS = {k.name: k for k in SPACE}
 
 
 @dataclass(frozen=True)
-class AttentionSchedule:
+class AttentionSchedule(KnobSchedule):
     block_m: int = 64
     block_n: int = 64
     waves: int = 4
@@ -50,13 +48,6 @@ class AttentionSchedule:
     load_bits: int = 128
     split_kv: int = 1
     sched: str = "default"
-
-    def __post_init__(self):
-        for f in fields(self):
-            v = getattr(self, f.name)
-            dom = KNOBS[f.name].domain
-            if v not in dom or type(v) is not type(dom[0]):
-                raise ScheduleError(f.name, v, f"one of {', '.join(map(str, dom))}")
 
     @property
     def threads(self) -> int:
@@ -73,32 +64,6 @@ class AttentionSchedule:
         v = d.head_dim * (self.block_n + LDS_PAD)
         q = self.block_m * (d.head_dim + LDS_PAD) if self.q_in == "lds" else 0
         return 2 * (self.kv_buffers * (k + v) + q)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "AttentionSchedule":
-        unknown = set(d) - set(KNOBS)
-        if unknown:
-            raise ScheduleError("schedule", sorted(unknown), f"known fields are {', '.join(KNOBS)}")
-        return cls(**d)
-
-    def replace(self, **kw) -> "AttentionSchedule":
-        return replace(self, **kw)
-
-    def problems(self, d, t: Target) -> list[str]:
-        return [r for c in CONSTRAINTS if (r := c(self, d, t)) is not None]
-
-    def validate(self, d, t: Target) -> "AttentionSchedule":
-        for c in CONSTRAINTS:
-            reason = c(self, d, t)
-            if reason is not None:
-                raise ScheduleError.rejected(c.__name__, reason, self.to_dict())
-        return self
 
 
 # --- constraints: (AttentionSchedule, AttentionDirective, Target) -> None | reason ------------
@@ -161,3 +126,4 @@ def staging_divides(s: AttentionSchedule, d, t: Target) -> str | None:
 CONSTRAINTS: tuple[Callable[[AttentionSchedule, object, Target], Optional[str]], ...] = (
     dtype_supported, tile_shape, workgroup_size, lds_budget, vgpr_budget, staging_divides,
 )
+AttentionSchedule.bind(SPACE, CONSTRAINTS)

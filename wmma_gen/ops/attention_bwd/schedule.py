@@ -23,21 +23,12 @@ tuner trials).
 """
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass
 from typing import Callable, Optional
 
-from ...errors import ScheduleError
-from ...targets import Target
+from ...knobs import Knob, KnobSchedule
 
 PAD = 8  # LDS row padding in elements (16 bytes: keeps rows 16-byte aligned, shifts banks)
-
-
-@dataclass(frozen=True)
-class Knob:
-    name: str
-    domain: tuple
-    doc: str
 
 
 SPACE: tuple[Knob, ...] = (
@@ -58,7 +49,7 @@ KNOBS = {k.name: k for k in SPACE}
 
 
 @dataclass(frozen=True)
-class AttentionBwdSchedule:
+class AttentionBwdSchedule(KnobSchedule):
     block_m: int = 32
     block_n: int = 64
     waves: int = 4
@@ -70,13 +61,6 @@ class AttentionBwdSchedule:
     buffering: int = 1
     dq: str = "separate"
     prepass_rows: int = 128
-
-    def __post_init__(self):
-        for f in fields(self):
-            v = getattr(self, f.name)
-            dom = KNOBS[f.name].domain
-            if v not in dom or type(v) is not type(dom[0]):
-                raise ScheduleError(f.name, v, f"one of {', '.join(map(str, dom))}")
 
     @property
     def threads(self) -> int:
@@ -94,32 +78,6 @@ class AttentionBwdSchedule:
             return 2 * (2 * n * (d + PAD) + 2 * m * (d + PAD) + 2 * d * (m + PAD)) + 8 * m
         m, n = self.dq_block_m, self.dq_block_n  # Q, dO natural; K, V natural; K transposed
         return 2 * (2 * m * (d + PAD) + 2 * n * (d + PAD) + d * (n + PAD))
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "AttentionBwdSchedule":
-        unknown = set(d) - set(KNOBS)
-        if unknown:
-            raise ScheduleError("schedule", sorted(unknown), f"known fields are {', '.join(KNOBS)}")
-        return cls(**d)
-
-    def replace(self, **kw) -> "AttentionBwdSchedule":
-        return replace(self, **kw)
-
-    def problems(self, head_dim: int, dtype: str, t: Target) -> list[str]:
-        return [r for c in CONSTRAINTS if (r := c(self, head_dim, dtype, t)) is not None]
-
-    def validate(self, head_dim: int, dtype: str, t: Target) -> "AttentionBwdSchedule":
-        for c in CONSTRAINTS:
-            reason = c(self, head_dim, dtype, t)
-            if reason is not None:
-                raise ScheduleError.rejected(c.__name__, reason, self.to_dict())
-        return self
 
 
 # --- constraints: (schedule, head_dim, dtype, target) -> None | reason -------------------
@@ -191,3 +149,4 @@ def workgroup_size(s, head_dim, dtype, t) -> str | None:
 CONSTRAINTS: tuple[Callable[..., Optional[str]], ...] = (
     dtype_supported, keys_cover_waves, head_dim_split, lds_budget, vgpr_budget, workgroup_size,
 )
+AttentionBwdSchedule.bind(SPACE, CONSTRAINTS)

@@ -8,12 +8,10 @@ tuner trials and reject user JSON.
 """
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass
 from typing import Callable, Optional
 
-from ...errors import ScheduleError
-from ...knobs import Knob
+from ...knobs import Knob, KnobSchedule
 from ...numerics import BITS
 from ...targets import Target
 from .directive import GemmDirective
@@ -43,7 +41,7 @@ KNOBS = {k.name: k for k in SPACE}
 
 
 @dataclass(frozen=True)
-class Schedule:
+class Schedule(KnobSchedule):
     block_m: int = 64
     block_n: int = 64
     block_k: int = 32
@@ -58,13 +56,6 @@ class Schedule:
     raster: str = "row"
     group_m: int = 4
     split_k: int = 1
-
-    def __post_init__(self):
-        for f in fields(self):
-            v = getattr(self, f.name)
-            dom = KNOBS[f.name].domain
-            if v not in dom or type(v) is not type(dom[0]):
-                raise ScheduleError(f.name, v, f"one of {', '.join(map(str, dom))}")
 
     # --- derived sizes -------------------------------------------------------------
     @property
@@ -86,40 +77,10 @@ class Schedule:
         b = (self.block_n * (self.block_k + self.lds_pad)) if "b" in self.lds else 0
         return self.buffers * (a + b) * bits // 8 if self.lds != "none" else 0
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "Schedule":
-        unknown = set(d) - set(KNOBS)
-        if unknown:
-            raise ScheduleError("schedule", sorted(unknown), f"known fields are {', '.join(KNOBS)}")
-        return cls(**d)
-
-    def replace(self, **kw) -> "Schedule":
-        return replace(self, **kw)
-
-    # --- legality --------------------------------------------------------------------
-    def problems(self, d: GemmDirective, t: Target) -> list[str]:
-        return [r for c in CONSTRAINTS if (r := c(self, d, t)) is not None]
-
+    # --- legality (problems/validate: every check, KnobSchedule) ------------------------
     def validate_kernel(self, d: GemmDirective, t: Target) -> "Schedule":
         """The checks that do not depend on the problem size (what a code object needs)."""
-        return self._run(KERNEL_CONSTRAINTS, d, t)
-
-    def validate(self, d: GemmDirective, t: Target) -> "Schedule":
-        """Every check, including those on the directive's problem size."""
-        return self._run(CONSTRAINTS, d, t)
-
-    def _run(self, checks, d: GemmDirective, t: Target) -> "Schedule":
-        for c in checks:
-            reason = c(self, d, t)
-            if reason is not None:
-                raise ScheduleError.rejected(c.__name__, reason, self.to_dict())
-        return self
+        return self.check(KERNEL_CONSTRAINTS, d, t)
 
 
 # --- constraints: (Schedule, GemmDirective, Target) -> None | reason -------------------
@@ -207,3 +168,4 @@ KERNEL_CONSTRAINTS: tuple[Callable[[Schedule, GemmDirective, Target], Optional[s
 )
 # checks on the problem size as well (the directive's m, n, k, batch)
 CONSTRAINTS = KERNEL_CONSTRAINTS + (operand_size, split_k_depth)
+Schedule.bind(SPACE, CONSTRAINTS)
