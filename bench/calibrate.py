@@ -95,7 +95,7 @@ def run(points_csv: Path, out: Path) -> dict:
     stored = estimates(points, C.CALIBRATED)   # what the model uses today (targets.py, params.py)
     rows = []
     for p in points:
-        # the peak path has no band: its rows reproduce the stored clock (rounded to 1 MHz) -> +-0.5%
+        # microbenchmark rows have no band: the WMMA-only kernel reproduces the stored clock (1 MHz) -> +-0.5%
         band = C.factors(get_target(p.arch), C.FAMILY[p.op]).band if p.op != "peak" else (0.995, 1.005)
         after = stored[p.id][0]
         ratio = p.tflops / after

@@ -126,7 +126,7 @@ def _our_estimate(p: C.Point):
 @pytest.mark.parametrize("point", [p for p in C.load_points() if p.fit], ids=lambda p: p.id)
 def test_stored_parameters_reproduce_the_fit_points_within_the_band(point):
     """The model as shipped (sustained clocks, efficiencies) lands every fit row inside the band
-    (microbenchmark rows: the peak path, to the 1 MHz the clock is stored with)."""
+    (microbenchmark rows: the generated WMMA-only loop kernel, to the 1 MHz the clock is stored with)."""
     est = _our_estimate(point)
     ratio = point.tflops / est
     if point.op == "peak":

@@ -5,8 +5,9 @@ docs/calibration/points.csv). A calibrated estimate is still an estimate: source
 
   sustained_ghz  per target (targets.Target.sustained_ghz, each with its source): the clock the
                  WMMA pipe sustains. From a WMMA microbenchmark where one is published (the
-                 model's peak path reproduces it exactly); fitted from the target's GEMM and
-                 attention points otherwise; the boost clock where no point exists.
+                 model's estimate of a generated WMMA-only loop kernel, kernels/wmma_loop.py,
+                 reproduces it); fitted from the target's GEMM and attention points otherwise;
+                 the boost clock where no point exists.
   efficiency     per kernel family ("gemm": ops/gemm/model.py, "loop": model/loop_kernel.py;
                  params.EFFICIENCY): what the model does not see (dependency stalls, barrier skew,
                  scheduling), fitted on the family's fit points. It divides the compute time only;
