@@ -114,22 +114,28 @@ def summarize(result, df) -> list[dict]:
                  for s in (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)}
         best = df[(df["study"] == st.study_name) & (df["rank"] == 1)] if len(df) else df
         row = {"study": st.study_name, "dtype": d["dtype"], "shape": ad.label(ua), **count,
-               "best": None, "unit": ua["unit"], "fraction_of_peak": None, "source": None, "schedule": None}
+               "best": None, "unit": ua["unit"], "fraction_of_peak": None, "source": None, "schedule": None,
+               "est_low": None, "est_high": None}
         if len(best):
             b = best.iloc[0]
             row.update(best=round(float(b["tflops"]), 2), fraction_of_peak=round(float(b["fraction_of_peak"]), 3),
                        source=b["source"], trial=int(b["trial"]), schedule=ad.schedule_text(b))
+            band = [b.get(c) for c in ("est_low", "est_high")]   # the calibration band of a model row (ladder.py)
+            if all(v is not None and v == v for v in band):
+                row.update(est_low=round(float(band[0]), 2), est_high=round(float(band[1]), 2))
         rows.append(row)
     return rows
 
 
 def table(rows: list[dict]) -> str:
-    head = f"{'dtype':5} {'problem':>20} {'done':>4} {'pruned':>6} {'fail':>4} {'best':>9} {'unit':7} {'%peak':>6} {'source':6}  schedule"
+    head = (f"{'dtype':5} {'problem':>20} {'done':>4} {'pruned':>6} {'fail':>4} {'best':>9} {'band (model)':>15} "
+            f"{'unit':7} {'%peak':>6} {'source':6}  schedule")
     lines = [head, "-" * len(head)]
     for r in rows:
         best = f"{r['best']:9.2f}" if r["best"] is not None else f"{'-':>9}"
         frac = f"{100 * r['fraction_of_peak']:5.1f}%" if r["fraction_of_peak"] is not None else f"{'-':>6}"
-        lines.append(f"{r['dtype']:5} {r['shape']:>20} {r['complete']:>4} {r['pruned']:>6} {r['fail']:>4} {best} "
+        band = (f"{r['est_low']:.1f}-{r['est_high']:.1f}" if r.get("est_low") is not None else "-")
+        lines.append(f"{r['dtype']:5} {r['shape']:>20} {r['complete']:>4} {r['pruned']:>6} {r['fail']:>4} {best} {band:>15} "
                      f"{r['unit']:7} {frac} {r['source'] or '-':6}  {r['schedule'] or 'no valid schedule'}")
     return "\n".join(lines)
 
