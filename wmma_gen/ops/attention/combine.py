@@ -27,6 +27,7 @@ from ...compiler.mlir_api import arith, memref, scf, vector
 from ...kernels import attention_blocks as ab
 from ...kernels import irb
 from ...kernels.attention_blocks import iadd, imul
+from ...kernels.module import gpu_module_text
 from ...kernels.signature import KArg, KernelSource, Signature
 from .signature import _shape, rows
 
@@ -63,17 +64,7 @@ def build_attention_combine(d, s, t) -> KernelSource:
     """The combine kernel matching build_attention(d, s, t) with s.split_kv > 1."""
     from .kernel import kernel_name
     name = kernel_name(d, s) + "_combine"
-    with ir.Context(), ir.Location.name(f"{name} {t.arch}"):
-        module = ir.Module.create()
-        module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
-        with ir.InsertionPoint(module.body):
-            gm = gpu.GPUModuleOp(f"{name}_module", targets=ir.ArrayAttr.get(
-                [ir.Attribute.parse(f'#rocdl.target<chip = "{t.arch}">')]))
-            gm.bodyRegion.blocks.append()
-            with ir.InsertionPoint(gm.bodyRegion.blocks[0]):
-                _combine_kernel(d, s, name)
-        module.operation.verify()
-        text = str(module)
+    text = gpu_module_text(name, t.arch, lambda: _combine_kernel(d, s, name))
     return KernelSource(name, text, t.arch, combine_signature(d, s, name))
 
 

@@ -65,6 +65,7 @@ from ...compiler.mlir_api import arith, memref, scf, vector
 from ...kernels import attention_blocks as ab
 from ...kernels import irb
 from ...kernels.attention_blocks import iadd, imax, imin, imul
+from ...kernels.module import gpu_module_text
 from ...kernels.signature import KernelSource
 from ...targets import Target
 from . import operands, softmax, staging
@@ -88,17 +89,7 @@ def build_attention(d, s: AttentionSchedule, t: Target, key=None) -> KernelSourc
     (every size is a run-time argument)."""
     s.validate(d, t)
     name = kernel_name(d, s)
-    with ir.Context(), ir.Location.name(f"{name} {t.arch}"):
-        module = ir.Module.create()
-        module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
-        with ir.InsertionPoint(module.body):
-            gm = gpu.GPUModuleOp(f"{name}_module", targets=ir.ArrayAttr.get(
-                [ir.Attribute.parse(f'#rocdl.target<chip = "{t.arch}">')]))
-            gm.bodyRegion.blocks.append()
-            with ir.InsertionPoint(gm.bodyRegion.blocks[0]):
-                _kernel(d, s, t, name)
-        module.operation.verify()
-        text = str(module)
+    text = gpu_module_text(name, t.arch, lambda: _kernel(d, s, t, name))
     return KernelSource(name, text, t.arch, attention_signature(d, s, name))
 
 

@@ -24,6 +24,7 @@ from ...compiler.mlir_api import ir
 from ...compiler.mlir_api import _gpu_ops_gen as gpu
 
 from ...kernels import irb
+from ...kernels.module import gpu_module_text
 from ...kernels.signature import KArg
 
 OUT_DTYPES = ("same", "f32")
@@ -123,29 +124,20 @@ def _arg_type(a: KArg) -> ir.Type:
 
 def build_module(name: str, arch: str, args: tuple[KArg, ...], lds: list[tuple[list[int], str]],
                  threads: int, body) -> str:
-    """A gpu.module holding one kernel `name`; `body(vals, lds_refs)` emits the kernel body
+    """The module (kernels/module.py) holding one kernel `name`; `body(vals, lds_refs)` emits the kernel body
     given {arg name: block argument} and the LDS memrefs (shape, dtype) in order."""
-    with ir.Context(), ir.Location.name(f"{name} {arch}"):
-        module = ir.Module.create()
-        module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
-        with ir.InsertionPoint(module.body):
-            gm = gpu.GPUModuleOp(f"{name}_module", targets=ir.ArrayAttr.get(
-                [ir.Attribute.parse(f'#rocdl.target<chip = "{arch}">')]))
-            gm.bodyRegion.blocks.append()
-            with ir.InsertionPoint(gm.bodyRegion.blocks[0]):
-                types = [_arg_type(a) for a in args]
-                ws = ir.Attribute.parse("#gpu.address_space<workgroup>")
-                lds_types = [ir.MemRefType.get(shape, irb.storage_type(dt), memory_space=ws) for shape, dt in lds]
-                f = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(types, [])),
-                                  known_block_size=ir.DenseI32ArrayAttr.get([threads, 1, 1]))
-                f.attributes["sym_name"] = ir.StringAttr.get(name)
-                f.attributes["gpu.kernel"] = ir.UnitAttr.get()
-                f.attributes["workgroup_attributions"] = ir.IntegerAttr.get(
-                    ir.IntegerType.get_signless(64), len(lds_types))
-                block = f.body.blocks.append(*types, *lds_types)
-                with ir.InsertionPoint(block):
-                    bargs = list(block.arguments)
-                    body({a.name: v for a, v in zip(args, bargs[:len(args)], strict=True)}, bargs[len(args):])
-                    gpu.ReturnOp([])
-        module.operation.verify()
-        return str(module)
+    def emit():
+        types = [_arg_type(a) for a in args]
+        ws = ir.Attribute.parse("#gpu.address_space<workgroup>")
+        lds_types = [ir.MemRefType.get(shape, irb.storage_type(dt), memory_space=ws) for shape, dt in lds]
+        f = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(types, [])),
+                          known_block_size=ir.DenseI32ArrayAttr.get([threads, 1, 1]))
+        f.attributes["sym_name"] = ir.StringAttr.get(name)
+        f.attributes["gpu.kernel"] = ir.UnitAttr.get()
+        f.attributes["workgroup_attributions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(lds_types))
+        block = f.body.blocks.append(*types, *lds_types)
+        with ir.InsertionPoint(block):
+            bargs = list(block.arguments)
+            body({a.name: v for a, v in zip(args, bargs[:len(args)], strict=True)}, bargs[len(args):])
+            gpu.ReturnOp([])
+    return gpu_module_text(name, arch, emit)
