@@ -1,12 +1,24 @@
-"""In-process compile time per GEMM kernel: cold (no cache) to ISA, cold to ISA + hsaco,
-and a cache hit; medians of N runs, next to a reference compiled in the same process (a
-one-WMMA kernel written as MLIR text, the smallest thing the same pipeline can compile).
-Issue 2 target: < 50 ms cold for the default GEMM schedule. Writes results/compile_time.csv.
+"""Per-candidate compile time, before and after "compile once" (issue 15 item 3), side by side
+in one run, medians of N runs, gfx1100 (plus one gfx1201 GEMM), from the kernel's MLIR text:
+
+  two_codegens_ms  what every candidate that ran, was timed or exported cost before: lower ->
+                   codegen to ISA text (format=isa) -> parse its metadata, then lower again ->
+                   codegen + assemble + link (format=bin) -> read the note (2 LLVM codegens)
+  isa_only_ms      what a GPU-less, model-only candidate cost before (the first half alone)
+  compile_once_ms  now, on every path: lower -> codegen + assemble + link (format=bin) -> read
+                   the note -> decode the listing from the hsaco (1 LLVM codegen);
+                   of_which_listing_ms is the decoding of the listing alone
+  cached_ms        a cache hit now, with the listing decoded from the cached bytes
+  build_ms         building the MLIR (the same before and after; not in the columns above)
+
+The reference row is a one-WMMA kernel written as MLIR text, the smallest thing the pipeline
+compiles. Writes results/compile_time.csv.
 
     python bench/compile_time.py [N]
 """
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import tempfile
@@ -15,12 +27,19 @@ from pathlib import Path
 
 import pandas as pd
 
-from wmma_gen.ops.gemm.build import compile_gemm
-from wmma_gen.compiler import KernelCache, compile_mlir
-from wmma_gen.defaults import LARGE, fitted_default
-from wmma_gen.directive import GemmDirective
-from wmma_gen.schedule import Schedule
-from wmma_gen.targets import get_target
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # run from a clone
+
+from wmma_gen.compiler import CODEGENS, KernelCache, compile_mlir, hsaco, listing, llvm_isa, lower  # noqa: E402
+from wmma_gen.compiler.metadata import parse_isa_metadata, read_metadata  # noqa: E402
+from wmma_gen.ops.attention.defaults import default_schedule as attention_default  # noqa: E402
+from wmma_gen.ops.attention.directive import AttentionDirective  # noqa: E402
+from wmma_gen.ops.attention.kernel import build_attention  # noqa: E402
+from wmma_gen.ops.gemm.kernel import build_gemm  # noqa: E402
+from wmma_gen.ops.gemm.defaults import LARGE, fitted_default  # noqa: E402
+from wmma_gen.ops.gemm.directive import GemmDirective  # noqa: E402
+from wmma_gen.ops.gemm.schedule import Schedule  # noqa: E402
+from wmma_gen.ops.gemm.signature import problem_of, spec_key  # noqa: E402
+from wmma_gen.targets import get_target  # noqa: E402
 
 REFERENCE = """
 module attributes {gpu.container_module} {
@@ -44,41 +63,84 @@ gpu.module @m [#rocdl.target<chip = "gfx1100">] {
 """
 
 
-def _median(fn, n: int) -> float:
-    times = []
+def _two_codegens(text: str, arch: str) -> None:
+    """The pipeline before compile-once, stage by stage (old compile_mlir + CompiledKernel.hsaco)."""
+    parse_isa_metadata(llvm_isa(lower(text, arch), arch))
+    read_metadata(hsaco(lower(text, arch), arch))
+
+
+def _isa_only(text: str, arch: str) -> None:
+    parse_isa_metadata(llvm_isa(lower(text, arch), arch))
+
+
+def _compile_once(text: str, arch: str) -> None:
+    _ = compile_mlir(text, arch, cache=False).isa
+
+
+def _medians(fns: dict, n: int) -> dict:
+    """Median ms of each function, run interleaved (one of each per round) so drift hits all alike."""
+    times = {name: [] for name in fns}
     for _ in range(n):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: 1e3 * statistics.median(ts) for name, ts in times.items()}
+
+
+def _codegens(fn) -> int:
+    before = sum(CODEGENS.values())
+    fn()
+    return sum(CODEGENS.values()) - before
+
+
+def _row(name: str, build, arch: str, n: int) -> dict:
+    t0 = time.perf_counter()
+    text = build()
+    row = {"kernel": name, "arch": arch, "build_ms": 1e3 * (time.perf_counter() - t0)}
+    fns = {"two_codegens_ms": lambda: _two_codegens(text, arch), "isa_only_ms": lambda: _isa_only(text, arch),
+           "compile_once_ms": lambda: _compile_once(text, arch)}
+    row.update(_medians(fns, n))
+    row["speedup"] = row["two_codegens_ms"] / row["compile_once_ms"]
+    obj = compile_mlir(text, arch, cache=False).hsaco
+    row["of_which_listing_ms"] = _medians({"listing": lambda: listing(obj)}, n)["listing"]
+    row["codegens_before"] = _codegens(lambda: _two_codegens(text, arch))
+    row["codegens_now"] = _codegens(lambda: _compile_once(text, arch))
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = KernelCache(tmp)
+        compile_mlir(text, arch, cache=cache)
+        row["cached_ms"] = _medians({"hit": lambda: compile_mlir(text, arch, cache=cache).isa}, n)["hit"]
+    return row
+
+
+def _gemm_mlir(d: GemmDirective, s: Schedule, t) -> str:
+    return build_gemm(d, s, t, spec_key(d, s, problem_of(d))).mlir
 
 
 def main(n: int = 5) -> None:
     d = GemmDirective("f16", 4096, 4096, 4096)
-    cases = {
-        "default (LARGE 128x256x32, f16 NN 4096^3)": (d, LARGE),
-        "64x64x32 LDS single-buffer (f16 NN 4096^3)": (d, Schedule(block_m=64, block_n=64, block_k=32, lds="ab")),
-        "default fitted to 64^3": (d.with_shape(64, 64, 64), fitted_default(d.with_shape(64, 64, 64), get_target("gfx1100"))),
-    }
-    rows = [{"kernel": "reference: one-WMMA MLIR text",
-             "cold_isa_ms": 1e3 * _median(lambda: compile_mlir(REFERENCE, "gfx1100", cache=False), n),
-             "cold_isa_hsaco_ms": 1e3 * _median(lambda: compile_mlir(REFERENCE, "gfx1100", cache=False, eager_hsaco=True), n)}]
-    for name, (dd, s) in cases.items():
-        row = {"kernel": name,
-               "cold_isa_ms": 1e3 * _median(lambda: compile_gemm(dd, s, "gfx1100", cache=False), n),
-               "cold_isa_hsaco_ms": 1e3 * _median(lambda: compile_gemm(dd, s, "gfx1100", cache=False, eager_hsaco=True), n)}
-        with tempfile.TemporaryDirectory() as tmp:
-            cache = KernelCache(tmp)
-            compile_gemm(dd, s, "gfx1100", cache=cache, eager_hsaco=True)
-            row["cached_ms"] = 1e3 * _median(lambda: compile_gemm(dd, s, "gfx1100", cache=cache), n)
-        rows.append(row)
-    df = pd.DataFrame(rows).round(1)
+    small = d.with_shape(64, 64, 64)
+    t11, t12 = get_target("gfx1100"), get_target("gfx1201")
+    attn = AttentionDirective("f16", 128)
+    cases = [
+        ("reference: one-WMMA MLIR text", lambda: REFERENCE, "gfx1100"),
+        ("gemm default (LARGE 128x256x32, f16 NN)", lambda: _gemm_mlir(d, LARGE, t11), "gfx1100"),
+        ("gemm 64x64x32 LDS single-buffer (f16 NN)",
+         lambda: _gemm_mlir(d, Schedule(block_m=64, block_n=64, block_k=32, lds="ab"), t11), "gfx1100"),
+        ("gemm default fitted to 64^3", lambda: _gemm_mlir(small, fitted_default(small, t11), t11), "gfx1100"),
+        ("gemm default (LARGE, f16 NN)", lambda: _gemm_mlir(d, LARGE, t12), "gfx1201"),
+        ("attention fwd default (f16 hd128)", lambda: build_attention(attn, attention_default(t11, attn), t11).mlir,
+         "gfx1100"),
+    ]
+    rows = [_row(name, build, arch, n) for name, build, arch in cases]
+    df = pd.DataFrame(rows).round(2)
     out = Path("results") / "compile_time.csv"
     out.parent.mkdir(exist_ok=True)
     df.to_csv(out, index=False)
-    print(df.to_string(index=False))
-    print(f"\nmedian of {n} runs each, this machine, gfx1100; cold = no cache (build + lower + codegen); "
-          f"cached includes building the MLIR (the cache key); wrote {out}")
+    with pd.option_context("display.width", 200):
+        print(df.to_string(index=False))
+    print(f"\nmedian of {n} interleaved runs each, this machine (load average {os.getloadavg()[0]:.1f}); times "
+          f"from MLIR text, cache off unless cached; speedup = two_codegens_ms / compile_once_ms; wrote {out}")
 
 
 if __name__ == "__main__":

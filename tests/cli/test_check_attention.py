@@ -46,12 +46,12 @@ def test_analyze_prints_a_model_estimate_labelled_model(capsys, op):
 
 
 def test_compile_op_attention_writes_the_artifacts(tmp_path, capsys):
-    from wmma_gen.compiler.elf import read_elf
+    from wmma_gen.emu.decode.codeobject import load_code_object
     rc = main(["compile", "--op", "attention", "--arch", "gfx1100", "--dtype", "f16", "--head-dim", "64",
                "--causal", "--out", str(tmp_path / "k"), "--json"])
     data = json.loads(capsys.readouterr().out)
     assert rc == 0 and data["op"] == "attention" and data["metadata"]["vgpr_spill_count"] == 0
     assert data["v_wmma"] > 0 and data["directive"]["causal"] is True
     from wmma_gen.targets import get_target
-    assert read_elf((tmp_path / "k" / "kernel.hsaco").read_bytes()).mach == get_target("gfx1100").elf_mach
+    assert load_code_object((tmp_path / "k" / "kernel.hsaco").read_bytes()).mach == get_target("gfx1100").elf_mach
     assert "v_wmma" in (tmp_path / "k" / "kernel.s").read_text()

@@ -119,9 +119,9 @@ def compiled(kind: str, arch: str, what: str):
     from wmma_gen.compiler import compile_mlir
     from wmma_gen.targets import get_target
     if kind == "gemm":
-        from wmma_gen.directive import GemmDirective
         from wmma_gen.ops.gemm.build import compile_gemm
-        from wmma_gen.schedule import Schedule
+        from wmma_gen.ops.gemm.directive import GemmDirective
+        from wmma_gen.ops.gemm.schedule import Schedule
         return compile_gemm(GemmDirective(what, 128, 128, 128), Schedule(), arch).compiled
     if what == "fwd":
         from wmma_gen.ops.attention.directive import AttentionDirective
@@ -136,7 +136,9 @@ def compiled(kind: str, arch: str, what: str):
 
 
 def _check(ck):
-    text = Program.from_isa(ck.isa, ck.name)
+    from wmma_gen.compiler import llvm_isa, lower
+    # oracle: LLVM's own text of the same module (a second codegen, test-only; ck.isa is decoded)
+    text = Program.from_isa(llvm_isa(lower(ck.mlir, ck.arch), ck.arch), ck.name)
     mc = Program.from_code_object(ck.hsaco, ck.name)
     assert mc.arch == ck.arch and mc.source == "hsaco"
     bad = compare_programs(text, mc, family_of(mc.arch))

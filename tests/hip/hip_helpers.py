@@ -21,4 +21,4 @@ def compile_axpy(arch: str = "gfx1100", cache=None, name: str = "axpy"):
     body = AXPY.replace("@axpy", f"@{name}")
     src = ("module attributes {gpu.container_module} {\n"
            f'gpu.module @m [#rocdl.target<chip = "{arch}">] {{\n{body}\n}}\n}}\n')
-    return compile_mlir(src, arch, cache=cache, eager_hsaco=True)
+    return compile_mlir(src, arch, cache=cache)

@@ -49,7 +49,7 @@ def test_invalid_images_through_the_bindings(stub):
 
 
 def test_corrupt_code_object_reaches_hip_as_an_invalid_image(hip_dev, axpy):
-    broken = dataclasses.replace(axpy, hsaco_bytes=b"\0" * 256, key=axpy.key + "-broken")
+    broken = dataclasses.replace(axpy, hsaco=b"\0" * 256, key=axpy.key + "-broken")
     with pytest.raises(DeviceError, match=r"hipModuleLoadData failed: hipErrorInvalidImage \(200\): "
                                           "device kernel image is invalid"):
         hip_dev.launch(broken, GRID, BLOCK, _bufs(hip_dev) + [1.0])

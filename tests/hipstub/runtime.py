@@ -7,15 +7,11 @@ callbacks and installs them in the C library's table.
 What stands for what:
   device memory       one emulator GlobalMemory; a device pointer is an emulator address
                       (capacity `memory_bytes`: more is hipErrorOutOfMemory, like a full GPU)
-  hipModuleLoadData   the image is read as an AMDGPU ELF (size from its header), checked
-                      (EM_AMDGPU, EF_AMDGPU_MACH of the device's arch) and its kernels' metadata
-                      read from its own NT_AMDGPU_METADATA note. The emulator runs ISA text, not
-                      machine code, so the stub then finds the ISA text *of the same compilation*:
-                      the CompiledKernel whose hsaco bytes are identical, registered with
-                      `register()` or stored in wmma_gen's kernel cache (compile_mlir writes the
-                      hsaco there when it links). tests/emu/test_emu_objdump.py checks that ISA
-                      text against the code object's disassembly instruction by instruction.
-                      An unknown image is hipErrorNotSupported with the reason in `last_reason`.
+  hipModuleLoadData   the image is read as an AMDGPU ELF (size from its header) by wmma_gen's
+                      one ELF reader (emu/decode/codeobject.py), checked (EM_AMDGPU,
+                      EF_AMDGPU_MACH of the device's arch), its kernels' metadata read from its
+                      own NT_AMDGPU_METADATA note and its machine code decoded: the emulator runs
+                      the very bytes handed to HIP, whoever compiled them.
   hipModuleLaunchKernel  runs the kernel to completion on the emulator at once. Explicit
                       arguments come from `kernelParams` (one pointer per argument) or from the
                       `extra` kernarg buffer, placed by the code object's `.args` offsets; hidden
@@ -32,17 +28,14 @@ What stands for what:
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import itertools
 import struct
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
-from wmma_gen.compiler.cache import KernelCache
-from wmma_gen.compiler.elf import EM_AMDGPU, read_elf
-from wmma_gen.compiler.metadata import parse_metadata
+from wmma_gen.compiler.metadata import metadata_from_doc
+from wmma_gen.emu.decode.codeobject import CodeObjectError, load_code_object
 from wmma_gen.device.kernargs import hidden_values
 from wmma_gen.emu import GlobalMemory, Program, run_kernel
 from wmma_gen.errors import CompileError, EmulatorFault
@@ -124,14 +117,11 @@ def image_size(addr: int) -> int:
 
 
 class EmuHipRuntime:
-    def __init__(self, arch: str = "gfx1100", memory_bytes: int = 64 << 20, clock: FakeClock | None = None,
-                 cache_dir: str | Path | None = None):
+    def __init__(self, arch: str = "gfx1100", memory_bytes: int = 64 << 20, clock: FakeClock | None = None):
         self.arch, self.target = arch, get_target(arch)
         self.memory_bytes, self.clock = memory_bytes, clock or FakeClock()
-        self.cache_dir = Path(cache_dir) if cache_dir else None
         self.mem = GlobalMemory()
         self.allocs: dict[int, int] = {}
-        self.registered: dict[str, object] = {}                 # sha256(hsaco) -> CompiledKernel
         self.modules: dict[int, dict[str, tuple[Program, object]]] = {}
         self.functions: dict[int, tuple[Program, object]] = {}
         self.streams: set[int] = {0}
@@ -146,9 +136,6 @@ class EmuHipRuntime:
         self._handles = itertools.count(0x5710_0000, 0x40)
 
     # ---- test controls ------------------------------------------------------------------
-    def register(self, compiled) -> None:
-        self.registered[hashlib.sha256(compiled.hsaco).hexdigest()] = compiled
-
     def fail(self, call: str, error: str, times: int = 1) -> None:
         CODES[error]  # unknown name -> KeyError now, not at the call
         self.injected.setdefault(call, []).extend([error] * times)
@@ -240,33 +227,21 @@ class EmuHipRuntime:
             raise HipStubError("hipErrorInvalidValue", "image is NULL")
         data = _read(image, image_size(image))
         try:
-            info = read_elf(data)
-            meta = parse_metadata(info)
-        except (CompileError, ValueError, KeyError, IndexError, struct.error) as e:   # read_elf trusts its input
+            info = load_code_object(data)     # rejects a non-AMDGPU, truncated or kernel-less ELF
+            meta = metadata_from_doc(info.metadata)
+        except (CodeObjectError, CompileError) as e:
             raise HipStubError("hipErrorInvalidImage", f"unreadable code object: {e}") from None
-        if info.e_machine != EM_AMDGPU:
-            raise HipStubError("hipErrorInvalidImage", f"e_machine={info.e_machine}, not EM_AMDGPU")
         if info.mach != self.target.elf_mach:
             raise HipStubError("hipErrorNoBinaryForGpu", f"code object EF_AMDGPU_MACH={info.mach:#x}, "
                                f"device {self.arch} is {self.target.elf_mach:#x}")
-        isa = self._isa_of(data)
+        try:
+            prog = Program.from_code_object(data, meta.name)
+        except EmulatorFault as e:            # machine code the emulator cannot decode
+            self.last_reason = str(e)
+            raise HipStubError("hipErrorNotSupported", self.last_reason) from None
         handle = next(self._handles)
-        self.modules[handle] = {meta.name: (Program.from_isa(isa, meta.name), meta)}
+        self.modules[handle] = {meta.name: (prog, meta)}
         _put(out_module, ctypes.c_void_p, handle)
-
-    def _isa_of(self, data: bytes) -> str:
-        digest = hashlib.sha256(data).hexdigest()
-        if digest in self.registered:
-            return self.registered[digest].isa
-        root = self.cache_dir or KernelCache().dir
-        for path in sorted(root.glob("*/*.json")):
-            status, payload = KernelCache(root).load(path.stem)
-            if status == "hit" and payload.get("hsaco") == data:
-                self.registered[digest] = _Cached(payload["isa"])
-                return payload["isa"]
-        self.last_reason = (f"code object sha256={digest[:16]} is neither registered with the stub nor "
-                            f"stored in the kernel cache {root}: its ISA text is unknown")
-        raise HipStubError("hipErrorNotSupported", self.last_reason)
 
     def hipModuleGetFunction(self, out_function, module, name):
         kernels = self.modules.get(module)
@@ -383,8 +358,3 @@ class EmuHipRuntime:
 
     def hipEventDestroy(self, event):
         del self.events[self._event(event)]
-
-
-@dataclass(frozen=True)
-class _Cached:
-    isa: str

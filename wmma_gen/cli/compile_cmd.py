@@ -1,6 +1,7 @@
 """`wmma-gen compile`: build and compile one kernel, write its artifacts to --out."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -13,7 +14,8 @@ from .options import (add_attention, add_directive, add_json, add_schedule, add_
 
 
 def register(sub) -> None:
-    p = sub.add_parser("compile", help="compile one kernel; writes kernel.mlir, kernel.s, kernel.hsaco, kernel.json")
+    p = sub.add_parser("compile", help="compile one kernel; writes kernel.mlir, kernel.hsaco, "
+                                       "kernel.s (decoded from kernel.hsaco), kernel.json")
     add_target(p)
     add_directive(p, shape_default="256x256x256")
     add_schedule(p)
@@ -55,6 +57,7 @@ def run(args) -> int:
                                            "use check/analyze --op attention_bwd)")
     info = {"arch": args.arch, "op": args.op, "directive": d_dict, "schedule": s_dict,
             "grid": grid, "block": block, "kernel": c.name, "key": c.key,
+            "hsaco_sha256": hashlib.sha256(c.hsaco).hexdigest(),
             "metadata": c.metadata.to_dict(), "toolchain": c.toolchain, "cache": c.cache,
             "compile_seconds": round(c.compile_seconds, 4),
             "v_wmma": len(re.findall(r"^\s*v_wmma_", c.isa, re.M))}
@@ -64,8 +67,8 @@ def run(args) -> int:
     tmp = Path(tempfile.mkdtemp(prefix=".wmma_gen_", dir=out.parent))
     try:
         (tmp / "kernel.mlir").write_text(c.mlir)
-        (tmp / "kernel.s").write_text(c.isa)
-        (tmp / "kernel.hsaco").write_bytes(c.hsaco)
+        (tmp / "kernel.hsaco").write_bytes(c.hsaco)   # the object the emulator / a GPU runs
+        (tmp / "kernel.s").write_text(c.isa)          # its listing, decoded from those bytes
         (tmp / "kernel.json").write_text(json.dumps(info, indent=2, default=str))
         out.mkdir(exist_ok=True)
         for f in tmp.iterdir():

@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ENTRY_VERSION = 1
+ENTRY_VERSION = 2            # 2: the payload is the code object + its metadata (no ISA text)
 _WARNED: set[str] = set()      # directories already reported unusable in this process
 
 
@@ -71,8 +71,10 @@ class KernelCache:
             return "miss", None
         try:
             entry = json.loads(p.read_text())
+            if entry.get("version") != ENTRY_VERSION:   # an older layout: replaced, not corrupt
+                return "miss", None
             payload = entry["payload"]
-            if entry.get("version") != ENTRY_VERSION or entry.get("key") != key or entry.get("digest") != _digest(payload):
+            if entry.get("key") != key or entry.get("digest") != _digest(payload):
                 return "corrupt", None
             payload = dict(payload)
             payload["hsaco"] = base64.b64decode(payload["hsaco"]) if payload.get("hsaco") else None

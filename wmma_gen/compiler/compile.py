@@ -1,11 +1,19 @@
-"""The compiler as a named stage list (STYLE rule 2): lower -> isa -> hsaco.
+"""The compiler as a named stage list (STYLE rule 2): lower -> hsaco -> isa.
 
-All stages run in-process through one MLIR PassManager each; every artifact is kept in the
-CompiledKernel. Failures raise CompileError with MLIR's diagnostics, the dumped module and
-the exact pipeline (a repro).
+    lower   GPU-dialect MLIR -> ROCDL/LLVM dialect                  (MLIR passes)
+    hsaco   -> linked code object: the ONE LLVM code generation     (gpu-module-to-binary{format=bin})
+    isa     -> assembly listing decoded from the hsaco's bytes      (listing.py, no LLVM)
+
+The code object is the one artifact: the emulator runs it, a GPU loads it, the model reads
+its listing and metadata note, exports hash it. Every candidate costs one LLVM code
+generation on every path (`CODEGENS` counts them; tests assert it). Stages run in-process,
+one PassManager each; failures raise CompileError with MLIR's diagnostics, the dumped
+module and the exact pipeline (a repro).
 """
 from __future__ import annotations
 
+import collections
+import functools
 import re
 import tempfile
 import time
@@ -17,52 +25,44 @@ from ..errors import CompileError
 from ..targets import get_target
 from . import mlir_api, toolchain
 from .cache import KernelCache, make_key
-from .elf import read_elf
-from .metadata import KernelMetadata, parse_isa_metadata, parse_metadata
+from .listing import listing
+from .metadata import KernelMetadata, read_metadata
 from .pipeline import binary_pipeline, lowering_pipeline
 
 _OBJECT_RE = re.compile(r'(assembly|bin) = "((?:[^"\\]|\\.)*)"', re.S)
 _ESCAPE_RE = re.compile(rb"\\([0-9A-Fa-f]{2}|.)", re.S)
 
+# LLVM code generations (gpu-module-to-binary runs) in this process, by format. The pipeline
+# runs exactly one per compiled candidate ("bin"); "isa" counts test-oracle calls of llvm_isa.
+CODEGENS: collections.Counter = collections.Counter()
+
 
 @dataclass(frozen=True)
 class CompiledKernel:
-    """Every artifact of one compilation. The code object (`hsaco`) is produced on first
-    use: the emulator and the model read the ISA, so GPU-less tuning skips the second
-    LLVM code generation and the link (compile_mlir(eager_hsaco=True) forces it)."""
+    """Every artifact of one compilation. `hsaco` is the code object that runs, is timed,
+    hashed and exported; `metadata` comes from its note and `isa` is decoded from its bytes."""
     name: str
     arch: str
     mlir: str                 # the module as built (GPU dialect)
-    isa: str                  # assembly (format=isa)
-    metadata: KernelMetadata  # from the ISA's metadata block; checked against the hsaco note
+    hsaco: bytes = field(repr=False)   # the linked code object (ELF): the one artifact
+    metadata: KernelMetadata  # from the hsaco's NT_AMDGPU_METADATA note
     key: str                  # content address
     toolchain: dict = field(default_factory=dict)
     cache: str = "miss"       # how this object was obtained: miss | hit | rebuilt
     compile_seconds: float = 0.0
-    hsaco_bytes: bytes | None = field(default=None, repr=False, compare=False)
-    store: "KernelCache | None" = field(default=None, repr=False, compare=False)
 
     @property
     def spilled(self) -> bool:
         return self.metadata.spills > 0
 
-    @property
-    def hsaco(self) -> bytes:
-        """The linked code object (ELF), built now if this kernel has not needed one yet."""
-        if self.hsaco_bytes is None:
-            obj = hsaco(lower(self.mlir, self.arch), self.arch)
-            note = parse_metadata(read_elf(obj))
-            if note != self.metadata:
-                raise CompileError(f"{self.name}: hsaco metadata note disagrees with the ISA metadata",
-                                   diagnostics=f"note: {note}\nisa: {self.metadata}")
-            object.__setattr__(self, "hsaco_bytes", obj)
-            if self.store is not None:
-                self.store.store(self.key, _payload(self))
-        return self.hsaco_bytes
+    @functools.cached_property
+    def isa(self) -> str:
+        """Assembly listing decoded from `hsaco` (decoded once, on first use)."""
+        return listing(self.hsaco)
 
 
 def _payload(k: CompiledKernel) -> dict:
-    return {"name": k.name, "isa": k.isa, "hsaco": k.hsaco_bytes, "metadata": k.metadata.to_dict()}
+    return {"name": k.name, "hsaco": k.hsaco, "metadata": k.metadata.to_dict()}
 
 
 def _run(text: str, pipeline: str, stage: str) -> str:
@@ -99,14 +99,20 @@ def lower(text: str, arch: str) -> str:
     return _run(text, lowering_pipeline(arch), "lower")
 
 
-def isa(lowered: str, arch: str) -> str:
-    linker = toolchain.find_linker()
-    return _object(_run(lowered, binary_pipeline("isa", linker.toolkit), "isa"), "isa").decode()
-
-
 def hsaco(lowered: str, arch: str) -> bytes:
+    """The one code generation: ROCDL module -> linked code object (assembled and linked by
+    gpu-module-to-binary{format=bin}; no ISA text comes back)."""
     linker = toolchain.find_linker()
+    CODEGENS["bin"] += 1
     return _object(_run(lowered, binary_pipeline("bin", linker.toolkit), "hsaco"), "hsaco")
+
+
+def llvm_isa(lowered: str, arch: str) -> str:
+    """LLVM's own assembly text of the module: a SECOND code generation (format=isa). The
+    pipeline never calls it; tests compare it with the listing decoded from the hsaco."""
+    linker = toolchain.find_linker()
+    CODEGENS["isa"] += 1
+    return _object(_run(lowered, binary_pipeline("isa", linker.toolkit), "isa"), "isa").decode()
 
 
 def toolchain_info() -> dict:
@@ -119,11 +125,11 @@ def toolchain_info() -> dict:
 
 
 def compile_mlir(text: str, arch: str, cache: KernelCache | None | bool = None,
-                 eager_hsaco: bool = False) -> CompiledKernel:
-    """Compile a GPU-dialect module (one kernel) for `arch`; cached by content.
+                 eager_hsaco: bool = True) -> CompiledKernel:
+    """Compile a GPU-dialect module (one kernel) for `arch` to its code object; cached by content.
 
     cache: None -> default cache dir, False -> no cache, or a KernelCache.
-    eager_hsaco: also link the code object now (otherwise on first `.hsaco` access)."""
+    eager_hsaco: accepted for older callers; the code object is always the product."""
     get_target(arch)  # unknown arch -> ScheduleError listing the known ones
     tc = toolchain_info()
     key = make_key(text, arch, lowering_pipeline(arch), *(f"{k}={v}" for k, v in sorted(tc.items())))
@@ -131,21 +137,16 @@ def compile_mlir(text: str, arch: str, cache: KernelCache | None | bool = None,
     status = "miss"
     if store is not None:
         status, payload = store.load(key)
+        if status == "hit" and not payload.get("hsaco"):
+            status = "corrupt"                     # an entry without its code object is rebuilt
         if status == "hit":
-            kernel = CompiledKernel(payload["name"], arch, text, payload["isa"],
-                                    KernelMetadata.from_dict(payload["metadata"]), key, tc, "hit", 0.0,
-                                    payload.get("hsaco"), store)
-            if eager_hsaco:
-                _ = kernel.hsaco  # link now
-            return kernel
+            return CompiledKernel(payload["name"], arch, text, payload["hsaco"],
+                                  KernelMetadata.from_dict(payload["metadata"]), key, tc, "hit", 0.0)
     t0 = time.perf_counter()
-    asm = isa(lower(text, arch), arch)
-    meta = parse_isa_metadata(asm)
-    kernel = CompiledKernel(meta.name, arch, text, asm, meta, key, tc,
-                            "rebuilt" if status == "corrupt" else "miss", time.perf_counter() - t0, None, store)
+    obj = hsaco(lower(text, arch), arch)
+    meta = read_metadata(obj)
+    kernel = CompiledKernel(meta.name, arch, text, obj, meta, key, tc,
+                            "rebuilt" if status == "corrupt" else "miss", time.perf_counter() - t0)
     if store is not None:
         store.store(key, _payload(kernel))
-    if eager_hsaco:
-        _ = kernel.hsaco  # link now
-        object.__setattr__(kernel, "compile_seconds", time.perf_counter() - t0)
     return kernel

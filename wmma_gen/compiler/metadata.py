@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import CompileError
-from .elf import ElfInfo
 
 
 @dataclass(frozen=True)
@@ -51,14 +50,21 @@ class KernelMetadata:
         return cls(**d)
 
 
-def parse_metadata(info: ElfInfo) -> KernelMetadata:
-    """Metadata from the hsaco's NT_AMDGPU_METADATA note."""
-    return metadata_from_doc(info.metadata)
+def read_metadata(hsaco: bytes) -> KernelMetadata:
+    """Metadata from the code object's NT_AMDGPU_METADATA note (read by emu/decode/codeobject.py,
+    wmma_gen's one ELF reader)."""
+    from ..emu.decode.codeobject import CodeObjectError, load_code_object
+    try:
+        doc = load_code_object(hsaco).metadata
+    except CodeObjectError as e:
+        raise CompileError("the code object cannot be read", diagnostics=str(e)) from None
+    return metadata_from_doc(doc)
 
 
 def parse_isa_metadata(isa_text: str) -> KernelMetadata:
-    """The same metadata from the `.amdgpu_metadata` YAML block of the ISA text (the
-    assembler copies that block into the note; compile.py checks they agree)."""
+    """The same metadata from the `.amdgpu_metadata` YAML block of LLVM assembly text: for
+    other compilers' assembly (bench/peers.py reads Triton's); wmma_gen's own kernels read
+    the note of their code object (read_metadata)."""
     import yaml
     start, end = isa_text.find(".amdgpu_metadata"), isa_text.find(".end_amdgpu_metadata")
     if start < 0 or end < 0:

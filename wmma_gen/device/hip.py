@@ -35,13 +35,12 @@ import ctypes
 import itertools
 import math
 import statistics
-import struct
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-from ..errors import CompileError, DeviceError
+from ..errors import DeviceError
 from ..targets import TARGETS
 from .base import Arg, Buffer, Device, Timing
 from .kernargs import check_launch, pack_kernargs
@@ -240,11 +239,11 @@ class HipDevice(Device):
     # ---- code objects -----------------------------------------------------------------------
     def _check_code_object(self, kernel) -> None:
         """Refuse a code object built for another arch before HIP sees it (its ELF e_flags)."""
-        from ..compiler.elf import read_elf
+        from ..emu.decode.codeobject import CodeObjectError, load_code_object
         want = TARGETS[self.arch].elf_mach if self.arch in TARGETS else None
         try:
-            mach = read_elf(kernel.hsaco).mach
-        except (CompileError, IndexError, ValueError, struct.error):   # unreadable: HIP reports the image
+            mach = load_code_object(kernel.hsaco).mach
+        except CodeObjectError:   # unreadable: HIP reports the image
             return
         if want is not None and mach != want:
             has = next((t.arch for t in TARGETS.values() if t.elf_mach == mach), f"{mach:#x}")

@@ -1,4 +1,7 @@
-"""Main-loop analysis of the compiled ISA text (LLVM AMDGPU assembly as `format=isa` prints it).
+"""Main-loop analysis of a kernel's ISA text: `CompiledKernel.isa`, the listing decoded from the
+code object that runs (compiler/listing.py; LLVM's assembly syntax, branch targets labelled
+`.Lpc_<offset>`). LLVM's own `format=isa` text reads the same way (tests/compile/test_compile_once.py
+checks both give the same loop, instruction for instruction).
 
 The steady-state loop is the body between a label and a branch back to it (a back-edge);
 with several loops the one issuing the most v_wmma wins (ties: the shortest, i.e. innermost).

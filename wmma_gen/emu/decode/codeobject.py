@@ -9,6 +9,9 @@ entry is the descriptor address + kernel_code_entry_byte_offset); "Code Object V
 (NT_AMDGPU_METADATA = 32 note "AMDGPU", MessagePack, `amdhsa.target` and `amdhsa.kernels`);
 "Target ID" (`amdgcn-amd-amdhsa--gfx1100`, optionally followed by `:sramecc+`/`:xnack-`
 feature settings).
+
+This is wmma_gen's one ELF reader: the compiler reads the metadata note of the object it
+linked (compiler/metadata.py), the HIP device its EF_AMDGPU_MACH, the emulator its kernels.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import msgpack
 from ...errors import EmulatorFault
 
 EM_AMDGPU, ELFOSABI_AMDGPU_HSA, NT_AMDGPU_METADATA = 224, 64, 32
+ET_DYN = 3                  # a linked code object is a shared object (ld.lld -shared)
 SHT_SYMTAB, SHT_NOTE, SHT_DYNSYM = 2, 7, 11
 STT_FUNC, STT_OBJECT = 2, 1
 # EF_AMDGPU_MACH_AMDGCN_* (AMDGPUUsage "AMDGPU ELF Header e_flags for Code Object V4 and After")
@@ -61,7 +65,16 @@ class CodeObject:
     features: dict
     abi_version: int
     kernels: dict[str, Kernel]
-    metadata: dict
+    metadata: dict              # the whole NT_AMDGPU_METADATA document
+    e_type: int = 0             # ET_DYN for a linked code object
+    e_flags: int = 0
+    osabi: int = ELFOSABI_AMDGPU_HSA
+    sections: dict = field(default_factory=dict)    # name -> (file offset, size, sh_type)
+
+    @property
+    def mach(self) -> int:
+        """EF_AMDGPU_MACH (e_flags & 0xff): what HIP matches against the device."""
+        return self.e_flags & 0xFF
 
 
 def _need(data: bytes, off: int, n: int, what: str) -> None:
@@ -83,6 +96,8 @@ def _sections(data: bytes):
         raise CodeObjectError(f"ELF EI_OSABI={data[7]} is not allowed: HSA code objects have {ELFOSABI_AMDGPU_HSA}")
     shoff, = struct.unpack_from("<Q", data, 40)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 58)
+    if shnum and shentsize < 64:
+        raise CodeObjectError(f"ELF e_shentsize={shentsize} is not allowed: ELF64 section headers are 64 bytes")
     _need(data, shoff, shentsize * shnum, "section header table")
     secs = []
     for i in range(shnum):
@@ -164,8 +179,9 @@ def load_code_object(data: bytes) -> CodeObject:
         kernels[kname] = Kernel(kname, code, entry, desc, by_name.get(kname, {}))
     if not kernels:
         raise CodeObjectError("code object has no kernel (no STT_OBJECT symbol NAME.kd)")
-    abi = data[8]
-    return CodeObject(arch, feats, abi, kernels, meta)
+    e_type, = struct.unpack_from("<H", data, 16)
+    sections = {sec["name"]: (sec["off"], sec["size"], sec["type"]) for sec in secs}
+    return CodeObject(arch, feats, data[8], kernels, meta, e_type, e_flags, data[7], sections)
 
 
 def _section_at(secs, addr):
