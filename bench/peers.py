@@ -199,8 +199,7 @@ def emulate(ck, cfg: dict, q: dict) -> dict:
     else:   # P is rounded to f16 before P V, O is stored as f16: a few unit roundoffs of max|V|
         tol = 4 * 2.0 ** -11 * float(np.abs(vv).max())
         what = "4u*max|V| (u = 2^-11, f16)"
-    return {"emu_problem": (f"{EMU_GEMM}^3" if q["op"] == "gemm" else
-                            f"B1 H{EMU_ATTN['heads']} S{EMU_ATTN['seq']}"), "emu_max_err": err, "emu_tol": tol,
+    return {"emu_problem": emu_label(q), "emu_max_err": err, "emu_tol": tol,
             "emu_tolerance": what, "emu_ok": bool(err <= tol), "emu_wave_instr": res.stats.wave_instructions,
             "emu_s": round(time.perf_counter() - t0, 1)}
 
@@ -243,7 +242,27 @@ def ours(q: dict) -> dict:
     md = c.metadata
     return {**static(c.isa, md.vgpr_count, md.vgpr_spill_count, sec), "config": sched,
             "model_tflops": round(e.tflops, 1), "model_low": round(lo, 1), "model_high": round(hi, 1),
-            "limiter": e.limiter}
+            "limiter": e.limiter}, (d, s)
+
+
+def ours_emulate(q: dict, d, s) -> dict:
+    """Our kernel with the same schedule at the emulator problem, through the op's own check
+    (registry tolerance) on the emulator."""
+    from dataclasses import replace as dc_replace
+    from wmma_gen.ops.attention.check import check_attention
+    from wmma_gen.ops.gemm.check import check_gemm
+    if q["op"] == "gemm":
+        r = check_gemm(dc_replace(d, m=EMU_GEMM, n=EMU_GEMM, k=EMU_GEMM), s, q["arch"], device="emu")
+    else:
+        p = dict(batch=EMU_ATTN["batch"], heads=EMU_ATTN["heads"], kv_heads=EMU_ATTN["heads"],
+                 seq_q=EMU_ATTN["seq"], seq_k=EMU_ATTN["seq"], head_dim=q["head_dim"])
+        r = check_attention(p, dtype=q["dtype"], causal=q["causal"], arch=q["arch"], device="emu", schedule=s)
+    return {"ours_emu_ok": bool(r.passed), "ours_emu_max_err": float(r.max_abs), "ours_emu_tol": float(r.tol),
+            "ours_emu_source": r.source, "ours_emu_problem": emu_label(q)}
+
+
+def emu_label(q: dict) -> str:
+    return f"{EMU_GEMM}^3" if q["op"] == "gemm" else f"B{EMU_ATTN['batch']} H{EMU_ATTN['heads']} S{EMU_ATTN['seq']}"
 
 
 def row(peers: Peers, q: dict, run_emu: bool, emu_done: dict) -> dict:
@@ -253,8 +272,13 @@ def row(peers: Peers, q: dict, run_emu: bool, emu_done: dict) -> dict:
     tri = {**static(ck.asm["amdgcn"], md.vgpr_count, md.vgpr_spill_count, sec),
            "config": " ".join(f"{k}={v}" for k, v in cfg.items()), "model_tflops": round(e.tflops, 1),
            "model_low": round(e.est_low, 1), "model_high": round(e.est_high, 1), "limiter": e.limiter}
+    mine, (d, s) = ours(q)
     out = {"problem": label(q), "arch": q["arch"], "origin": q["origin"], **{f"triton_{k}": v for k, v in tri.items()},
-           **{f"ours_{k}": v for k, v in ours(q).items()}, "estimate_source": "model"}
+           **{f"ours_{k}": v for k, v in mine.items()}, "estimate_source": "model"}
+    okey = (q["arch"], q["op"], q["dtype"], q.get("head_dim"), q.get("causal"), mine["config"])
+    if run_emu and okey not in emu_done:
+        emu_done[okey] = ours_emulate(q, d, s)
+    out.update(emu_done.get(okey, {}))
     ekey = (q["arch"], q["op"], q["dtype"], q.get("head_dim"), q.get("causal"))
     if run_emu and q["dtype"] != "bf16" and ekey not in emu_done:
         from wmma_gen.errors import EmulatorFault
@@ -268,7 +292,7 @@ def row(peers: Peers, q: dict, run_emu: bool, emu_done: dict) -> dict:
 
 def report(df: pd.DataFrame, version: str) -> str:
     L = ["# Peers side by side: Triton kernels compiled here vs ours", "",
-         f"Written by `python bench/peers.py` with Triton {version}, no GPU. Static columns are compiler output "
+         f"Written by `python bench/peers.py` with Triton {version} (wmma_gen state `{_state()}`), no GPU. Static columns are compiler output "
          "(VGPRs, spills, main-loop WMMA density = v_wmma per issued instruction of the steady-state loop, load "
          "widths in that loop as b<bits>x<count>, cold compile seconds on this machine, 2 shared cores). **Estimates are "
          "source=model** (our GPU-less model, calibrated; [low..high] is the calibration band): Triton's objects "
@@ -277,7 +301,8 @@ def report(df: pd.DataFrame, version: str) -> str:
          "model structures. Nothing here was timed on a GPU. The Triton kernels are our own Triton code "
          "(bench/peers_triton.py: tiled tl.dot GEMM, FA-2 forward), not Triton's tutorial files.", "",
          "Emulator: each Triton object (f16, i8) ran on wmma_gen's emulator at a small problem and was compared "
-         "with numpy (float64 / exact integers); bf16 objects were not run.", "",
+         "with numpy (float64 / exact integers); bf16 objects were not run. Ours: the same schedule at the same small "
+         "problem through the op's own check (its stated tolerance) on the emulator.", "",
          "| problem | arch | kernel | config | VGPRs | spills | loop density | global loads | LDS loads "
          "| compile s | model TFLOP/s [band] | emulator vs numpy |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in df.to_dict("records"):
@@ -287,16 +312,29 @@ def report(df: pd.DataFrame, version: str) -> str:
         elif isinstance(r.get("emu_ok"), (bool, np.bool_)):
             emu = (f"{'ok' if r['emu_ok'] else 'FAIL'} ({r['emu_problem']}, max err {r['emu_max_err']:.2g} "
                    f"<= {r['emu_tol']:.2g})")
+        ours_emu = "-"
+        if isinstance(r.get("ours_emu_ok"), (bool, np.bool_)):
+            ours_emu = (f"{'ok' if r['ours_emu_ok'] else 'FAIL'} (same schedule, {r['ours_emu_problem']}, "
+                        f"max err {r['ours_emu_max_err']:.2g} <= {r['ours_emu_tol']:.2g}, the op's check)")
         for who in ("triton", "ours"):
             g = {k[len(who) + 1:]: v for k, v in r.items() if k.startswith(who + "_")}
             L.append(f"| {r['problem'] if who == 'triton' else ''} | {r['arch'] if who == 'triton' else ''} "
                      f"| {'Triton' if who == 'triton' else 'ours'} | {g['config']} | {g['vgprs']} | {g['spills']} "
                      f"| {g['density']:.3f} | {g['global_loads']} | {g['lds_loads']} | {g['compile_s']} "
                      f"| {g['model_tflops']} [{g['model_low']}..{g['model_high']}] {g['limiter']} "
-                     f"| {emu if who == 'triton' else 'gate (sweeps)'} |")
+                     f"| {emu if who == 'triton' else ours_emu} |")
     L += ["", "Problem origins: " + "; ".join(sorted({f"{r['problem']} on {r['arch']}: {r['origin']}"
                                                        for r in df.to_dict('records')})), ""]
     return "\n".join(L)
+
+
+def _state() -> str:
+    import subprocess
+    try:
+        return subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True,
+                              text=True, timeout=10).stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
 
 
 def main(argv=None) -> int:
@@ -329,7 +367,7 @@ def main(argv=None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     df.to_csv(args.out / "peers.csv", index=False)
     (args.out / "peers.md").write_text(report(df, triton.__version__))
-    bad = [r["problem"] + " " + r["arch"] for r in rows if r.get("emu_ok") is False]
+    bad = [r["problem"] + " " + r["arch"] for r in rows if r.get("emu_ok") is False or r.get("ours_emu_ok") is False]
     faults = sorted({f"{r['arch']} {r['problem'].split()[0]}: {r['emu_fault']}" for r in rows if r.get("emu_fault")})
     print(f"wrote {args.out / 'peers.md'}, .csv; emulator mismatches: {bad or 'none'}; "
           f"not run (emulator faults): {faults or 'none'}")

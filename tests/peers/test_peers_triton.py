@@ -57,3 +57,35 @@ def test_triton_gemm_i8_for_gfx1100_is_exact_on_the_emulator(peers_triton):
     a, b = (rng.integers(-128, 128, (m, m)).astype(np.int8) for _ in range(2))
     res = _run(ck, (4, 1, 1), [a, b, np.zeros((m, n), np.int32), m, n, k, k, n, n])
     np.testing.assert_array_equal(res.buffers[2], a.astype(np.int64) @ b.astype(np.int64))
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_triton_fa2_forward_for_gfx1100_runs_on_the_emulator_and_matches_numpy(peers_triton, causal):
+    d, s, bh = 64, 128, 2
+    ck, _ = peers_triton.compile_attention("gfx1100", "f16", d, causal=causal, bm=64, bn=32, num_warps=4)
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.standard_normal((bh, s, d)).astype(np.float16) for _ in range(3))
+    o, lse = np.zeros((bh, s, d), np.float16), np.zeros((bh, s), np.float32)
+    res = _run(ck, (s // 64, bh, 1), [q, k, v, o, lse, s, float(peers_triton.qk_scale(d))])
+    sc = q.astype(np.float64) @ k.astype(np.float64).transpose(0, 2, 1) / np.sqrt(d)
+    if causal:
+        sc = np.where(np.tril(np.ones((s, s), bool)), sc, -np.inf)
+    m = sc.max(-1, keepdims=True)
+    p = np.exp(sc - m)
+    ref_o = (p / p.sum(-1, keepdims=True)) @ v.astype(np.float64)
+    ref_lse = (m[..., 0] + np.log(p.sum(-1)))
+    # P is rounded to f16 before P V and O is stored as f16: a few unit roundoffs (2^-11) of max|V|
+    assert np.abs(res.buffers[3].astype(np.float64) - ref_o).max() <= 4 * 2.0 ** -11 * np.abs(v).max()
+    assert np.abs(res.buffers[4] - ref_lse).max() <= 1e-4 * (1 + np.abs(ref_lse).max())
+
+
+def test_our_model_on_a_triton_object_is_a_model_estimate_with_a_band(peers_triton, monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCH))
+    import peers
+    from wmma_gen.targets import get_target
+    cfg = dict(bm=128, bn=128, bk=32)
+    ck, _ = peers_triton.compile_gemm("gfx1100", "f16", **cfg, num_warps=8)
+    e = peers.peer_estimate(ck, cfg, dict(op="gemm", arch="gfx1100", dtype="f16", m=2048, n=2048, k=2048))
+    assert e.source == "model" and e.est_low < e.tflops < e.est_high
+    assert 0 < e.tflops < get_target("gfx1100").peak_tflops("f16")
+    assert e.figures["workgroups"] == 256 and e.figures["total_trips"] == 256 * 64
