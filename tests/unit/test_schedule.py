@@ -37,6 +37,8 @@ def test_unknown_field_refused():
     (Schedule(block_m=256, block_n=256, block_k=64, lds="ab", buffers=2, lds_pad=8), D, "gfx1100", "lds_budget"),
     (Schedule(block_m=256, block_n=256, waves_m=1, waves_n=1), D, "gfx1100", "vgpr_budget"),
     (Schedule(), GemmDirective("f16", 65536, 65536, 64), "gfx1100", "operand_size"),
+    # f32 C rows of 2**25 elements: a 64-row tile spans > 2**32 bytes (32-bit SADDR offsets)
+    (Schedule(), GemmDirective("f16", 32, 2**25, 16), "gfx1100", "output_offsets"),
     (Schedule(lds="ab"), GemmDirective("i4", 64, 64, 64, layout="NN"), "gfx1100", "lds_i4_k_contiguous"),
     (Schedule(split_k=4, block_k=64), GemmDirective("f16", 64, 64, 128), "gfx1100", "split_k_depth"),
 ])

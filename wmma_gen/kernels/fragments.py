@@ -14,7 +14,7 @@ from ..compiler.mlir_api import arith, vector
 
 from .. import layouts
 from . import irb
-from .globalmem import Stored, read_row_run, read_scalar
+from .globalmem import Pos, Stored, read_row_run, read_scalar
 
 
 def as_wmma_operand(v: ir.Value, dtype: str, n: int) -> ir.Value:
@@ -38,33 +38,43 @@ def lane_run(family: str, lane, base_outer, k0):
     return outer, k0
 
 
-def load_fragment_global(x: Stored, k_contiguous: bool, family: str, b, base_outer, k0, lane,
+def load_fragment_global(x: Stored, k_contiguous: bool, family: str, b, outer: Pos, k: Pos, lane,
                          load_bits: int) -> ir.Value:
-    """A fragment (rows of A) or B fragment (columns of B) straight from global memory."""
+    """A fragment (rows of A) or B fragment (columns of B) straight from global memory.
+
+    `outer` (first row of A / column of B of the fragment) and `k` (its first K) are split
+    into uniform, per-lane and constant parts (globalmem.Pos): the uniform parts go to the
+    SGPR base of the reads, the lane's run (lane_run) to its loop-invariant VGPR offset."""
     n = layouts.ab_elements(family)
-    outer, k = lane_run(family, lane, base_outer, k0)
+    outer = Pos(outer.uniform, irb.rem(lane, 16) if outer.lane is None else irb.add(outer.lane, irb.rem(lane, 16)),
+                outer.const, outer.step)
+    if family == "gfx12":  # half-waves hold different K halves (lane_run)
+        half = irb.mul(irb.div(lane, 16), 8)
+        k = Pos(k.uniform, half if k.lane is None else irb.add(k.lane, half), k.const, k.step)
     if k_contiguous:
         if x.dtype == "i4":  # two nibbles per byte along K
-            run = read_row_run(x, b, outer, irb.div(k, 2), n // 2, load_bits)
+            run = read_row_run(x, b, outer, k.half(), n // 2, load_bits)
         else:
             run = read_row_run(x, b, outer, k, n, load_bits)
         return as_wmma_operand(run, x.dtype, n)
     if x.dtype == "i4":
-        return _gather_i4(x, b, outer, k, n)
-    vals = [read_scalar(x, b, irb.add(k, i), outer) for i in range(n)]
+        return _gather_i4(x, b, outer, k, lane, n)
+    vals = [read_scalar(x, b, k.plus(i), outer) for i in range(n)]
     return as_wmma_operand(vector.from_elements(irb.vec(n, irb.storage_type(x.dtype)), vals), x.dtype, n)
 
 
-def _gather_i4(x: Stored, b, outer, k, n: int) -> ir.Value:
+def _gather_i4(x: Stored, b, outer: Pos, k: Pos, lane, n: int) -> ir.Value:
     """Gather n nibbles (K runs across stored rows) into 32-bit words with integer shifts:
-    a vector of i4 built element by element makes LLVM spill it to scratch."""
+    a vector of i4 built element by element makes LLVM spill it to scratch. The nibble is
+    the low one for an even outer index: only the lane's own part can be odd."""
     i32 = ir.IntegerType.get_signless(32)
-    shift_in = arith.index_cast(i32, irb.mul(irb.rem(outer, 2), 4))  # low nibble = even index
+    shift_in = arith.index_cast(i32, irb.mul(irb.rem(lane, 2), 4))  # lane%16 parity = outer parity
+    col = outer.half()
     words = []
     for w in range(n // 8):
         word = None
         for i in range(8):
-            byte = read_scalar(x, b, irb.add(k, 8 * w + i), irb.div(outer, 2))
+            byte = read_scalar(x, b, k.plus(8 * w + i), col)
             nib = arith.andi(arith.shrui(arith.extui(i32, byte), shift_in), irb.ci(0xF, 32))
             nib = arith.shli(nib, irb.ci(4 * i, 32)) if i else nib
             word = nib if word is None else arith.ori(word, nib)
@@ -95,6 +105,14 @@ def acc_coords(family: str, lane, v: int):
     if family == "gfx11":  # row 2v + lane/16
         return irb.add(irb.div(lane, 16), 2 * v), irb.rem(lane, 16)
     return irb.add(irb.mul(irb.div(lane, 16), 8), v), irb.rem(lane, 16)  # row 8*(lane/16) + v
+
+
+def acc_coords_split(family: str, lane, v: int):
+    """acc_coords as (row per lane, row constant, column per lane): the row is lane//16 + 2v on
+    gfx11 (RDNA3 ISA guide 7.9) and 8*(lane//16) + v on gfx12 (layouts.c_coord)."""
+    if family == "gfx11":
+        return irb.div(lane, 16), 2 * v, irb.rem(lane, 16)
+    return irb.mul(irb.div(lane, 16), 8), v, irb.rem(lane, 16)
 
 
 def acc_values(family: str, acc_bits: int, acc: ir.Value):

@@ -14,7 +14,7 @@ from ..compiler.mlir_api import ir
 from ..compiler.mlir_api import memref, vector
 
 from . import irb
-from .globalmem import Stored, chunk_width, concat, read_chunk
+from .globalmem import Pos, Stored, chunk_width, concat, read_chunk
 
 
 @dataclass(frozen=True)
@@ -53,35 +53,43 @@ def plan_tile(x: Stored, transpose: bool, rows: int, cols: int, load_bits: int, 
 
 
 def _group_index(p: TilePlan, tid, i: int):
-    """(first stored row, column) of this thread's i-th group of g stacked chunks.
+    """(first stored row, column, constant column offset) of this thread's i-th group of g
+    stacked chunks.
 
     Thread-major order: a thread's groups are consecutive along the stored row, so they
-    share one row address and differ by constant byte offsets (folded into the load's
-    immediate). Row strides are run-time kernel arguments: the interleaved order (group
-    tid + i*threads) put each group on another row, and every such row address stayed live
-    across the main loop (measured: 77-221 spilled VGPRs for the default schedule)."""
+    share one row address and differ by constant byte offsets (the load's immediate; the
+    constant is returned apart when the thread's groups never wrap to the next row). Row
+    strides are run-time kernel arguments: the interleaved order (group tid + i*threads) put
+    each group on another row, and every such row address stayed live across the main loop
+    (measured: 77-221 spilled VGPRs for the default schedule)."""
+    per_row = p.cols // p.w
+    if p.per_thread * p.threads == p.groups and per_row % p.per_thread == 0:
+        q = irb.mul(tid, p.per_thread)
+        return irb.mul(irb.div(q, per_row), p.g), irb.mul(irb.rem(q, per_row), p.w), i * p.w
     q = irb.add(irb.mul(tid, p.per_thread), i)
     if p.per_thread * p.threads > p.groups:
         # surplus threads repeat the last group: same values to the same LDS addresses
         q = irb.minu(q, p.groups - 1)
-    per_row = p.cols // p.w
-    return irb.mul(irb.div(q, per_row), p.g), irb.mul(irb.rem(q, per_row), p.w)
+    return irb.mul(irb.div(q, per_row), p.g), irb.mul(irb.rem(q, per_row), p.w), 0
 
 
-def load_tile(p: TilePlan, b, row0, col0, tid) -> list:
-    """Global reads of this thread's chunks of the tile at stored (row0, col0)."""
+def load_tile(p: TilePlan, b, row0: Pos, col0: Pos, tid) -> list:
+    """Global reads of this thread's chunks of the tile at stored (row0, col0): uniform
+    positions (tile origin, K step; globalmem.Pos) to which the thread's loop-invariant
+    (row, column) inside the tile is added."""
     vals = []
     for i in range(p.per_thread):
-        r, c = _group_index(p, tid, i)
+        r, c, dc = _group_index(p, tid, i)
         for e in range(p.g):
-            vals.append(read_chunk(p.x, b, irb.add(row0, irb.add(r, e)), irb.add(col0, c), p.w))
+            vals.append(read_chunk(p.x, b, row0.plus(e, r), col0.plus(dc, c), p.w))
     return vals
 
 
 def store_tile(p: TilePlan, lds: ir.Value, buf, tid, vals: list) -> None:
     """Write this thread's chunks into LDS [buf][outer][k]."""
     for i in range(p.per_thread):
-        r, c = _group_index(p, tid, i)
+        r, c, dc = _group_index(p, tid, i)
+        c = irb.add(c, dc) if dc else c
         chunk = vals[i * p.g:(i + 1) * p.g]
         if not p.transpose:
             vector.store(chunk[0], lds, [buf, r, c])

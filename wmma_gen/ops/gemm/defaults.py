@@ -3,7 +3,7 @@
 LARGE is the large-GEMM default: 128x256x32 macro tile, 2x4 waves (64x64 per wave, 16 WMMA
 tiles), A and B staged through double-buffered LDS with prefetch, 128-bit loads, two K tiles
 per loop iteration. Measured on the compiled ISA (bench/gemm_static_quality.py): no spills
-on gfx1100/gfx1151/gfx1201 for NN and NT, 64 v_wmma per main-loop iteration.
+on gfx1100/gfx1151/gfx1201 for NN, NT and TN, 64 v_wmma per main-loop iteration.
 """
 from __future__ import annotations
 
@@ -42,9 +42,10 @@ def fitted_default(d: GemmDirective, t: Target, base: Schedule = LARGE) -> Sched
         # remainder copy spilled 2 VGPRs for TT at K=48 on gfx11 (tests/compile spill grid)
         s = s.replace(k_unroll=1)
     if t.family == "gfx12" and s.lds != "none":
-        # measured (bench/gemm_static_quality.py): 64-bit LDS stores cut DS ops; with run-time
-        # shapes k_unroll=2 spills 4-44 VGPRs outside the main loop on gfx1201, k_unroll=1 none
-        s = s.replace(lds_store_bits=64, k_unroll=1)
+        # measured (bench/gemm_static_quality.py): 64-bit LDS stores cut DS ops. k_unroll stays
+        # 2: with operands and C addressed as SGPR base + 32-bit VGPR offset (kernels/globalmem)
+        # it compiles without spills (64-bit per-lane addresses had spilled 4-44 VGPRs)
+        s = s.replace(lds_store_bits=64)
     lds = staged_operands(d) if s.lds != "none" else "none"
     if lds != s.lds and base is LARGE:
         # an operand read straight from global (i4 gathered nibble by nibble) needs far more

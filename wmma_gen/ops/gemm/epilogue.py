@@ -11,7 +11,8 @@ import math
 
 from ...compiler.mlir_api import arith, ir, math as mmath, memref, scf
 from ...kernels import irb
-from ...kernels.fragments import acc_coords, acc_values
+from ...kernels.fragments import acc_coords_split, acc_values
+from ...kernels.globalmem import Pos, Stored, write
 from .directive import GemmDirective
 
 
@@ -80,22 +81,24 @@ def fused_value(d: GemmDirective, acc_val, C0, bias, b, row, col, acc_type: str 
     return _from_f32(x, d.out_dtype)
 
 
-def for_each_output(d: GemmDirective, family: str, row0, col0, lane, accs, frags_m: int, frags_n: int,
-                    m_bound, n_bound, body) -> None:
+def for_each_output(d: GemmDirective, family: str, row0: Pos, col0: Pos, lane, accs, frags_m: int,
+                    frags_n: int, m_bound, n_bound, body) -> None:
     """Call body(value, row, col) for every accumulator value this lane owns, inside an
     scf.if against the run-time bounds M / N when the key says the tile may cross that edge
-    (bound None: whole tiles, no guard); the body never runs out of bounds."""
+    (bound None: whole tiles, no guard); the body never runs out of bounds. row0/col0 are
+    the wave's origin (uniform tile origin + the wave's offset); row and col are Pos (the
+    fragment and value constants kept apart, for globalmem.write's immediates/SGPR bases)."""
     acc_bits = 16 if d.acc in ("f16", "bf16") else 32
     for i in range(frags_m):
         for j in range(frags_n):
             for v, val in enumerate(acc_values(family, acc_bits, accs[i * frags_n + j])):
-                r, c = acc_coords(family, lane, v)
-                row, col = irb.add(row0, irb.add(r, 16 * i)), irb.add(col0, irb.add(c, 16 * j))
+                r, rc, c = acc_coords_split(family, lane, v)
+                row, col = row0.plus(16 * i + rc, r), col0.plus(16 * j, c)
                 ok = None
                 if m_bound is not None:
-                    ok = irb.lt(row, m_bound)
+                    ok = irb.lt(row.total(), m_bound)
                 if n_bound is not None:
-                    okn = irb.lt(col, n_bound)
+                    okn = irb.lt(col.total(), n_bound)
                     ok = okn if ok is None else irb.land(ok, okn)
                 if ok is None:
                     body(val, row, col)
@@ -106,8 +109,8 @@ def for_each_output(d: GemmDirective, family: str, row0, col0, lane, accs, frags
                     scf.YieldOp([])
 
 
-def store_tile_results(d: GemmDirective, family: str, C, C0, bias, b, row0, col0, lane, accs,
-                       frags_m: int, frags_n: int, m_bound, n_bound) -> None:
+def store_tile_results(d: GemmDirective, family: str, C: Stored, C0, bias, b, row0: Pos, col0: Pos, lane,
+                       accs, frags_m: int, frags_n: int, m_bound, n_bound) -> None:
     def store(val, row, col):
-        memref.store(fused_value(d, val, C0, bias, b, row, col), C, [b, row, col])
+        write(C, b, row, col, fused_value(d, val, C0, bias, b, row.total(), col.total()))
     for_each_output(d, family, row0, col0, lane, accs, frags_m, frags_n, m_bound, n_bound, store)

@@ -28,7 +28,9 @@ from dataclasses import dataclass
 from ...compiler.mlir_api import _gpu_ops_gen as gpu, ir, scf
 from ...kernels import irb
 from ...kernels.fragments import load_fragment_global, load_fragment_lds, storage_elems, wmma
-from ...kernels.globalmem import Stored
+from ...kernels.attention_blocks import global_pointer_type
+from ...kernels.globalmem import Pos, Stored
+from ...kernels.module import gpu_module_text
 from ...kernels.signature import KernelSource
 from ...kernels.tiles import TilePlan, load_tile, plan_tile, store_tile
 from ...kernels.views import as_index, i32, pointer_type, strided_view
@@ -40,22 +42,16 @@ from .signature import GemmKey, buffer_args, gemm_signature, scalar_args
 from .splitk import arrived_last, reduce_and_store, write_partials
 
 
+OPERANDS = ("A", "B", "C")   # buffers accessed by globalmem (SGPR base + 32-bit lane offsets)
+
+
 def build_gemm(d: GemmDirective, s: Schedule, t: Target, key: GemmKey, name: str = "wmma_gemm") -> KernelSource:
     """The kernel for every problem with specialization key `key`. The directive's sizes
     are not read (see GemmDirective.sizeless): they are kernel arguments."""
     d = d.sizeless()
     s.validate_kernel(d, t)
-    with ir.Context(), ir.Location.name(f"wmma_gemm {d.dtype}/{d.acc} {d.layout} {t.arch}"):
-        module = ir.Module.create()
-        module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
-        with ir.InsertionPoint(module.body):
-            gm = gpu.GPUModuleOp(f"{name}_module", targets=ir.ArrayAttr.get(
-                [ir.Attribute.parse(f'#rocdl.target<chip = "{t.arch}">')]))
-            gm.bodyRegion.blocks.append()
-            with ir.InsertionPoint(gm.bodyRegion.blocks[0]):
-                _kernel(d, s, t, key, name)
-        module.operation.verify()  # raises MLIRError with diagnostics on a builder bug
-        text = str(module)
+    text = gpu_module_text(name, t.arch, lambda: _kernel(d, s, t, key, name),
+                           location=f"wmma_gemm {d.dtype}/{d.acc} {d.layout} {t.arch}")
     return KernelSource(name, text, t.arch, gemm_signature(d, s, name))
 
 
@@ -97,7 +93,10 @@ def _lds_type(d: GemmDirective, s: Schedule, outer: int) -> ir.MemRefType:
 
 def _kernel(d: GemmDirective, s: Schedule, t: Target, key: GemmKey, name: str) -> None:
     buffers, scalars = buffer_args(d, s), scalar_args(d)
-    arg_types = [pointer_type(dt) for _, dt in buffers] + [i32() for _ in scalars]
+    # A and B are raw global pointers read in the SGPR-base form (globalmem.py); the
+    # other buffers are bare-pointer memrefs viewed with run-time strides (views.py)
+    arg_types = [global_pointer_type() if n in OPERANDS else pointer_type(dt) for n, dt in buffers] + \
+        [i32() for _ in scalars]
     lds_types = ([_lds_type(d, s, s.block_m)] if "a" in s.lds else []) + \
                 ([_lds_type(d, s, s.block_n)] if "b" in s.lds else []) + \
                 ([ir.MemRefType.get([1], irb.storage_type("i32"), memory_space=ir.Attribute.parse(
@@ -118,7 +117,7 @@ def _kernel(d: GemmDirective, s: Schedule, t: Target, key: GemmKey, name: str) -
         val = _views(d, s, {n: raw[n] for n, _ in buffers}, {n: as_index(raw[n]) for n in scalars})
         ctx = _context(d, s, t, key, val, lds_a, lds_b)
         accs = main_loop(ctx)
-        row0, col0 = irb.add(ctx.tile_m0, ctx.wave_m0), irb.add(ctx.tile_n0, ctx.wave_n0)
+        row0, col0 = Pos(ctx.tile_m0, ctx.wave_m0), Pos(ctx.tile_n0, ctx.wave_n0)
         bounds = (ctx.M if not key.m_full else None, ctx.N if not key.n_full else None)
         if s.split_k == 1:
             store_tile_results(d, t.family, val["C"], val.get("C0"), val.get("bias"), ctx.batch,
@@ -139,11 +138,10 @@ def _views(d: GemmDirective, s: Schedule, ptr: dict, x: dict) -> dict:
     """Every buffer argument as a strided memref view with run-time sizes (views.py)."""
     M, N, K, batch = x["M"], x["N"], x["K"], x["batch"]
     out = {"sizes": x}
-    for name in ("A", "B"):
-        rows, cols = _stored_rows_cols(d, name.lower(), M, N, K)
-        low = name.lower()
-        out[name] = strided_view(ptr[name], d.dtype, [batch, rows, cols], [x[f"{low}_sb"], x[f"{low}_sr"]])
-    out["C"] = strided_view(ptr["C"], d.out_dtype, [batch, M, N], [x["c_sb"], x["c_sr"]])
+    for name in ("A", "B"):  # pointers + strides, made Stored in _stored
+        out[name] = (ptr[name], x[f"{name.lower()}_sb"], x[f"{name.lower()}_sr"])
+    # offsets of wider outputs are bounded by the legality schedule.output_offsets
+    out["C"] = Stored(ptr["C"], x["c_sb"], x["c_sr"], d.out_dtype, M, N, False, False, offsets_checked=True)
     if "C0" in ptr:
         out["C0"] = strided_view(ptr["C0"], d.out_dtype, [batch, M, N], [x["c0_sb"], x["c0_sr"]])
     if "bias" in ptr:
@@ -165,12 +163,13 @@ def _stored_rows_cols(d: GemmDirective, which: str, M, N, K):
     return rows, irb.div(cols, 2) if d.dtype == "i4" else cols
 
 
-def _stored(d: GemmDirective, key: GemmKey, which: str, ref, sizes: dict) -> Stored:
+def _stored(d: GemmDirective, key: GemmKey, which: str, arg, sizes: dict) -> Stored:
     rows, cols = _stored_rows_cols(d, which, sizes["M"], sizes["N"], sizes["K"])
+    ptr, sb, sr = arg
     guard_outer = not (key.m_full if which == "a" else key.n_full)
     guard_k = not key.k_full   # a partial last K tile, or split-K rounding the tiles up
     k_contig = k_contiguous(d, which)
-    return Stored(ref, d.dtype, rows, cols, guard_rows=guard_k if not k_contig else guard_outer,
+    return Stored(ptr, sb, sr, d.dtype, rows, cols, guard_rows=guard_k if not k_contig else guard_outer,
                   guard_cols=guard_outer if not k_contig else guard_k,
                   align=key.align_a if which == "a" else key.align_b)
 
@@ -209,9 +208,9 @@ def _split_k_base(s: Schedule, k_tiles):
     return irb.mul(irb.mul(split, k_tiles), s.block_k)
 
 
-def _k(c: "Ctx", k0):
-    """Global K index of local depth k0 (offset by this workgroup's split)."""
-    return k0 if c.k_base is None else irb.add(c.k_base, k0)
+def _k(c: "Ctx", k0: Pos) -> Pos:
+    """Global K position of local depth k0 (offset by this workgroup's split: uniform)."""
+    return Pos(c.k_base, None, k0.const, k0.step)
 
 
 def tile_origin(s: Schedule, M, N):
@@ -233,15 +232,16 @@ def tile_origin(s: Schedule, M, N):
 
 # --- main loop -------------------------------------------------------------------------
 
-def _tile_coords(c: Ctx, which: str, k0):
-    """Stored (row0, col0) of the operand tile at depth k0."""
-    outer0 = c.tile_m0 if which == "a" else c.tile_n0
-    k0 = _k(c, k0)
-    kcol = irb.div(k0, 2) if c.d.dtype == "i4" else k0
-    return (outer0, kcol) if k_contiguous(c.d, which) else (k0, outer0)
+def _tile_coords(c: Ctx, which: str, k0: Pos):
+    """Stored (row0, col0) of the operand tile at depth k0, as uniform positions."""
+    outer0 = Pos(c.tile_m0 if which == "a" else c.tile_n0)
+    k = _k(c, k0)
+    if k_contiguous(c.d, which):
+        return outer0, (k.half() if c.d.dtype == "i4" else k)
+    return k, outer0
 
 
-def stage_load(c: Ctx, k0) -> list:
+def stage_load(c: Ctx, k0: Pos) -> list:
     """Global reads of the A/B tiles at depth k0 that are staged through LDS."""
     out = []
     for which, p in (("a", c.plan_a), ("b", c.plan_b)):
@@ -256,7 +256,7 @@ def stage_store(c: Ctx, vals: list, buf) -> None:
         store_tile(p, lds, buf, c.tid, v)
 
 
-def compute_tile(c: Ctx, k0, buf, accs: list) -> list:
+def compute_tile(c: Ctx, k0: Pos, buf, accs: list) -> list:
     """acc += A[:, k0:k0+BK] @ B[k0:k0+BK, :] for this wave, INSTR_K at a time."""
     d, s, t = c.d, c.s, c.t
     ins = t.instr(d.dtype, d.acc)
@@ -268,15 +268,16 @@ def compute_tile(c: Ctx, k0, buf, accs: list) -> list:
     return accs
 
 
-def _fragment(c: Ctx, which: str, off: int, k0, kk: int, buf):
+def _fragment(c: Ctx, which: str, off: int, k0: Pos, kk: int, buf):
     lds = c.lds_a if which == "a" else c.lds_b
     wave0 = c.wave_m0 if which == "a" else c.wave_n0
     if lds is not None:  # LDS tiles are indexed inside the tile
         return load_fragment_lds(lds, c.d.dtype, c.t.family, buf, irb.add(wave0, off), irb.c(kk), c.lane)
     x = c.A if which == "a" else c.B
     tile0 = c.tile_m0 if which == "a" else c.tile_n0
+    # tile origin and K step are uniform (SGPR base), the wave's rows per lane (VGPR offset)
     return load_fragment_global(x, k_contiguous(c.d, which), c.t.family, c.batch,
-                                irb.add(tile0, irb.add(wave0, off)), irb.add(_k(c, k0), kk), c.lane, c.s.load_bits)
+                                Pos(tile0, wave0, off), _k(c, k0).plus(kk), c.lane, c.s.load_bits)
 
 
 def main_loop(c: Ctx) -> list:
@@ -290,11 +291,11 @@ def main_loop(c: Ctx) -> list:
 
 
 def _loop(first_tile: int, tiles, rem: int, unroll: int, accs: list, body) -> list:
-    """Run body(k0_value, tile, accs) for `tiles` (run time) K tiles from `first_tile`: an
+    """Run body(k0, tile, accs) for `tiles` (run time) K tiles from `first_tile`: an
     scf.for over groups of `unroll` tiles, then `rem` = tiles % unroll remaining tiles
     (static: the key knows the parity of the tile count). `tile` is a static int with the
     parity of the real tile index (unroll is 1 or 2), which is all the LDS buffer choice
-    needs."""
+    needs. k0 is a Pos: the loop counter (step) plus the unrolled tile's constant depth."""
     bk = body.block_k
     start = irb.c(first_tile * bk)
     end = irb.add(start, irb.mul(irb.sub(tiles, rem) if rem else tiles, bk))
@@ -302,11 +303,11 @@ def _loop(first_tile: int, tiles, rem: int, unroll: int, accs: list, body) -> li
     with ir.InsertionPoint(loop.body):
         out = list(loop.inner_iter_args)
         for u in range(unroll):
-            out = body(irb.add(loop.induction_variable, u * bk), first_tile + u, out)
+            out = body(Pos(step=loop.induction_variable, const=u * bk), first_tile + u, out)
         scf.YieldOp(out)
     accs = list(loop.results)
     for r in range(rem):
-        accs = body(irb.add(end, r * bk), first_tile + r, accs)
+        accs = body(Pos(step=end, const=r * bk), first_tile + r, accs)
     return accs
 
 
@@ -331,9 +332,9 @@ class _Body:
         if c.s.k_unroll > 1:
             cur, nxt = irb.c(tile % 2), irb.c(1 - tile % 2)
         else:  # tile parity only known at run time
-            cur = irb.rem(irb.div(k0, c.s.block_k), 2)
+            cur = irb.rem(irb.div(k0.total(), c.s.block_k), 2)
             nxt = irb.sub(irb.c(1), cur)
-        vals = stage_load(c, irb.add(k0, c.s.block_k))  # prefetch overlaps the WMMAs
+        vals = stage_load(c, k0.plus(c.s.block_k))  # prefetch overlaps the WMMAs
         # Keep the prefetch loads above the WMMAs: under register pressure the machine
         # scheduler otherwise sinks each load next to its LDS store and serialises them.
         irb.sched_barrier("none")
@@ -352,9 +353,9 @@ def _double_buffered(c: Ctx, accs: list) -> list:
     """Stage tile 0; loop over tiles 0..nk-2 prefetching the next; compute the last. The key
     gives nk's parity, so the last tile's LDS buffer and the unroll remainder are static."""
     nk, odd = c.k_tiles, c.key.k_tiles_odd
-    stage_store(c, stage_load(c, irb.c(0)), irb.c(0))
+    stage_store(c, stage_load(c, Pos()), irb.c(0))
     gpu.BarrierOp()
     rem = (0 if odd else 1) if c.s.k_unroll == 2 else 0     # (nk - 1) % 2
     accs = _loop(0, irb.sub(nk, 1), rem, c.s.k_unroll, accs, _Body(c, prefetch=True))
     last = irb.sub(nk, 1)
-    return compute_tile(c, irb.mul(last, c.s.block_k), irb.c(0 if odd else 1), accs)
+    return compute_tile(c, Pos(step=irb.mul(last, c.s.block_k)), irb.c(0 if odd else 1), accs)

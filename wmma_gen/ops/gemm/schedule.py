@@ -145,6 +145,17 @@ def operand_size(s: Schedule, d: GemmDirective, t: Target) -> str | None:
     return None
 
 
+def output_offsets(s: Schedule, d: GemmDirective, t: Target) -> str | None:
+    # C is written in the FLAT-global SADDR form (kernels/globalmem.py): tile origin in the
+    # SGPR base, the lane's place inside the macro tile as an unsigned 32-bit byte offset
+    # (RDNA3 ISA guide ch. 10, SADDR). Launcher-allocated C has row stride N.
+    span = BITS[d.out_dtype] // 8 * ((s.block_m - 1) * d.n + s.block_n)
+    if span >= 2**32:
+        return (f"C rows of N={d.n} {d.out_dtype} make byte offsets of {span} inside a {s.block_m}-row tile; "
+                f"at most 2**32-1 (32-bit VGPR offsets): use a smaller block_m or N")
+    return None
+
+
 def lds_i4_k_contiguous(s: Schedule, d: GemmDirective, t: Target) -> str | None:
     # Staging transposes operands whose K is not the stored contiguous axis; two i4 values
     # share a byte, so that transpose would need read-modify-write of LDS bytes.
@@ -167,5 +178,5 @@ KERNEL_CONSTRAINTS: tuple[Callable[[Schedule, GemmDirective, Target], Optional[s
     lds_i4_k_contiguous,
 )
 # checks on the problem size as well (the directive's m, n, k, batch)
-CONSTRAINTS = KERNEL_CONSTRAINTS + (operand_size, split_k_depth)
+CONSTRAINTS = KERNEL_CONSTRAINTS + (operand_size, output_offsets, split_k_depth)
 Schedule.bind(SPACE, CONSTRAINTS)

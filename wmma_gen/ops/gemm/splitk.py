@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from ...compiler.mlir_api import _gpu_ops_gen as gpu, arith, ir, memref, scf
 from ...kernels import irb
+from ...kernels.globalmem import write
 from .directive import GemmDirective
 from .epilogue import for_each_output, fused_value
 
@@ -33,7 +34,7 @@ def _to_partial(d: GemmDirective, v):
 
 def write_partials(d, family, W, split, b, row0, col0, lane, accs, fm, fn, m_bound, n_bound) -> None:
     def store(val, row, col):
-        memref.store(_to_partial(d, val), W, [split, b, row, col])
+        memref.store(_to_partial(d, val), W, [split, b, row.total(), col.total()])
     for_each_output(d, family, row0, col0, lane, accs, fm, fn, m_bound, n_bound, store)
 
 
@@ -54,11 +55,12 @@ def reduce_and_store(d, family, split_k, W, C, C0, bias, counters, b, tile, tid,
                      fm, fn, m_bound, n_bound, last) -> None:
     add = arith.addi if d.is_int else arith.addf
 
-    def store(_val, row, col):
+    def store(_val, rpos, cpos):
+        row, col = rpos.total(), cpos.total()
         total = memref.load(W, [irb.c(0), b, row, col])
         for s in range(1, split_k):
             total = add(total, memref.load(W, [irb.c(s), b, row, col]))
-        memref.store(fused_value(d, total, C0, bias, b, row, col, acc_type=partial_dtype(d)), C, [b, row, col])
+        write(C, b, rpos, cpos, fused_value(d, total, C0, bias, b, row, col, acc_type=partial_dtype(d)))
 
     branch = scf.IfOp(last)
     with ir.InsertionPoint(branch.then_block):
