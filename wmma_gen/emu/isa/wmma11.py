@@ -76,6 +76,8 @@ import numpy as np
 from wmma_gen import layouts, numerics
 from wmma_gen.errors import EmulatorFault
 
+from .wmma_regs import RegPlan, index_plan, inverse, reg_view
+
 FAMILY = "gfx11"
 T = layouts.TILE          # 16
 HALF = layouts.WAVE // 2  # 16 lanes hold unique A/B data
@@ -135,8 +137,13 @@ _C16_HALF = {s: np.array([layouts.c_vector_index(FAMILY, 16, v, s) % 2 for v in 
 
 # --------------------------------------------------------------------------- operand access
 def _elements(regs: np.ndarray, bits: int) -> np.ndarray:
-    """(W, 16, nregs) uint32 -> (W, 16, nregs*32/bits) uint32 raw elements; element i is in
-    VGPR i // per at bits [bits*(i%per)+bits-1 : bits*(i%per)] ([CALC] _coord_to_input_reg)."""
+    """(W, 16, nregs) uint32 -> (W, 16, nregs*32/bits) raw elements; element i is in
+    VGPR i // per at bits [bits*(i%per)+bits-1 : bits*(i%per)] ([CALC] _coord_to_input_reg).
+    For 8/16-bit elements that is the little-endian order of the VGPR bytes, so a view
+    of the registers is the element array (the host is little-endian, like the GPU)."""
+    regs = np.asarray(regs, dtype=np.uint32)
+    if bits in (8, 16):
+        return np.ascontiguousarray(regs).view(np.uint16 if bits == 16 else np.uint8)
     per = 32 // bits
     shifts = (np.arange(per, dtype=np.uint32) * bits).astype(np.uint32)
     mask = np.uint32((1 << bits) - 1)
@@ -144,22 +151,55 @@ def _elements(regs: np.ndarray, bits: int) -> np.ndarray:
     return e.reshape(*regs.shape[:-1], regs.shape[-1] * per)
 
 
+_A_TAKE = index_plan(_A_LANE * 16 + _A_ELEM)       # (W, 16 lanes, 16 elems) -> A (W, m, k)
+_B_TAKE = index_plan(_B_LANE * 16 + _B_ELEM)       # -> B (W, k, n)
+_C_FLAT = _C_ROW * T + _C_COL                       # lane-value (32, 8) -> matrix position
+_TO_MATRIX = index_plan(inverse(_C_FLAT).reshape(T, T))
+_TO_C32 = index_plan(_C_FLAT)
+
+
+def lane_elem(rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(lane[16, 16], value[16, 16]) from the per-lane maps row/col[lane, value]."""
+    lane, val = np.empty((T, T), int), np.empty((T, T), int)
+    ls, vs = np.meshgrid(np.arange(rows.shape[0]), np.arange(rows.shape[1]), indexing="ij")
+    lane[rows, cols], val[rows, cols] = ls, vs
+    return lane, val
+
+
+# Register plans (wmma_regs.RegPlan): A/B 16-bit elements of lanes 0-15, C/D f32 of all lanes.
+_PLANS = (RegPlan(_A_LANE, _A_ELEM, 2, HALF), RegPlan(_B_LANE, _B_ELEM, 2, HALF),
+          RegPlan(*lane_elem(_C_ROW, _C_COL), 1, 32))
+# 16-bit element bits (contiguous uint16) -> float64, exact.
+AS_FLOAT = {"f16": lambda e: e.view(np.float16).astype(np.float64),
+            "bf16": lambda e: (e.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)}
+
+
+def planned_f32_acc(a, b, c, in_t: str, plans, ab_lanes: slice) -> np.ndarray:
+    """D = A@B + C for 16-bit A/B and f32 C/D without modifiers, moved by register plans:
+    the same values as the gather path (tests/emu/test_wmma*_semantics.py run both)."""
+    pa, pb, pc = plans
+    am = AS_FLOAT[in_t](pa.to_matrix(reg_view(a, 16, ab_lanes)))
+    bm = AS_FLOAT[in_t](pb.to_matrix(reg_view(b, 16, ab_lanes)))
+    cm = pc.to_matrix(reg_view(c, 32)).view(np.float32).astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = _fused(am, bm, cm).astype(np.float32)           # one RNE rounding to f32
+    out = pc.from_matrix(f32_bits(d), np.empty((pc.regs, am.shape[0], 32), np.uint32))
+    return out.transpose(1, 2, 0)
+
+
 def _gather_ab(regs: np.ndarray, bits: int, kind: str) -> np.ndarray:
     """Raw A (W, m, k) or B (W, k, n) element bits from lanes 0-15."""
     e = _elements(np.asarray(regs, dtype=np.uint32)[:, :HALF, :], bits)
-    lane, elem = (_A_LANE, _A_ELEM) if kind == "a" else (_B_LANE, _B_ELEM)
-    return e[:, lane, elem]
+    return (_A_TAKE if kind == "a" else _B_TAKE)(e)
 
 
 def _c32_to_matrix(c: np.ndarray) -> np.ndarray:
     """(W, 32, 8) -> (W, 16, 16) in the register dtype."""
-    out = np.empty((c.shape[0], T, T), dtype=c.dtype)
-    out[:, _C_ROW, _C_COL] = c[:, :, :8]
-    return out
+    return _TO_MATRIX(np.ascontiguousarray(c[:, :, :8]))
 
 
 def _matrix_to_c32(d: np.ndarray) -> np.ndarray:
-    return d[:, _C_ROW, _C_COL]
+    return _TO_C32(np.ascontiguousarray(d))
 
 
 def unreplicated_waves(regs: np.ndarray) -> np.ndarray:
@@ -199,32 +239,56 @@ _DECODE16 = {"f16": numerics.f16_bits_to_f32, "bf16": numerics.bf16_bits_to_f32}
 _ENCODE16 = {"f16": numerics.f64_to_f16_bits, "bf16": numerics.f64_to_bf16_bits}
 
 
+# 16-bit element bits (uint16, contiguous) -> float64, exact.
+DECODE64 = {"f16": lambda e: e.view(np.float16).astype(np.float64),
+            "bf16": lambda e: (e.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)}
+
+
+def decode_take(regs, t: str, neg, take) -> np.ndarray:
+    """A or B as a contiguous float64 matrix: 16-bit elements of `regs` (sign bits flipped by
+    `neg`), decoded elementwise, then laid out by the index plan `take`."""
+    regs = np.asarray(regs, dtype=np.uint32)
+    if neg:
+        regs = regs ^ neg
+    return np.ascontiguousarray(take(DECODE64[t](_elements(regs, 16))))
+
+
 def _float_ab(a, b, in_t, neg_lo, neg_hi):
-    a = np.asarray(a, dtype=np.uint32) ^ _neg_ab_mask(neg_lo, neg_hi, 0)
-    b = np.asarray(b, dtype=np.uint32) ^ _neg_ab_mask(neg_lo, neg_hi, 1)
-    dec = _DECODE16[in_t]
-    am = dec(_gather_ab(a, 16, "a").astype(np.uint16)).astype(np.float64)
-    bm = dec(_gather_ab(b, 16, "b").astype(np.uint16)).astype(np.float64)
-    return am, bm
+    return (decode_take(np.asarray(a)[:, :HALF, :], in_t, _neg_ab_mask(neg_lo, neg_hi, 0), _A_TAKE),
+            decode_take(np.asarray(b)[:, :HALF, :], in_t, _neg_ab_mask(neg_lo, neg_hi, 1), _B_TAKE))
 
 
 def _fused(am, bm, cm):
-    """Exact-as-float64 A@B + C without BLAS (einsum keeps IEEE inf/NaN rules per term)."""
+    """A@B + C accumulated in float64, rounded once by the caller. f16/bf16/fp8 products are
+    exact in float64 (at most 2 x 11 significant bits), so only sums whose 17 terms span more
+    than 2^53 depend on the summation order. Finite A and B take np.matmul; any inf/NaN takes
+    einsum's per-term loop, which keeps IEEE rules (inf*0 = NaN) whatever BLAS does. (The sum of
+    all elements is finite iff every element is: decoded 16-bit and fp8 values cannot overflow
+    float64 when summed.)"""
     with np.errstate(invalid="ignore", over="ignore"):
+        if np.isfinite(am.sum()) and np.isfinite(bm.sum()):
+            return np.matmul(am, bm) + cm
         return np.einsum("wmk,wkn->wmn", am, bm) + cm
+
+
+def f32_bits(d: np.ndarray) -> np.ndarray:
+    """float32 results -> raw bits, NaN as the canonical quiet NaN."""
+    nan = np.isnan(d)
+    bits = d.view(np.uint32)
+    return np.where(nan, numerics.F32_QNAN, bits).astype(np.uint32) if nan.any() else bits
 
 
 def _make_f32_acc(name: str, in_t: str):
     def fn(a, b, c, *, neg_lo=(0, 0, 0), neg_hi=(0, 0, 0), op_sel=(0, 0, 0), clamp=False):
         _check_common(name, op_sel, 32, clamp, is_int=False)
+        if not any(neg_lo) and not any(neg_hi) and all(p.ok for p in _PLANS):
+            return planned_f32_acc(a, b, c, in_t, _PLANS, slice(0, HALF))
         am, bm = _float_ab(a, b, in_t, neg_lo, neg_hi)
         cbits = _modify_c(np.asarray(c, dtype=np.uint32), neg_lo, neg_hi, 32)
         cm = _c32_to_matrix(cbits).view(np.float32).astype(np.float64)
         with np.errstate(over="ignore", invalid="ignore"):
             d = _fused(am, bm, cm).astype(np.float32)      # one RNE rounding to f32
-        dbits = d.view(np.uint32)
-        dbits = np.where(np.isnan(d), numerics.F32_QNAN, dbits).astype(np.uint32)
-        return _matrix_to_c32(dbits)
+        return _matrix_to_c32(f32_bits(d))
     return fn
 
 
@@ -260,7 +324,7 @@ def _make_int(name: str, bits: int):
         if neg_lo[1]:
             bm = numerics.sign_extend(bm, bits)
         cm = _c32_to_matrix(np.asarray(c, dtype=np.uint32)).view(np.int32).astype(np.int64)
-        d = np.einsum("wmk,wkn->wmn", am, bm) + cm
+        d = np.matmul(am, bm) + cm                 # exact: int64 never overflows here
         if clamp:
             d = np.clip(d, _INT32_MIN, _INT32_MAX)
         return _matrix_to_c32((d & 0xFFFFFFFF).astype(np.uint32))

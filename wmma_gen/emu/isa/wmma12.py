@@ -52,8 +52,9 @@ import numpy as np
 from wmma_gen import numerics
 from wmma_gen.errors import EmulatorFault
 
-from .wmma11 import _DECODE16, _ENCODE16, _INT32_MAX, _INT32_MIN, WmmaOp, _fused, _modify_c, \
-    _neg_ab_mask
+from .wmma11 import _DECODE16, _ENCODE16, _INT32_MAX, _INT32_MIN, WmmaOp, _elements, _fused, _modify_c, \
+    _neg_ab_mask, decode_take, f32_bits, lane_elem, planned_f32_acc
+from .wmma_regs import RegPlan, index_plan, inverse, reg_view
 
 FAMILY = "gfx12"
 T = 16
@@ -114,19 +115,24 @@ _AB = {(b, k): _ab_maps(b, k) for b, k in ((16, 16), (8, 16), (4, 16), (4, 32))}
 _C = {b: _c_maps(b) for b in (32, 16)}
 
 
-def _elements(regs: np.ndarray, bits: int) -> np.ndarray:
-    """(W, 32, nregs) uint32 -> (W, 32, nregs*32/bits) raw elements, element e at VGPR
-    e // per, bits [bits*(e%per) ...]."""
-    per = 32 // bits
-    shifts = (np.arange(per, dtype=np.uint32) * bits).astype(np.uint32)
-    e = (np.asarray(regs, np.uint32)[..., None] >> shifts) & np.uint32((1 << bits) - 1)
-    return e.reshape(*e.shape[:-2], e.shape[-2] * per)
+def _ab_plan(bits: int, k_dim: int):
+    lane, elem = _AB[(bits, k_dim)]
+    return index_plan(lane * (k_dim * T // 32) + elem)   # k_dim*16/32 elements per lane
+
+
+_A_TAKE = {key: _ab_plan(*key) for key in _AB}
+_C_FLAT = {b: row * T + col for b, (row, col) in _C.items()}      # lane-value -> matrix position
+_C_TAKE = {b: (index_plan(inverse(f).reshape(T, T)), index_plan(f)) for b, f in _C_FLAT.items()}
+
+
+# Register plans for 16-bit A/B (B[k, n] is the A layout transposed) and f32 C/D.
+_PLANS = (RegPlan(*_AB[(16, 16)], 2, 32), RegPlan(_AB[(16, 16)][0].T, _AB[(16, 16)][1].T, 2, 32),
+          RegPlan(*lane_elem(*_C[32]), 1, 32))
 
 
 def gather_a(regs, bits: int, k_dim: int = 16) -> np.ndarray:
-    """Raw A bits (W, 16, K)."""
-    lane, elem = _AB[(bits, k_dim)]
-    return _elements(regs, bits)[:, lane, elem]
+    """Raw A bits (W, 16, K) from the (W, 32, nregs) registers (elements as in wmma11._elements)."""
+    return _A_TAKE[(bits, k_dim)](_elements(regs, bits))
 
 
 def gather_b(regs, bits: int, k_dim: int = 16) -> np.ndarray:
@@ -136,15 +142,11 @@ def gather_b(regs, bits: int, k_dim: int = 16) -> np.ndarray:
 
 def c_to_matrix(vals: np.ndarray, bits: int) -> np.ndarray:
     """(W, 32, 8) per-lane values (already unpacked) -> (W, 16, 16)."""
-    row, col = _C[bits]
-    out = np.empty((vals.shape[0], T, T), vals.dtype)
-    out[:, row, col] = vals
-    return out
+    return _C_TAKE[bits][0](np.ascontiguousarray(vals))
 
 
 def matrix_to_c(m: np.ndarray, bits: int) -> np.ndarray:
-    row, col = _C[bits]
-    return m[:, row, col]
+    return _C_TAKE[bits][1](np.ascontiguousarray(m))
 
 
 # --------------------------------------------------------------------------- semantics
@@ -163,8 +165,8 @@ def _decode_ab(regs, t, kind, neg_lo, neg_hi, name):
     idx = 0 if kind == "a" else 1
     gather = gather_a if kind == "a" else gather_b
     if t in _DECODE16:
-        regs = np.asarray(regs, np.uint32) ^ _neg_ab_mask(neg_lo, neg_hi, idx)
-        return _DECODE16[t](gather(regs, 16).astype(np.uint16)).astype(np.float64)
+        take = _A_TAKE[(16, 16)] if kind == "a" else (lambda e: _A_TAKE[(16, 16)](e).swapaxes(1, 2))
+        return decode_take(regs, t, _neg_ab_mask(neg_lo, neg_hi, idx), take)
     if neg_lo[idx] or neg_hi[idx]:
         raise EmulatorFault(f"{name}: neg_lo/neg_hi on an fp8/bf8 {kind.upper()} operand is not modelled")
     return _DECODE8[t](gather(regs, 8).astype(np.uint8)).astype(np.float64)
@@ -173,14 +175,15 @@ def _decode_ab(regs, t, kind, neg_lo, neg_hi, name):
 def _make_f32_acc(name: str, a_t: str, b_t: str):
     def fn(a, b, c, *, neg_lo=(0, 0, 0), neg_hi=(0, 0, 0), op_sel=(0, 0, 0), clamp=False):
         _check(name, op_sel, clamp, False)
+        if a_t == b_t and a_t in _DECODE16 and not any(neg_lo) and not any(neg_hi) and all(p.ok for p in _PLANS):
+            return planned_f32_acc(a, b, c, a_t, _PLANS, slice(None))
         am = _decode_ab(a, a_t, "a", neg_lo, neg_hi, name)
         bm = _decode_ab(b, b_t, "b", neg_lo, neg_hi, name)
         cbits = _modify_c(np.asarray(c, np.uint32), neg_lo, neg_hi, 32)
         cm = c_to_matrix(cbits, 32).view(np.float32).astype(np.float64)
         with np.errstate(over="ignore", invalid="ignore"):
             d = _fused(am, bm, cm).astype(np.float32)            # one RNE rounding
-        dbits = np.where(np.isnan(d), numerics.F32_QNAN, d.view(np.uint32)).astype(np.uint32)
-        return matrix_to_c(dbits, 32)
+        return matrix_to_c(f32_bits(d), 32)
     return fn
 
 
@@ -210,7 +213,7 @@ def _make_int(name: str, bits: int, k_dim: int):
         if neg_lo[1]:
             bm = numerics.sign_extend(bm, bits)
         cm = c_to_matrix(np.asarray(c, np.uint32), 32).view(np.int32).astype(np.int64)
-        d = np.einsum("wmk,wkn->wmn", am, bm) + cm
+        d = np.matmul(am, bm) + cm                 # exact: int64 never overflows here
         if clamp:
             d = np.clip(d, _INT32_MIN, _INT32_MAX)
         return matrix_to_c((d & 0xFFFFFFFF).astype(np.uint32), 32)

@@ -11,6 +11,7 @@ import numpy as np
 from ..decode.instr import Instr
 from ..isa.table import Fault, Op
 from .bind_mem import _active, _apply_atomic, _offset, store_bytes, write_loaded
+from .device_memory import gather_bytes, scatter_bytes
 
 u8, u32 = np.uint8, np.uint32
 
@@ -20,27 +21,26 @@ def _lds_index(g, ctx, addr: np.ndarray, size: int, act: np.ndarray) -> np.ndarr
     """Flat LDS byte index of each lane's access; faults outside [0, group_segment_size).
     The address is vaddr + offset in 32 bits (it wraps: LLVM folds `(x - k) + offset:k`)."""
     addr = addr & 0xFFFFFFFF
+    base = (g.wg.astype(np.int64) * ctx.lds_size)[:, None]
+    if g.exec_all and int(addr.max()) + size <= ctx.lds_size:   # common case: one reduction
+        return addr + base
     bad = act & ((addr < 0) | (addr + size > ctx.lds_size))
     if bad.any():
         w, lane = (int(x) for x in np.argwhere(bad)[0])
         raise Fault(f"LDS access of {size} bytes outside the {ctx.lds_size}-byte group segment",
                     wave=w, lane=lane, address=int(addr[w, lane]))
-    return np.where(act, addr, 0) + (g.wg.astype(np.int64) * ctx.lds_size)[:, None]
+    return np.where(act, addr, 0) + base
 
 
 def _lds_gather(ctx, idx, size):
-    if size % 4 == 0 and not (idx & 3).any():  # dword-aligned: move words, not bytes
-        return ctx.lds.view("<u4")[(idx >> 2)[..., None] + np.arange(size // 4)].view(u8)
-    return ctx.lds[idx[..., None] + np.arange(size)]
+    return gather_bytes(ctx.lds, idx, size)
 
 
 def _lds_scatter(ctx, idx, data, act):
-    size = data.shape[-1]
-    sel = idx[act]
-    if size % 4 == 0 and not (sel & 3).any():
-        ctx.lds.view("<u4")[(sel >> 2)[:, None] + np.arange(size // 4)] = data[act].view("<u4")
+    if act.all():
+        scatter_bytes(ctx.lds, idx.reshape(-1), data.reshape(-1, data.shape[-1]))
     else:
-        ctx.lds[sel[:, None] + np.arange(size)] = data[act]
+        scatter_bytes(ctx.lds, idx[act], data[act])
 
 
 def bind_ds_load(row: Op, ins: Instr):

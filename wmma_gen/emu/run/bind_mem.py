@@ -12,7 +12,7 @@ u8, u32, u64 = np.uint8, np.uint32, np.uint64
 
 
 def _active(g):
-    return np.ones((g.W, 32), bool) if g.exec_all else g.mask
+    return g.mask       # (W, 32) bool; all True when g.exec_all (state.Group.refresh_exec)
 
 
 def _offset(ins: Instr, key: str = "offset") -> int:
@@ -28,6 +28,9 @@ def write_loaded(g, d: int, raw: np.ndarray, a: dict, active: np.ndarray) -> Non
     size, signed, half = a["size"], a["signed"], a["half"]
     if size >= 4:
         words = raw.view("<u4")
+        if g.exec_all:
+            g.v[d:d + size // 4] = np.moveaxis(words, -1, 0)
+            return
         for k in range(size // 4):
             np.copyto(g.v[d + k], words[..., k], where=active)
         return
@@ -46,7 +49,7 @@ def write_loaded(g, d: int, raw: np.ndarray, a: dict, active: np.ndarray) -> Non
 def store_bytes(g, s: int, size: int, half) -> np.ndarray:
     """(W, 32, size) bytes to store from v[s] (v[s] >> 16 for d16_hi stores)."""
     if size >= 4:
-        return np.stack([g.v[s + k] for k in range(size // 4)], axis=-1).view(u8)
+        return np.ascontiguousarray(np.moveaxis(g.v[s:s + size // 4], 0, -1)).view(u8)
     w = g.v[s] >> u32(16) if half == "hi" else g.v[s]
     return np.ascontiguousarray(w)[..., None].view(u8)[..., :size]
 

@@ -87,6 +87,11 @@ def _replication_fault(ins: Instr, role: str, op, regs: np.ndarray, bad_waves: n
                 "(RDNA3 ISA §7.9)", wave=w, lane=lane + 16)
 
 
+def block(g, op, n: int) -> np.ndarray:
+    """VGPRs op.index .. op.index+n-1 of every wave as a (W, 32, n) view (no copy)."""
+    return g.v[op.index:op.index + n].transpose(1, 2, 0)
+
+
 def bind_wmma(wop, ins: Instr, replicated: bool = False):
     """v_wmma_*: D, A, B, C register blocks as (W, 32, regs) uint32; requires EXEC all
     ones (RDNA3 ISA §7.9 "WMMA": "EXEC must be all 1's"). `replicated` (gfx11): A and B must
@@ -96,7 +101,7 @@ def bind_wmma(wop, ins: Instr, replicated: bool = False):
         if op.kind != "v" or op.count != n:
             raise Fault(f"{ins.mnemonic}: {role} must be {n} VGPRs, got {op.text}")
     if c.kind == "v":
-        cread = lambda g: np.stack([g.v[c.index + k] for k in range(wop.c_regs)], axis=-1)
+        cread = lambda g: block(g, c, wop.c_regs)
     elif c.kind in ("int", "float") and (c.kind == "int" or wop.c_regs == 8 and "f32" in wop.mnemonic):
         bits = O.const_bits(c, "f32" if c.kind == "float" else "u32")
         cread = lambda g: np.full((g.W, 32, wop.c_regs), bits, u32)
@@ -106,8 +111,6 @@ def bind_wmma(wop, ins: Instr, replicated: bool = False):
     if "clamp" in ins.mods:
         kw["clamp"] = True
 
-    def block(g, op, n):
-        return np.stack([g.v[op.index + k] for k in range(n)], axis=-1)
 
     def run(g, ctx):
         if not g.exec_all:
@@ -116,11 +119,10 @@ def bind_wmma(wop, ins: Instr, replicated: bool = False):
                         f"exec={int(g.s[126][w]):#010x}", wave=w)
         ra, rb = block(g, a, wop.a_regs), block(g, b, wop.b_regs)
         if replicated:
-            for role, op, regs in (("A", a, ra), ("B", b, rb)):
-                bad = unreplicated_waves(regs)
-                if bad.any():
-                    _replication_fault(ins, role, op, regs, bad)
+            for role, op, n, regs in (("A", a, wop.a_regs, ra), ("B", b, wop.b_regs, rb)):
+                x = g.v[op.index:op.index + n]          # (n, W, 32): compare the halves in place
+                if (x[:, :, 16:] != x[:, :, :16]).any():
+                    _replication_fault(ins, role, op, regs, unreplicated_waves(regs))
         out = np.asarray(wop.fn(ra, rb, cread(g), **kw), u32)
-        for k in range(wop.c_regs):
-            g.v[d.index + k] = out[..., k]
+        g.v[d.index:d.index + wop.c_regs] = out.transpose(2, 0, 1)
     return run

@@ -79,6 +79,14 @@ class GlobalMemory:
         """Arena offsets for device addresses `addr` (uint64, any shape) accessed with
         `nbytes` each; raises Fault naming the first bad active lane."""
         off = addr.astype(np.int64) - BASE
+        every = active.all()
+        sel = off if every else off[active]
+        if sel.size == 0:
+            return np.zeros_like(off)
+        lo, hi = int(sel.min()), int(sel.max())
+        i = bisect.bisect_right(self._starts, lo) - 1     # fast path: one allocation holds them all
+        if i >= 0 and lo >= self._starts[i] and hi + nbytes <= self._ends[i]:
+            return off if every else np.where(active, off, 0)
         i = np.searchsorted(self._np_starts, off, side="right") - 1
         ok = i >= 0
         ic = np.where(ok, i, 0)
@@ -96,23 +104,15 @@ class GlobalMemory:
     def gather(self, addr: np.ndarray, nbytes: int, active: np.ndarray) -> np.ndarray:
         """Bytes at each address: uint8 array addr.shape + (nbytes,); inactive lanes read 0."""
         off = self.check(addr, nbytes, active)
-        if nbytes % 4 == 0 and not (off & 3).any():  # dword-aligned: gather words
-            out = self.arena.view("<u4")[(off >> 2)[..., None] + np.arange(nbytes // 4)].view(np.uint8)
-        else:
-            out = self.arena[off[..., None] + np.arange(nbytes)]
-        out[~active] = 0
+        out = gather_bytes(self.arena, off, nbytes)
+        if not active.all():
+            out[~active] = 0
         return out
 
     def scatter(self, addr: np.ndarray, data: np.ndarray, active: np.ndarray) -> None:
         """Store uint8 data (addr.shape + (nbytes,)) at each active address, lane order."""
-        nbytes = data.shape[-1]
-        off = self.check(addr, nbytes, active)
-        sel = off[active]
-        if nbytes % 4 == 0 and not (sel & 3).any():
-            self.arena.view("<u4")[(sel >> 2)[:, None] + np.arange(nbytes // 4)] = \
-                np.ascontiguousarray(data[active]).view("<u4")
-        else:
-            self.arena[sel[:, None] + np.arange(nbytes)] = data[active]
+        off = self.check(addr, data.shape[-1], active)
+        scatter_bytes(self.arena, off[active], data[active])
 
     # ---- internals --------------------------------------------------------------------------
     def _sync(self) -> None:
@@ -126,6 +126,40 @@ class GlobalMemory:
             raise ValueError(f"host access addr={addr:#x} nbytes={nbytes} is not allowed: "
                              "outside every allocation")
         return off
+
+
+# Word sizes to move memory in: 16 and 8 bytes as opaque (void) words, then 4 and 2.
+_UNITS = tuple((u, np.dtype(f"V{u}") if u > 8 else np.dtype(f"<u{u}")) for u in (16, 8, 4, 2))
+
+
+def _unit(off: np.ndarray, nbytes: int):
+    """The widest word (16, 8, 4, 2 or 1 bytes) that divides nbytes and every offset: move
+    words, not bytes (the result is the same byte for byte)."""
+    low = np.bitwise_or.reduce(off, axis=None) if off.size else 0
+    for u, dt in _UNITS:
+        if nbytes % u == 0 and not low & (u - 1):
+            return u, dt
+    return 1, np.dtype(np.uint8)
+
+
+def gather_bytes(buf: np.ndarray, off: np.ndarray, nbytes: int) -> np.ndarray:
+    """uint8 (off.shape + (nbytes,)): the bytes of uint8 `buf` at each offset."""
+    u, dt = _unit(off, nbytes)
+    q = off >> (u.bit_length() - 1)
+    words = buf.view(dt)[q if nbytes == u else q[..., None] + np.arange(nbytes // u)]
+    return words.view(np.uint8).reshape(*off.shape, nbytes)
+
+
+def scatter_bytes(buf: np.ndarray, off: np.ndarray, data: np.ndarray) -> None:
+    """Store uint8 data (n, nbytes) at offsets off (n,) of uint8 `buf`, later rows last."""
+    nbytes = data.shape[-1]
+    u, dt = _unit(off, nbytes)
+    q = off >> (u.bit_length() - 1)
+    words = np.ascontiguousarray(data).view(dt)
+    if nbytes == u:
+        buf.view(dt)[q] = words[:, 0]
+    else:
+        buf.view(dt)[q[:, None] + np.arange(nbytes // u)] = words
 
 
 def _round_up(x: int, a: int) -> int:
