@@ -19,6 +19,8 @@ Assembler Directives", "Code Object V3+ Metadata"):
     .amdgpu_metadata ...        the NT_AMDGPU_METADATA note, as YAML
 
 Alignment padding LLVM writes as `.p2align` shows up as the `s_nop 0` words it assembles to.
+The instruction part is valid LLVM assembly: tests/compile/test_listing.py assembles it again
+with llvm-mc and gets the same instructions back.
 """
 from __future__ import annotations
 
@@ -38,9 +40,30 @@ def waitcnt_text(simm16: int) -> str:
     return "s_waitcnt " + " ".join(shown)
 
 
+def mix_text(ins) -> str:
+    """v_fma_mix*: LLVM writes the per-source neg / abs bits (neg_lo / neg_hi in the encoding)
+    as operand modifiers `-x` / `|x|`; it does not accept neg_lo:/neg_hi: on these opcodes
+    (AMDGPUModifierSyntax.rst, "VOP3P MAD_MIX modifiers"), and omits all-zero op_sel(_hi)."""
+    neg, absolute = ins.mods.get("neg_lo", ()), ins.mods.get("neg_hi", ())
+    ops = []
+    for k, o in enumerate(ins.operands):
+        t = o.text
+        if k and k - 1 < len(absolute) and absolute[k - 1]:
+            t = f"|{t}|"
+        if k and k - 1 < len(neg) and neg[k - 1]:
+            t = f"-{t}"
+        ops.append(t)
+    mods = [f"{key}:[{','.join(str(x) for x in v)}]" if isinstance(v, tuple) else (key if v is True else f"{key}:{v}")
+            for key, v in ins.mods.items()
+            if key not in ("neg_lo", "neg_hi") and not (key in ("op_sel", "op_sel_hi") and not any(v))]  # 0s: LLVM's default
+    return " ".join([ins.mnemonic, ", ".join(ops), *mods])
+
+
 def _text(ins, family: str) -> str:
     if family == "gfx11" and ins.mnemonic == "s_waitcnt" and "raw" in ins.mods:
         return waitcnt_text(int(ins.mods["raw"], 0))
+    if ins.mnemonic.startswith("v_fma_mix") and ("neg_lo" in ins.mods or "neg_hi" in ins.mods):
+        return mix_text(ins)
     return ins.text
 
 
