@@ -53,9 +53,12 @@ def mix_text(ins) -> str:
         if k and k - 1 < len(neg) and neg[k - 1]:
             t = f"-{t}"
         ops.append(t)
-    mods = [f"{key}:[{','.join(str(x) for x in v)}]" if isinstance(v, tuple) else (key if v is True else f"{key}:{v}")
-            for key, v in ins.mods.items()
-            if key not in ("neg_lo", "neg_hi") and not (key in ("op_sel", "op_sel_hi") and not any(v))]  # 0s: LLVM's default
+    mods = []
+    for key, v in ins.mods.items():
+        if key in ("neg_lo", "neg_hi") or (key in ("op_sel", "op_sel_hi") and not any(v)):
+            continue
+        mods.append(f"{key}:[{','.join(str(x) for x in v)}]" if isinstance(v, tuple) else
+                    (key if v is True else f"{key}:{v}"))
     return " ".join([ins.mnemonic, ", ".join(ops), *mods])
 
 
