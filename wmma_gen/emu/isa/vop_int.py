@@ -34,14 +34,25 @@ def _i24(x):
         np.int64(np.int32(np.uint32(x) << np.uint32(8)) >> 8)
 
 
-def _carry_add(a, b, c=False):
-    r = _u64(a) + _u64(b) + np.asarray(c).astype(u64)
-    return r.astype(u32), r > u64(0xFFFFFFFF)
+def _carry_add(a, b, c=None):
+    """a + b (+ carry-in c) mod 2^32 and the carry out, in 32-bit arithmetic: the sum wrapped
+    iff it is below an addend (one wrap at most per step)."""
+    s = np.add(a, b, dtype=u32)
+    carry = s < a
+    if c is not None:
+        t = np.add(s, c, dtype=u32)
+        return t, carry | (t < s)
+    return s, carry
 
 
-def _borrow_sub(a, b, c=False):
-    r = np.asarray(a).astype(i64) - np.asarray(b).astype(i64) - np.asarray(c).astype(i64)
-    return r.astype(u32), r < 0
+def _borrow_sub(a, b, c=None):
+    """a - b (- borrow-in c) mod 2^32 and the borrow out (the exact difference is negative)."""
+    d = np.subtract(a, b, dtype=u32)
+    borrow = np.asarray(b) > a
+    if c is not None:
+        t = np.subtract(d, c, dtype=u32)
+        return t, borrow | (t > d)
+    return d, borrow
 
 
 def _bfe(a, off, width, signed):

@@ -51,7 +51,9 @@ def store_bytes(g, s: int, size: int, half) -> np.ndarray:
     if size >= 4:
         return np.ascontiguousarray(np.moveaxis(g.v[s:s + size // 4], 0, -1)).view(u8)
     w = g.v[s] >> u32(16) if half == "hi" else g.v[s]
-    return np.ascontiguousarray(w)[..., None].view(u8)[..., :size]
+    # the low `size` bytes as a contiguous array: narrow the words, then view their bytes
+    # (little-endian, as memory holds them); slicing bytes out of 4-byte words copies slowly
+    return w.astype("<u2" if size == 2 else u8)[..., None].view(u8)
 
 
 # ---- SMEM ---------------------------------------------------------------------------------------
