@@ -59,7 +59,7 @@ def load_fragment_global(x: Stored, k_contiguous: bool, family: str, b, outer: P
         return as_wmma_operand(run, x.dtype, n)
     if x.dtype == "i4":
         return _gather_i4(x, b, outer, k, lane, n)
-    vals = [read_scalar(x, b, k.plus(i), outer) for i in range(n)]
+    vals = [read_scalar(x, b, k.step_plus(i), outer) for i in range(n)]
     return as_wmma_operand(vector.from_elements(irb.vec(n, irb.storage_type(x.dtype)), vals), x.dtype, n)
 
 
@@ -74,7 +74,7 @@ def _gather_i4(x: Stored, b, outer: Pos, k: Pos, lane, n: int) -> ir.Value:
     for w in range(n // 8):
         word = None
         for i in range(8):
-            byte = read_scalar(x, b, k.plus(8 * w + i), col)
+            byte = read_scalar(x, b, k.step_plus(8 * w + i), col)
             nib = arith.andi(arith.shrui(arith.extui(i32, byte), shift_in), irb.ci(0xF, 32))
             nib = arith.shli(nib, irb.ci(4 * i, 32)) if i else nib
             word = nib if word is None else arith.ori(word, nib)

@@ -98,6 +98,13 @@ class Pos:
         h = [None if v is None else irb.div(v, 2) for v in (self.uniform, self.lane, self.step)]
         return Pos(h[0], h[1], self.const // 2, h[2])
 
+    def step_plus(self, n: int) -> "Pos":
+        """This position moved by n inside the VGPR offset (one 32-bit add per access and
+        tile) rather than by a constant: a row constant becomes its own SGPR base, which the
+        loop-invariant code motion hoists out of the K loop -- fine for a few rows, but a
+        gather's 16-32 rows per fragment held 64 SGPRs and spilled (38-39 SGPRs, i4 NN/TT)."""
+        return Pos(self.uniform, self.lane, self.const, irb.c(n) if self.step is None else _add(self.step, n))
+
     def plus(self, const: int, lane=None) -> "Pos":
         """This position moved by a constant and (optionally) a per-lane value."""
         if lane is not None:
