@@ -16,14 +16,20 @@ under a host-wide lock, so reruns add only the rest and concurrent sweeps on one
 exceed it. Each process that opens a study takes its own sampler seed (a slot counter in the
 study's user attrs), and a schedule whose canonical JSON was already evaluated is not compiled
 again.
+
+Compile pool (autotune/pipeline.py, compile_pool.py): with `compile_workers` N > 0 each sweep
+process compiles the next N candidates in N worker processes while it gates and times the
+current one; a compile that exceeds `compile_timeout` seconds or kills its worker is a PRUNED
+trial with the reason (the worker is replaced). 0 compiles in-process, one trial at a time.
 """
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import time
 import zlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -33,8 +39,10 @@ from wmma_gen.errors import DeviceError, ScheduleError
 from wmma_gen.targets import get_target
 
 from . import reconcile as rec
+from .compile_pool import CompilePool
 from .ops import TUNABLE, adapter
-from .runner import counted, run_study, uses_budget
+from .pipeline import compile_candidate, run_study_pooled
+from .runner import KEY, counted, run_study, uses_budget
 from .space import params_of
 from .storage import claim_lock, is_rdb, load_studies, open_storage
 
@@ -66,6 +74,8 @@ class SweepConfig:
     domains: Optional[dict] = None       # narrowed knob domains (space.narrow)
     top_k: int = 3
     progress: bool = True
+    compile_workers: int = 0             # compile pool processes per sweep process; 0 = compile in-process
+    compile_timeout: float = 600.0       # seconds one compile may take in the pool before it is pruned
 
     def __post_init__(self):
         get_target(self.arch)
@@ -73,6 +83,10 @@ class SweepConfig:
         for name in ("trials", "workers"):
             if getattr(self, name) < 1:
                 raise ScheduleError(name, getattr(self, name), "an integer >= 1")
+        if not isinstance(self.compile_workers, int) or not 0 <= self.compile_workers <= 256:
+            raise ScheduleError("compile_workers", self.compile_workers, "an integer from 0 (in-process) to 256")
+        if not isinstance(self.compile_timeout, (int, float)) or not self.compile_timeout > 0:
+            raise ScheduleError("compile_timeout", self.compile_timeout, "seconds > 0")
         if self.device not in ("auto", "hip", "emu"):
             raise ScheduleError("device", self.device, "auto, hip or emu")
 
@@ -170,6 +184,8 @@ class Hooks:
     corrupt: Optional[Callable[[object], bool]] = None   # schedule -> corrupt its kernel (tests)
     on_trial: Optional[Callable] = None      # (study, frozen_trial) after each trial
     objective: Optional[Callable] = None     # factory like Objective(d, arch, device, **kw) (storage tests)
+    pool_compile: Optional[Callable] = None  # picklable stand-in for pipeline.compile_candidate, run in the
+                                             # compile pool's workers (tests: a compile that hangs or crashes)
 
 
 def work(cfg: SweepConfig, worker: int = 0, hooks: Hooks | None = None, deadline: float | None = None) -> int:
@@ -183,19 +199,39 @@ def work(cfg: SweepConfig, worker: int = 0, hooks: Hooks | None = None, deadline
     ad = adapter(cfg.op)
     hook_kw = {k: v for k, v in (("compile", hooks.compile), ("check", hooks.check), ("estimate", hooks.estimate),
                                  ("corrupt", hooks.corrupt), ("factory", hooks.objective)) if v is not None}
-    for d, p in cfg.items():
-        study = open_study(cfg, storage, d, worker, p)
-        if n_claimed(study) >= cfg.trials:
-            continue
-        if deadline is not None and deadline <= time.time():
-            break
-        obj = ad.objective(d, p, cfg.arch, device, domains=cfg.domains, gate_cache=gate_cache, seed=cfg.seed,
-                           **hook_kw)
-        stats = run_study(study, obj, trials=cfg.trials, deadline=deadline, on_trial=hooks.on_trial,
-                          propose=lambda tr: ad.propose(tr, cfg.domains),
-                          lock=lambda: claim_lock(cfg.storage_url))
-        recovered += stats.recovered
+    with _compile_pool(cfg) as pool:
+        for d, p in cfg.items():
+            study = open_study(cfg, storage, d, worker, p)
+            if n_claimed(study) >= cfg.trials:
+                continue
+            if deadline is not None and deadline <= time.time():
+                break
+            obj = ad.objective(d, p, cfg.arch, device, domains=cfg.domains, gate_cache=gate_cache, seed=cfg.seed,
+                               **hook_kw)
+            common = dict(trials=cfg.trials, deadline=deadline, on_trial=hooks.on_trial,
+                          propose=lambda tr: ad.propose(tr, cfg.domains), lock=lambda: claim_lock(cfg.storage_url))
+            if pool is None:
+                stats = run_study(study, obj, **common)
+            else:
+                job = hooks.pool_compile or compile_candidate
+                stats = run_study_pooled(study, obj, pool=pool, **common,
+                                         submit=lambda tr, d=d: pool.submit(job, cfg.op, d, tr.user_attrs[KEY], cfg.arch))
+            recovered += stats.recovered
     return recovered
+
+
+@contextlib.contextmanager
+def _compile_pool(cfg: SweepConfig):
+    """The sweep process's compile pool (pipeline.py), or None to compile in-process."""
+    if cfg.compile_workers == 0:
+        yield None
+        return
+    pool = CompilePool(cfg.compile_workers, cfg.compile_timeout,
+                       preload=("autotune.pipeline", adapter(cfg.op).__name__, "wmma_gen.compiler"))
+    try:
+        yield pool
+    finally:
+        pool.close()
 
 
 def _child(cfg_dict: dict, worker: int, gpu: Optional[int], deadline: Optional[float]) -> None:
@@ -235,8 +271,7 @@ def run_sweep(cfg: SweepConfig, hooks: Hooks | None = None) -> SweepResult:
                     user_cb(st, ft)
                 bar.update(1)
                 _postfix(bar, st)
-            recovered += work(cfg, 0, Hooks(hooks.compile, hooks.check, hooks.estimate, hooks.corrupt, tick,
-                                            hooks.objective), deadline)
+            recovered += work(cfg, 0, replace(hooks, on_trial=tick), deadline)
         else:
             if hooks is not None and any(v is not None for v in asdict(hooks).values()):
                 raise ScheduleError("workers", cfg.workers, "1 when stage hooks are given (hooks are in-process)")

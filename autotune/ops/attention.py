@@ -104,6 +104,14 @@ def propose(trial, domains) -> str:
     return suggest_schedule(trial, domains, SPACE, AttentionSchedule).to_json()
 
 
+def compile_schedule(d: AttentionDirective, s: AttentionSchedule, arch: str):
+    """(KernelSource, CompiledKernel): the objective's compile stage (a picklable module
+    function: the sweep's compile pool runs it ahead in worker processes, which fills the
+    shared on-disk compile cache; here the in-process memo then holds the object)."""
+    from wmma_gen.ops.attention.api import compile_attention
+    return compile_attention(d, s, arch)
+
+
 @dataclass
 class AttentionObjective:
     """`objective(trial) -> TFLOP/s` for one (arch, directive, problem) study."""
@@ -135,10 +143,9 @@ class AttentionObjective:
             raise
 
     def _evaluate(self, trial, s: AttentionSchedule) -> float:
-        from wmma_gen.ops.attention.api import compile_attention
         d, spec = self.directive, registry.get(OP)
         try:
-            src, ck = compile_attention(d, s, self.arch)
+            src, ck = compile_schedule(d, s, self.arch)
         except (ScheduleError, CompileError) as e:
             _prune(trial, "compile", str(e).splitlines()[0])
         md = ck.metadata

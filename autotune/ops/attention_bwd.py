@@ -59,8 +59,10 @@ def propose(trial, domains) -> str:
     return suggest_schedule(trial, domains, SPACE, AttentionBwdSchedule).to_json()
 
 
-def _kernels(d, s, arch: str) -> dict:
-    """{prepass, dkdv, dq: (KernelSource, CompiledKernel)} of schedule s."""
+def compile_schedule(d, s, arch: str) -> dict:
+    """{prepass, dkdv, dq: (KernelSource, CompiledKernel)} of schedule s: the objective's
+    compile stage (a picklable module function: the sweep's compile pool runs it ahead in
+    worker processes, which fills the shared on-disk compile cache)."""
     from wmma_gen.compiler import compile_mlir
     from wmma_gen.ops.attention_bwd.run import build_backward, make_spec
     spec = make_spec(arch, d.dtype, d.head_dim, causal=d.causal, window=d.window, varlen=d.varlen, layout=d.layout)
@@ -99,7 +101,7 @@ class AttentionBwdObjective:
     def _evaluate(self, trial, s) -> float:
         d, spec = self.directive, registry.get(OP)
         try:
-            ks = _kernels(d, s, self.arch)
+            ks = compile_schedule(d, s, self.arch)
         except (ScheduleError, CompileError) as e:
             _prune(trial, "compile", str(e).splitlines()[0])
         mds = {n: ck.metadata for n, (_, ck) in ks.items()}
@@ -149,7 +151,7 @@ class AttentionBwdObjective:
             try:
                 r = spec.check(gp, dtype=d.dtype, layout=d.layout, causal=d.causal, arch=self.arch,
                                device=self.device, seed=self.seed, schedule=s)
-                ran = "+".join(ck.key[:16] for _, ck in _kernels(d, s, self.arch).values())
+                ran = "+".join(ck.key[:16] for _, ck in compile_schedule(d, s, self.arch).values())
                 row_ = {"passed": bool(r.passed) and ran == isa_hash, "max_abs": float(r.max_abs),
                         "tol": float(r.tol), "worst": r.worst, "source": r.source, "isa_hash": ran,
                         "seq_q": gp["seq_q"], "seq_k": gp["seq_k"]}

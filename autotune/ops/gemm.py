@@ -88,6 +88,13 @@ def propose(trial, domains) -> str:
     return suggest_schedule(trial, domains, SPACE, Schedule).to_json()
 
 
+def compile_schedule(d: GemmDirective, s: Schedule, arch: str):
+    """The objective's compile stage (a picklable module function: the sweep's compile pool
+    runs it ahead in worker processes, which fills the shared on-disk compile cache)."""
+    from wmma_gen.ops.gemm.build import compile_gemm
+    return compile_gemm(d, s, arch)
+
+
 def objective(d, p, arch: str, device, *, domains=None, seed: int = 0, gate_cache=None, compile=None,
               check=None, estimate=None, corrupt=None, factory=None):
     from ..objective import Objective

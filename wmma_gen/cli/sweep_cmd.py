@@ -52,6 +52,12 @@ def register(sub) -> None:
     p.add_argument("--study-name", default="", type=study_prefix, help="prefix of every study name (separate campaigns)")
     p.add_argument("--workers", type=int_at_least(1, 256), default=1,
                    help="worker processes (each pinned to one GPU when several)")
+    p.add_argument("--compile-workers", type=int_at_least(0, 256), default=0,
+                   help="compile the next N candidates in N worker processes while this one gates and times "
+                        "(per sweep process); 0 = compile in-process, one trial at a time (default)")
+    p.add_argument("--compile-timeout", type=positive_seconds, default=600.0,
+                   help="with --compile-workers: seconds one compile may take before its trial is pruned "
+                        "and its worker replaced (default 600)")
     p.add_argument("--seed", type=int_at_least(0, 2**31 - 1), default=0, help="TPE sampler seed")
     p.add_argument("--results", default="results", type=writable_dir, help="results directory (default ./results)")
     p.add_argument("--top-k", type=int_at_least(1), default=3, help="ladder rows per study")
@@ -99,12 +105,14 @@ def config_from(args, op: str = "gemm"):
                        trials=base["trials"] if args.trials is None else args.trials, timeout=args.timeout,
                        device=args.device, storage=args.storage, study_name=args.study_name, workers=args.workers,
                        seed=args.seed, results=args.results, top_k=args.top_k,
+                       compile_workers=args.compile_workers, compile_timeout=args.compile_timeout,
                        progress=not (args.no_progress or args.json))
 
 
 def summarize(result, df) -> list[dict]:
-    from autotune.ops import adapter
     from optuna.trial import TrialState
+
+    from autotune.ops import adapter
     rows = []
     for st in result.studies:
         ua, trials = st.user_attrs, st.get_trials(deepcopy=False)
