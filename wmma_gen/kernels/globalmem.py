@@ -1,4 +1,4 @@
-"""Guarded global-memory reads of a stored operand, a strided matrix `batch x rows x cols`.
+"""Guarded global-memory reads (and unguarded writes) of a strided matrix `batch x rows x cols`.
 
 Sizes are run-time values (kernel arguments); what is known at compile time is which axes
 need guards and `align`, the power of two that divides the row length and every outer
@@ -8,16 +8,18 @@ elements along the stored row is wholly inside or wholly outside when w divides 
 length, so one clamped vector load plus one select covers it; `chunk_width` picks such a
 w, never wider than `align` (so every vector access is aligned to its own width).
 
-Addressing (the FLAT-global "saddr" form, as the attention kernels use it): every read is
-`global_load v_off, s[base:base+1] offset:imm` -- a uniform 64-bit base in SGPRs plus a
+Addressing (the FLAT-global "saddr" form, as the attention kernels use it): every access is
+`global_load/store v_off, s[base:base+1] offset:imm` -- a uniform 64-bit base in SGPRs plus a
 zero-extended unsigned 32-bit per-lane VGPR offset plus an immediate (RDNA3 ISA guide
 ch. 10 "Global, Scratch and Flat Instructions", SADDR field; RDNA4 ISA guide, same chapter).
-A position is therefore given split by who knows it (`Pos`): the uniform part (tile origin,
-K step: kernel arguments, block ids and the loop counter) goes into the SGPR base, so a K
-step advances the base with scalar adds; the per-lane part (thread and lane ids) is a
-loop-invariant 32-bit VGPR offset; constant column offsets become the immediate. With
-run-time strides the alternative -- one 64-bit address per lane and load, rebuilt every K
-tile -- cost v_lshlrev_b64/v_add_co pairs per load and many live 64-bit VGPR pairs.
+A position is therefore given split by who knows it (`Pos`): the loop-invariant uniform part
+(batch, tile origin, split-K start, row constants) goes into the SGPR base; the per-lane part
+(thread and lane ids) is a loop-invariant 32-bit VGPR offset, to which the K loop's step is
+added once per iteration (one v_add_nc_u32 per distinct lane offset: why not the base, see
+`_address`); constant column offsets become the immediate. With run-time strides the
+alternative -- one 64-bit address per lane and load, rebuilt every K tile -- cost
+v_lshlrev_b64/v_add_co pairs per load and many live 64-bit VGPR pairs (and the spills of
+64x64 direct-to-fragment tiles and of gfx1201's k_unroll 2).
 
 Offsets fit: the launcher limits every buffer's span to < 2**31 elements
 (device/launcher.MAX_SPAN_ELEMS; kernels index with 32 bits) and WMMA operands are at most
@@ -78,7 +80,7 @@ class Pos:
     """An index split by who knows it: `uniform` (the same in every lane and loop-invariant:
     kernel arguments, block ids -> the SGPR base), `step` (uniform but changing every K tile:
     the loop counter), `lane` (per lane, loop-invariant) and `const` (compile time). None
-    means 0. step and lane make the 32-bit VGPR offset (see `_load` for why the step is
+    means 0. step and lane make the 32-bit VGPR offset (see `_address` for why the step is
     there and not in the base)."""
     uniform: object = None
     lane: object = None
@@ -86,11 +88,12 @@ class Pos:
     step: object = None
 
     def total(self):
+        """The position as one index value (for guards and memref accesses)."""
         parts = [p for p in (self.uniform, self.step, self.lane) if p is not None]
         v = parts[0] if parts else irb.c(0)
         for p in parts[1:]:
-            v = _add(v, p)
-        return _add(v, self.const) if self.const else v
+            v = irb.add(v, p)
+        return irb.add(v, self.const) if self.const else v
 
     def half(self) -> "Pos":
         """This position / 2, part by part (every part even: tile origins, K steps and lane

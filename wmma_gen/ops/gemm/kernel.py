@@ -19,6 +19,9 @@ arguments (`signature` declares them), so one code object serves every problem w
 same specialization key (`GemmKey`: which of M/N/K are tile multiples, and the alignment of
 each operand's rows). Partial tiles read zeros outside the matrix (globalmem.py) and skip
 their out-of-range stores, in-kernel; a key with full tiles builds the mask-free loop.
+A, B and C are addressed as a uniform SGPR base (batch, tile origin) plus a loop-invariant
+32-bit per-lane VGPR offset that the K step advances (globalmem.py, FLAT-global SADDR form):
+no 64-bit per-lane address arithmetic, in the loop or in the epilogue.
 Phases below: `tile_origin`, `main_loop`, `compute_tile`.
 """
 from __future__ import annotations
@@ -93,8 +96,8 @@ def _lds_type(d: GemmDirective, s: Schedule, outer: int) -> ir.MemRefType:
 
 def _kernel(d: GemmDirective, s: Schedule, t: Target, key: GemmKey, name: str) -> None:
     buffers, scalars = buffer_args(d, s), scalar_args(d)
-    # A and B are raw global pointers read in the SGPR-base form (globalmem.py); the
-    # other buffers are bare-pointer memrefs viewed with run-time strides (views.py)
+    # A, B and C are raw global pointers accessed in the SGPR-base form (globalmem.py);
+    # the other buffers are bare-pointer memrefs viewed with run-time strides (views.py)
     arg_types = [global_pointer_type() if n in OPERANDS else pointer_type(dt) for n, dt in buffers] + \
         [i32() for _ in scalars]
     lds_types = ([_lds_type(d, s, s.block_m)] if "a" in s.lds else []) + \
