@@ -23,7 +23,6 @@ from typing import Callable
 
 import numpy as np
 
-
 # Type tags of the operand roles: tag -> (bits, numpy dtype); `lm` (lane mask) is handled by
 # the binders (run/operands.py).
 TYPES = {

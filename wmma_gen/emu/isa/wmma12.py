@@ -54,7 +54,7 @@ from wmma_gen.errors import EmulatorFault
 
 from .wmma11 import _DECODE16, _ENCODE16, _INT32_MAX, _INT32_MIN, WmmaOp, _elements, _fused, _modify_c, \
     _neg_ab_mask, decode_take, f32_bits, lane_elem, planned_f32_acc
-from .wmma_regs import RegPlan, index_plan, inverse, reg_view
+from .wmma_regs import RegPlan, index_plan, inverse
 
 FAMILY = "gfx12"
 T = 16
