@@ -150,8 +150,8 @@ def _run_one(study, trial, objective, outcome: Outcome, waited: float, stats: Ru
     try:
         trial.set_user_attr("compile_worker_seconds", round(outcome.seconds, 4))
         trial.set_user_attr("compile_wait_seconds", round(waited, 4))
+        if outcome.status in ("timeout", "crashed"):
+            return _prune_unbuilt(study, trial, outcome, stats)
     except UpdateFinishedTrialError:       # failed by another worker while it compiled
         return _lost(study, trial, stats)
-    if outcome.status in ("timeout", "crashed"):
-        return _prune_unbuilt(study, trial, outcome, stats)
     return _evaluate(study, trial, objective, stats)

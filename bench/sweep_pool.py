@@ -1,6 +1,6 @@
 """Compile pool: sweep trials per second compiling in-process vs in a pool, side by side.
 
-    python bench/sweep_pool.py [--trials 12] [--shapes 256,512] [--pools 0,1,2] [--op gemm]
+    python bench/sweep_pool.py [--trials 12] [--shapes 256,512] [--pools 0,1,2] [--repeats 1] [--op gemm]
 
 Each row is one fresh process (its own empty kernel cache and results directory, so no row
 reuses another's compiles) running the same small sweep -- gemm f16 on gfx1100, the
@@ -12,7 +12,8 @@ trial wherever it ran; "waited s/trial" is how long the sweep waited for a poole
 "same as seq" counts trials whose schedule and value equal the sequential row's trial of the
 same number (enqueued baselines and start-up trials are proposed identically; later TPE
 proposals see the trials compiling ahead as running). Host wall time on a shared machine:
-compare the rows of one run.
+compare the rows of one run. With --repeats R the modes run interleaved R times (0,1,2,0,1,2,
+...); each row then shows the median run (by trials/s) and "runs" lists every run's trials/s.
 """
 from __future__ import annotations
 
@@ -57,22 +58,30 @@ def main() -> int:
     ap.add_argument("--shapes", default="256,512", help="square GEMM sizes, one study each (default 256,512)")
     ap.add_argument("--pools", default="0,1,2", help="compile_workers values to compare (default 0,1,2)")
     ap.add_argument("--op", default="gemm", help="op (gemm; shapes apply to gemm only)")
+    ap.add_argument("--repeats", type=int, default=1, help="interleaved runs per mode; the median is shown")
     ap.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     shapes = [int(x) for x in a.shapes.split(",")]
     if a.one is not None:
         print(json.dumps(one(a.one, a.trials, shapes, a.op)))
         return 0
+    pools = [int(x) for x in a.pools.split(",")]
+    runs: dict[int, list] = {p: [] for p in pools}
+    for _ in range(a.repeats):
+        for pool in pools:
+            out = subprocess.run([sys.executable, __file__, "--one", str(pool), "--trials", str(a.trials),
+                                  "--shapes", a.shapes, "--op", a.op], capture_output=True, text=True, check=True)
+            runs[pool].append(json.loads(out.stdout.strip().splitlines()[-1]))
     results = []
-    for pool in (int(x) for x in a.pools.split(",")):
-        out = subprocess.run([sys.executable, __file__, "--one", str(pool), "--trials", str(a.trials),
-                              "--shapes", a.shapes, "--op", a.op], capture_output=True, text=True, check=True)
-        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    for pool in pools:
+        ranked = sorted(runs[pool], key=lambda r: len(r["trials"]) / r["wall"])
+        results.append({**ranked[len(ranked) // 2], "rates": [len(r["trials"]) / r["wall"] for r in runs[pool]]})
     seq = {(r["study"], r["number"]): r for r in results[0]["trials"]}
     print(f"sweep: {a.op} f16 gfx1100, shapes {a.shapes}, {a.trials} trials each, emulator gate + model timing, "
-          f"seed 0; {os.cpu_count()} cores; one fresh process and empty kernel cache per row")
+          f"seed 0; {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end; one fresh process and "
+          f"empty kernel cache per run; {a.repeats} interleaved run(s) per mode, median shown")
     print(f"{'compile_workers':>15} {'trials':>6} {'wall s':>7} {'trials/s':>8} {'x seq':>6} {'compile s/trial':>15} "
-          f"{'waited s/trial':>14} {'same as seq':>11}")
+          f"{'waited s/trial':>14} {'same as seq':>11}  runs (trials/s)")
     base = None
     for r in results:
         n = len(r["trials"])
@@ -83,7 +92,7 @@ def main() -> int:
         comp = sum(t["compile"] for t in r["trials"]) / max(n, 1)
         waited = sum(t["waited"] for t in r["trials"]) / max(n, 1)
         print(f"{r['pool']:>15} {n:>6} {r['wall']:>7.1f} {rate:>8.3f} {rate / base:>6.2f} {comp:>15.3f} "
-              f"{waited:>14.3f} {f'{same}/{n}':>11}")
+              f"{waited:>14.3f} {f'{same}/{n}':>11}  {' '.join(f'{x:.3f}' for x in r['rates'])}")
     return 0
 
 
