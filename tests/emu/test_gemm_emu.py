@@ -140,3 +140,16 @@ def test_gemm_api_errors_name_the_field(call, field):
     with pytest.raises(ValueError) as e:
         call()
     assert e.value.field == field
+
+
+def test_default_large_schedule_transposed_staging_matches_numpy():
+    """The 128x256 default with two K rows per thread in the transposed LDS staging (g=2,
+    packed by v_perm_b32: kernels/tiles._column) and SADDR addressing, both operands
+    transposed into LDS (TN), 4 K tiles (k_unroll 2), on gfx1100."""
+    from wmma_gen.ops.gemm.defaults import LARGE
+    rng = np.random.default_rng(7)
+    a = rng.uniform(-1, 1, (128, 128)).astype(np.float16)      # (M, K)
+    b = rng.uniform(-1, 1, (128, 256)).astype(np.float16)      # (K, N)
+    out = wmma_gen.gemm(a.T.copy(), b, layout="TN", arch="gfx1100", device="emu", schedule=LARGE)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.abs(out - ref).max() < 1e-3

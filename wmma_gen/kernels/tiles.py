@@ -14,6 +14,7 @@ from ..compiler.mlir_api import ir
 from ..compiler.mlir_api import memref, vector
 
 from . import irb
+from .attention_blocks import PERM_HI, PERM_LO, perm_b32
 from .globalmem import Pos, Stored, chunk_width, concat, read_chunk
 
 
@@ -98,5 +99,19 @@ def store_tile(p: TilePlan, lds: ir.Value, buf, tid, vals: list) -> None:
             if p.g == 1:
                 memref.store(vector.extract(chunk[0], [], [e]), lds, [buf, irb.add(c, e), r])
                 continue
-            column = concat([vector.shuffle(chunk[j], chunk[j + 1], [e, p.w + e]) for j in range(0, p.g, 2)])
-            vector.store(column, lds, [buf, irb.add(c, e), r])
+            vector.store(_column(p, chunk, e), lds, [buf, irb.add(c, e), r])
+
+
+def _column(p: TilePlan, chunk: list, e: int) -> ir.Value:
+    """Element e of each of the g stacked chunks, as one vector<g> (rows in order). 16-bit
+    elements pair up with one v_perm_b32 per 32-bit word (attention_blocks.perm_b32; RDNA3
+    ISA guide "V_PERM_B32", same on RDNA4): LLVM's shuffle made two v_mov_b16 per word on
+    gfx11 (measured: 72 per TN main-loop iteration of the default schedule)."""
+    if p.x.elem_bits != 16 or p.w % 2:
+        return concat([vector.shuffle(chunk[j], chunk[j + 1], [e, p.w + e]) for j in range(0, p.g, 2)])
+    i32 = ir.IntegerType.get_signless(32)
+    words = [vector.extract(vector.bitcast(irb.vec(p.w // 2, i32), x), [], [e // 2]) for x in chunk]
+    sel = PERM_LO if e % 2 == 0 else PERM_HI
+    packed = [perm_b32(words[j + 1], words[j], sel) for j in range(0, p.g, 2)]
+    col = vector.from_elements(irb.vec(p.g // 2, i32), packed)
+    return vector.bitcast(irb.vec(p.g, irb.storage_type(p.x.dtype)), col)
