@@ -43,7 +43,10 @@ def write_loaded(g, d: int, raw: np.ndarray, a: dict, active: np.ndarray) -> Non
         val = (g.v[d] & u32(0xFFFF0000)) | (val & u32(0xFFFF))
     elif half == "hi":
         val = (g.v[d] & u32(0xFFFF)) | (val << u32(16))
-    np.copyto(g.v[d], val, where=active)
+    if g.exec_all:
+        g.v[d] = val
+    else:
+        np.copyto(g.v[d], val, where=active)
 
 
 def store_bytes(g, s: int, size: int, half) -> np.ndarray:
@@ -90,9 +93,9 @@ def _global_addr(ins: Instr, vaddr, saddr):
     else:
         s = saddr.index
 
-        def addr(g):
-            base = (g.s[s].astype(u64) | (g.s[s + 1].astype(u64) << u64(32)))[:, None]
-            return ((base + g.v[a].astype(u64)).view(np.int64) + off).view(u64)
+        def addr(g):   # SGPR pair base (W, 1) + zero-extended 32-bit VGPR offset + imm, one wide add
+            base = (g.s[s].astype(u64) | (g.s[s + 1].astype(u64) << u64(32))).view(np.int64) + off
+            return (g.v[a] + base[:, None]).view(u64)
     return addr
 
 

@@ -112,7 +112,10 @@ class GlobalMemory:
     def scatter(self, addr: np.ndarray, data: np.ndarray, active: np.ndarray) -> None:
         """Store uint8 data (addr.shape + (nbytes,)) at each active address, lane order."""
         off = self.check(addr, data.shape[-1], active)
-        scatter_bytes(self.arena, off[active], data[active])
+        if active.all():    # every lane stores: flatten (lane order kept) instead of masking bytes
+            scatter_bytes(self.arena, off.reshape(-1), data.reshape(-1, data.shape[-1]))
+        else:
+            scatter_bytes(self.arena, off[active], data[active])
 
     # ---- internals --------------------------------------------------------------------------
     def _sync(self) -> None:
