@@ -228,13 +228,13 @@ def ours(q: dict) -> dict:
         d = spec.directive(q["dtype"], q["m"], q["n"], q["k"], layout="NN")
         p = dict(m=q["m"], n=q["n"], k=q["k"], batch=1)
         s = spec.default_schedule(d, arch)
-        c = compile_gemm(d, s, arch, cache=False, eager_hsaco=True).compiled
+        c = compile_gemm(d, s, arch, cache=False).compiled
         sched = f"{s.block_m}x{s.block_n}x{s.block_k} w{s.waves_m}x{s.waves_n} ld{s.load_bits}"
     else:
         d = spec.directive(q["dtype"], q["head_dim"], causal=q["causal"])
         p = dict(batch=q["batch"], heads=q["heads"], kv_heads=q["heads"], seq_q=q["seq"], seq_k=q["seq"])
         s = spec.default_schedule(d, arch)
-        c = compile_mlir(spec.build(d, s, get_target(arch)).mlir, arch, cache=False, eager_hsaco=True)
+        c = compile_mlir(spec.build(d, s, get_target(arch)).mlir, arch, cache=False)
         sched = f"{s.block_m}x{s.block_n} w{s.waves} ld{s.load_bits}"
     sec = time.perf_counter() - t0
     e = spec.estimate(d, s, p, arch)

@@ -124,12 +124,10 @@ def toolchain_info() -> dict:
             "wmma_gen_compiler": toolchain.sources_hash()}
 
 
-def compile_mlir(text: str, arch: str, cache: KernelCache | None | bool = None,
-                 eager_hsaco: bool = True) -> CompiledKernel:
+def compile_mlir(text: str, arch: str, cache: KernelCache | None | bool = None) -> CompiledKernel:
     """Compile a GPU-dialect module (one kernel) for `arch` to its code object; cached by content.
 
-    cache: None -> default cache dir, False -> no cache, or a KernelCache.
-    eager_hsaco: accepted for older callers; the code object is always the product."""
+    cache: None -> default cache dir, False -> no cache, or a KernelCache."""
     get_target(arch)  # unknown arch -> ScheduleError listing the known ones
     tc = toolchain_info()
     key = make_key(text, arch, lowering_pipeline(arch), *(f"{k}={v}" for k, v in sorted(tc.items())))

@@ -50,10 +50,10 @@ class GemmKernel:
 
 
 def compile_gemm(d: GemmDirective, s: Schedule, arch: str, cache: KernelCache | None | bool = None,
-                 eager_hsaco: bool = False, key: GemmKey | None = None) -> GemmKernel:
+                 key: GemmKey | None = None) -> GemmKernel:
     """Build and compile the kernel serving `d`'s problem (key: contiguous operands unless
-    given). The hsaco is linked on first use unless eager_hsaco. With the default cache the
-    object is also kept in memory for the process."""
+    given) to its code object. With the default cache the object is also kept in memory for
+    the process."""
     t = get_target(arch)
     s.validate(d, t)
     key = key if key is not None else spec_key(d, s, problem_of(d))
@@ -61,9 +61,7 @@ def compile_gemm(d: GemmDirective, s: Schedule, arch: str, cache: KernelCache | 
     hit = _MEMO.get(memo_key) if cache is None else None
     if hit is None:
         src = build_gemm(d, s, t, key)
-        hit = (src, compile_mlir(src.mlir, arch, cache=cache, eager_hsaco=eager_hsaco))
+        hit = (src, compile_mlir(src.mlir, arch, cache=cache))
         if cache is None:
             _MEMO[memo_key] = hit
-    elif eager_hsaco:
-        hit[1].hsaco  # noqa: B018 -- link now, as asked
     return GemmKernel(d, s, key, *hit)
