@@ -29,11 +29,12 @@ from .ops import adapter
 
 RESULT_COLUMNS = ["seconds", "tflops", "unit", "peak_tflops", "fraction_of_peak", "source", "est_low", "est_high",
                   "validated", "gate_source", "gate_max_abs", "vgprs", "lds_bytes", "occupancy", "limiter", "isa_hash",
+                  "object_sha256",
                   "toolchain_mlir", "toolchain_lld", "wmma_gen_version", "timestamp", "ladder_rows"]
 # est_low / est_high: a model row's TFLOP/s times the calibration band (wmma_gen.model.calibration,
 # results/model_calibration.md); empty for timed (hip) rows. Ladders written before they existed
 # read back with the two columns empty.
-OPTIONAL_COLUMNS = ("est_low", "est_high")
+OPTIONAL_COLUMNS = ("est_low", "est_high", "object_sha256")   # older ladders read back with them empty
 
 
 def _est_band(arch: str, op: str, dtype: str, tflops: float, source: str) -> tuple[float, float]:
@@ -87,13 +88,14 @@ def study_rows(study: optuna.Study, top_k: int = 3) -> list[dict]:
         row.update({"seconds": t["user_attrs_seconds"], "tflops": t["value"], "unit": ua["unit"],
                     "peak_tflops": ua["peak_tflops"], "fraction_of_peak": t["value"] / ua["peak_tflops"],
                     "source": t["user_attrs_source"], "validated": bool(t["user_attrs_validated"]),
-                    **dict(zip(OPTIONAL_COLUMNS, _est_band(ua["arch"], ua["op"], d["dtype"], t["value"],
+                    **dict(zip(("est_low", "est_high"), _est_band(ua["arch"], ua["op"], d["dtype"], t["value"],
                                                            t["user_attrs_source"]))),
                     "gate_source": t.get("user_attrs_gate_source", ""),
                     "gate_max_abs": t.get("user_attrs_gate_max_abs", float("nan")),
                     "vgprs": int(t["user_attrs_vgprs"]), "lds_bytes": int(t["user_attrs_lds_bytes"]),
                     "occupancy": t.get("user_attrs_occupancy"), "limiter": t.get("user_attrs_limiter", ""),
-                    "isa_hash": t["user_attrs_isa_hash"], "toolchain_mlir": tc.get("mlir", ""),
+                    "isa_hash": t["user_attrs_isa_hash"],
+                    "object_sha256": t.get("user_attrs_object_sha256", ""), "toolchain_mlir": tc.get("mlir", ""),
                     "toolchain_lld": tc.get("lld", ""), "wmma_gen_version": t.get("user_attrs_wmma_gen_version", ""),
                     "timestamp": t["datetime_complete"]})
         rows.append(row)
@@ -173,7 +175,7 @@ def read(path: str | Path) -> pd.DataFrame:
         cols, req = columns(op), required(op)
     except WmmaGenError:
         raise LadderError(f"{what}: op {op!r} is not one the tuner knows; {redo}") from None
-    df = df.assign(**{c: float("nan") for c in OPTIONAL_COLUMNS if c not in df.columns})
+    df = df.assign(**{c: "" if c == "object_sha256" else float("nan") for c in OPTIONAL_COLUMNS if c not in df.columns})
     missing = [c for c in cols if c not in df.columns]
     if missing:
         raise LadderError(f"{what} lacks columns {', '.join(missing)} (another schema, or an older wmma_gen); {redo}")

@@ -152,7 +152,7 @@ class Objective:
     def _evaluate(self, trial, s: Schedule) -> float:
         kernel = self._compile(trial, s, self.directive)
         c = kernel.compiled
-        for k, v in {"isa_hash": c.key, "vgprs": c.metadata.vgpr_count, "lds_bytes": c.metadata.lds_bytes,
+        for k, v in {"isa_hash": c.key, "object_sha256": c.sha256, "vgprs": c.metadata.vgpr_count, "lds_bytes": c.metadata.lds_bytes,
                      "toolchain": dict(c.toolchain), "wmma_gen_version": wmma_gen.__version__,
                      "compile_seconds": round(c.compile_seconds, 4)}.items():
             trial.set_user_attr(k, v)

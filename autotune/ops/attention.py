@@ -149,7 +149,7 @@ class AttentionObjective:
         except (ScheduleError, CompileError) as e:
             _prune(trial, "compile", str(e).splitlines()[0])
         md = ck.metadata
-        for k, v in {"isa_hash": ck.key, "vgprs": md.vgpr_count, "lds_bytes": md.lds_bytes,
+        for k, v in {"isa_hash": ck.key, "object_sha256": ck.sha256, "vgprs": md.vgpr_count, "lds_bytes": md.lds_bytes,
                      "toolchain": dict(ck.toolchain), "wmma_gen_version": wmma_gen.__version__,
                      "compile_seconds": round(ck.compile_seconds, 4)}.items():
             trial.set_user_attr(k, v)
@@ -231,7 +231,8 @@ def documents(df, arch: str, space: tuple = SPACE) -> dict:
                     "schedule": {k.name: _plain(r[k.name]) for k in space},
                     "tflops": round(float(r["tflops"]), 3), "unit": r["unit"], "source": r["source"],
                     "validated": True, "vgprs": int(r["vgprs"]), "lds_bytes": int(r["lds_bytes"]),
-                    "isa_hash": r["isa_hash"], "study": r["study"], "trial": int(r["trial"]),
+                    "isa_hash": r["isa_hash"], "object_sha256": _plain(r.get("object_sha256")) or "",
+                    "study": r["study"], "trial": int(r["trial"]),
                     "flops_convention": "4*D per visible (query, key) pair",
                     "toolchain": {"mlir": r["toolchain_mlir"], "lld": r["toolchain_lld"]}}
                    for _, r in rows.iterrows()]

@@ -106,7 +106,8 @@ class AttentionBwdObjective:
             _prune(trial, "compile", str(e).splitlines()[0])
         mds = {n: ck.metadata for n, (_, ck) in ks.items()}
         isa_hash = "+".join(ck.key[:16] for _, ck in ks.values())
-        for k, v in {"isa_hash": isa_hash, "vgprs": max(m.vgpr_count for m in mds.values()),
+        for k, v in {"isa_hash": isa_hash, "object_sha256": "+".join(ck.sha256 for _, ck in ks.values()),
+                     "vgprs": max(m.vgpr_count for m in mds.values()),
                      "lds_bytes": max(m.lds_bytes for m in mds.values()),
                      "toolchain": dict(next(iter(ks.values()))[1].toolchain), "wmma_gen_version": wmma_gen.__version__,
                      "compile_seconds": round(sum(ck.compile_seconds for _, ck in ks.values()), 4)}.items():

@@ -128,6 +128,7 @@ def documents(df, arch: str) -> dict[str, dict]:
                 "validated": True, "gate_source": _scalar(r.get("gate_source")) or "",
                 "vgprs": int(r["vgprs"]), "lds_bytes": int(r["lds_bytes"]),
                 "occupancy": None if _scalar(r.get("occupancy")) is None else int(r["occupancy"]), "isa_hash": r["isa_hash"],
+                "object_sha256": _scalar(r.get("object_sha256")) or "",
                 "study": r["study"], "trial": int(r["trial"]),
                 "toolchain": {"mlir": r["toolchain_mlir"], "lld": r["toolchain_lld"]},
                 "timestamp": str(r["timestamp"]),

@@ -93,6 +93,13 @@ def test_gate_runs_the_timed_and_exported_object():
     assert t.state == TrialState.COMPLETE
     assert t.user_attrs["gate_isa_hash"] == t.user_attrs["isa_hash"]
     assert (t.user_attrs["gate_m"], t.user_attrs["gate_n"]) != (D.m, D.n)     # a different, small problem
+    # the recorded object hash is the sha256 of the bytes the compiler produced for this key
+    import hashlib
+
+    from wmma_gen.ops.gemm.build import compile_gemm
+    obj = compile_gemm(D, Schedule(), "gfx1100").compiled
+    assert obj.key == t.user_attrs["isa_hash"]
+    assert t.user_attrs["object_sha256"] == hashlib.sha256(obj.hsaco).hexdigest()
 
 
 def test_corrupt_hook_fails_the_gate_that_the_real_kernel_passes():

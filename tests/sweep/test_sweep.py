@@ -42,6 +42,10 @@ def test_cli_sweep_writes_ladder_and_export_that_reload(tmp_path, capsys):
     doc = json.loads((out / "gfx1100-gemm-i8.json").read_text())
     assert doc["schema_version"] == schedules_db.SCHEMA_VERSION and doc["toolchain"]["mlir"]
     entries = schedules_db.load_file(out / "gfx1100-gemm-i8.json")
+    hashes = {e["isa_hash"]: e["object_sha256"] for e in doc["entries"]}
+    assert all(len(h) == 64 for h in hashes.values())
+    assert hashes == {r["isa_hash"]: r["object_sha256"] for _, r in df[df["rank"] == 1].iterrows()
+                      if r["isa_hash"] in hashes}
     assert {(e.directive.m, e.directive.n) for e in entries} == {(256, 256), (256, 512)}
     best = df[(df["dtype"] == "i8") & (df["rank"] == 1) & (df["n"] == 512)].iloc[0]
     got = schedules_db.lookup(ARCH, GemmDirective("i8", 256, 512, 256), directory=out)

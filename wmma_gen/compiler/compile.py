@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import hashlib
 import re
 import tempfile
 import time
@@ -54,6 +55,11 @@ class CompiledKernel:
     @property
     def spilled(self) -> bool:
         return self.metadata.spills > 0
+
+    @functools.cached_property
+    def sha256(self) -> str:
+        """sha256 of the code object's bytes: what the ladder and exported schedules record."""
+        return hashlib.sha256(self.hsaco).hexdigest()
 
     @functools.cached_property
     def isa(self) -> str:
