@@ -70,7 +70,10 @@ def _perm(a, b, sel):
     """V_PERM_B32: byte k of the result from selector byte k (§16 V_PERM_B32): 0-7 pick a byte
     of {S0, S1} (S1 is bytes 0-3), 8-11 replicate the sign bit of bytes 1/3/5/7, 12 gives 0x00,
     13 and up 0xFF. Vectorised as one gather from a 14-entry byte table per lane."""
-    a, b, sel = np.broadcast_arrays(np.asarray(a, u32), np.asarray(b, u32), np.asarray(sel, u32))
+    sel = np.asarray(sel, u32)
+    if sel.ndim == 0 or (sel.size and (sel == sel.flat[0]).all()):
+        return _perm_uniform(np.asarray(a, u32), np.asarray(b, u32), int(sel.flat[0]))
+    a, b, sel = np.broadcast_arrays(np.asarray(a, u32), np.asarray(b, u32), sel)
     data = np.stack([b, a], axis=-1).view(np.uint8)                       # (..., 8) little endian
     sign = np.where(data[..., 1::2] & np.uint8(0x80), np.uint8(0xFF), np.uint8(0))
     table = np.concatenate([data, sign, np.zeros(sel.shape + (1,), np.uint8),
@@ -78,6 +81,23 @@ def _perm(a, b, sel):
     idx = np.minimum(np.ascontiguousarray(sel).view(np.uint8).reshape(sel.shape + (4,)), 13)
     out = np.take_along_axis(table, idx.astype(np.intp), axis=-1)
     return np.ascontiguousarray(out).view(u32)[..., 0]
+
+
+def _perm_uniform(a, b, sel: int):
+    """_perm with one selector for every lane (LLVM's usual literal): each result byte is a
+    shifted and masked source byte, a sign fill or a constant, so no per-lane table."""
+    out = np.zeros(np.broadcast_shapes(a.shape, b.shape), u32)
+    for k in range(4):
+        c = (sel >> (8 * k)) & 0xFF
+        if c < 8:                                   # byte c of {S0, S1}: S1 holds bytes 0-3
+            byte = ((b if c < 4 else a) >> u32(8 * (c % 4))) & u32(0xFF)
+        elif c < 12:                                # sign of byte 1, 3 (S1) / 5, 7 (S0)
+            bit = u32(8 * (2 * (c - 8) % 4) + 15)
+            byte = (((b if c < 10 else a) >> bit) & u32(1)) * u32(0xFF)
+        else:
+            byte = u32(0 if c == 12 else 0xFF)
+        out |= byte << u32(8 * k)
+    return out
 
 
 def _clz(a):
