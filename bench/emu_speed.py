@@ -16,10 +16,10 @@ from collections import defaultdict
 
 import numpy as np
 
-from wmma_gen.directive import GemmDirective
+from wmma_gen.ops.gemm.directive import GemmDirective
 from wmma_gen.emu import GlobalMemory, Program, run_kernel
 from wmma_gen.ops.gemm.build import compile_gemm
-from wmma_gen.schedule import Schedule
+from wmma_gen.ops.gemm.schedule import Schedule
 
 
 def gemm_run(arch: str, size: int, schedule: Schedule, mode: str, profile: dict | None = None):
