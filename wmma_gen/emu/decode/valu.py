@@ -107,6 +107,8 @@ def _operands(name, family, enc, f, lit, dpp):
             continue
         if kind == "lane" and t == "s":
             ops.append(O.sreg(f["vdst"]))
+        elif kind == "salu" and e64:   # VOP3 with an SGPR VDST: gfx12 v_s_* (RDNA4 ISA §7.10)
+            ops.append(O.sreg(f["vdst"], max(1, width(t) // 32)))
         elif e64:
             ops.append(O.vreg(f["vdst"], max(1, width(t) // 32), _half(t, (f["opsel"] >> 3) & 1 and not sd)))
         else:

@@ -7,7 +7,7 @@ from .ds import DS
 from .global_smem import CACHE12, GLOBAL, SCRATCH, SMEM
 from .lane import LANE
 from .sop import CONTROL, CONTROL12, SALU, SALU12
-from .sop_float import SALU_FLOAT
+from .sop_float import SALU_FLOAT, SALU_FLOAT12
 from .table import Op
 from .vop3p import PACKED
 from .vop_float import FLOAT, FLOAT12
@@ -21,7 +21,7 @@ from .wmma12 import WMMA12_OPS
 WMMA_TABLES = {"gfx11": WMMA_OPS, "gfx12": WMMA12_OPS}
 
 OPS: dict[str, Op] = {}
-for _table in (SALU, SALU12, SALU_FLOAT, CONTROL, CONTROL12, SMEM, INT, INT12, FLOAT, FLOAT12, VOPC,
+for _table in (SALU, SALU12, SALU_FLOAT, SALU_FLOAT12, CONTROL, CONTROL12, SMEM, INT, INT12, FLOAT, FLOAT12, VOPC,
                PACKED, LANE, DS, GLOBAL, SCRATCH, CACHE12):
     for _k, _row in _table.items():
         if _k in OPS:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ieee import _quiet, ieee_max, ieee_min
+from .ieee import _quiet, ieee_max, ieee_min, num_max, num_min
 from .table import GFX12, Op, rows
-from .vop_float import _cvt_pk_rtz, _to_int, fma
+from .vop_float import _cvt_pk_rtz, _ieee, _to_int, fma
 from .vopc import FLOAT_CONDS
 
 f16, f32, i32, u32 = np.float16, np.float32, np.int32, np.uint32
@@ -75,3 +75,15 @@ SALU_FLOAT = rows(
     F("s_cvt_hi_f32_f16", "f32", "b32",                                           # S0[31:16] as f16
       lambda a: _cvt(f32)((np.asarray(a) >> u32(16)).astype(np.uint16).view(f16)), C1),
 )
+
+# GFX12 (RDNA4) SOP2 64-67 / 73-76 / 79-82 print as s_{min,max}_num_f{32,16} and add s_{minimum,maximum}_f{32,16}
+# (optables_gfx12 "sop2"). "SALU float produces identical results with its VALU counterpart" (RDNA3.5
+# §6.8; RDNA4 keeps the rule), so the _num rows take V_MIN_NUM/V_MAX_NUM's minimumNumber/maximumNumber
+# (RDNA4 ISA §16.7: a signalling NaN loses to a number as well, unlike the RDNA3.5 s_min_f32 above)
+# and s_minimum/s_maximum take V_MINIMUM/V_MAXIMUM's IEEE 754-2019 minimum/maximum (vop_float.FLOAT12).
+C_NUM = "RDNA4 ISA §16.1 SOP2 S_MIN_NUM/S_MAX_NUM: the VALU V_MIN_NUM/V_MAX_NUM (§16.7) on one value"
+SALU_FLOAT12 = rows(*[Op(f"s_{n}_num_{t}", "salu", t, f"{t} {t}", fn, C_NUM, archs=GFX12)
+                      for n, fn in (("min", num_min), ("max", num_max)) for t in ("f32", "f16")],
+                    *[Op(f"s_{n}_{t}", "salu", t, f"{t} {t}", _ieee(n == "maximum"),
+                         "RDNA4 ISA §16.1 SOP2 S_MINIMUM/S_MAXIMUM: the VALU V_MINIMUM/V_MAXIMUM on one value",
+                         archs=GFX12) for n in ("minimum", "maximum") for t in ("f32", "f16")])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ieee import _is_snan, _quiet, ieee_max, ieee_min
+from .ieee import _is_snan, _quiet, ieee_max, ieee_min, num_max, num_min
 from .table import GFX12, Op, rows
 
 f16, f32, f64 = np.float16, np.float32, np.float64
@@ -296,7 +296,75 @@ def _ieee3(is_max: bool):
 
 # V_MAXIMUM3_F32/F16, V_MINIMUM3_*: the same operation over three sources, (S0 op S1) op S2
 # (VOP3Instructions.td, HasIEEEMinimumMaximumInsts; LLVM forms them from two fmaximum).
+# V_MINIMUMMAXIMUM_* / V_MAXIMUMMINIMUM_* (VOP3 620-623): the inner operation on S0, S1, then the
+# outer one with S2 (the V_MINMAX/V_MAXMIN structure of RDNA3.5 ISA §16.12 with IEEE maximum/minimum).
+def _ieee_mm(first_max: bool):
+    one, two = _ieee(first_max), _ieee(not first_max)
+    return lambda a, b, c: two(one(a, b), c)
+
+
+# ---- gfx12 maximumNumber / minimumNumber family (the gfx11 V_MAX_F32 etc. are renamed _NUM_) --------
+# RDNA4 ISA §16.7 VOP2: V_MIN_NUM_F64 13, V_MAX_NUM_F64 14, V_MIN_NUM_F32 21, V_MAX_NUM_F32 22,
+# V_MIN_NUM_F16 48, V_MAX_NUM_F16 49 -- IEEE 754-2019 minimumNumber / maximumNumber (ieee.num_max:
+# any NaN loses to a number, two NaNs give S0 quieted, +0 > -0). VOP3 (RDNA4 ISA §16.12; opcodes
+# optables_gfx12 553-562, 616-619): V_MIN3/MAX3_NUM = the two-operand op applied twice,
+# (S0 op S1) op S2; V_MED3_NUM = the median, or V_MIN3_NUM when any operand is NaN; V_MINMAX_NUM =
+# max_num(min_num(S0, S1), S2), V_MAXMIN_NUM = min_num(max_num(S0, S1), S2) -- the RDNA3.5 ISA §16.12
+# V_MAX3_F32 / V_MED3_F32 / V_MINMAX_F32 pseudo-code with the _NUM operation in place of V_MAX_F32.
+C_NUM2, C_NUM3 = "RDNA4 ISA §16.7 VOP2 (IEEE 754-2019 maximumNumber/minimumNumber)", \
+    "RDNA4 ISA §16.12 VOP3 (built from §16.7 V_MAX_NUM/V_MIN_NUM as RDNA3.5 §16.12 V_MAX3/V_MED3/V_MINMAX)"
+
+
+def _med3_num(a, b, c):
+    a, b, c = np.broadcast_arrays(a, b, c)
+    mx = num_max(num_max(a, b), c)
+    med = np.where(mx == a, num_max(b, c), np.where(mx == b, num_max(a, c), num_max(a, b)))
+    anynan = np.isnan(a) | np.isnan(b) | np.isnan(c)
+    return np.where(anynan, num_min(num_min(a, b), c), med).astype(a.dtype)
+
+
+def _num_rows():
+    out = []
+    for t in ("f32", "f16", "f64"):
+        out += [Op(f"v_max_num_{t}", "valu", t, f"{t} {t}", num_max, C_NUM2, archs=GFX12),
+                Op(f"v_min_num_{t}", "valu", t, f"{t} {t}", num_min, C_NUM2, archs=GFX12)]
+    for t in ("f32", "f16"):
+        t3 = f"{t} {t} {t}"
+        out += [Op(f"v_max3_num_{t}", "valu", t, t3, lambda a, b, c: num_max(num_max(a, b), c), C_NUM3, archs=GFX12),
+                Op(f"v_min3_num_{t}", "valu", t, t3, lambda a, b, c: num_min(num_min(a, b), c), C_NUM3, archs=GFX12),
+                Op(f"v_med3_num_{t}", "valu", t, t3, _med3_num, C_NUM3, archs=GFX12),
+                Op(f"v_minmax_num_{t}", "valu", t, t3, lambda a, b, c: num_max(num_min(a, b), c), C_NUM3, archs=GFX12),
+                Op(f"v_maxmin_num_{t}", "valu", t, t3, lambda a, b, c: num_min(num_max(a, b), c), C_NUM3, archs=GFX12)]
+    return out
+
+
+# ---- gfx12 pseudo-scalar transcendentals (RDNA4 ISA §7.10, opcodes VOP3 640-649) ------------------
+# "VALU ops that operate on a single lane of data where both the source and destination are SGPRs",
+# VOP3-encoded, destination in VDST; EXEC is ignored (they run with EXEC == 0); 16-bit data in bits
+# [15:0] with the upper half of the destination written 0; "the usual DENORMAL and ROUND mode bits";
+# the same results as their VALU equivalents (V_RCP_F32 etc., 1 ULP). Kind "salu": the scalar binder
+# (one value per wave, no EXEC) runs them; the decoder reads VDST as an SGPR for a VOP3 salu row.
+C_PST = "RDNA4 ISA §7.10 Pseudo-scalar Transcendental ALU ops (results as the VALU V_EXP/LOG/RCP/RSQ/SQRT)"
+_TRANS = {"exp": np.exp2, "log": np.log2, "rcp": lambda x: 1.0 / x, "rsq": lambda x: 1.0 / np.sqrt(x),
+          "sqrt": np.sqrt}
+
+
+def _pseudo_scalar(fn, dt):
+    f = _t(fn, dt)
+
+    def run(x):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return f(x)
+    return run
+
+
+PSEUDO_SCALAR = [Op(f"v_s_{n}_{t}", "salu", t, t, _pseudo_scalar(fn, {"f32": f32, "f16": f16}[t]), C_PST,
+                    archs=GFX12) for n, fn in _TRANS.items() for t in ("f32", "f16")]
+
 FLOAT12 = rows(*[Op(f"v_{name}_{t}", "valu", t, f"{t} {t}", _ieee(name == "maximum"), CITE, archs=GFX12)
-                 for name in ("maximum", "minimum") for t in ("f32", "f16")],
+                 for name in ("maximum", "minimum") for t in ("f32", "f16", "f64")],
                *[Op(f"v_{name}3_{t}", "valu", t, f"{t} {t} {t}", _ieee3(name == "maximum"), CITE, archs=GFX12)
-                 for name in ("maximum", "minimum") for t in ("f32", "f16")])
+                 for name in ("maximum", "minimum") for t in ("f32", "f16")],
+               *[Op(f"v_{n}_{t}", "valu", t, f"{t} {t} {t}", _ieee_mm(n.startswith("maximum")), CITE, archs=GFX12)
+                 for n in ("maximumminimum", "minimummaximum") for t in ("f32", "f16")],
+               *_num_rows(), *PSEUDO_SCALAR)

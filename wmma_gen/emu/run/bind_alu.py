@@ -198,6 +198,9 @@ def bind_salu(row: Op, ins: Instr):
     fn = row.fn
     if len(writers) == 1:
         w0 = writers[0]
+        if "clamp" in ins.mods or any(k in ins.mods for k in ("mul", "div")):   # VOP3 v_s_* output modifiers
+            post = _output_mods(ins, [dsts[0][0]])
+            return lambda g, ctx: w0(g, post(fn(*[r(g) for r in readers])))
         return lambda g, ctx: w0(g, fn(*[r(g) for r in readers]))
 
     def run(g, ctx):

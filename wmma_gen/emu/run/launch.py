@@ -7,7 +7,8 @@ kernarg segment ptr (2), dispatch id (2), flat scratch init (2), private segment
 preloaded kernargs; each only when its `.amdhsa_user_sgpr_*` directive is 1. System SGPRs
 start at `.amdhsa_user_sgpr_count`: workgroup id X, Y, Z (each when
 `.amdhsa_system_sgpr_workgroup_id_*` is 1), then workgroup info; gfx12 instead has
-architected SGPRs: workgroup ids in ttmp9 / ttmp7 (see _initial_state). VGPR0 holds the
+architected SGPRs: workgroup ids in ttmp9 / ttmp7, the wave's index in its workgroup in
+ttmp8[29:25] (see _initial_state). VGPR0 holds the
 work-item ids packed as x | y << 10 | z << 20 (gfx11 has packed work-item ids,
 "FeaturePackedTID"; y/z present when `.amdhsa_system_vgpr_workitem_id` >= 1 / 2).
 Registers the ABI does not define start as a poison pattern so reads of uninitialised
@@ -230,6 +231,9 @@ def _initial_state(prog, grid, block, ids, wpw, nv, karg, extra):
         # AMDGPULegalizerInfo / SIISelLowering: WorkGroupIDY = TTMP7 & 0xFFFF, Z = TTMP7 >> 16).
         s[TTMP0 + 9] = ids3[0]
         s[TTMP0 + 7] = (ids3[1] & 0xFFFF) | ((ids3[2] & 0xFFFF) << 16)
+        # TTMP8 = {DebugMark 0, GridYZvalid 1 (TTMP7 is loaded), waveIDinGroup[29:25], dispatchIndex[24:0]
+        # = 0} (RDNA4 ISA §3.5.3.4 Table 12 "CS SGPR Load"); LLVM reads the wave id as ttmp8[29:25].
+        s[TTMP0 + 8] = (np.tile(np.arange(wpw), len(ids)) << 25) | (1 << 30)
     else:
         for axis, value in zip("xyz", ids3, strict=True):
             if prog.desc(f"system_sgpr_workgroup_id_{axis}"):

@@ -170,11 +170,14 @@ def sreader(op: Operand, typ: str):
         else:
             raw = lambda g: g.s[i].astype(np.uint16)
     elif op.kind in ("int", "float"):
-        c = np.array(const_bits(op, typ), _RAW[width]).view(dt)
+        c = _modify(np.array(const_bits(op, typ), _RAW[width]).view(dt), op, typ)
         return lambda g: c
     else:
         raise Fault(f"operand {op.text!r} cannot be a scalar source")
-    return raw if _RAW[width] is dt else (lambda g: raw(g).view(dt))
+    fetch = raw if _RAW[width] is dt else (lambda g: raw(g).view(dt))
+    if (op.neg or op.abs) and (typ in FLOATS or typ in _SIGN):   # VOP3-encoded scalar ops (gfx12 v_s_*)
+        return lambda g: _modify(fetch(g), op, typ)
+    return fetch
 
 
 def swriter(op: Operand, typ: str):
