@@ -39,8 +39,12 @@ except ImportError:
     import wmma_gen.build as b
 b.compile_mlir = counting
 import wmma_gen
-from wmma_gen.ops.gemm.directive import GemmDirective
-from wmma_gen.ops.gemm.schedule import Schedule
+try:   # GEMM's modules moved into ops/gemm after the static-shape baseline
+    from wmma_gen.ops.gemm.directive import GemmDirective
+    from wmma_gen.ops.gemm.schedule import Schedule
+except ImportError:
+    from wmma_gen.directive import GemmDirective
+    from wmma_gen.schedule import Schedule
 S = [Schedule(block_m=128, block_n=128, block_k=32, waves_m=2, waves_n=2, lds="ab", buffers=2),
      Schedule(block_m=128, block_n=64, block_k=32, waves_m=2, waves_n=2, lds="ab", buffers=2),
      Schedule(block_m=64, block_n=64, block_k=32, waves_m=2, waves_n=2, lds="ab"),
