@@ -35,7 +35,8 @@ Modelled semantics (and the choice made where the manual is silent):
   * Float products and sums: the manual says only "fused multiply add" and RNE. We model an
     exact fused result: products of f16/bf16 are exact in float64, the 16 products and C
     are summed in float64 (error <= 2^-53 relative per add, far below an f32 ulp) and the
-    sum is rounded ONCE to the output type with RNE. Real hardware may round partial sums
+    sum is rounded ONCE to the output type with RNE. (f32-accumulating f16/bf16 rows without
+    modifiers run the same float64 operations through wmma_f32acc.py, bit for bit.) Real hardware may round partial sums
     to f32 in some order; tests therefore allow the f32 accumulation error bound
     gamma_17 * (sum|a*b| + |c|), which covers every summation order.
   * Denormals: f16/bf16/f32 subnormal inputs are used exactly and subnormal results are
@@ -76,6 +77,7 @@ import numpy as np
 from wmma_gen import layouts, numerics
 from wmma_gen.errors import EmulatorFault
 
+from .wmma_f32acc import fused_f32_acc
 from .wmma_regs import RegPlan, index_plan, inverse, reg_view
 
 FAMILY = "gfx11"
@@ -93,6 +95,7 @@ class WmmaOp:
     c_regs: int
     fn: Callable
     cite: str
+    writes_out: bool = False    # fn takes out=: the (c_regs, W, 32) uint32 D block, written in place
 
 
 # --------------------------------------------------------------------------- index maps
@@ -278,17 +281,26 @@ def f32_bits(d: np.ndarray) -> np.ndarray:
     return np.where(nan, numerics.F32_QNAN, bits).astype(np.uint32) if nan.any() else bits
 
 
+def into(out, d):
+    """D (W, 32, R) written to the (R, W, 32) block `out` when given (WmmaOp.writes_out)."""
+    if out is None:
+        return d
+    np.copyto(out, np.asarray(d).transpose(2, 0, 1))
+    return out.transpose(1, 2, 0)
+
+
 def _make_f32_acc(name: str, in_t: str):
-    def fn(a, b, c, *, neg_lo=(0, 0, 0), neg_hi=(0, 0, 0), op_sel=(0, 0, 0), clamp=False):
+    def fn(a, b, c, *, neg_lo=(0, 0, 0), neg_hi=(0, 0, 0), op_sel=(0, 0, 0), clamp=False, out=None):
         _check_common(name, op_sel, 32, clamp, is_int=False)
         if not any(neg_lo) and not any(neg_hi) and all(p.ok for p in _PLANS):
-            return planned_f32_acc(a, b, c, in_t, _PLANS, slice(0, HALF))
+            d = fused_f32_acc(a, b, c, in_t, _PLANS, out)     # None: inf/NaN, reference path
+            return d if d is not None else into(out, planned_f32_acc(a, b, c, in_t, _PLANS, slice(0, HALF)))
         am, bm = _float_ab(a, b, in_t, neg_lo, neg_hi)
         cbits = _modify_c(np.asarray(c, dtype=np.uint32), neg_lo, neg_hi, 32)
         cm = _c32_to_matrix(cbits).view(np.float32).astype(np.float64)
         with np.errstate(over="ignore", invalid="ignore"):
             d = _fused(am, bm, cm).astype(np.float32)      # one RNE rounding to f32
-        return _matrix_to_c32(f32_bits(d))
+        return into(out, _matrix_to_c32(f32_bits(d)))
     return fn
 
 
@@ -336,9 +348,9 @@ _CITE = ("RDNA3 ISA guide sec. 7.9 (WMMA, Table 33, VGPR layout tables) and sec.
 
 WMMA_OPS: dict[str, WmmaOp] = {op.mnemonic: op for op in (
     WmmaOp("v_wmma_f32_16x16x16_f16", 8, 8, 8,
-           _make_f32_acc("v_wmma_f32_16x16x16_f16", "f16"), _CITE + "; opcode 64"),
+           _make_f32_acc("v_wmma_f32_16x16x16_f16", "f16"), _CITE + "; opcode 64", writes_out=True),
     WmmaOp("v_wmma_f32_16x16x16_bf16", 8, 8, 8,
-           _make_f32_acc("v_wmma_f32_16x16x16_bf16", "bf16"), _CITE + "; opcode 65"),
+           _make_f32_acc("v_wmma_f32_16x16x16_bf16", "bf16"), _CITE + "; opcode 65", writes_out=True),
     WmmaOp("v_wmma_f16_16x16x16_f16", 8, 8, 8,
            _make_16_acc("v_wmma_f16_16x16x16_f16", "f16"), _CITE + "; opcode 66"),
     WmmaOp("v_wmma_bf16_16x16x16_bf16", 8, 8, 8,

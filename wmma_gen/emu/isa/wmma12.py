@@ -53,7 +53,8 @@ from wmma_gen import numerics
 from wmma_gen.errors import EmulatorFault
 
 from .wmma11 import _DECODE16, _ENCODE16, _INT32_MAX, _INT32_MIN, WmmaOp, _elements, _fused, _modify_c, \
-    _neg_ab_mask, decode_take, f32_bits, lane_elem, planned_f32_acc
+    _neg_ab_mask, decode_take, f32_bits, into, lane_elem, planned_f32_acc
+from .wmma_f32acc import fused_f32_acc
 from .wmma_regs import RegPlan, index_plan, inverse
 
 FAMILY = "gfx12"
@@ -173,17 +174,18 @@ def _decode_ab(regs, t, kind, neg_lo, neg_hi, name):
 
 
 def _make_f32_acc(name: str, a_t: str, b_t: str):
-    def fn(a, b, c, *, neg_lo=(0, 0, 0), neg_hi=(0, 0, 0), op_sel=(0, 0, 0), clamp=False):
+    def fn(a, b, c, *, neg_lo=(0, 0, 0), neg_hi=(0, 0, 0), op_sel=(0, 0, 0), clamp=False, out=None):
         _check(name, op_sel, clamp, False)
         if a_t == b_t and a_t in _DECODE16 and not any(neg_lo) and not any(neg_hi) and all(p.ok for p in _PLANS):
-            return planned_f32_acc(a, b, c, a_t, _PLANS, slice(None))
+            d = fused_f32_acc(a, b, c, a_t, _PLANS, out)      # None: inf/NaN, reference path
+            return d if d is not None else into(out, planned_f32_acc(a, b, c, a_t, _PLANS, slice(None)))
         am = _decode_ab(a, a_t, "a", neg_lo, neg_hi, name)
         bm = _decode_ab(b, b_t, "b", neg_lo, neg_hi, name)
         cbits = _modify_c(np.asarray(c, np.uint32), neg_lo, neg_hi, 32)
         cm = c_to_matrix(cbits, 32).view(np.float32).astype(np.float64)
         with np.errstate(over="ignore", invalid="ignore"):
             d = _fused(am, bm, cm).astype(np.float32)            # one RNE rounding
-        return matrix_to_c(f32_bits(d), 32)
+        return into(out, matrix_to_c(f32_bits(d), 32))
     return fn
 
 
@@ -225,7 +227,7 @@ _CITE = ("ROCm amd_matrix_instruction_calculator 1.3.2 InstCalcGfx12 (wave32 lay
 
 
 def _f32(name, a_t, b_t, regs, op):
-    return WmmaOp(name, regs, regs, 8, _make_f32_acc(name, a_t, b_t), f"{_CITE}; opcode {op}")
+    return WmmaOp(name, regs, regs, 8, _make_f32_acc(name, a_t, b_t), f"{_CITE}; opcode {op}", writes_out=True)
 
 
 WMMA12_OPS: dict[str, WmmaOp] = {op.mnemonic: op for op in (

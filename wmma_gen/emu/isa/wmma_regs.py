@@ -25,7 +25,7 @@ class RegPlan:
     neighbours) are moved together as one wider word."""
 
     def __init__(self, lane: np.ndarray, elem: np.ndarray, per: int, lanes: int):
-        self.shape = lane.shape
+        self.shape, self.lanes, self.per = lane.shape, lanes, per
         src = (elem // per) * (lanes * per) + lane * per + elem % per   # per-wave source index
         n = src.size
         self.regs = n // (lanes * per)
@@ -48,6 +48,9 @@ class RegPlan:
             return self.b_r - 1 - (p - b_lh) if p >= b_lh else self.b_r + 1 + (b_lh - 1 - p)
         self.order = (self.b_r,) + tuple(axis(bit_of[nb - 1 - t]) for t in range(nb - k))
         self.nb = nb - k
+        self._elem_shape = (2,) * self.b_r, (2,) * b_lh            # one element per axis (k = 0)
+        self._elem_order = (self.b_r,) + tuple(self.b_r - 1 - (p - b_lh) if p >= b_lh else self.b_r + b_lh - p
+                                              for p in (bit_of[nb - 1 - t] for t in range(nb)))
 
     def _units(self, x: np.ndarray) -> np.ndarray:
         """Elements -> words of 2^k elements (the bits the map keeps together)."""
@@ -60,6 +63,13 @@ class RegPlan:
         """x (R, W, lanes*per) -> a view of its words shaped (W, 2, ..., 2) in matrix bit order."""
         x = self._units(x)
         return x.reshape((2,) * self.b_r + (x.shape[1],) + (2,) * self.b_lh).transpose(self.order)
+
+    def element_view(self, x: np.ndarray) -> np.ndarray:
+        """x (R, W, lanes*per) of any element dtype -> a view (W, 2, ..., 2) in matrix bit
+        order, one element per index (no word merging), so np.copyto can gather and cast in
+        one pass: np.copyto(m.reshape(W, *(2,) * log2(m.size // W)), plan.element_view(x))."""
+        regs, lanes = self._elem_shape
+        return x.reshape(regs + (x.shape[1],) + lanes).transpose(self._elem_order)
 
     def to_matrix(self, x: np.ndarray) -> np.ndarray:
         """Raw element bits (W, 16, 16), contiguous, in x's element dtype."""

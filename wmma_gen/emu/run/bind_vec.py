@@ -123,6 +123,9 @@ def bind_wmma(wop, ins: Instr, replicated: bool = False):
                 x = g.v[op.index:op.index + n]          # (n, W, 32): compare the halves in place
                 if (x[:, :, 16:] != x[:, :, :16]).any():
                     _replication_fault(ins, role, op, regs, unreplicated_waves(regs))
+        if wop.writes_out:           # D written in place, after A, B and C are read
+            wop.fn(ra, rb, cread(g), out=g.v[d.index:d.index + wop.c_regs], **kw)
+            return
         out = np.asarray(wop.fn(ra, rb, cread(g), **kw), u32)
         g.v[d.index:d.index + wop.c_regs] = out.transpose(2, 0, 1)
     return run
