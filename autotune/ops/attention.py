@@ -114,7 +114,11 @@ def compile_schedule(d: AttentionDirective, s: AttentionSchedule, arch: str):
 
 @dataclass
 class AttentionObjective:
-    """`objective(trial) -> TFLOP/s` for one (arch, directive, problem) study."""
+    """`objective(trial) -> TFLOP/s` for one (arch, directive, problem) study.
+
+    The attention backward's objective (attention_bwd.py) is this one over its own schedule
+    and kernels: an op supplies its knob table (SPACE, SCHEDULE), `_problems`, `_kernels`
+    ({name: (KernelSource, CompiledKernel)}) and `_sizes` (GPU-timing problem)."""
     directive: AttentionDirective
     problem: dict
     arch: str
@@ -123,15 +127,35 @@ class AttentionObjective:
     seed: int = 0
     gate_cache: dict = field(default_factory=dict)
 
+    OP = OP
+    SPACE = SPACE
+    SCHEDULE = AttentionSchedule
+    MISMATCH = "output disagrees with the reference"
+
     @property
     def on_gpu(self) -> bool:
         """Only a real GPU times (HipDevice.source is "emulator" on the stand-in runtime)."""
         return getattr(self.device, "source", "") == "hip"
 
+    def _problems(self, s) -> list[str]:
+        return s.problems(self.directive, get_target(self.arch))
+
+    def _kernels(self, s) -> dict:
+        return {"attention": compile_schedule(self.directive, s, self.arch)}
+
+    def _sizes(self) -> dict:
+        return {**self.problem, "scale": 1.0 / self.directive.head_dim ** 0.5}
+
+    @staticmethod
+    def _hash(ks: dict) -> str:
+        """The content key of the one kernel, or the joined key prefixes of several."""
+        keys = [ck.key for _, ck in ks.values()]
+        return keys[0] if len(keys) == 1 else "+".join(k[:16] for k in keys)
+
     def __call__(self, trial: optuna.Trial) -> float:
-        s = suggest_schedule(trial, self.domains, SPACE, AttentionSchedule)
+        s = suggest_schedule(trial, self.domains, self.SPACE, self.SCHEDULE)
         trial.set_user_attr("schedule", s.to_dict())
-        problems = s.problems(self.directive, get_target(self.arch))
+        problems = self._problems(s)
         if problems:
             _prune(trial, "validate", "; ".join(problems))
         try:
@@ -142,27 +166,38 @@ class AttentionObjective:
             trial.set_user_attr("error", f"{type(e).__name__}: {e}"[:4000])
             raise
 
-    def _evaluate(self, trial, s: AttentionSchedule) -> float:
-        d, spec = self.directive, registry.get(OP)
+    def _evaluate(self, trial, s) -> float:
+        d, spec = self.directive, registry.get(self.OP)
         try:
-            src, ck = compile_schedule(d, s, self.arch)
+            ks = self._kernels(s)
         except (ScheduleError, CompileError) as e:
             _prune(trial, "compile", str(e).splitlines()[0])
-        md = ck.metadata
-        for k, v in {"isa_hash": ck.key, "object_sha256": ck.sha256, "vgprs": md.vgpr_count, "lds_bytes": md.lds_bytes,
-                     "toolchain": dict(ck.toolchain), "wmma_gen_version": wmma_gen.__version__,
-                     "compile_seconds": round(ck.compile_seconds, 4)}.items():
+        mds = {n: ck.metadata for n, (_, ck) in ks.items()}
+        isa_hash = self._hash(ks)
+        for k, v in {"isa_hash": isa_hash, "object_sha256": "+".join(ck.sha256 for _, ck in ks.values()),
+                     "vgprs": max(m.vgpr_count for m in mds.values()),
+                     "lds_bytes": max(m.lds_bytes for m in mds.values()),
+                     "toolchain": dict(next(iter(ks.values()))[1].toolchain), "wmma_gen_version": wmma_gen.__version__,
+                     "compile_seconds": round(sum(ck.compile_seconds for _, ck in ks.values()), 4)}.items():
             trial.set_user_attr(k, v)
-        if ck.spilled:
-            _prune(trial, "compile", f"spills: {md.vgpr_spill_count} VGPR, {md.sgpr_spill_count} SGPR")
-        gate = self._gate(s, ck.key)
+        spilled = {n: f"{m.vgpr_spill_count} VGPR, {m.sgpr_spill_count} SGPR" for n, m in mds.items() if m.spills}
+        if spilled:
+            _prune(trial, "compile", "spills: " + "; ".join(f"{n} {v}" for n, v in spilled.items()))
+        gate = self._gate(s, isa_hash)
         for k, v in gate.items():
             trial.set_user_attr(f"gate_{k}", v)
         if not gate["passed"]:
-            _prune(trial, "gate", f"output disagrees with the reference: {gate['worst']} error "
+            _prune(trial, "gate", f"{self.MISMATCH}: {gate['worst']} error "
                                   f"{gate['max_abs']:.3g} > tol {gate['tol']:.3g}")
         trial.set_user_attr("validated", True)
-        seconds, source, limiter = self._time(s, ck, src)
+        if self.on_gpu:
+            from ..timing import time_signature
+            p = self._sizes()
+            seconds, source, limiter = sum(time_signature(self.device, ck, src.signature, p)
+                                           for src, ck in ks.values()), "hip", ""
+        else:
+            e = spec.estimate(d, s, self.problem, self.arch)
+            seconds, source, limiter = float(e.seconds), e.source, e.limiter
         tflops = spec.flops(d, self.problem) / seconds / 1e12
         peak = get_target(self.arch).peak_tflops(d.dtype)
         for k, v in {"seconds": seconds, "tflops": tflops, "source": source, "fraction_of_peak": tflops / peak,
@@ -170,10 +205,10 @@ class AttentionObjective:
             trial.set_user_attr(k, v)
         return tflops
 
-    def _gate(self, s: AttentionSchedule, isa_hash: str) -> dict:
-        """The timed object itself (memo: same key) on every gate problem; the worst is kept."""
-        from wmma_gen.ops.attention.api import compile_attention
-        d, spec = self.directive, registry.get(OP)
+    def _gate(self, s, isa_hash: str) -> dict:
+        """The timed objects themselves (the compile memo / disk cache: same keys) on every gate
+        problem; the worst row is kept (a wrong or faulting one stops the gate)."""
+        d, spec = self.directive, registry.get(self.OP)
         if isa_hash in self.gate_cache:
             return dict(self.gate_cache[isa_hash])
         worst = None
@@ -181,29 +216,19 @@ class AttentionObjective:
             try:
                 r = spec.check(gp, dtype=d.dtype, layout=d.layout, causal=d.causal, arch=self.arch,
                                device=self.device, seed=self.seed, schedule=s)
+                ran = self._hash(self._kernels(s))
+                row_ = {"passed": bool(r.passed) and ran == isa_hash, "max_abs": float(r.max_abs),
+                        "tol": float(r.tol), "worst": r.worst, "source": r.source, "isa_hash": ran,
+                        "seq_q": gp["seq_q"], "seq_k": gp["seq_k"]}
             except EmulatorFault as e:
-                r = None
-                worst = {"passed": False, "max_abs": float("inf"), "tol": 0.0, "worst": f"fault: {e}"[:300]}
-            if r is not None:
-                ran = compile_attention(d, s, self.arch)[1].key
-                row = {"passed": bool(r.passed) and ran == isa_hash, "max_abs": float(r.max_abs), "tol": float(r.tol),
-                       "worst": r.worst, "source": r.source, "isa_hash": ran,
-                       "seq_q": gp["seq_q"], "seq_k": gp["seq_k"]}
-                if worst is None or not row["passed"] or row["max_abs"] / max(row["tol"], 1e-30) > \
-                        worst["max_abs"] / max(worst["tol"], 1e-30):
-                    worst = row
+                row_ = {"passed": False, "max_abs": float("inf"), "tol": 0.0, "worst": f"fault: {e}"[:300]}
+            if worst is None or not row_["passed"] or \
+                    row_["max_abs"] / max(row_["tol"], 1e-30) > worst["max_abs"] / max(worst["tol"], 1e-30):
+                worst = row_
             if not worst["passed"]:
                 break
         self.gate_cache[isa_hash] = worst
         return dict(worst)
-
-    def _time(self, s, ck, src) -> tuple[float, str, str]:
-        if self.on_gpu:
-            from ..timing import time_signature
-            p = {**self.problem, "scale": 1.0 / self.directive.head_dim ** 0.5}
-            return time_signature(self.device, ck, src.signature, p), "hip", ""
-        e = registry.get(OP).estimate(self.directive, s, self.problem, self.arch)
-        return float(e.seconds), e.source, e.limiter
 
 
 def objective(d, p, arch: str, device, *, domains=None, seed: int = 0, gate_cache=None, **_hooks):
