@@ -141,7 +141,10 @@ def check_rdb(url: str, probe: bool = True) -> None:
     db = local_file(url)
     if rdb.backend == "sqlite" and db is not None:
         if db.exists():
-            if not db.is_file() or db.read_bytes()[:16] != SQLITE_MAGIC:
+            # SQLite opens a zero-length file as an empty database, and a second sweep on the same URL can see
+            # the file the first one created before its header page is written (CI flake, two concurrent sweeps).
+            head = db.read_bytes()[:16] if db.is_file() else None
+            if head is None or head not in (b"", SQLITE_MAGIC):
                 raise StorageError(f"{rdb.shown}: {db} is not an SQLite database; move it away or name another file")
             if not os.access(db, os.R_OK | os.W_OK):
                 raise StorageError(f"{rdb.shown}: {db} is not readable and writable: fix its permissions")

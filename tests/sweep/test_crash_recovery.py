@@ -230,6 +230,15 @@ def test_sqlite_url_on_a_non_database_file_is_a_clear_error(tmp_path):
     assert bogus.read_text() == "hello\n"
 
 
+def test_sqlite_url_on_a_zero_length_file_is_an_empty_database(tmp_path):
+    # what a second sweep sees while the first one is creating the same database
+    fresh = tmp_path / "fresh.db"
+    fresh.write_bytes(b"")
+    r = run_sweep(config(f"sqlite:///{fresh}", tmp_path / "results", 2), Hooks(objective=FakeObjective))
+    assert fresh.read_bytes()[:16] == b"SQLite format 3\x00"
+    assert len(trials_of(f"sqlite:///{fresh}")) >= 2, r
+
+
 def test_two_concurrent_sweeps_share_the_budget_and_never_repeat_a_schedule(storage, tmp_path):
     budget = 10
     procs = [spawn(storage, tmp_path / "results", budget, pause=0.3) for _ in range(2)]
