@@ -177,13 +177,13 @@ def gpu_count() -> int:
 
 @dataclass
 class Hooks:
-    """Stage overrides passed to every Objective (tests: spies and the corrupt-output hook)."""
+    """Stage overrides passed to every objective (tests: spies and the corrupt-output hook)."""
     compile: Optional[Callable] = None
     check: Optional[Callable] = None
     estimate: Optional[Callable] = None
     corrupt: Optional[Callable[[object], bool]] = None   # schedule -> corrupt its kernel (tests)
     on_trial: Optional[Callable] = None      # (study, frozen_trial) after each trial
-    objective: Optional[Callable] = None     # factory like Objective(d, arch, device, **kw) (storage tests)
+    objective: Optional[Callable] = None     # factory like GemmObjective(d, arch, device, **kw) (storage tests)
     pool_compile: Optional[Callable] = None  # picklable stand-in for pipeline.compile_candidate, run in the
                                              # compile pool's workers (tests: a compile that hangs or crashes)
 

@@ -1,7 +1,7 @@
 """Tuning adapter of the attention forward: studies per (dtype, head_dim, causal, seq),
 the objective, ladder columns and the exported schedule files.
 
-Objective stages (as GEMM's, STYLE rule 7): suggest -> validate (prune) -> compile once
+Objective stages (autotune/objective.py, STYLE rule 7): suggest -> validate (prune) -> compile once
 (ops/attention/api.compile_attention) -> spills (prune) -> correctness gate: the *same* code
 object (the in-process memo) on the registry's gate problems against the float64 reference
 (prune on failure) -> value: GPU time through the launcher (source=hip) or the model
@@ -9,19 +9,16 @@ object (the in-process memo) on the registry's gate problems against the float64
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Optional
 
-import optuna
-
-import wmma_gen
-from wmma_gen.errors import CompileError, EmulatorFault, ScheduleError
+from wmma_gen.errors import EmulatorFault
 from wmma_gen.ops import registry
 from wmma_gen.ops.attention.directive import AttentionDirective
 from wmma_gen.ops.attention.schedule import SPACE, AttentionSchedule
 from wmma_gen.targets import get_target
 
+from ..objective import StagedObjective, object_attrs
 from ..space import suggest_schedule
 
 OP = "attention"
@@ -113,8 +110,9 @@ def compile_schedule(d: AttentionDirective, s: AttentionSchedule, arch: str):
 
 
 @dataclass
-class AttentionObjective:
-    """`objective(trial) -> TFLOP/s` for one (arch, directive, problem) study.
+class AttentionObjective(StagedObjective):
+    """`objective(trial) -> TFLOP/s` for one (arch, directive, problem) study, on the shared
+    stages of autotune/objective.py.
 
     The attention backward's objective (attention_bwd.py) is this one over its own schedule
     and kernels: an op supplies its knob table (SPACE, SCHEDULE), `_problems`, `_kernels`
@@ -132,11 +130,6 @@ class AttentionObjective:
     SCHEDULE = AttentionSchedule
     MISMATCH = "output disagrees with the reference"
 
-    @property
-    def on_gpu(self) -> bool:
-        """Only a real GPU times (HipDevice.source is "emulator" on the stand-in runtime)."""
-        return getattr(self.device, "source", "") == "hip"
-
     def _problems(self, s) -> list[str]:
         return s.problems(self.directive, get_target(self.arch))
 
@@ -146,69 +139,22 @@ class AttentionObjective:
     def _sizes(self) -> dict:
         return {**self.problem, "scale": 1.0 / self.directive.head_dim ** 0.5}
 
-    @staticmethod
-    def _hash(ks: dict) -> str:
-        """The content key of the one kernel, or the joined key prefixes of several."""
-        keys = [ck.key for _, ck in ks.values()]
-        return keys[0] if len(keys) == 1 else "+".join(k[:16] for k in keys)
+    def _flops(self) -> float:
+        return registry.get(self.OP).flops(self.directive, self.problem)
 
-    def __call__(self, trial: optuna.Trial) -> float:
-        s = suggest_schedule(trial, self.domains, self.SPACE, self.SCHEDULE)
-        trial.set_user_attr("schedule", s.to_dict())
-        problems = self._problems(s)
-        if problems:
-            _prune(trial, "validate", "; ".join(problems))
-        try:
-            return self._evaluate(trial, s)
-        except optuna.TrialPruned:
-            raise
-        except Exception as e:  # the objective boundary: record, then let Optuna mark FAIL
-            trial.set_user_attr("error", f"{type(e).__name__}: {e}"[:4000])
-            raise
-
-    def _evaluate(self, trial, s) -> float:
-        d, spec = self.directive, registry.get(self.OP)
-        try:
-            ks = self._kernels(s)
-        except (ScheduleError, CompileError) as e:
-            _prune(trial, "compile", str(e).splitlines()[0])
-        mds = {n: ck.metadata for n, (_, ck) in ks.items()}
-        isa_hash = self._hash(ks)
-        for k, v in {"isa_hash": isa_hash, "object_sha256": "+".join(ck.sha256 for _, ck in ks.values()),
-                     "vgprs": max(m.vgpr_count for m in mds.values()),
-                     "lds_bytes": max(m.lds_bytes for m in mds.values()),
-                     "toolchain": dict(next(iter(ks.values()))[1].toolchain), "wmma_gen_version": wmma_gen.__version__,
-                     "compile_seconds": round(sum(ck.compile_seconds for _, ck in ks.values()), 4)}.items():
-            trial.set_user_attr(k, v)
-        spilled = {n: f"{m.vgpr_spill_count} VGPR, {m.sgpr_spill_count} SGPR" for n, m in mds.items() if m.spills}
-        if spilled:
-            _prune(trial, "compile", "spills: " + "; ".join(f"{n} {v}" for n, v in spilled.items()))
-        gate = self._gate(s, isa_hash)
-        for k, v in gate.items():
-            trial.set_user_attr(f"gate_{k}", v)
-        if not gate["passed"]:
-            _prune(trial, "gate", f"{self.MISMATCH}: {gate['worst']} error "
-                                  f"{gate['max_abs']:.3g} > tol {gate['tol']:.3g}")
-        trial.set_user_attr("validated", True)
+    def _time(self, trial, s, ks) -> tuple[float, str, str]:
         if self.on_gpu:
             from ..timing import time_signature
             p = self._sizes()
-            seconds, source, limiter = sum(time_signature(self.device, ck, src.signature, p)
-                                           for src, ck in ks.values()), "hip", ""
-        else:
-            e = spec.estimate(d, s, self.problem, self.arch)
-            seconds, source, limiter = float(e.seconds), e.source, e.limiter
-        tflops = spec.flops(d, self.problem) / seconds / 1e12
-        peak = get_target(self.arch).peak_tflops(d.dtype)
-        for k, v in {"seconds": seconds, "tflops": tflops, "source": source, "fraction_of_peak": tflops / peak,
-                     "limiter": limiter, "timestamp": time.time()}.items():
-            trial.set_user_attr(k, v)
-        return tflops
+            return sum(time_signature(self.device, ck, src.signature, p) for src, ck in ks.values()), "hip", ""
+        e = registry.get(self.OP).estimate(self.directive, s, self.problem, self.arch)
+        return float(e.seconds), e.source, e.limiter
 
-    def _gate(self, s, isa_hash: str) -> dict:
+    def _gate(self, s, ks) -> dict:
         """The timed objects themselves (the compile memo / disk cache: same keys) on every gate
         problem; the worst row is kept (a wrong or faulting one stops the gate)."""
         d, spec = self.directive, registry.get(self.OP)
+        isa_hash = object_attrs(ks)["isa_hash"]
         if isa_hash in self.gate_cache:
             return dict(self.gate_cache[isa_hash])
         worst = None
@@ -216,7 +162,7 @@ class AttentionObjective:
             try:
                 r = spec.check(gp, dtype=d.dtype, layout=d.layout, causal=d.causal, arch=self.arch,
                                device=self.device, seed=self.seed, schedule=s)
-                ran = self._hash(self._kernels(s))
+                ran = object_attrs(self._kernels(s))["isa_hash"]
                 row_ = {"passed": bool(r.passed) and ran == isa_hash, "max_abs": float(r.max_abs),
                         "tol": float(r.tol), "worst": r.worst, "source": r.source, "isa_hash": ran,
                         "seq_q": gp["seq_q"], "seq_k": gp["seq_k"]}
@@ -227,6 +173,8 @@ class AttentionObjective:
                 worst = row_
             if not worst["passed"]:
                 break
+        if not worst["passed"]:
+            worst["why"] = f"{self.MISMATCH}: {worst['worst']} error {worst['max_abs']:.3g} > tol {worst['tol']:.3g}"
         self.gate_cache[isa_hash] = worst
         return dict(worst)
 
@@ -234,12 +182,6 @@ class AttentionObjective:
 def objective(d, p, arch: str, device, *, domains=None, seed: int = 0, gate_cache=None, **_hooks):
     return AttentionObjective(d, p, arch, device, domains=domains, seed=seed,
                               gate_cache={} if gate_cache is None else gate_cache)
-
-
-def _prune(trial, stage: str, reason: str):
-    trial.set_user_attr("stage", stage)
-    trial.set_user_attr("pruned_reason", reason[:2000])
-    raise optuna.TrialPruned(f"{stage}: {reason}")
 
 
 def documents(df, arch: str, space: tuple = SPACE) -> dict:

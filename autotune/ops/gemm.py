@@ -1,17 +1,29 @@
-"""Tuning adapter of wmma_gemm: studies per (dtype, shape), the Objective (objective.py),
-ladder columns and the exported schedule files (read back by wmma_gen/ops/gemm/lookup.py)."""
+"""Tuning adapter of wmma_gemm: studies per (dtype, shape), the objective (GemmObjective on the
+shared stages of autotune/objective.py), ladder columns and the exported schedule files (read
+back by wmma_gen/ops/gemm/lookup.py).
+
+The gate runs the very code object that is timed and exported (sizes are kernel arguments):
+on small problems of one or two macro tiles per axis with the same specialization key
+(signature.gate_problems) -- the emulator is slow, and one tile pair already exercises
+every instruction the schedule emits.
+"""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field, replace
+from typing import Callable, Optional
 
 import wmma_gen
+from wmma_gen.errors import DeviceError, EmulatorFault, ScheduleError
 from wmma_gen.ops.gemm import lookup
 from wmma_gen.ops.gemm.defaults import LARGE
 from wmma_gen.ops.gemm.directive import GemmDirective
 from wmma_gen.ops.gemm.schedule import SPACE, Schedule
-from wmma_gen.targets import get_target
+from wmma_gen.ops.gemm.signature import gate_problems
+from wmma_gen.targets import Target, get_target
 
-from ..space import suggest_schedule
+from ..objective import StagedObjective, prune
+from ..space import Domains, suggest_schedule
 
 OP = "gemm"
 SCHEDULE = Schedule
@@ -95,12 +107,172 @@ def compile_schedule(d: GemmDirective, s: Schedule, arch: str):
     return compile_gemm(d, s, arch)
 
 
+WARMUP, REPEATS = 3, 10  # GPU timing: launches discarded, launches whose median is kept
+
+
+def gate_directive(d: GemmDirective, s: Schedule, key) -> list[GemmDirective]:
+    """The small problems the correctness gate runs with the timed object (same key)."""
+    return [replace(d, m=p["m"], n=p["n"], k=p["k"], batch=1) for p in gate_problems(d, s, key)]
+
+
+def occupancy(kernel, s: Schedule, t: Target):
+    """The model's occupancy of the compiled kernel (waves per SIMD, workgroups per CU)."""
+    from wmma_gen.model.occupancy import occupancy as occ
+    from wmma_gen.model.params import params_for
+    md = kernel.compiled.metadata
+    return occ(md.vgpr_count, md.lds_bytes, s.threads, t, params_for(t.arch))
+
+
+def _real_check():
+    try:
+        from wmma_gen.ops.gemm.check import check_gemm
+    except ImportError as e:
+        raise DeviceError(f"correctness gate unavailable: wmma_gen.ops.gemm.check cannot be imported ({e})") from None
+    return check_gemm
+
+
+def _real_estimate():
+    try:
+        from wmma_gen.ops.gemm.model import estimate
+    except ImportError as e:
+        raise DeviceError(f"no GPU timing and no model: wmma_gen.ops.gemm.model cannot be imported ({e})") from None
+    return estimate
+
+
+@dataclass
+class GemmObjective(StagedObjective):
+    """`objective(trial) -> TFLOP/s` for one (arch, directive) study.
+
+    device: a wmma_gen Device (hip or emulator) for the gate; GPU time is measured only when
+    it is a GPU (StagedObjective.on_gpu). compile/check/estimate default to the real stages and
+    are parameters so tests can spy on them. corrupt(schedule) -> True makes that schedule's
+    gate read back corrupted output (test-only hook; nothing else ever sets it)."""
+    directive: GemmDirective
+    arch: str
+    device: object
+    domains: Optional[Domains] = None
+    compile: Optional[Callable] = None
+    check: Optional[Callable] = None
+    estimate: Optional[Callable] = None
+    corrupt: Optional[Callable[[Schedule], bool]] = None
+    gate_cache: dict = field(default_factory=dict)   # (arch, object key, schedule, corrupt) -> row
+    seed: int = 0
+
+    SPACE = SPACE
+    SCHEDULE = Schedule
+
+    def __post_init__(self):
+        self.target = get_target(self.arch)
+
+    def _problems(self, s: Schedule) -> list[str]:
+        return s.problems(self.directive, self.target)
+
+    def _kernels(self, s: Schedule) -> dict:
+        kernel = (self.compile or compile_schedule)(self.directive, s, self.arch)
+        return {"gemm": (kernel, kernel.compiled)}
+
+    def _admit(self, trial, s: Schedule, ks: dict) -> str:
+        occ = occupancy(ks["gemm"][0], s, self.target)
+        trial.set_user_attr("occupancy", occ.waves_per_simd)
+        trial.set_user_attr("workgroups_per_cu", occ.workgroups_per_cu)
+        return "" if occ.workgroups_per_cu >= 1 else f"no workgroup fits on a CU: {occ.limits}"
+
+    def _gate(self, s: Schedule, ks: dict) -> dict:
+        """Run the kernel itself on every gate problem of its key; the worst result is kept."""
+        kernel = ks["gemm"][0]
+        corrupt = bool(self.corrupt and self.corrupt(s))
+        key = (self.arch, kernel.compiled.key, s.to_json(), corrupt)
+        if key not in self.gate_cache:
+            check = self.check or _real_check()
+            device = corrupting(self.device) if corrupt else self.device
+            worst = None
+            for g in gate_directive(self.directive, s, kernel.key):
+                try:
+                    r = check(g, s, self.arch, device, seed=self.seed, kernel=kernel)
+                except EmulatorFault as e:  # the kernel faulted on the small problem: it is wrong
+                    worst = {"passed": False, "m": g.m, "n": g.n, "k": g.k, "isa_hash": kernel.compiled.key,
+                             "why": f"kernel faulted: {e}"}
+                    break
+                row = {"passed": bool(r.passed), "max_abs": float(r.max_abs), "max_rel": float(r.max_rel),
+                       "tol": str(r.tol), "source": str(r.source), "seconds": round(float(r.seconds), 3),
+                       "m": g.m, "n": g.n, "k": g.k, "isa_hash": kernel.compiled.key}
+                if not row["passed"]:
+                    row["why"] = (f"output disagrees with numpy on {g.m}x{g.n}x{g.k}: max_abs={row['max_abs']:.3g} "
+                                  f"max_rel={row['max_rel']:.3g} tol={row['tol']}")
+                if worst is None or row["max_rel"] > worst["max_rel"] or not row["passed"]:
+                    worst = row
+                if not row["passed"]:
+                    break   # the first failing problem is the one reported
+            self.gate_cache[key] = worst
+        return dict(self.gate_cache[key])
+
+    def _time(self, trial, s: Schedule, ks: dict) -> tuple[float, str, str]:
+        kernel = ks["gemm"][0]
+        if self.on_gpu:
+            return time_on_device(self.device, kernel), "hip", ""
+        try:
+            est = (self.estimate or _real_estimate())(kernel, self.directive, s, self.target)
+        except ScheduleError as e:  # the model refuses what cannot run (e.g. nothing fits a CU)
+            prune(trial, "model", str(e))
+        return float(est.seconds), str(est.source), str(est.limiter)
+
+    def _flops(self) -> float:
+        return self.directive.flops
+
+
+def time_on_device(device, kernel, warmup: int = WARMUP, repeats: int = REPEATS) -> float:
+    """Median GPU seconds of the compiled GEMM on its problem (autotune/timing.py)."""
+    from ..timing import time_signature
+    return time_signature(device, kernel.compiled, kernel.signature, kernel.problem, warmup, repeats)
+
+
+def corrupting(device):
+    """Test-only: a Device whose read-backs after a launch have one 4-byte word in the middle
+    overwritten with 0x7f7f7f7f (a huge f32/i32, a NaN pair in f16/bf16): the kernel looks
+    wrong to whoever checks it. Reached only through `GemmObjective(corrupt=...)`."""
+    from wmma_gen.device.base import Device
+
+    class CorruptOutput(Device):
+        name = f"corrupt-{device.name}"
+
+        def __init__(self):
+            super().__init__()
+            self.launched = False
+
+        def alloc(self, nbytes):
+            return device.alloc(nbytes)
+
+        def free(self, buf):
+            device.free(buf)
+
+        def copy_in(self, buf, data):
+            device.copy_in(buf, data)
+
+        def copy_out(self, buf, nbytes=None):
+            raw = bytearray(device.copy_out(buf, nbytes))
+            if self.launched and len(raw) >= 4:
+                mid = len(raw) // 2 // 4 * 4
+                raw[mid:mid + 4] = b"\x7f\x7f\x7f\x7f"
+            return bytes(raw)
+
+        def launch(self, kernel, grid, block, args):
+            self.launched = True
+            return device.launch(kernel, grid, block, args)
+
+        def sync(self):
+            device.sync()
+
+        _alloc = _free = _copy_in = _copy_out = None   # everything is delegated above
+
+    CorruptOutput.__abstractmethods__ = frozenset()
+    return CorruptOutput()
+
+
 def objective(d, p, arch: str, device, *, domains=None, seed: int = 0, gate_cache=None, compile=None,
               check=None, estimate=None, corrupt=None, factory=None):
-    from ..objective import Objective
-    return (factory or Objective)(d, arch, device, domains=domains, compile=compile, check=check,
-                                  estimate=estimate, corrupt=corrupt,
-                                  gate_cache={} if gate_cache is None else gate_cache, seed=seed)
+    return (factory or GemmObjective)(d, arch, device, domains=domains, compile=compile, check=check,
+                                      estimate=estimate, corrupt=corrupt,
+                                      gate_cache={} if gate_cache is None else gate_cache, seed=seed)
 
 
 def _scalar(v):

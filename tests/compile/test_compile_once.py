@@ -169,7 +169,7 @@ def test_attention_api_compiles_each_kernel_once(cold, ran):
 def test_tuner_gates_the_object_it_hashes(cold, ran, tmp_path):
     import optuna
 
-    from autotune.objective import Objective
+    from autotune.ops.gemm import GemmObjective as Objective
     from autotune.space import params_of
     from wmma_gen.device.emu import EmuDevice
     from wmma_gen.ops.gemm.directive import GemmDirective

@@ -2,7 +2,6 @@
 published WMMA microbenchmarks in bench/calibrate.py: its main loop is v_wmma plus loop overhead
 only, and the model's estimate of its ISA reproduces the model's peak path (source=model)."""
 import math
-import sys
 from pathlib import Path
 
 import pytest

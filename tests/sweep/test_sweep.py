@@ -7,7 +7,7 @@ from optuna.trial import TrialState
 from sweep_helpers import ARCH
 
 from autotune import export, ladder
-from autotune.objective import gate_directive
+from autotune.ops.gemm import gate_directive
 from autotune.ops import adapter
 from autotune.ops.gemm import BASELINES
 from autotune.study import Hooks, open_storage, run_sweep
