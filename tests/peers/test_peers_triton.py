@@ -1,6 +1,6 @@
 """Triton kernels compiled offline (no GPU) for gfx1100, gfx1151 and gfx1201 run on our emulator and
-match numpy (issue #17 item 4); the gfx1201 objects also decode as LLVM prints them. Needs the `peers`
-extra (triton); skipped without it."""
+match numpy (issue #17 item 4): f16 and bf16 against a float64 reference, i8 exactly; the gfx1201
+objects also decode as LLVM prints them. Needs the `peers` extra (triton); skipped without it."""
 import sys
 from pathlib import Path
 
@@ -141,6 +141,65 @@ def test_triton_fa2_forward_for_gfx1201_runs_on_the_emulator_and_matches_numpy(p
     # P is rounded to f16 before P V and O is stored as f16: a few unit roundoffs (2^-11) of max|V|
     assert np.abs(res.buffers[3].astype(np.float64) - ref_o).max() <= 4 * 2.0 ** -11 * np.abs(v).max()
     assert np.abs(res.buffers[4] - ref_lse).max() <= 1e-4 * (1 + np.abs(ref_lse).max())
+
+
+# ---- bf16: numpy has no bf16, so operands are float32 normals rounded to bf16 (RNE) and passed as their
+# uint16 bits (wmma_gen/numerics.py); the reference is float64 on exactly those values.
+def _bf16(rng, shape):
+    """(uint16 bf16 bits for the kernel, their exact values in float64, the unrounded float32 draw)."""
+    from wmma_gen import numerics as nx
+    x = rng.standard_normal(shape).astype(np.float32)
+    bits = nx.f32_to_bf16_bits(x)
+    return bits, nx.bf16_bits_to_f32(bits).astype(np.float64), x
+
+
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1201"])
+def test_triton_gemm_bf16_runs_on_the_emulator_and_matches_the_float64_reference(peers_triton, arch):
+    ck, _ = peers_triton.compile_gemm(arch, "bf16", bm=64, bn=64, bk=32, num_warps=4)
+    assert ck.asm["amdgcn"].count("v_wmma_f32_16x16x16_bf16") > 0
+    assert ck.src.signature["c_ptr"] == "*fp32"          # C is written as f32: no 16-bit output rounding
+    m, n, k = 128, 192, 96
+    rng = np.random.default_rng(19)
+    (a, a64, a32), (b, b64, b32) = _bf16(rng, (m, k)), _bf16(rng, (k, n))
+    res = _run(ck, ((m // 64) * (n // 64), 1, 1), [a, b, np.zeros((m, n), np.float32), m, n, k, k, n, n])
+    c = res.buffers[2].astype(np.float64)
+    # bf16 products (8-bit significands) are exact in f32; only the f32 accumulation rounds, as for f16
+    tol = k * 2.0 ** -24 * np.abs(a64).max() * np.abs(b64).max()
+    assert np.abs(c - a64 @ b64).max() <= tol
+    # the bound is sharp enough to see bf16 itself: C misses the unrounded inputs' product by far more
+    assert np.abs(c - a32.astype(np.float64) @ b32.astype(np.float64)).max() > 20 * tol
+    assert res.stats.workgroups == 6
+
+
+def test_triton_fa2_forward_bf16_for_gfx1201_runs_on_the_emulator_and_matches_the_float64_reference(peers_triton):
+    from wmma_gen import numerics as nx
+    d, s, bh = 64, 128, 2
+    ck, _ = peers_triton.compile_attention("gfx1201", "bf16", d, bm=64, bn=32, num_warps=4)
+    assert "v_wmma_f32_16x16x16_bf16" in ck.asm["amdgcn"] and ck.src.signature["o_ptr"] == "*bf16"
+    rng = np.random.default_rng(23)
+    (q, q64, _), (k, k64, _), (v, v64, _) = (_bf16(rng, (bh, s, d)) for _ in range(3))
+    o, lse = np.zeros((bh, s, d), np.uint16), np.zeros((bh, s), np.float32)
+    res = _run(ck, (s // 64, bh, 1), [q, k, v, o, lse, s, float(peers_triton.qk_scale(d))])
+    sc = q64 @ k64.transpose(0, 2, 1) / np.sqrt(d)
+    m = sc.max(-1, keepdims=True)
+    p = np.exp(sc - m)
+    ref_o = (p / p.sum(-1, keepdims=True)) @ v64
+    got_o = nx.bf16_bits_to_f32(res.buffers[3]).astype(np.float64)
+    # P is rounded to bf16 before P V and O is stored as bf16: each costs <= u*max|V| (u = 2^-8); 4u leaves 2x
+    assert np.abs(got_o - ref_o).max() <= 4 * 2.0 ** -8 * np.abs(v64).max()
+    ref_lse = m[..., 0] + np.log(p.sum(-1))
+    assert np.abs(res.buffers[4] - ref_lse).max() <= 1e-4 * (1 + np.abs(ref_lse).max())
+
+
+def test_the_bench_runs_bf16_triton_objects_on_the_emulator(peers_triton, monkeypatch):
+    """bench/peers.py's emulate: bf16 operands as uint16 bits, C read back as the f32 the kernel writes."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    import peers
+    cfg = dict(bm=64, bn=64, bk=32)
+    ck, _ = peers_triton.compile_gemm("gfx1201", "bf16", **cfg, num_warps=4)
+    r = peers.emulate(ck, cfg, dict(op="gemm", arch="gfx1201", dtype="bf16"))
+    assert r["emu_ok"] and 0 < r["emu_max_err"] <= r["emu_tol"] < 1e-3
+    assert r["emu_tolerance"] == "K*2^-23*max|A|max|B| (f32 accumulation)"
 
 
 @pytest.mark.parametrize("kind", ["gemm", "attention"])
