@@ -1,11 +1,13 @@
-"""compiler/listing.py: the ISA listing decoded from a code object is valid LLVM assembly.
+"""compiler/listing.py: the ISA listing decoded from a code object is LLVM assembly for the
+whole code object.
 
-Where an llvm-mc that knows the target is installed (Debian's llvm-19 or llvm-22), the
-instruction part of the listing of real kernels is assembled again and the result decodes to
-the same instructions: what `wmma-gen compile --out` writes to kernel.s is assembly LLVM
-reads back, not just text that looks like it. (The bytes may differ where two LLVM versions
-encode an unused field differently, e.g. the src2 of a two-source VOP3 -- so the check
-compares decoded instructions, not bytes.)"""
+Where an llvm-mc that knows the target is installed (Debian's llvm-19 or llvm-22; CI installs
+llvm-22), the listing of real kernels is assembled again, linked with the project's ld.lld,
+and the rebuilt code object has the same instructions, the same code padding, the same
+kernel descriptor and the same metadata: what `wmma-gen compile --out` writes to kernel.s is
+a source a kernel engineer can edit and rebuild. (Instruction bytes may differ where two LLVM
+versions encode an unused field differently, e.g. the src2 of a two-source VOP3 -- so the
+check compares decoded instructions, not bytes.)"""
 from __future__ import annotations
 
 import glob
@@ -16,20 +18,20 @@ import pytest
 
 from wmma_gen.compiler import compile_mlir
 from wmma_gen.compiler.listing import waitcnt_text
+from wmma_gen.compiler.toolchain import find_linker
 from wmma_gen.emu.decode import decode, load_code_object
 from wmma_gen.targets import get_target
 
 
-def _tools(arch: str):
-    """(llvm-mc, llvm-objcopy) of an installed LLVM that assembles for `arch`, else None."""
+def _llvm_mc(arch: str):
+    """An installed llvm-mc that assembles for `arch`, else None."""
     for mc in sorted(glob.glob("/usr/lib/llvm-*/bin/llvm-mc"), reverse=True) + [shutil.which("llvm-mc") or ""]:
-        objcopy = mc.replace("llvm-mc", "llvm-objcopy")
-        if not mc or not shutil.which(objcopy):
+        if not mc:
             continue
         probe = subprocess.run([mc, "-triple=amdgcn-amd-amdhsa", f"-mcpu={arch}", "-show-encoding"],
                                input="s_endpgm\n", capture_output=True, text=True)
         if probe.returncode == 0 and "error" not in probe.stderr:
-            return mc, objcopy
+            return mc
     return None
 
 
@@ -41,31 +43,59 @@ def _kernels():
     from wmma_gen.ops.gemm.build import compile_gemm
     from wmma_gen.ops.gemm.directive import GemmDirective
     d = GemmDirective("f16", 4096, 4096, 4096)
-    a, t = AttentionDirective("f16", 128), get_target("gfx1100")
+    a = AttentionDirective("f16", 128)
     yield "gemm-gfx1100", lambda: compile_gemm(d, default_schedule(d, "gfx1100"), "gfx1100").compiled
     yield "gemm-gfx1201", lambda: compile_gemm(d, default_schedule(d, "gfx1201"), "gfx1201").compiled
-    yield "attention-gfx1100", lambda: compile_mlir(build_attention(a, attention_default(t, a), t).mlir, "gfx1100")
+    for arch in ("gfx1100", "gfx1201"):
+        t = get_target(arch)
+        yield f"attention-{arch}", lambda t=t: compile_mlir(build_attention(a, attention_default(t, a), t).mlir, t.arch)
+
+
+def _rebuild(k, tmp_path) -> bytes:
+    mc = _llvm_mc(k.arch)
+    if mc is None:
+        pytest.skip(f"no llvm-mc that assembles {k.arch} (install Debian's llvm-19 or llvm-22)")
+    (tmp_path / "kernel.s").write_text(k.isa)
+    r = subprocess.run([mc, "-triple=amdgcn-amd-amdhsa", f"-mcpu={k.arch}", "-filetype=obj",
+                        str(tmp_path / "kernel.s"), "-o", str(tmp_path / "kernel.o")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[:2000]
+    r = subprocess.run(list(find_linker().command) + ["-shared", str(tmp_path / "kernel.o"), "-o",
+                                                      str(tmp_path / "kernel.hsaco")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[:2000]
+    return (tmp_path / "kernel.hsaco").read_bytes()
 
 
 @pytest.mark.parametrize("name,make", list(_kernels()), ids=[n for n, _ in _kernels()])
-def test_listing_reassembles_to_the_same_instructions(name, make, tmp_path):
+def test_listing_rebuilds_the_same_code_object(name, make, tmp_path):
     k = make()
-    tools = _tools(k.arch)
-    if tools is None:
-        pytest.skip(f"no llvm-mc that assembles {k.arch} (install Debian's llvm-19 or llvm-22)")
-    mc, objcopy = tools
-    text_part = k.isa[:k.isa.index("\t.rodata")]                 # instructions and labels
-    (tmp_path / "k.s").write_text(text_part + "\n")
-    r = subprocess.run([mc, "-triple=amdgcn-amd-amdhsa", f"-mcpu={k.arch}", "-filetype=obj",
-                        str(tmp_path / "k.s"), "-o", str(tmp_path / "k.o")], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[:2000]
-    subprocess.run([objcopy, "-O", "binary", "--only-section=.text", str(tmp_path / "k.o"), str(tmp_path / "t.bin")],
-                   check=True)
-    (kernel,) = load_code_object(k.hsaco).kernels.values()
+    original, again = load_code_object(k.hsaco), load_code_object(_rebuild(k, tmp_path))
+    assert (again.arch, again.features) == (original.arch, original.features)
+    (a,) = original.kernels.values()
+    b = again.kernels[a.name]
     family = get_target(k.arch).family
-    original, _ = decode(kernel.code, family, k.name, kernel.code_address)
-    again, _ = decode((tmp_path / "t.bin").read_bytes()[:len(kernel.code)], family, k.name, kernel.code_address)
-    assert [i.text for i in again] == [i.text for i in original]
+    want, _ = decode(a.code, family, k.name, a.code_address)
+    got, _ = decode(b.code, family, k.name, b.code_address)
+    assert [i.text for i in got] == [i.text for i in want]
+    assert a.tail and b.tail == a.tail                                 # the s_code_end padding
+    # every descriptor field but the entry offset (bytes 16-23, the linker's layout)
+    assert b.descriptor[:16] + b.descriptor[24:] == a.descriptor[:16] + a.descriptor[24:]
+    assert again.metadata == original.metadata
+
+
+def test_descriptor_directives_cover_every_field_we_set():
+    """The directive list differs from LLVM's assembler input only in what GFX11/12 has no
+    directive for: a descriptor with every such field nonzero keeps those values."""
+    from wmma_gen.compiler.listing import directives
+    desc = bytearray(64)
+    desc[44:48] = (0x3 | 17 << 4).to_bytes(4, "little")                # rsrc3: shared_vgpr_count 3, inst_pref_size 17
+    desc[52:56] = ((1 << 24) | (1 << 30) | (14 << 1)).to_bytes(4, "little")
+    got = dict(directives(bytes(desc), "gfx11", {".sgpr_count": 42}))
+    assert got["shared_vgpr_count"] == 3 and got["inst_pref_size"] == 17 and got["user_sgpr_count"] == 14
+    assert got["exception_fp_ieee_invalid_op"] == 1 and got["exception_int_div_zero"] == 1
+    assert got["exception_fp_denorm_src"] == 0 and got["next_free_sgpr"] == 42
+    assert "compute_pgm_rsrc1" not in got and "kernel_code_entry_byte_offset" not in got
+    g12 = dict(directives(bytes(desc), "gfx12", {}))
+    assert "shared_vgpr_count" not in g12 and "dx10_clamp" not in g12 and g12["inst_pref_size"] == 17
 
 
 @pytest.mark.parametrize("simm16,text", [

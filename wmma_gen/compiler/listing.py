@@ -15,14 +15,22 @@ Assembler Directives", "Code Object V3+ Metadata"):
     NAME:                       one line per instruction; `; <byte offset>: <encoding>` comment
     .Lpc_<offset>:              a label at every branch target (the decoder's names)
     .Lfunc_end0:
-    .amdhsa_kernel NAME ...     the 64-byte kernel descriptor, as `.amdhsa_*` fields
+    .fill N, 4, WORD            the code padding after the function, as the object holds it
+                                (LLVM's s_code_end words: instruction prefetch stays in code)
+    .amdhsa_kernel NAME ...     the 64-byte kernel descriptor as the `.amdhsa_*` assembler
+                                directives that set its fields (AMDGPUUsage "AMDHSA Kernel
+                                Assembler Directives"), its raw words in a comment
     .amdgpu_metadata ...        the NT_AMDGPU_METADATA note, as YAML
 
 Alignment padding LLVM writes as `.p2align` shows up as the `s_nop 0` words it assembles to.
-The instruction part is valid LLVM assembly: tests/compile/test_listing.py assembles it again
-with llvm-mc and gets the same instructions back.
+The listing is LLVM assembly for the whole code object: tests/compile/test_listing.py
+assembles it with llvm-mc, links it with ld.lld and gets the same instructions, padding,
+kernel descriptor (all but the entry offset the linker places) and metadata back -- so a
+kernel.s from `wmma-gen compile --out` can be edited and rebuilt.
 """
 from __future__ import annotations
+
+import struct
 
 from ..errors import CompileError
 from ..targets import get_target
@@ -74,7 +82,7 @@ def listing(hsaco: bytes) -> str:
     """The listing of every kernel in `hsaco` (one kernel for wmma_gen's own objects)."""
     import yaml
 
-    from ..emu.decode import decode, decode_descriptor, load_code_object
+    from ..emu.decode import decode, load_code_object
     from ..emu.decode.codeobject import CodeObjectError
     try:
         co = load_code_object(hsaco)
@@ -82,26 +90,76 @@ def listing(hsaco: bytes) -> str:
         raise CompileError("the linked code object cannot be read", diagnostics=str(e)) from None
     family = get_target(co.arch).family
     feats = "".join(f":{k}{'+' if v else '-'}" for k, v in sorted(co.features.items()))
-    out = ["; decoded from the code object's machine code (wmma_gen.compiler.listing); the .amdhsa_kernel",
-           "; block lists the descriptor's fields as read, not a reassemblable directive set",
+    out = ["; decoded from the code object's machine code (wmma_gen.compiler.listing); rebuild with",
+           f"; llvm-mc -triple=amdgcn-amd-amdhsa -mcpu={co.arch} -filetype=obj kernel.s -o kernel.o && "
+           "ld.lld -shared kernel.o -o kernel.hsaco",
            f'\t.amdgcn_target "amdgcn-amd-amdhsa--{co.arch}{feats}"', "\t.text"]
-    for n, (name, k) in enumerate(sorted(co.kernels.items())):
+    for n, (name, k) in enumerate(sorted(co.kernels.items(), key=lambda nk: nk[1].code_address)):  # as laid out
         instrs, labels = decode(k.code, family, name, k.code_address)
         at = {}
         for label, index in labels.items():
             at.setdefault(index, []).append(label)
-        out += [f"\t.globl\t{name}", f"\t.type\t{name},@function", f"{name}:"]
+        out += ["\t.p2align 8", f"\t.globl\t{name}", f"\t.type\t{name},@function", f"{name}:"]
         for i, ins in enumerate(instrs):
             out += [f"{label}:" for label in sorted(at.get(i, ()))]
             out.append(f"\t{_text(ins, family):<56s} ; {ins.pc:#06x}: {ins.encoding}")
         out += [f"{label}:" for label in sorted(at.get(len(instrs), ()))]
         out += [f".Lfunc_end{n}:", f"\t.size\t{name}, .Lfunc_end{n}-{name}"]
-        out += ["\t.rodata", f"\t.amdhsa_kernel {name}"]
-        out += [f"\t\t.amdhsa_{key} {value}" for key, value in decode_descriptor(k.descriptor, family).items()]
-        out.append("\t.end_amdhsa_kernel")
+        out += _fill(k.tail)
+        words = struct.unpack_from("<III", k.descriptor, 44)
+        out += ["\t.rodata", "\t.p2align 6", f"\t.amdhsa_kernel {name}",
+                f"\t\t; as read: compute_pgm_rsrc1 {words[1]:#010x}, compute_pgm_rsrc2 {words[2]:#010x}, "
+                f"compute_pgm_rsrc3 {words[0]:#010x}"]
+        out += [f"\t\t.amdhsa_{key} {value}" for key, value in directives(k.descriptor, family, k.metadata)]
+        out += ["\t.end_amdhsa_kernel", "\t.text"]
     out += ["\t.amdgpu_metadata", "---", yaml.safe_dump(_plain(co.metadata), sort_keys=True).rstrip(), "...",
             "\t.end_amdgpu_metadata", ""]
     return "\n".join(out)
+
+
+def _fill(tail: bytes) -> list[str]:
+    """`.fill` runs that assemble to exactly `tail` (4-byte words; a ragged end as .byte)."""
+    out, n4 = [], len(tail) // 4 * 4
+    words = struct.unpack_from(f"<{n4 // 4}I", tail) if n4 else ()
+    i = 0
+    while i < len(words):
+        j = i
+        while j < len(words) and words[j] == words[i]:
+            j += 1
+        out.append(f"\t.fill {j - i}, 4, {words[i]:#010x}")
+        i = j
+    if len(tail) > n4:
+        out.append("\t.byte " + ", ".join(f"{b:#04x}" for b in tail[n4:]))
+    return out
+
+
+# Descriptor bits that have an assembler directive beyond decode_descriptor's fields
+# (llvm/docs/AMDGPUUsage.rst, tables "compute_pgm_rsrc1/2 for GFX6-GFX12" and "compute_pgm_rsrc3
+# for GFX10-GFX12"): the FP exception enables of rsrc2, rsrc3's SHARED_VGPR_COUNT (GFX10-11) and
+# INST_PREF_SIZE (GFX11: bits 9:4, GFX12: bits 11:4), GFX12's rsrc1 WG_RR_EN (bit 21).
+_EXCEPTIONS = ("fp_ieee_invalid_op", "fp_denorm_src", "fp_ieee_div_zero", "fp_ieee_overflow",
+               "fp_ieee_underflow", "fp_ieee_inexact", "int_div_zero")          # rsrc2 bits 24..30
+# decode_descriptor fields that are no directive on GFX11/12: the raw words, the entry offset (the
+# linker's), the trap handler and the GFX6-10 / GFX90A user SGPRs (rejected by the assembler)
+_NOT_DIRECTIVES = {"compute_pgm_rsrc1", "compute_pgm_rsrc2", "compute_pgm_rsrc3", "kernel_code_entry_byte_offset",
+                   "enable_trap_handler", "user_sgpr_private_segment_buffer", "user_sgpr_flat_scratch_init",
+                   "user_sgpr_kernarg_preload_length", "user_sgpr_kernarg_preload_offset"}
+
+
+def directives(descriptor: bytes, family: str, metadata: dict) -> list[tuple[str, int]]:
+    """(name, value) of the `.amdhsa_*` directives that rebuild `descriptor` on GFX11/GFX12.
+    next_free_sgpr is the metadata's .sgpr_count: GFX10+ descriptors hold no SGPR count."""
+    from ..emu.decode import decode_descriptor
+    d = decode_descriptor(descriptor, family)
+    rsrc3, rsrc1, rsrc2 = struct.unpack_from("<III", descriptor, 44)
+    out = [(k, v) for k, v in d.items() if k not in _NOT_DIRECTIVES]
+    out += [("next_free_sgpr", int(metadata.get(".sgpr_count", 0))), ("reserve_vcc", 0)]
+    if family == "gfx12":
+        out += [("round_robin_scheduling", (rsrc1 >> 21) & 1), ("inst_pref_size", (rsrc3 >> 4) & 0xFF)]
+    else:
+        out += [("shared_vgpr_count", rsrc3 & 0xF), ("inst_pref_size", (rsrc3 >> 4) & 0x3F)]
+    out += [(f"exception_{name}", (rsrc2 >> (24 + i)) & 1) for i, name in enumerate(_EXCEPTIONS)]
+    return out
 
 
 def _plain(doc):

@@ -57,6 +57,8 @@ class Kernel:
     code_address: int           # virtual address of code[0]
     descriptor: bytes
     metadata: dict = field(default_factory=dict)
+    tail: bytes = b""           # bytes after the function up to the next kernel's code or its section's
+                                # end: LLVM's s_code_end padding (prefetch past the end stays in code)
 
 
 @dataclass
@@ -179,9 +181,22 @@ def load_code_object(data: bytes) -> CodeObject:
         kernels[kname] = Kernel(kname, code, entry, desc, by_name.get(kname, {}))
     if not kernels:
         raise CodeObjectError("code object has no kernel (no STT_OBJECT symbol NAME.kd)")
+    _fill_tails(data, secs, kernels)
     e_type, = struct.unpack_from("<H", data, 16)
     sections = {sec["name"]: (sec["off"], sec["size"], sec["type"]) for sec in secs}
     return CodeObject(arch, feats, data[8], kernels, meta, e_type, e_flags, data[7], sections)
+
+
+def _fill_tails(data, secs, kernels: dict) -> None:
+    """Kernel.tail: the bytes between each function's end and the next function's entry (or
+    its section's end)."""
+    starts = sorted(k.code_address for k in kernels.values())
+    for k in kernels.values():
+        sec = _section_at(secs, k.code_address)
+        end = k.code_address + len(k.code)
+        stop = min([a for a in starts if a >= end] + [sec["addr"] + sec["size"]])
+        if stop > end:
+            k.tail = _read_at(data, secs, end, stop - end, f"code padding after kernel {k.name}")
 
 
 def _section_at(secs, addr):
