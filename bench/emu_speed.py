@@ -44,6 +44,21 @@ def gemm_run(arch: str, size: int, schedule: Schedule, mode: str, profile: dict 
     return stats, wall, err
 
 
+def matmul_floor(waves: int, repeats: int = 50) -> float:
+    """Seconds per wave of the float64 arithmetic alone of one batched 16x16x16 WMMA over
+    `waves` waves: np.matmul (BLAS) of (waves, 16, 16) operands, median of `repeats` -- what
+    any exact f32-accumulate WMMA emulation must at least spend (no gather, decode or write)."""
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((2, waves, 16, 16))
+    d = np.empty((waves, 16, 16))
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        np.matmul(a.transpose(0, 2, 1), b, out=d)
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times)) / waves
+
+
 def _class(mnemonic: str) -> str:
     m = mnemonic.split("::")[0]
     for prefix, cls in (("v_wmma", "wmma"), ("v_dual", "vopd"), ("ds_", "ds"), ("global_", "global"),
@@ -71,8 +86,8 @@ def main() -> None:
                 st, wall, err = gemm_run(arch, size, s, mode)
                 rows.append((f"{arch} f16 {size}^3 lds={lds}", mode, st.waves, st.wave_instructions, wall,
                              st.wave_instructions / wall, err))
-            gemm_run(arch, args.size, s, "batched", prof)   # a separate run: the timers slow it down
-            profiles[f"{arch} f16 {args.size}^3 lds={lds}"] = prof
+            st, _, _ = gemm_run(arch, args.size, s, "batched", prof)   # a separate run: the timers slow it down
+            profiles[f"{arch} f16 {args.size}^3 lds={lds}"] = prof, st.waves
     print(f"{'kernel':32s} {'mode':9s} {'waves':>6s} {'wave-instr':>11s} {'seconds':>8s} "
           f"{'wave-instr/s':>13s} {'max|err|':>9s}")
     for name, mode, waves, wi, sec, rate, err in rows:
@@ -81,7 +96,7 @@ def main() -> None:
     for name in dict.fromkeys(r[0] for r in rows):
         if (name, "per_wave") in by:
             print(f"speed-up of batched over per-wave ({name}): {by[(name, 'per_wave')][4] / by[(name, 'batched')][4]:.1f}x")
-    for name, prof in profiles.items():   # profiled runs carry the timer overhead: shares only
+    for name, (prof, waves) in profiles.items():   # profiled runs carry the timer overhead: shares only
         total = sum(t for t, _ in prof.values()) or 1.0
         classes = defaultdict(float)
         for key, (t, _) in prof.items():
@@ -90,6 +105,14 @@ def main() -> None:
         print(f"profile {name}: " + ", ".join(f"{c} {100 * t / total:.0f}%" for c, t in
                                               sorted(classes.items(), key=lambda kv: -kv[1])))
         print("   top instructions: " + ", ".join(f"{k} {100 * t / total:.0f}%" for k, (t, _) in top))
+        wmma_t = sum(t for k, (t, _) in prof.items() if _class(k) == "wmma")
+        wmma_n = sum(n for k, (_, n) in prof.items() if _class(k) == "wmma")
+        if wmma_n:
+            per_wave = matmul_floor(waves)
+            floor = per_wave * wmma_n
+            print(f"   v_wmma {1e6 * wmma_t / wmma_n:.2f} us per wave-instruction; its float64 arithmetic alone "
+                  f"(np.matmul of {waves} waves) {1e6 * per_wave:.2f} us -> at that floor v_wmma would be "
+                  f"{100 * floor / (floor + total - wmma_t):.0f}% of this run")
 
 
 if __name__ == "__main__":
