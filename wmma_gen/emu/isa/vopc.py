@@ -1,9 +1,12 @@
 """Vector compares (VOPC and their VOP3 forms): one row per (condition, type), plus the
 v_cmpx_* forms that write EXEC instead of an SGPR (on gfx11 v_cmpx writes only EXEC).
 
-Semantics: RDNA3 ISA guide §7.7 "Vector Compare"; opcode list: AMDGPUAsmGFX11.rst (VOPC).
-The result bit of an inactive lane is 0. Float conditions: the ordered ones (lt eq le gt lg
-ge o) are false on NaN; the unordered ones (u nge nlg ngt nle neq nlt) are true on NaN.
+Semantics: RDNA3 / RDNA3.5 ISA guide §3.4.6 "Vector Compares: VCC and VCCZ" (V_CMP updates all
+bits of its mask) and §7.7 (DPP): "V_CMP and V_CMPX write the full mask, not a partial mask ...
+lanes that have their EXEC mask bit set to zero ... a zero bit is written" -- so the result bit
+of an inactive lane is 0. Opcode list: AMDGPUAsmGFX11.rst (VOPC).
+Float conditions: the ordered ones (lt eq le gt lg ge o) are false on NaN; the unordered ones
+(u nge nlg ngt nle neq nlt) are true on NaN.
 """
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import numpy as np
 from .table import Op, rows
 from .vop_float import _class
 
-C = "RDNA3 ISA §7.7 Vector Compare"
+C = "RDNA3 ISA §3.4.6 Vector Compares, §7.7 full-mask rule"
 
 FLOAT_CONDS = {
     "f": lambda a, b: np.zeros(np.broadcast(a, b).shape, bool),

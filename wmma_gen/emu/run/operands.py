@@ -143,8 +143,9 @@ def vwriter(op: Operand, typ: str, hi_sel: bool = False):
 
 
 def lm_writer(op: Operand):
-    """VOPC / carry-out destination: one bit per lane, inactive lanes write 0
-    (RDNA3 ISA guide §7.7 "Vector Compare")."""
+    """VOPC / carry-out destination: one bit per lane, inactive lanes write 0 (RDNA3 ISA guide
+    §3.4.6 "Vector Compares: VCC and VCCZ" and §7.7: V_CMP writes the full mask, a zero bit for
+    lanes whose EXEC bit is zero)."""
     if op.kind != "s":
         raise Fault(f"operand {op.text!r} cannot hold a lane mask")
     i = op.index
