@@ -61,3 +61,18 @@ def test_hint_instructions_keep_raw_text():
 def test_bad_operand_raises():
     with pytest.raises(ValueError, match="cannot parse operand"):
         parse_operand("v[1:")
+
+
+@pytest.mark.parametrize("text", ["v_bfe_u32 v20, v10, 0x101, 0x10a", "v_fma_f32 v0, 1.5, v1, 2.5",
+                                  "v_add3_u32 v0, 0x1000, v1, 100"])
+def test_two_different_literals_are_refused(text):
+    # RDNA3.5 ISA §7.2.2.3: one literal constant per instruction (llvm-mc refuses these lines too)
+    with pytest.raises(ValueError, match="two different literal constants"):
+        parse_instruction(text)
+
+
+@pytest.mark.parametrize("text", ["v_bfe_u32 v20, v10, 0x101, 0x101", "v_fma_f32 v0, 1.5, v1, 2.0",
+                                  "v_add3_u32 v0, -16, v1, 64", "v_add3_u32 v0, 0xffffffff, v1, 0x7fff",
+                                  "v_fma_f32 v0, 0.15915494, v1, -4.0"])
+def test_one_literal_with_inline_constants_is_accepted(text):
+    assert parse_instruction(text).mnemonic == text.split()[0]

@@ -127,7 +127,24 @@ def parse_instruction(text: str, line: int = 0) -> Instr:
         for t in tail:
             k, v = _parse_mod(t)
             mods[k] = v
+    if mnemonic.startswith("v_") and len({_literal(o) for o in ops} - {None}) > 1:
+        raise ValueError(f"{text!r}: two different literal constants; a VALU instruction holds one 32-bit "
+                         "literal (RDNA3.5 ISA guide §7.2.2.3 Source Operand Restrictions)")
     return Instr(mnemonic, tuple(ops), mods, text, line)
+
+
+_INLINE_FLOATS = {0.0, 0.5, 1.0, 2.0, 4.0}
+
+
+def _literal(op: Operand):
+    """A key for the literal constant `op` needs, None for a register or an inline constant
+    (integers -16..64, +-0.5/1/2/4, 0, 1/(2*pi): RDNA3.5 ISA guide §7.2, source operand table)."""
+    if op.kind == "int":
+        v = op.value - (1 << 32) if op.value > 0x7FFFFFFF else op.value      # 0xffffffff is inline -1
+        return None if -16 <= v <= 64 else ("int", v)
+    if op.kind == "float":
+        return None if abs(op.value) in _INLINE_FLOATS or op.value == INV_2PI else ("float", op.value)
+    return None
 
 
 _FLAG_MODS = {"glc", "slc", "dlc", "nv", "clamp", "bound_ctrl:0", "bound_ctrl:1", "fi:1", "fi:0",
