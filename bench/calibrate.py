@@ -12,7 +12,12 @@ What is estimated for each point (all source=model, no GPU involved):
                    compiled with compile_gemm) and ops/gemm/model.py -- not the library's kernel
   peer_attention   OUR default attention forward/backward through the registry's estimate
                    (model/loop_kernel.py) -- not the peer kernel
-so a ratio mixes the model's error with the difference between our kernel and the peer's.
+so a ratio mixes the model's error with the difference between our kernel and the peer's. As a
+cross-check (not fitted, nothing stored changes), the peer_attention points whose peer is a Triton
+kernel also get the model's estimate of OUR OWN Triton FA-2 kernel (bench/peers_triton.py, forward
+or backward) compiled here offline for the point's arch and problem and estimated exactly as
+bench/peers.py does (model/loop_kernel.py, "loop" family efficiency and band), and its ratio;
+"n/a (no triton)" when Triton is not installed.
 
 Steps: (1) estimates uncalibrated (boost clock, efficiency 1); (2) sustained clocks from the
 fit:clock rows (microbenchmarks); (3) log least squares for the family efficiencies and the
@@ -57,6 +62,33 @@ def estimate_point(p: C.Point) -> tuple[float, str, str]:
     return e.tflops, e.limiter, sched
 
 
+TRITON_PEERS = ("Triton fused-attention tutorial 06", "Triton/AITER FA prefill", "tuned Triton FA backward")
+NO_TRITON = "n/a (no triton)"
+
+
+def triton_peer_estimates(points) -> dict[str, tuple]:
+    """{point id: (TFLOP/s or None, config or why not)} for the points whose peer is a Triton kernel:
+    our Triton FA-2 forward/backward compiled for the point (bench/peers.py Peers) and estimated by
+    peers.peer_estimate under the stored calibration (source=model)."""
+    pts = [p for p in points if p.kind == "peer_attention" and p.implementation in TRITON_PEERS]
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        return {p.id: (None, NO_TRITON) for p in pts}
+    sys.path.insert(0, str(ROOT / "bench"))
+    import peers
+    compiled, out = peers.Peers(), {}
+    with C.use(C.CALIBRATED):
+        for p in pts:
+            c = p.config
+            q = dict(op=p.op, arch=p.arch, dtype=p.dtype, batch=c["batch"], heads=c["heads"], seq=c["seq"],
+                     head_dim=c["head_dim"], causal=bool(c["causal"]))
+            ck, _, cfg = compiled.get(q)
+            e = peers.peer_estimate(ck, cfg, q)
+            out[p.id] = (e.tflops, " ".join(f"{k}={v}" for k, v in cfg.items()))
+    return out
+
+
 MB_CHAINS, MB_WAVES, MB_TRIPS = 8, 4, 1 << 20   # WMMA-only loop: chains x waves, trips per wave
 
 
@@ -93,6 +125,7 @@ def run(points_csv: Path, out: Path) -> dict:
     bands = {fam: C.band_from([p.tflops / trial[p.id][0] for p in points if p.fit and p.family == fam])
              for fam in f.efficiency}
     stored = estimates(points, C.CALIBRATED)   # what the model uses today (targets.py, params.py)
+    tri = triton_peer_estimates(points)        # cross-check only: not part of the fit
     rows = []
     for p in points:
         # microbenchmark rows have no band: the WMMA-only kernel reproduces the stored clock (1 MHz) -> +-0.5%
@@ -107,7 +140,7 @@ def run(points_csv: Path, out: Path) -> dict:
                      "est_low": round(after * band[0], 2), "est_high": round(after * band[1], 2),
                      "in_band": bool(band[0] <= ratio <= band[1]), "limiter": stored[p.id][1],
                      "our_schedule": stored[p.id][2], "source_title": p.source_title, "source_link": p.source_link,
-                     "estimate_source": "model"})
+                     "estimate_source": "model", **_triton_cols(tri.get(p.id), p.tflops)})
     df = pd.DataFrame(rows)
     check = compare_stored(f, bands)
     out.mkdir(parents=True, exist_ok=True)
@@ -115,6 +148,21 @@ def run(points_csv: Path, out: Path) -> dict:
     plot(df, out / "model_calibration.png")
     (out / "model_calibration.md").write_text(report(df, f, bands, check, points_csv))
     return {"df": df, "fit": f, "bands": bands, "check": check}
+
+
+def _triton_cols(t, published: float) -> dict:
+    if t is None:
+        return {"triton_peer_est": "", "triton_peer_ratio": "", "triton_peer_config": ""}
+    if t[0] is None:
+        return {"triton_peer_est": t[1], "triton_peer_ratio": t[1], "triton_peer_config": ""}
+    return {"triton_peer_est": round(t[0], 2), "triton_peer_ratio": round(published / t[0], 3),
+            "triton_peer_config": t[1]}
+
+
+def _triton_cell(r) -> str:
+    if r.triton_peer_config:
+        return f"{float(r.triton_peer_est):.1f} / {float(r.triton_peer_ratio):.2f}"
+    return r.triton_peer_est or "-"
 
 
 def compare_stored(f: C.Fit, bands: dict) -> list[str]:
@@ -160,6 +208,13 @@ def report(df: pd.DataFrame, f: C.Fit, bands: dict, check: list[str], points_csv
          "peer's kernel; microbenchmark rows estimate a generated WMMA-only loop kernel "
          "(wmma_gen/kernels/wmma_loop.py, 8 v_wmma chains x 4 waves) from its ISA at efficiency 1. "
          "ratio = published / estimate.", "",
+         "Column *Triton peer compiled here*: for the rows whose peer is a Triton flash-attention kernel "
+         "(tutorial 06, AITER prefill, tuned Triton backward) the model's estimate (**source=model**, not a "
+         "measurement) of our own Triton FA-2 kernel (bench/peers_triton.py: forward, or the backward's "
+         "preprocess + dK/dV + dQ kernels) compiled here offline with Triton for the row's arch, dtype and "
+         "problem and estimated as bench/peers.py does (model/loop_kernel.py from its ISA, loop family "
+         "efficiency and band), then published / that estimate. It is the same kernel family as the peer's, "
+         "not the peer's own code, and a cross-check only: not fitted, no stored parameter depends on it.", "",
          "## Fitted parameters", "",
          "| parameter | value | fitted on | source |", "|---|---|---|---|"]
     for arch, ghz in sorted(f.sustained_ghz.items()):
@@ -179,13 +234,14 @@ def report(df: pd.DataFrame, f: C.Fit, bands: dict, check: list[str], points_csv
           "## Summary", "", f"* fit points: {_summary(df, True)}", f"* held-out points: {_summary(df, False)}", "",
           "## Every point", "",
           "| id | arch | published (kind, impl, dtype, config) | TFLOP/s | role | before: est / ratio | "
-          "after: est [low..high] / ratio | in band | our limiter |", "|---|---|---|---|---|---|---|---|---|"]
+          "after: est [low..high] / ratio | in band | our limiter | Triton peer compiled here: est / ratio |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
     for r in df.itertuples():
         assumed = f"; assumed: {r.assumed}" if r.assumed else ""
         L.append(f"| {r.id} | {r.arch} | {r.kind}, {r.implementation}, {r.dtype}, {r.config or '-'}{assumed} "
                  f"| {r.published_tflops:g} | {r.role} | {r.est_before:.1f} / {r.ratio_before:.2f} "
                  f"| {r.est_after:.1f} [{r.est_low:.1f}..{r.est_high:.1f}] / {r.ratio_after:.2f} "
-                 f"| {'yes' if r.in_band else 'no'} | {r.limiter} |")
+                 f"| {'yes' if r.in_band else 'no'} | {r.limiter} | {_triton_cell(r)} |")
     L += ["", "## Sources", ""] + [f"* {r.id}: {r.source_title} -- {r.source_link}" for r in df.itertuples()]
     L += ["", "Plot: `model_calibration.png` (published vs estimate, before and after; fit and held-out marked).", ""]
     return "\n".join(L)

@@ -1,6 +1,6 @@
-"""Peers side by side (issue #17 item 4): Triton GEMM and FA-2 forward kernels (bench/peers_triton.py,
-our own Triton code) compiled OFFLINE for gfx1100, gfx1151 and gfx1201 -- no GPU -- beside our
-default kernel for the same problem.
+"""Peers side by side (issue #17 item 4): Triton GEMM, FA-2 forward and backward kernels (bench/peers_triton.py,
+our own Triton code; backward rows in bench/peers_bwd.py) compiled OFFLINE for gfx1100, gfx1151 and
+gfx1201 -- no GPU -- beside our default kernel for the same problem.
 
     python bench/peers.py [--arch gfx1100 ...] [--out results] [--no-emu]
 
@@ -18,8 +18,8 @@ Per problem and arch, for the Triton kernel and ours (next column):
                             (i8: exact) reference from the exact input values; the output is read back in
                             the dtype the kernel's signature writes (GEMM f32 / i32, attention O = input)
 Problems: the gfx1100 ladders (results/gfx1100/*_ladder.csv) on every arch, and the GEMM and
-attention-forward points of docs/calibration/points.csv on their arch (GEMM as NN: the Triton kernel
-here is row-major only; the point's own layout is listed). Writes results/peers.{md,csv}.
+attention-forward points of docs/calibration/points.csv on their arch, the backward points' problem on
+every arch (GEMM as NN: the Triton kernel here is row-major only; the point's own layout is listed). Writes results/peers.{md,csv}.
 Exits 0 with a message when Triton is not installed (pip install -e .[peers]).
 """
 from __future__ import annotations
@@ -70,6 +70,7 @@ def problems(archs) -> list[dict]:
         else:
             out.append(dict(op="attention", arch=p.arch, dtype=p.dtype, batch=c["batch"], heads=c["heads"],
                             seq=c["seq"], head_dim=c["head_dim"], causal=c["causal"], origin=f"point {p.id}"))
+    out += __import__("peers_bwd").problems(archs)
     seen, uniq = {}, []
     for q in out:
         key = tuple((k, v) for k, v in q.items() if k != "origin")
@@ -84,7 +85,7 @@ def problems(archs) -> list[dict]:
 def label(q: dict) -> str:
     if q["op"] == "gemm":
         return f"gemm {q['dtype']} NN {q['m']}x{q['n']}x{q['k']}"
-    return (f"attention {q['dtype']} B{q['batch']} H{q['heads']} S{q['seq']} d{q['head_dim']}"
+    return (f"{q['op']} {q['dtype']} B{q['batch']} H{q['heads']} S{q['seq']} d{q['head_dim']}"
             + (" causal" if q["causal"] else ""))
 
 
@@ -116,6 +117,8 @@ class Peers:
             if q["op"] == "gemm":
                 cfg = dict(GEMM_TILE[q["dtype"]], group_m=8, num_warps=8, num_stages=2)
                 ck, sec = self.T.compile_gemm(q["arch"], q["dtype"], **cfg)
+            elif q["op"] == "attention_bwd":
+                ck, sec, cfg = __import__("peers_bwd").compile_bwd(q)
             else:
                 cfg = dict(ATTN_TILE[q["head_dim"]], num_stages=1)
                 ck, sec = self.T.compile_attention(q["arch"], q["dtype"], q["head_dim"], causal=q["causal"], **cfg)
@@ -139,6 +142,8 @@ def peer_estimate(ck, cfg: dict, q: dict):
     from wmma_gen.model.loop_kernel import estimate_loop_kernel
     from wmma_gen.ops import registry
     from wmma_gen.targets import get_target
+    if q["op"] == "attention_bwd":
+        return __import__("peers_bwd").estimate(ck, cfg, q)
     t, esize = get_target(q["arch"]), (1 if q["dtype"] == "i8" else 2)
     if q["op"] == "gemm":
         m, n, k, bm, bn, bk = q["m"], q["n"], q["k"], cfg["bm"], cfg["bn"], cfg["bk"]
@@ -175,7 +180,7 @@ def emulate(ck, cfg: dict, q: dict) -> dict:
     """Run the Triton object on the emulator at a small problem; compare with a float64 (i8: exact) reference
     from the exact input values. The output buffer has the dtype the kernel's signature writes."""
     from wmma_gen import hostdata
-    from wmma_gen.emu.api import run_code_object
+    from wmma_gen.emu.api import load_program, run_code_object
     rng = np.random.default_rng(0)
     hsaco, warps = ck.asm["hsaco"], ck.metadata.num_warps
     t0 = time.perf_counter()
@@ -195,7 +200,7 @@ def emulate(ck, cfg: dict, q: dict) -> dict:
         out = STORED[ck.src.signature["o_ptr"]]
         (qq, q64), (kk, k64), (vv, v64) = (operand(rng, (bh, s, d), q["dtype"]) for _ in range(3))
         o, lse = np.zeros((bh, s, d), HOST[out]), np.zeros((bh, s), np.float32)
-        args = [qq, kk, vv, o, lse, s, float(np.float32(qk_scale(d)))]
+        args = [qq, kk, vv, o, lse, s, float(np.float32(__import__("peers_triton").qk_scale(d)))]
         grid = (s // cfg["bm"], bh, 1)
         sc = q64 @ k64.transpose(0, 2, 1) / math.sqrt(d)
         if q["causal"]:
@@ -204,7 +209,7 @@ def emulate(ck, cfg: dict, q: dict) -> dict:
         p = np.exp(sc - mx)
         ref = (p / p.sum(-1, keepdims=True)) @ v64
         idx = 3
-    prog_args = len([a for a in ck_args(hsaco) if not a.kind.startswith("hidden_")])
+    prog_args = len([a for a in load_program(hsaco).args if not a.kind.startswith("hidden_")])
     args += [np.zeros(256, np.uint8)] * (prog_args - len(args))    # Triton's scratch pointers (unused)
     res = run_code_object(hsaco, grid=grid, block=(32 * warps, 1, 1), args=args, dynamic_lds=ck.metadata.shared)
     got = hostdata.decode(res.buffers[idx], out)
@@ -221,16 +226,6 @@ def emulate(ck, cfg: dict, q: dict) -> dict:
     return {"emu_problem": emu_label(q), "emu_max_err": err, "emu_tol": tol,
             "emu_tolerance": what, "emu_ok": bool(err <= tol), "emu_wave_instr": res.stats.wave_instructions,
             "emu_s": round(time.perf_counter() - t0, 1)}
-
-
-def qk_scale(d: int) -> float:
-    from peers_triton import qk_scale as f
-    return f(d)
-
-
-def ck_args(hsaco: bytes):
-    from wmma_gen.emu.api import load_program
-    return load_program(hsaco).args
 
 
 # --- ours -------------------------------------------------------------------------------------
@@ -285,6 +280,8 @@ def emu_label(q: dict) -> str:
 
 
 def row(peers: Peers, q: dict, run_emu: bool, emu_done: dict) -> dict:
+    if q["op"] == "attention_bwd":
+        return __import__("peers_bwd").row(peers, q, run_emu, emu_done)
     ck, sec, cfg = peers.get(q)
     e = peer_estimate(ck, cfg, q)
     md = as_compiled(ck).metadata
@@ -318,13 +315,15 @@ def report(df: pd.DataFrame, version: str) -> str:
          "through model/loop_kernel.py with trips and bytes from their tiles (GEMM under the gemm family's "
          "efficiency and band), ours through the registry estimate -- the two GEMM estimates come from different "
          "model structures. Nothing here was timed on a GPU. The Triton kernels are our own Triton code "
-         "(bench/peers_triton.py: tiled tl.dot GEMM, FA-2 forward), not Triton's tutorial files.", "",
+         "(bench/peers_triton.py: tiled tl.dot GEMM, FA-2 forward and backward), not Triton's tutorial files. Backward "
+         "rows: static columns are the dK/dV kernel's; the estimate adds the preprocess, dK/dV and dQ kernels.", "",
          "Emulator: each Triton object (f16, bf16, i8) ran on wmma_gen's emulator at a small problem and was "
          "compared with numpy: a float64 reference (exact integers for i8) from the exact input values -- bf16 "
          "inputs are float32 normals rounded to bf16 (RNE) and passed as uint16 bits -- and the output read back in "
          "the dtype the kernel writes (GEMM f32 / i32; attention O in the input dtype, so bf16 O carries bf16 "
          "rounding, u = 2^-8, in its tolerance). Ours: the same schedule at the same small problem through the op's "
-         "own check (its stated tolerance) on the emulator.", "",
+         "own check (its stated tolerance) on the emulator. Triton backward: B1 H1 S128, O and LSE from a float64 "
+         "forward, dQ/dK/dV vs the registry's float64 backward within 8u*max|ref| + 1e-3; our backward is not emulated here.", "",
          "| problem | arch | kernel | config | VGPRs | spills | loop density | global loads | LDS loads "
          "| compile s | model TFLOP/s [band] | emulator vs numpy |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in df.to_dict("records"):
@@ -332,8 +331,9 @@ def report(df: pd.DataFrame, version: str) -> str:
         if isinstance(r.get("emu_fault"), str):
             emu = f"not run: emulator fault ({r['emu_fault']})"
         elif isinstance(r.get("emu_ok"), (bool, np.bool_)):
-            emu = (f"{'ok' if r['emu_ok'] else 'FAIL'} ({r['emu_problem']}, max err {r['emu_max_err']:.2g} "
-                   f"<= {r['emu_tol']:.2g})")
+            detail = r["emu_detail"] if isinstance(r.get("emu_detail"), str) else (   # backward: per output
+                f"max err {r['emu_max_err']:.2g} <= {r['emu_tol']:.2g}")
+            emu = f"{'ok' if r['emu_ok'] else 'FAIL'} ({r['emu_problem']}, {detail})"
         ours_emu = "-"
         if isinstance(r.get("ours_emu_ok"), (bool, np.bool_)):
             ours_emu = (f"{'ok' if r['ours_emu_ok'] else 'FAIL'} (same schedule, {r['ours_emu_problem']}, "

@@ -10,6 +10,16 @@ arch, 32))` returns the code object (asm["hsaco"]) and the ISA text (asm["amdgcn
                               s = q k^T * scale*log2(e); m_new = max(m, rowmax(s)); p = exp2(s - m_new)
                               alpha = exp2(m - m_new); l = l*alpha + rowsum(p); acc = acc*alpha + p v
                           O = acc / l, LSE = (m + log2(l)) * ln(2)
+    FA-2 backward (FlashAttention-2 paper, Algorithm 2, split in three launches, no atomics):
+      bwd_preprocess  delta[row] = rowsum(dO * O)
+      bwd_dkdv_kernel per key block (k, v): for each query block (causal: from the key block on):
+                          p^T = exp2(k q^T * scale*log2(e) - LSE*log2(e));  dV += p^T dO
+                          dp^T = v dO^T;  ds^T = p^T * (dp^T - delta);      dK += ds^T q
+                      dK *= scale
+      bwd_dq_kernel   per query block: for each key block (causal: up to the query block):
+                          p = exp2(q k^T * scale*log2(e) - LSE*log2(e)); dp = dO v^T
+                          ds = p * (dp - delta); dQ += ds k
+                      dQ *= scale
 
 Sizes are kernel arguments; the compile hints every pointer and every size/stride argument as a
 multiple of 16 (as Triton's JIT does for such values), so a compiled object serves problems whose
@@ -81,6 +91,72 @@ def attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, S, qk_scale,
     tl.store(lse_ptr + head * S + rows, (m_i + tl.math.log2(l_i)) * 0.6931471805599453)
 
 
+@triton.jit
+def bwd_preprocess(o_ptr, do_ptr, delta_ptr, D: tl.constexpr, BM: tl.constexpr):
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)          # over all B*H*S rows
+    dd = tl.arange(0, D)
+    o = tl.load(o_ptr + rows[:, None] * D + dd[None, :]).to(tl.float32)
+    do = tl.load(do_ptr + rows[:, None] * D + dd[None, :]).to(tl.float32)
+    tl.store(delta_ptr + rows, tl.sum(o * do, 1))
+
+
+@triton.jit
+def bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, S, qk_scale,
+                    D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, CAUSAL: tl.constexpr):
+    start_n = tl.program_id(0) * BN
+    head = tl.program_id(1).to(tl.int64)
+    base = head * S * D
+    keys = start_n + tl.arange(0, BN)
+    dd = tl.arange(0, D)
+    k = tl.load(k_ptr + base + keys[:, None] * D + dd[None, :])
+    v = tl.load(v_ptr + base + keys[:, None] * D + dd[None, :])
+    dk = tl.zeros((BN, D), tl.float32)
+    dv = tl.zeros((BN, D), tl.float32)
+    lo = start_n // BM * BM if CAUSAL else 0
+    for start_m in range(lo, S, BM):
+        rows = start_m + tl.arange(0, BM)
+        qT = tl.load(q_ptr + base + rows[None, :] * D + dd[:, None])                 # [D, BM]
+        doT = tl.load(do_ptr + base + rows[None, :] * D + dd[:, None])               # [D, BM]
+        lse2 = tl.load(lse_ptr + head * S + rows) * 1.4426950408889634
+        delta = tl.load(delta_ptr + head * S + rows)
+        pT = tl.math.exp2(tl.dot(k, qT) * qk_scale - lse2[None, :])                  # [BN, BM]
+        if CAUSAL:
+            pT = tl.where(keys[:, None] <= rows[None, :], pT, 0.0)
+        dv += tl.dot(pT.to(v.dtype), tl.load(do_ptr + base + rows[:, None] * D + dd[None, :]))   # dO [BM, D]
+        dsT = pT * (tl.dot(v, doT) - delta[None, :])
+        dk += tl.dot(dsT.to(k.dtype), tl.load(q_ptr + base + rows[:, None] * D + dd[None, :]))    # Q [BM, D]
+    dk = dk * (qk_scale * 0.6931471805599453)                                         # = softmax scale
+    tl.store(dk_ptr + base + keys[:, None] * D + dd[None, :], dk.to(dk_ptr.dtype.element_ty))
+    tl.store(dv_ptr + base + keys[:, None] * D + dd[None, :], dv.to(dv_ptr.dtype.element_ty))
+
+
+@triton.jit
+def bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, S, qk_scale,
+                  D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, CAUSAL: tl.constexpr):
+    start_m = tl.program_id(0) * BM
+    head = tl.program_id(1).to(tl.int64)
+    base = head * S * D
+    rows = start_m + tl.arange(0, BM)
+    dd = tl.arange(0, D)
+    q = tl.load(q_ptr + base + rows[:, None] * D + dd[None, :])
+    do = tl.load(do_ptr + base + rows[:, None] * D + dd[None, :])
+    lse2 = tl.load(lse_ptr + head * S + rows) * 1.4426950408889634
+    delta = tl.load(delta_ptr + head * S + rows)
+    dq = tl.zeros((BM, D), tl.float32)
+    hi = tl.minimum(S, start_m + BM) if CAUSAL else S
+    for start_n in range(0, hi, BN):
+        keys = start_n + tl.arange(0, BN)
+        kT = tl.load(k_ptr + base + keys[None, :] * D + dd[:, None])                 # [D, BN]
+        vT = tl.load(v_ptr + base + keys[None, :] * D + dd[:, None])                 # [D, BN]
+        p = tl.math.exp2(tl.dot(q, kT) * qk_scale - lse2[:, None])                   # [BM, BN]
+        if CAUSAL:
+            p = tl.where(rows[:, None] >= keys[None, :], p, 0.0)
+        ds = p * (tl.dot(do, vT) - delta[:, None])
+        dq += tl.dot(ds.to(q.dtype), tl.load(k_ptr + base + keys[:, None] * D + dd[None, :]))     # K [BN, D]
+    dq = dq * (qk_scale * 0.6931471805599453)
+    tl.store(dq_ptr + base + rows[:, None] * D + dd[None, :], dq.to(dq_ptr.dtype.element_ty))
+
+
 _PTR = {"f16": "*fp16", "bf16": "*bf16", "i8": "*i8", "f32": "*fp32", "i32": "*i32"}
 GEMM_ARGS = ("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm")
 ATTN_ARGS = ("q_ptr", "k_ptr", "v_ptr", "o_ptr", "lse_ptr", "S", "qk_scale")
@@ -109,6 +185,32 @@ def compile_attention(arch: str, dtype: str, head_dim: int, *, causal=False, bm=
     src = ASTSource(attention_kernel, sig, constexprs=dict(D=head_dim, BM=bm, BN=bn, CAUSAL=bool(causal)),
                     attrs=_hints(ATTN_ARGS, skip=("qk_scale",)))
     return _compile(src, arch, num_warps, num_stages)
+
+
+PRE_ARGS = ("o_ptr", "do_ptr", "delta_ptr")
+DKDV_ARGS = ("q_ptr", "k_ptr", "v_ptr", "do_ptr", "lse_ptr", "delta_ptr", "dk_ptr", "dv_ptr", "S", "qk_scale")
+DQ_ARGS = ("q_ptr", "k_ptr", "v_ptr", "do_ptr", "lse_ptr", "delta_ptr", "dq_ptr", "S", "qk_scale")
+
+
+def compile_attention_bwd(arch: str, dtype: str, head_dim: int, *, causal=False, bm=64, bn=64, num_warps=4,
+                          num_stages=1) -> tuple[dict, float]:
+    """({"pre", "dkdv", "dq"}: CompiledKernel, total compile seconds) of the FA-2 backward. LSE and delta
+    are f32 [B*H, S]; dQ, dK, dV are written in the input dtype. The preprocess takes BM rows per program."""
+    t, out = _PTR[dtype], {}
+    pre = ASTSource(bwd_preprocess, dict(zip(PRE_ARGS, (t, t, "*fp32")), D="constexpr", BM="constexpr"),
+                    constexprs=dict(D=head_dim, BM=bm), attrs=_hints(PRE_ARGS))
+    sig_kv = dict(zip(DKDV_ARGS, (t,) * 4 + ("*fp32",) * 2 + (t, t, "i32", "fp32")))
+    sig_q = dict(zip(DQ_ARGS, (t,) * 4 + ("*fp32",) * 2 + (t, "i32", "fp32")))
+    cx = dict(D=head_dim, BM=bm, BN=bn, CAUSAL=bool(causal))
+    for sig in (sig_kv, sig_q):
+        sig.update({k: "constexpr" for k in cx})
+    srcs = dict(pre=pre, dkdv=ASTSource(bwd_dkdv_kernel, sig_kv, constexprs=cx, attrs=_hints(DKDV_ARGS, skip=("qk_scale",))),
+                dq=ASTSource(bwd_dq_kernel, sig_q, constexprs=cx, attrs=_hints(DQ_ARGS, skip=("qk_scale",))))
+    total = 0.0
+    for name, src in srcs.items():
+        out[name], sec = _compile(src, arch, num_warps, num_stages)
+        total += sec
+    return out, total
 
 
 def _compile(src, arch: str, num_warps: int, num_stages: int):

@@ -218,3 +218,53 @@ def test_gfx1201_triton_objects_decode_as_llvm_prints_them(peers_triton, kind, m
     mc, text = load_program(ck.asm["hsaco"]), Program.from_isa(ck.asm["amdgcn"])
     assert any(i.mnemonic in ("v_s_rcp_f32", "v_max3_num_f32") for i in mc.instrs)
     assert compare_programs(text, mc, "gfx12") == []
+
+
+# ---- FA-2 backward (bench/peers_triton.py: preprocess, dK/dV, dQ; bench/peers_bwd.py runs and estimates it)
+@pytest.mark.parametrize("causal", [False, True])
+def test_triton_fa2_backward_for_gfx1100_matches_the_float64_reference_on_the_emulator(peers_triton, causal,
+                                                                                       monkeypatch):
+    """dQ, dK, dV of the three Triton objects (B1 H1 S128 d64 f16) against the registry's float64
+    attention_backward, within 8u*max|ref| + 1e-3 per output: an all-zero or unscaled output misses it
+    by far (max|ref| is O(1), the tolerance ~0.01)."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    import peers_bwd
+    q = dict(op="attention_bwd", arch="gfx1100", dtype="f16", head_dim=64, causal=causal)
+    cks, _, cfg = peers_bwd.compile_bwd(q)
+    assert all(c.asm["amdgcn"].count("v_wmma_f32_16x16x16_f16") > 0 for n, c in cks.items() if n != "pre")
+    assert all("scratch_" not in c.asm["amdgcn"] for c in cks.values())       # the tile was chosen not to spill
+    r = peers_bwd.emulate(cks, cfg, q)
+    assert r["emu_ok"] and 0 < r["emu_max_err"] <= r["emu_tol"] < 0.05, r["emu_detail"]
+    assert r["emu_detail"].startswith("dq ") and r["emu_problem"] == "B1 H1 S128"
+
+
+def test_the_calibration_cross_check_estimates_our_triton_peers(peers_triton, monkeypatch):
+    """bench/calibrate.py: the Triton peer points get our Triton kernel's model estimate (forward and
+    backward); other points none; without triton the column says so and nothing is compiled."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    import calibrate
+    from wmma_gen.model.calibration import load_points
+    pts = {p.id: p for p in load_points()}
+    picked = [pts[i] for i in ("fa-1100-tut-fwd-causal", "fa-1100-tut-bwd-causal", "fa-1201-ck")]
+    est = calibrate.triton_peer_estimates(picked)
+    assert set(est) == {"fa-1100-tut-fwd-causal", "fa-1100-tut-bwd-causal"}
+    for pid, (tflops, cfg) in est.items():
+        assert 0 < tflops < 123 and "bm=" in cfg
+        cols = calibrate._triton_cols(est[pid], pts[pid].tflops)
+        assert cols["triton_peer_ratio"] == round(pts[pid].tflops / tflops, 3)
+    monkeypatch.setitem(sys.modules, "triton", None)
+    assert calibrate.triton_peer_estimates(picked) == {p: (None, "n/a (no triton)") for p in est}
+
+
+def test_the_calibration_report_has_the_triton_columns():
+    """results/model_calibration.md (bench/calibrate.py) explains the column and fills it for every
+    point whose peer is a Triton kernel, with est / ratio."""
+    import re
+    md = (BENCH.parent / "results" / "model_calibration.md").read_text()
+    assert "Triton peer compiled here: est / ratio" in md and "source=model" in md
+    rows = {line.split("|")[1].strip(): line for line in md.splitlines() if line.startswith("| fa-")}
+    triton = ("fa-1100-tut-fwd", "fa-1100-tut-fwd-causal", "fa-1100-tut-bwd-causal", "fa-1100-aiter",
+              "fa-1201-aiter", "fa-1151-aiter", "fa-1151-bwd")
+    for pid in triton:
+        assert re.search(r"\| \d+\.\d / \d+\.\d\d \|$", rows[pid]), rows[pid]
+    assert rows["fa-1201-ck"].endswith("| - |")
