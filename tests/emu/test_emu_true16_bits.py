@@ -202,6 +202,22 @@ def test_cmp_ordered_unordered_f32(arch, case):
     assert not bad.size, [(hex(a[i]), hex(b[i]), bool(got[i])) for i in bad[:8]]
 
 
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("line,dst", [("v_cmp_eq_u32_e32 vcc_lo, v10, v10", "vcc_lo"),
+                                      ("v_cmp_o_f32_e64 s8, v10, v10", "s8"),
+                                      ("v_cmp_lt_u32_e64 s8, v10, -1", "s8")])
+@pytest.mark.parametrize("exec_mask", [0x0000FFFF, 0xA5A5A5A5, 0x00000000])
+def test_cmp_writes_zero_for_inactive_lanes(arch, line, dst, exec_mask):
+    """RDNA3/3.5 ISA §3.4.6 (V_CMP updates all bits of its mask) and §7.7: "V_CMP and V_CMPX write
+    the full mask, not a partial mask": a lane with EXEC = 0 gets a 0 bit, whatever the mask held
+    before (all ones here) and whatever the compare would give (true in every lane here)."""
+    x = np.arange(32, dtype=np.uint32) * 3 + 1          # finite, never 0xffffffff: every compare is true
+    body = (f"\ts_mov_b32 {dst}, -1\n\ts_mov_b32 exec_lo, {exec_mask:#x}\n\t{line}\n"
+            f"\ts_mov_b32 exec_lo, -1\n\tv_mov_b32_e32 v20, {dst}")
+    got, = run(arch, body, [x])
+    assert (got == exec_mask).all(), [hex(v) for v in got[:4]]
+
+
 # ---- v_bfe_u32 ----------------------------------------------------------------------------
 # (offset, width) per lane: fields inside the word, width 0 / 32 / 33 (mod 32), offsets >= 32,
 # offset + width past bit 31 (the field is cut at bit 31, zeros shifted in), all-ones operands
