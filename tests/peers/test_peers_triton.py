@@ -36,11 +36,23 @@ def _run(ck, grid, args):
                            dynamic_lds=ck.metadata.shared)
 
 
-def test_triton_gemm_for_gfx1100_runs_on_the_emulator_and_matches_numpy(peers_triton):
-    ck, seconds = peers_triton.compile_gemm("gfx1100", "f16", bm=64, bn=64, bk=32, num_warps=4)
-    assert ck.asm["amdgcn"].count("v_wmma_f32_16x16x16_f16") > 0 and seconds > 0
+# gfx1201 (RDNA4): Triton's objects use the gfx12 pseudo-scalar v_s_rcp_f32 (integer division of the
+# program id), v_max_num_f32 / v_max3_num_f32 / v_dual_max_num_f32 (softmax row max) and read the wave id
+# from TTMP8[29:25] -- all run on the emulator (tests/emu/test_emu_vop_num12.py per row).
+GEMM_SEED = {"gfx1100": 7, "gfx1151": 11, "gfx1201": 11}
+I8_SEED = {"gfx1100": 3, "gfx1201": 13}
+FA_SEED = {"gfx1100": 5, "gfx1201": 17}
+
+
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1151", "gfx1201"])
+def test_triton_gemm_runs_on_the_emulator_and_matches_numpy(peers_triton, arch):
+    ck, seconds = peers_triton.compile_gemm(arch, "f16", bm=64, bn=64, bk=32, num_warps=4)
+    isa = ck.asm["amdgcn"]
+    assert isa.count("v_wmma_f32_16x16x16_f16") > 0 and seconds > 0
+    if arch == "gfx1201":
+        assert "v_s_rcp_f32" in isa
     m, n, k = 128, 192, 96
-    rng = np.random.default_rng(7)
+    rng = np.random.default_rng(GEMM_SEED[arch])
     a = rng.standard_normal((m, k)).astype(np.float16)
     b = rng.standard_normal((k, n)).astype(np.float16)
     res = _run(ck, ((m // 64) * (n // 64), 1, 1), [a, b, np.zeros((m, n), np.float32), m, n, k, k, n, n])
@@ -51,20 +63,24 @@ def test_triton_gemm_for_gfx1100_runs_on_the_emulator_and_matches_numpy(peers_tr
     assert res.stats.workgroups == 6
 
 
-def test_triton_gemm_i8_for_gfx1100_is_exact_on_the_emulator(peers_triton):
-    ck, _ = peers_triton.compile_gemm("gfx1100", "i8", bm=64, bn=64, bk=64, num_warps=4)
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1201"])
+def test_triton_gemm_i8_is_exact_on_the_emulator(peers_triton, arch):
+    ck, _ = peers_triton.compile_gemm(arch, "i8", bm=64, bn=64, bk=64, num_warps=4)
     m = n = k = 128
-    rng = np.random.default_rng(3)
+    rng = np.random.default_rng(I8_SEED[arch])
     a, b = (rng.integers(-128, 128, (m, m)).astype(np.int8) for _ in range(2))
     res = _run(ck, (4, 1, 1), [a, b, np.zeros((m, n), np.int32), m, n, k, k, n, n])
     np.testing.assert_array_equal(res.buffers[2], a.astype(np.int64) @ b.astype(np.int64))
 
 
 @pytest.mark.parametrize("causal", [False, True])
-def test_triton_fa2_forward_for_gfx1100_runs_on_the_emulator_and_matches_numpy(peers_triton, causal):
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1201"])
+def test_triton_fa2_forward_runs_on_the_emulator_and_matches_numpy(peers_triton, arch, causal):
     d, s, bh = 64, 128, 2
-    ck, _ = peers_triton.compile_attention("gfx1100", "f16", d, causal=causal, bm=64, bn=32, num_warps=4)
-    rng = np.random.default_rng(5)
+    ck, _ = peers_triton.compile_attention(arch, "f16", d, causal=causal, bm=64, bn=32, num_warps=4)
+    if arch == "gfx1201":
+        assert "v_max3_num_f32" in ck.asm["amdgcn"]
+    rng = np.random.default_rng(FA_SEED[arch])
     q, k, v = (rng.standard_normal((bh, s, d)).astype(np.float16) for _ in range(3))
     o, lse = np.zeros((bh, s, d), np.float16), np.zeros((bh, s), np.float32)
     res = _run(ck, (s // 64, bh, 1), [q, k, v, o, lse, s, float(peers_triton.qk_scale(d))])
@@ -74,7 +90,7 @@ def test_triton_fa2_forward_for_gfx1100_runs_on_the_emulator_and_matches_numpy(p
     m = sc.max(-1, keepdims=True)
     p = np.exp(sc - m)
     ref_o = (p / p.sum(-1, keepdims=True)) @ v.astype(np.float64)
-    ref_lse = (m[..., 0] + np.log(p.sum(-1)))
+    ref_lse = m[..., 0] + np.log(p.sum(-1))
     # P is rounded to f16 before P V and O is stored as f16: a few unit roundoffs (2^-11) of max|V|
     assert np.abs(res.buffers[3].astype(np.float64) - ref_o).max() <= 4 * 2.0 ** -11 * np.abs(v).max()
     assert np.abs(res.buffers[4] - ref_lse).max() <= 1e-4 * (1 + np.abs(ref_lse).max())
@@ -90,57 +106,6 @@ def test_our_model_on_a_triton_object_is_a_model_estimate_with_a_band(peers_trit
     assert e.source == "model" and e.est_low < e.tflops < e.est_high
     assert 0 < e.tflops < get_target("gfx1100").peak_tflops("f16")
     assert e.figures["workgroups"] == 256 and e.figures["total_trips"] == 256 * 64
-
-
-# ---- gfx1201 (RDNA4): Triton's objects use the gfx12 pseudo-scalar v_s_rcp_f32 (integer division of
-# the program id), v_max_num_f32 / v_max3_num_f32 / v_dual_max_num_f32 (softmax row max) and read the
-# wave id from TTMP8[29:25] -- all run on the emulator now (tests/emu/test_emu_vop_num12.py per row).
-@pytest.mark.parametrize("arch", ["gfx1201", "gfx1151"])
-def test_triton_gemm_for_rdna4_and_rdna35_runs_on_the_emulator_and_matches_numpy(peers_triton, arch):
-    ck, _ = peers_triton.compile_gemm(arch, "f16", bm=64, bn=64, bk=32, num_warps=4)
-    isa = ck.asm["amdgcn"]
-    assert isa.count("v_wmma_f32_16x16x16_f16") > 0
-    if arch == "gfx1201":
-        assert "v_s_rcp_f32" in isa
-    m, n, k = 128, 192, 96
-    rng = np.random.default_rng(11)
-    a = rng.standard_normal((m, k)).astype(np.float16)
-    b = rng.standard_normal((k, n)).astype(np.float16)
-    res = _run(ck, ((m // 64) * (n // 64), 1, 1), [a, b, np.zeros((m, n), np.float32), m, n, k, k, n, n])
-    ref = a.astype(np.float64) @ b.astype(np.float64)
-    tol = k * 2.0 ** -24 * np.abs(a).max() * np.abs(b).max()     # f32 accumulation of exact f16 products
-    assert np.abs(res.buffers[2] - ref).max() <= tol
-    assert res.stats.workgroups == 6
-
-
-def test_triton_gemm_i8_for_gfx1201_is_exact_on_the_emulator(peers_triton):
-    ck, _ = peers_triton.compile_gemm("gfx1201", "i8", bm=64, bn=64, bk=64, num_warps=4)
-    m = n = k = 128
-    rng = np.random.default_rng(13)
-    a, b = (rng.integers(-128, 128, (m, m)).astype(np.int8) for _ in range(2))
-    res = _run(ck, (4, 1, 1), [a, b, np.zeros((m, n), np.int32), m, n, k, k, n, n])
-    np.testing.assert_array_equal(res.buffers[2], a.astype(np.int64) @ b.astype(np.int64))
-
-
-@pytest.mark.parametrize("causal", [False, True])
-def test_triton_fa2_forward_for_gfx1201_runs_on_the_emulator_and_matches_numpy(peers_triton, causal):
-    d, s, bh = 64, 128, 2
-    ck, _ = peers_triton.compile_attention("gfx1201", "f16", d, causal=causal, bm=64, bn=32, num_warps=4)
-    assert "v_max3_num_f32" in ck.asm["amdgcn"]
-    rng = np.random.default_rng(17)
-    q, k, v = (rng.standard_normal((bh, s, d)).astype(np.float16) for _ in range(3))
-    o, lse = np.zeros((bh, s, d), np.float16), np.zeros((bh, s), np.float32)
-    res = _run(ck, (s // 64, bh, 1), [q, k, v, o, lse, s, float(peers_triton.qk_scale(d))])
-    sc = q.astype(np.float64) @ k.astype(np.float64).transpose(0, 2, 1) / np.sqrt(d)
-    if causal:
-        sc = np.where(np.tril(np.ones((s, s), bool)), sc, -np.inf)
-    m = sc.max(-1, keepdims=True)
-    p = np.exp(sc - m)
-    ref_o = (p / p.sum(-1, keepdims=True)) @ v.astype(np.float64)
-    ref_lse = m[..., 0] + np.log(p.sum(-1))
-    # P is rounded to f16 before P V and O is stored as f16: a few unit roundoffs (2^-11) of max|V|
-    assert np.abs(res.buffers[3].astype(np.float64) - ref_o).max() <= 4 * 2.0 ** -11 * np.abs(v).max()
-    assert np.abs(res.buffers[4] - ref_lse).max() <= 1e-4 * (1 + np.abs(ref_lse).max())
 
 
 # ---- bf16: numpy has no bf16, so operands are float32 normals rounded to bf16 (RNE) and passed as their
