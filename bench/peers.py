@@ -32,10 +32,12 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
+
+import peers_bwd
+from peers_common import as_compiled, label, operand, static  # noqa: F401  (peers.label etc. for callers)
 
 ROOT = Path(__file__).resolve().parents[1]
 ARCHS = ("gfx1100", "gfx1151", "gfx1201")
@@ -70,7 +72,7 @@ def problems(archs) -> list[dict]:
         else:
             out.append(dict(op="attention", arch=p.arch, dtype=p.dtype, batch=c["batch"], heads=c["heads"],
                             seq=c["seq"], head_dim=c["head_dim"], causal=c["causal"], origin=f"point {p.id}"))
-    out += __import__("peers_bwd").problems(archs)
+    out += peers_bwd.problems(archs)
     seen, uniq = {}, []
     for q in out:
         key = tuple((k, v) for k, v in q.items() if k != "origin")
@@ -80,27 +82,6 @@ def problems(archs) -> list[dict]:
             seen[key] = q
             uniq.append(q)
     return uniq
-
-
-def label(q: dict) -> str:
-    if q["op"] == "gemm":
-        return f"gemm {q['dtype']} NN {q['m']}x{q['n']}x{q['k']}"
-    return (f"{q['op']} {q['dtype']} B{q['batch']} H{q['heads']} S{q['seq']} d{q['head_dim']}"
-            + (" causal" if q["causal"] else ""))
-
-
-# --- static figures from an ISA --------------------------------------------------------------
-def _widths(w: dict) -> str:
-    return " ".join(f"b{b}x{n}" for b, n in sorted(w.items())) or "-"
-
-
-def static(isa: str, vgprs: int, spills: int, seconds: float) -> dict:
-    from wmma_gen.model.isa_loop import find_main_loop
-    L = find_main_loop(isa).summary()
-    return {"vgprs": vgprs, "spills": spills, "loop_wmma": L["wmma"], "loop_issued": L["issued"],
-            "density": round(L["wmma"] / max(L["issued"], 1), 3), "global_loads": _widths(L["global_load_widths"]),
-            "lds_loads": _widths(L["ds_read_widths"]), "scratch_in_loop": L["scratch_load"] + L["scratch_store"],
-            "compile_s": round(seconds, 2)}
 
 
 # --- Triton -----------------------------------------------------------------------------------
@@ -118,22 +99,12 @@ class Peers:
                 cfg = dict(GEMM_TILE[q["dtype"]], group_m=8, num_warps=8, num_stages=2)
                 ck, sec = self.T.compile_gemm(q["arch"], q["dtype"], **cfg)
             elif q["op"] == "attention_bwd":
-                ck, sec, cfg = __import__("peers_bwd").compile_bwd(q)
+                ck, sec, cfg = peers_bwd.compile_bwd(q)
             else:
                 cfg = dict(ATTN_TILE[q["head_dim"]], num_stages=1)
                 ck, sec = self.T.compile_attention(q["arch"], q["dtype"], q["head_dim"], causal=q["causal"], **cfg)
             self.cache[key] = (ck, sec, cfg)
         return self.cache[key]
-
-
-def as_compiled(ck):
-    """What the model reads (metadata + ISA) from a Triton object: the .amdgpu_metadata block of
-    its ISA, with Triton's dynamic LDS (metadata.shared) added and the launch's workgroup size."""
-    from wmma_gen.compiler.metadata import parse_isa_metadata
-    md = parse_isa_metadata(ck.asm["amdgcn"])
-    md = replace(md, lds_bytes=md.lds_bytes + ck.metadata.shared,
-                 reqd_workgroup_size=(32 * ck.metadata.num_warps, 1, 1))
-    return SimpleNamespace(metadata=md, isa=ck.asm["amdgcn"])
 
 
 def peer_estimate(ck, cfg: dict, q: dict):
@@ -143,7 +114,7 @@ def peer_estimate(ck, cfg: dict, q: dict):
     from wmma_gen.ops import registry
     from wmma_gen.targets import get_target
     if q["op"] == "attention_bwd":
-        return __import__("peers_bwd").estimate(ck, cfg, q)
+        return peers_bwd.estimate(ck, cfg, q)
     t, esize = get_target(q["arch"]), (1 if q["dtype"] == "i8" else 2)
     if q["op"] == "gemm":
         m, n, k, bm, bn, bk = q["m"], q["n"], q["k"], cfg["bm"], cfg["bn"], cfg["bk"]
@@ -165,15 +136,6 @@ def peer_estimate(ck, cfg: dict, q: dict):
                      band={**cal.band, "loop": cal.band.get(fam, (math.nan, math.nan))})
     with C.use(as_fam):
         return estimate_loop_kernel(as_compiled(ck), t, q["dtype"], **kw)
-
-
-def operand(rng, shape, dtype: str) -> tuple[np.ndarray, np.ndarray]:
-    """(stored array, its exact values in float64): standard normals as f16, or as float32 rounded
-    to bf16 (RNE) and stored as uint16 bits (numpy has no bf16)."""
-    from wmma_gen import hostdata, numerics
-    x = rng.standard_normal(shape)
-    stored = x.astype(np.float16) if dtype == "f16" else numerics.f32_to_bf16_bits(x.astype(np.float32))
-    return stored, hostdata.decode(stored, dtype)
 
 
 def emulate(ck, cfg: dict, q: dict) -> dict:
@@ -281,7 +243,7 @@ def emu_label(q: dict) -> str:
 
 def row(peers: Peers, q: dict, run_emu: bool, emu_done: dict) -> dict:
     if q["op"] == "attention_bwd":
-        return __import__("peers_bwd").row(peers, q, run_emu, emu_done)
+        return peers_bwd.row(peers, q, run_emu, emu_done)
     ck, sec, cfg = peers.get(q)
     e = peer_estimate(ck, cfg, q)
     md = as_compiled(ck).metadata

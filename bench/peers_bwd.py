@@ -20,6 +20,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from peers_common import as_compiled, label, operand, static
+
 TILE = dict(bm=32, bn=64, num_warps=8)   # BM queries x BN keys; 64x64 with 4 or 8 warps spills on gfx11
 EMU = dict(batch=1, heads=1, seq=128)
 UNIT = {"f16": 2.0 ** -11, "bf16": 2.0 ** -8}
@@ -49,7 +51,6 @@ def compile_bwd(q: dict):
 
 def estimate(cks: dict, cfg: dict, q: dict):
     """Our model on the three Triton objects under the active calibration (source=model)."""
-    from peers import as_compiled
     from wmma_gen.model.loop_kernel import estimate_loop_kernel
     from wmma_gen.ops.attention.directive import AttentionDirective
     from wmma_gen.ops.attention.reference import attention_flops
@@ -89,7 +90,6 @@ def _run(ck, grid, args):
 
 def emulate(cks: dict, cfg: dict, q: dict, seed: int = 0) -> dict:
     """The three objects on the emulator at EMU (B*H rows, S, D) vs the float64 reference backward."""
-    from peers import operand
     from peers_triton import qk_scale
     from wmma_gen.ops.attention.reference import attention_backward
     bh, s, d, dt, causal = EMU["batch"] * EMU["heads"], EMU["seq"], q["head_dim"], q["dtype"], q["causal"]
@@ -133,7 +133,6 @@ def ours(q: dict) -> dict:
     from wmma_gen.model.calibration import band_bounds
     from wmma_gen.ops import registry
     from wmma_gen.ops.attention_bwd.run import build_backward, make_spec
-    from peers import static
     spec, arch = registry.get("attention_bwd"), q["arch"]
     d = spec.directive(q["dtype"], q["head_dim"], causal=q["causal"], op="attention_bwd")
     s = spec.default_schedule(d, arch)
@@ -153,7 +152,6 @@ def ours(q: dict) -> dict:
 
 def row(peers, q: dict, run_emu: bool, emu_done: dict) -> dict:
     """One bench/peers.py row for an attention_bwd problem (Triton static figures: its dK/dV kernel)."""
-    from peers import as_compiled, label, static
     cks, sec, cfg = peers.get(q)
     e = estimate(cks, cfg, q)
     md = as_compiled(cks["dkdv"]).metadata
