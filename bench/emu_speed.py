@@ -1,6 +1,8 @@
 """Emulator speed: wave-instructions per second of GEMMs run from their code objects, batched
 (waves sharing a PC run together) next to the per-wave reference path, and a profile of
-where the batched time goes, per instruction (mnemonic) and per class.
+where the batched time goes, per instruction (mnemonic) and per class. The large batched runs
+are made twice, side by side: with the compiled f32-accumulate WMMA kernel (emu/native) and
+with its numpy path ("numpy-wmma"), which is what runs where no C compiler is found.
 
     python bench/emu_speed.py [--size 256] [--reference-size 128] [--archs gfx1100,gfx1201]
 
@@ -11,13 +13,14 @@ the decoded program (once per Program). The rates come from unprofiled runs; the
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 from collections import defaultdict
 
 import numpy as np
 
 from wmma_gen.ops.gemm.directive import GemmDirective
-from wmma_gen.emu import GlobalMemory, Program, run_kernel
+from wmma_gen.emu import GlobalMemory, Program, native, run_kernel
 from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.ops.gemm.schedule import Schedule
 
@@ -77,25 +80,37 @@ def main() -> None:
     ap.add_argument("--archs", default="gfx1100,gfx1201")
     args = ap.parse_args()
     rows, profiles = [], {}
+    print(f"v_wmma f32-accumulate path: {native.status()}")
     for arch in args.archs.split(","):
         for lds in ("none", "ab"):
             s = Schedule(lds=lds)
-            prof: dict = {}
-            for size, mode in ((args.size, "batched"), (args.reference_size, "batched"),
-                               (args.reference_size, "per_wave")):
-                st, wall, err = gemm_run(arch, size, s, mode)
-                rows.append((f"{arch} f16 {size}^3 lds={lds}", mode, st.waves, st.wave_instructions, wall,
-                             st.wave_instructions / wall, err))
-            st, _, _ = gemm_run(arch, args.size, s, "batched", prof)   # a separate run: the timers slow it down
-            profiles[f"{arch} f16 {args.size}^3 lds={lds}"] = prof, st.waves
-    print(f"{'kernel':32s} {'mode':9s} {'waves':>6s} {'wave-instr':>11s} {'seconds':>8s} "
+            for size, mode, wmma in ((args.size, "batched", "native"), (args.size, "batched", "numpy-wmma"),
+                                     (args.reference_size, "batched", "native"),
+                                     (args.reference_size, "per_wave", "native")):
+                if wmma == "native" and native.library() is None:
+                    continue
+                with native.disabled() if wmma != "native" else contextlib.nullcontext():
+                    st, wall, err = gemm_run(arch, size, s, mode)
+                rows.append((f"{arch} f16 {size}^3 lds={lds}", mode if wmma == "native" else f"{mode}/{wmma}",
+                             st.waves, st.wave_instructions, wall, st.wave_instructions / wall, err))
+            for wmma in ("native", "numpy-wmma"):   # separate runs: the timers slow them down
+                if wmma == "native" and native.library() is None:
+                    continue
+                prof: dict = {}
+                with native.disabled() if wmma != "native" else contextlib.nullcontext():
+                    st, _, _ = gemm_run(arch, args.size, s, "batched", prof)
+                profiles[f"{arch} f16 {args.size}^3 lds={lds} ({wmma})"] = prof, st.waves
+    print(f"{'kernel':32s} {'mode':20s} {'waves':>6s} {'wave-instr':>11s} {'seconds':>8s} "
           f"{'wave-instr/s':>13s} {'max|err|':>9s}")
     for name, mode, waves, wi, sec, rate, err in rows:
-        print(f"{name:32s} {mode:9s} {waves:6d} {wi:11d} {sec:8.3f} {rate:13,.0f} {err:9.2e}")
+        print(f"{name:32s} {mode:20s} {waves:6d} {wi:11d} {sec:8.3f} {rate:13,.0f} {err:9.2e}")
     by = {(r[0], r[1]): r for r in rows}
     for name in dict.fromkeys(r[0] for r in rows):
         if (name, "per_wave") in by:
             print(f"speed-up of batched over per-wave ({name}): {by[(name, 'per_wave')][4] / by[(name, 'batched')][4]:.1f}x")
+        if (name, "batched/numpy-wmma") in by and (name, "batched") in by:
+            print(f"speed-up of the compiled WMMA kernel over its numpy path ({name}, whole run): "
+                  f"{by[(name, 'batched/numpy-wmma')][4] / by[(name, 'batched')][4]:.2f}x")
     for name, (prof, waves) in profiles.items():   # profiled runs carry the timer overhead: shares only
         total = sum(t for t, _ in prof.values()) or 1.0
         classes = defaultdict(float)

@@ -42,3 +42,5 @@ def test_doctor_reports_linker(capsys):
     assert main(["doctor", "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert rep["ok"] and rep["lld"]["version"].startswith("LLD")
+    # the emulator's WMMA path: the compiled kernel where a C compiler is found (CI has gcc)
+    assert rep["emulator_wmma"].startswith("native (C, loaded ") or rep["emulator_wmma"].startswith("numpy (")

@@ -1,4 +1,4 @@
-"""`wmma-gen doctor`: what this machine can do (bindings, linker, HIP, cache).
+"""`wmma-gen doctor`: what this machine can do (bindings, linker, HIP, cache, emulator WMMA path).
 
 Each check imports what it inspects inside run(), so building the CLI parser loads none of
 it. (The linker and cache checks live in wmma_gen.compiler, whose package __init__ loads
@@ -61,6 +61,8 @@ def run(args) -> int:
             report["lld"], ok = f"MISSING: {e}", False
         report["cache_dir"] = str(cache.default_dir())
     report["hip"] = _hip()
+    from ..emu import native     # builds the emulator's compiled WMMA kernel if it is not cached yet
+    report["emulator_wmma"] = native.status()
     report["ok"] = ok
     lld, hip, mlir = report["lld"], report["hip"], report["mlir"]
     text = "\n".join([
@@ -70,6 +72,7 @@ def run(args) -> int:
         f"ld.lld        : {lld if isinstance(lld, str) else lld['provider'] + ' - ' + lld['version']}",
         f"hip-python    : {'yes' if hip['hip_python'] else 'no'}; GPUs: {hip['gpus'] or 'none'} {hip['note']}",
         f"kernel cache  : {report['cache_dir']}",
+        f"emulator WMMA : {report['emulator_wmma']}",
         f"status        : {'OK' if ok else 'PROBLEMS'}",
     ])
     emit(args, report, text)

@@ -77,8 +77,8 @@ import numpy as np
 from wmma_gen import layouts, numerics
 from wmma_gen.errors import EmulatorFault
 
-from .wmma_f32acc import fused_f32_acc
-from .wmma_regs import RegPlan, index_plan, inverse, reg_view
+from .wmma_f32acc import fused_f32_acc, require_replicated
+from .wmma_regs import RegPlan, index_plan, into, inverse, reg_view
 
 FAMILY = "gfx11"
 T = layouts.TILE          # 16
@@ -96,6 +96,7 @@ class WmmaOp:
     fn: Callable
     cite: str
     writes_out: bool = False    # fn takes out=: the (c_regs, W, 32) uint32 D block, written in place
+    checks_replication: bool = False   # fn takes replicated=True: raises NotReplicated ([ISA] 7.9)
 
 
 # --------------------------------------------------------------------------- index maps
@@ -281,20 +282,15 @@ def f32_bits(d: np.ndarray) -> np.ndarray:
     return np.where(nan, numerics.F32_QNAN, bits).astype(np.uint32) if nan.any() else bits
 
 
-def into(out, d):
-    """D (W, 32, R) written to the (R, W, 32) block `out` when given (WmmaOp.writes_out)."""
-    if out is None:
-        return d
-    np.copyto(out, np.asarray(d).transpose(2, 0, 1))
-    return out.transpose(1, 2, 0)
-
-
 def _make_f32_acc(name: str, in_t: str):
-    def fn(a, b, c, *, neg_lo=(0, 0, 0), neg_hi=(0, 0, 0), op_sel=(0, 0, 0), clamp=False, out=None):
+    def fn(a, b, c, *, neg_lo=(0, 0, 0), neg_hi=(0, 0, 0), op_sel=(0, 0, 0), clamp=False, out=None,
+           replicated=False):
         _check_common(name, op_sel, 32, clamp, is_int=False)
         if not any(neg_lo) and not any(neg_hi) and all(p.ok for p in _PLANS):
-            d = fused_f32_acc(a, b, c, in_t, _PLANS, out)     # None: inf/NaN, reference path
-            return d if d is not None else into(out, planned_f32_acc(a, b, c, in_t, _PLANS, slice(0, HALF)))
+            return fused_f32_acc(a, b, c, in_t, _PLANS, out, replicated,      # inf/NaN: reference path
+                                 fallback=lambda a, b, c: planned_f32_acc(a, b, c, in_t, _PLANS, slice(0, HALF)))
+        if replicated:
+            require_replicated(a, b)
         am, bm = _float_ab(a, b, in_t, neg_lo, neg_hi)
         cbits = _modify_c(np.asarray(c, dtype=np.uint32), neg_lo, neg_hi, 32)
         cm = _c32_to_matrix(cbits).view(np.float32).astype(np.float64)
@@ -348,9 +344,11 @@ _CITE = ("RDNA3 ISA guide sec. 7.9 (WMMA, Table 33, VGPR layout tables) and sec.
 
 WMMA_OPS: dict[str, WmmaOp] = {op.mnemonic: op for op in (
     WmmaOp("v_wmma_f32_16x16x16_f16", 8, 8, 8,
-           _make_f32_acc("v_wmma_f32_16x16x16_f16", "f16"), _CITE + "; opcode 64", writes_out=True),
+           _make_f32_acc("v_wmma_f32_16x16x16_f16", "f16"), _CITE + "; opcode 64", writes_out=True,
+           checks_replication=True),
     WmmaOp("v_wmma_f32_16x16x16_bf16", 8, 8, 8,
-           _make_f32_acc("v_wmma_f32_16x16x16_bf16", "bf16"), _CITE + "; opcode 65", writes_out=True),
+           _make_f32_acc("v_wmma_f32_16x16x16_bf16", "bf16"), _CITE + "; opcode 65", writes_out=True,
+           checks_replication=True),
     WmmaOp("v_wmma_f16_16x16x16_f16", 8, 8, 8,
            _make_16_acc("v_wmma_f16_16x16x16_f16", "f16"), _CITE + "; opcode 66"),
     WmmaOp("v_wmma_bf16_16x16x16_bf16", 8, 8, 8,

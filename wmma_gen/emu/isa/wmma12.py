@@ -177,8 +177,8 @@ def _make_f32_acc(name: str, a_t: str, b_t: str):
     def fn(a, b, c, *, neg_lo=(0, 0, 0), neg_hi=(0, 0, 0), op_sel=(0, 0, 0), clamp=False, out=None):
         _check(name, op_sel, clamp, False)
         if a_t == b_t and a_t in _DECODE16 and not any(neg_lo) and not any(neg_hi) and all(p.ok for p in _PLANS):
-            d = fused_f32_acc(a, b, c, a_t, _PLANS, out)      # None: inf/NaN, reference path
-            return d if d is not None else into(out, planned_f32_acc(a, b, c, a_t, _PLANS, slice(None)))
+            return fused_f32_acc(a, b, c, a_t, _PLANS, out,                    # inf/NaN: reference path
+                                 fallback=lambda a, b, c: planned_f32_acc(a, b, c, a_t, _PLANS, slice(None)))
         am = _decode_ab(a, a_t, "a", neg_lo, neg_hi, name)
         bm = _decode_ab(b, b_t, "b", neg_lo, neg_hi, name)
         cbits = _modify_c(np.asarray(c, np.uint32), neg_lo, neg_hi, 32)

@@ -27,6 +27,12 @@ Why it is bit for bit the reference path:
 Scratch buffers are reused per (thread, wave count): an allocation of 256 KiB or more comes
 from fresh pages and costs more than the arithmetic on it. Rows with neg/abs modifiers,
 f16/bf16 outputs, fp8/bf8 and integer WMMA keep their reference paths.
+
+When the compiled kernel is available (emu/native: built on first use with the system C
+compiler), `fused_f32_acc` runs it instead of the numpy passes below: the same operations per
+wave in one pass (sum over k in order from +0, + C, one rounding), the same bits, ~5x faster.
+It also checks gfx11 A/B replication on the way (`replicated=True`), which in numpy costs two
+more passes over the operands.
 """
 from __future__ import annotations
 
@@ -34,7 +40,8 @@ import threading
 
 import numpy as np
 
-from .wmma_regs import RegPlan
+from .. import native
+from .wmma_regs import NotReplicated, RegPlan, into
 
 _F16_MASK = np.int32(-0x70002000)           # 0x8FFFE000: bit 31 and bits 27..13
 _HIGH_HALF = np.int32(-0x10000)              # 0xFFFF0000
@@ -106,11 +113,33 @@ def _k_major16(regs, plan: RegPlan, k_last: bool, t: str, bits: np.ndarray, out:
     return out
 
 
-def fused_f32_acc(a, b, c, t: str, plans, out: np.ndarray | None = None):
-    """D (W, 32, 8) uint32 for 16-bit A/B and f32 C without modifiers, or None when A, B or C
-    hold inf/NaN (the caller then runs the reference path). plans = the reference path's
-    (A plan, B plan, C/D plan). `out`: the (8, W, 32) uint32 D registers to write (the
-    binder's block of the register file; A, B, C are read in full before D is written)."""
+def require_replicated(*operands) -> None:
+    """gfx11: lanes 16-31 of each A/B operand (W, 32, R) equal lanes 0-15, else NotReplicated."""
+    for x in operands:
+        x = np.asarray(x)
+        if (x[:, 16:] != x[:, :16]).any():
+            raise NotReplicated(0)
+
+
+def fused_f32_acc(a, b, c, t: str, plans, out: np.ndarray | None = None, replicated: bool = False,
+                  fallback=None):
+    """D (W, 32, 8) uint32 for 16-bit A/B and f32 C without modifiers. plans = the reference
+    path's (A plan, B plan, C/D plan). `out`: the (8, W, 32) uint32 D registers to write (the
+    binder's block of the register file; each wave's A, B, C are read before its D is written).
+    Waves whose A, B or C hold inf/NaN go to `fallback(a, b, c)` (the reference path, on the
+    waves it is given); without one the result is None and nothing is written.
+    `replicated` (gfx11): raise NotReplicated, writing no D of the waves from the one it names
+    on, unless A and B hold lanes 0-15 again in lanes 16-31."""
+    if native.library() is not None and all(_rows(p, per, k) is not None for p, per, k in
+                                            zip(plans, (2, 2, 1), (True, False, False))):
+        return _native_f32_acc(a, b, c, t, plans, out, replicated, fallback)
+    if replicated:
+        require_replicated(a, b)
+    d = _numpy_f32_acc(a, b, c, t, plans, out)
+    return d if d is not None or fallback is None else into(out, fallback(a, b, c))
+
+
+def _numpy_f32_acc(a, b, c, t: str, plans, out: np.ndarray | None = None):
     pa, pb, pc = plans
     w = np.asarray(c).shape[0]
     s = _scratch(w)
@@ -127,6 +156,78 @@ def fused_f32_acc(a, b, c, t: str, plans, out: np.ndarray | None = None):
     regs = out if out is not None and out.flags.c_contiguous else np.empty((pc.regs, w, 32), np.uint32)
     with np.errstate(over="ignore"):          # |D| > f32 max rounds to +-inf (RNE), as in the reference
         np.copyto(pc.element_view(regs.view(np.float32)), d.reshape((w,) + (2,) * 8), casting="same_kind")
+    if out is not None and regs is not out:
+        np.copyto(out, regs)
+    return regs.transpose(1, 2, 0)
+
+
+# ---- the compiled kernel (emu/native/wmma_f32acc.c) ---------------------------------------------
+_TABLES: dict = {}
+
+
+def _rows(plan: RegPlan, per: int, k_major: bool):
+    """Addresses of the (register, first lane, half shift) tables, uint8 x 16 each, of the rows
+    of the plan's matrix (its transpose when k_major: A^T) -- or None unless every row is 16
+    consecutive lanes (0-15 or 16-31) of one VGPR half, the form the C kernel reads (true of the
+    gfx11 and gfx12 layouts; tests/emu/test_wmma_native.py checks the plans in use)."""
+    key = (id(plan), per, k_major)
+    if key not in _TABLES:
+        lane, elem = (plan.lane_map.T, plan.elem_map.T) if k_major else (plan.lane_map, plan.elem_map)
+        ok = ((np.diff(lane, axis=1) == 1).all() and (lane[:, 0] % 16 == 0).all()
+              and ((elem // per) == (elem[:, :1] // per)).all() and ((elem % per) == (elem[:, :1] % per)).all())
+        rows = tuple(np.ascontiguousarray(x, np.uint8) for x in (elem[:, 0] // per, lane[:, 0], (elem[:, 0] % per) * 16))
+        # plan and arrays kept alive: the plan's id stays unique, the addresses valid
+        _TABLES[key] = (plan, rows, [r.ctypes.data for r in rows] if ok else None)
+    return _TABLES[key][2]
+
+
+def _operand(x: np.ndarray) -> tuple[np.ndarray, list]:
+    """x (W, 32, R) with lanes contiguous (a view of the (R, W, 32) register file is; anything
+    else is copied so) and its base, VGPR stride, wave stride (words) and VGPR count."""
+    st = x.strides
+    if st[1] != 4 or st[0] % 4 or st[2] % 4:
+        x = np.ascontiguousarray(x.transpose(2, 0, 1)).transpose(1, 2, 0)
+        st = x.strides
+    return x, [x.ctypes.data, st[2] // 4, st[0] // 4, x.shape[2]]
+
+
+def _params() -> tuple[np.ndarray, int]:
+    """This thread's int64 parameter block for wmma_f32acc16_call, and its address."""
+    blk = getattr(_local, "params", None)
+    if blk is None:
+        arr = np.zeros(27, np.int64)
+        blk = _local.params = (arr, arr.ctypes.data)
+    return blk
+
+
+def _native_f32_acc(a, b, c, t, plans, out, replicated, fallback):
+    pa, pb, pc = plans
+    a, b, c = (np.asarray(x, np.uint32) for x in (a, b, c))
+    w = c.shape[0]
+    # D straight into `out` when the kernel can address it (lanes contiguous) and a fallback
+    # can finish the waves it leaves; otherwise into a new array (nothing written on None)
+    direct = (out is not None and fallback is not None and out.dtype == np.uint32
+              and out.shape == (pc.regs, w, 32) and out.strides[2] == 4 and not out.strides[0] % 4
+              and not out.strides[1] % 4)
+    regs = out if direct else np.empty((pc.regs, w, 32), np.uint32)
+    a, pa_ = _operand(a)
+    b, pb_ = _operand(b)
+    c, pc_ = _operand(c)
+    params, addr = _params()
+    params[:26] = [w, t == "bf16", replicated, *pa_, *_rows(pa, 2, True), *pb_, *_rows(pb, 2, False),
+                   *pc_, *_rows(pc, 1, False)[:2], regs.ctypes.data, regs.strides[0] // 4, regs.strides[1] // 4]
+    code = native.library().wmma_f32acc16_call(addr)
+    k = int(params[26])
+    if code == 2:
+        raise NotReplicated(k)
+    if code == 1:             # inf/NaN in waves k..: the reference path, after the replication rule
+        if fallback is None:
+            return None
+        if replicated:
+            require_replicated(a[k:], b[k:])
+        np.copyto(regs[:, k:], np.asarray(fallback(a[k:], b[k:], c[k:]), np.uint32).transpose(2, 0, 1))
+    elif code != 0:
+        raise RuntimeError(f"native wmma_f32acc16 returned {code} (more than 8 VGPRs in an operand)")
     if out is not None and regs is not out:
         np.copyto(out, regs)
     return regs.transpose(1, 2, 0)

@@ -17,6 +17,16 @@ import numpy as np
 u32 = np.uint32
 
 
+class NotReplicated(Exception):
+    """A gfx11 WMMA's A or B lanes 16-31 do not replicate lanes 0-15 (RDNA3 ISA §7.9). Raised
+    by a WMMA row asked to check (WmmaOp.checks_replication); the binder names the lanes.
+    `first_wave`: waves before it were checked (and may have their D written already)."""
+
+    def __init__(self, first_wave: int = 0):
+        super().__init__(f"A/B not replicated across half-waves at or after wave {first_wave}")
+        self.first_wave = first_wave
+
+
 class RegPlan:
     """Matrix M (W, 16, 16) <-> registers x (R, W, lanes * per) as element views: element
     e of lane l is x[e // per, w, l * per + e % per]; M[w, i, j] is element elem[i, j] of
@@ -26,6 +36,7 @@ class RegPlan:
 
     def __init__(self, lane: np.ndarray, elem: np.ndarray, per: int, lanes: int):
         self.shape, self.lanes, self.per = lane.shape, lanes, per
+        self.lane_map, self.elem_map = np.asarray(lane), np.asarray(elem)
         src = (elem // per) * (lanes * per) + lane * per + elem % per   # per-wave source index
         n = src.size
         self.regs = n // (lanes * per)
@@ -83,6 +94,14 @@ class RegPlan:
         words = self._units(np.ascontiguousarray(m, out.dtype).reshape(m.shape[0], -1))
         np.copyto(self.view(out), words.reshape((m.shape[0],) + (2,) * self.nb))
         return out
+
+
+def into(out, d):
+    """D (W, 32, R) written to the (R, W, 32) block `out` when given (WmmaOp.writes_out)."""
+    if out is None:
+        return d
+    np.copyto(out, np.asarray(d).transpose(2, 0, 1))
+    return out.transpose(1, 2, 0)
 
 
 def reg_view(regs, bits: int, lanes: slice = slice(None)) -> np.ndarray:

@@ -7,6 +7,7 @@ import numpy as np
 from ..decode.instr import Instr
 from ..isa.table import Fault, Op
 from ..isa.wmma11 import unreplicated_waves
+from ..isa.wmma_regs import NotReplicated
 from . import operands as O
 
 u32 = np.uint32
@@ -72,11 +73,12 @@ def bind_mix(row: Op, ins: Instr):
     return run
 
 
-def _replication_fault(ins: Instr, role: str, op, regs: np.ndarray, bad_waves: np.ndarray):
+def _replication_fault(ins: Instr, role: str, op, regs: np.ndarray, bad_waves: np.ndarray, first: int = 0):
     """gfx11 WMMA reads A/B from lanes 0-15 and requires lanes 16-31 to replicate them
     (RDNA3 ISA §7.9: "lanes 0-15 data are replicated into lanes 16-31"); otherwise the
-    hardware result is unspecified, so the emulator faults naming the lanes."""
-    w = int(np.nonzero(bad_waves)[0][0])
+    hardware result is unspecified, so the emulator faults naming the lanes. bad_waves
+    counts from wave `first`."""
+    w = first + int(np.nonzero(bad_waves)[0][0])
     diff = regs[w, 16:, :] != regs[w, :16, :]
     lanes = sorted({int(x) + 16 for x in np.nonzero(diff.any(axis=1))[0]})
     lane, r = (int(x) for x in np.argwhere(diff)[0])
@@ -108,6 +110,7 @@ def bind_wmma(wop, ins: Instr, replicated: bool = False):
     else:
         raise Fault(f"unimplemented: {ins.mnemonic} with C operand {c.text}")
     kw = {k: tuple(ins.mods[k]) for k in ("neg_lo", "neg_hi", "op_sel") if k in ins.mods}
+    check = {"replicated": True} if replicated and wop.checks_replication else {}
     if "clamp" in ins.mods:
         kw["clamp"] = True
 
@@ -118,13 +121,20 @@ def bind_wmma(wop, ins: Instr, replicated: bool = False):
             raise Fault(f"{ins.mnemonic} needs EXEC all ones (RDNA3 ISA §7.9), wave has "
                         f"exec={int(g.s[126][w]):#010x}", wave=w)
         ra, rb = block(g, a, wop.a_regs), block(g, b, wop.b_regs)
-        if replicated:
+
+        def require_replicated(first: int = 0):
             for role, op, n, regs in (("A", a, wop.a_regs, ra), ("B", b, wop.b_regs, rb)):
-                x = g.v[op.index:op.index + n]          # (n, W, 32): compare the halves in place
+                x = g.v[op.index:op.index + n, first:]   # (n, W, 32): compare the halves in place
                 if (x[:, :, 16:] != x[:, :, :16]).any():
-                    _replication_fault(ins, role, op, regs, unreplicated_waves(regs))
+                    _replication_fault(ins, role, op, regs, unreplicated_waves(regs[first:]), first)
+        if replicated and not wop.checks_replication:
+            require_replicated()
         if wop.writes_out:           # D written in place, after A, B and C are read
-            wop.fn(ra, rb, cread(g), out=g.v[d.index:d.index + wop.c_regs], **kw)
+            try:                     # the row checks replication itself, on the way (one pass)
+                wop.fn(ra, rb, cread(g), out=g.v[d.index:d.index + wop.c_regs], **kw, **check)
+            except NotReplicated as e:   # waves before e.first_wave passed (their D may be written)
+                require_replicated(e.first_wave)
+                raise AssertionError(f"{ins.mnemonic}: NotReplicated but every lane pair matches")
             return
         out = np.asarray(wop.fn(ra, rb, cread(g), **kw), u32)
         g.v[d.index:d.index + wop.c_regs] = out.transpose(2, 0, 1)
