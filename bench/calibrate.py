@@ -44,7 +44,6 @@ ROOT = Path(__file__).resolve().parents[1]
 def estimate_point(p: C.Point) -> tuple[float, str, str]:
     """(TFLOP/s, limiter, schedule) of our model for point p under the active calibration."""
     from wmma_gen.ops import registry
-    t = get_target(p.arch)
     if p.op == "peak":
         e = estimate_wmma_loop(p.arch, p.dtype)
         return e.tflops, e.limiter, f"wmma_loop chains={MB_CHAINS} waves={MB_WAVES}"

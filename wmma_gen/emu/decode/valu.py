@@ -92,7 +92,6 @@ def _operands(name, family, enc, f, lit, dpp):
     e64 = enc == "e64"
     sd = e64 and "lm" in dst and len([t for t in dst if t.islower()]) > 1
     ops = []
-    vdst_used = False
     for t in dst:
         if t.isupper():
             continue
@@ -103,7 +102,6 @@ def _operands(name, family, enc, f, lit, dpp):
                 ops.append(O.source(f["sdst"], 1, None))
             else:
                 ops.append(O.source(f["vdst"], 1, None))
-                vdst_used = True
             continue
         if kind == "lane" and t == "s":
             ops.append(O.sreg(f["vdst"]))
@@ -114,7 +112,6 @@ def _operands(name, family, enc, f, lit, dpp):
         else:
             code, half = _vgpr16(f["vdst"], t)
             ops.append(O.vreg(code, max(1, width(t) // 32), half))
-        vdst_used = True
     if e64:
         fields = ["src0", "src1", "src2"]
     elif "vsrc1" in f:

@@ -139,7 +139,7 @@ def _kernel(d: GemmDirective, s: Schedule, t: Target, key: GemmKey, name: str) -
 
 def _views(d: GemmDirective, s: Schedule, ptr: dict, x: dict) -> dict:
     """Every buffer argument as a strided memref view with run-time sizes (views.py)."""
-    M, N, K, batch = x["M"], x["N"], x["K"], x["batch"]
+    M, N, batch = x["M"], x["N"], x["batch"]
     out = {"sizes": x}
     for name in ("A", "B"):  # pointers + strides, made Stored in _stored
         out[name] = (ptr[name], x[f"{name.lower()}_sb"], x[f"{name.lower()}_sr"])
