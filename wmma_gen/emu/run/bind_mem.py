@@ -84,26 +84,90 @@ def bind_smem(row: Op, ins: Instr):
 
 # ---- GLOBAL --------------------------------------------------------------------------------------
 def _global_addr(ins: Instr, vaddr, saddr):
+    """(addr, split): addr(g) the (W, 32) uint64 addresses; split(g) the same addresses as
+    (base, lanes) for GlobalMemory.window -- base the int64 wave address ((W,), or a python int
+    for every wave), lanes the uint32 (W, 32) offsets added zero-extended -- or None when the
+    high words of a VGPR pair differ between lanes."""
     off = np.int64(_offset(ins))
     a = vaddr.index
     if saddr.kind == "off":
         def addr(g):
             base = g.v[a].astype(u64) | (g.v[a + 1].astype(u64) << u64(32))
             return (base.view(np.int64) + off).view(u64)
+
+        def split(g):
+            hi = g.v[a + 1]
+            h0 = int(hi[0, 0])
+            return ((h0 << 32) + int(off), g.v[a]) if (hi == h0).all() else None
     else:
         s = saddr.index
 
+        def base_of(g):
+            return (g.s[s].astype(u64) | (g.s[s + 1].astype(u64) << u64(32))).view(np.int64) + off
+
         def addr(g):   # SGPR pair base (W, 1) + zero-extended 32-bit VGPR offset + imm, one wide add
-            base = (g.s[s].astype(u64) | (g.s[s + 1].astype(u64) << u64(32))).view(np.int64) + off
-            return (g.v[a] + base[:, None]).view(u64)
-    return addr
+            return (g.v[a] + base_of(g)[:, None]).view(u64)
+
+        def split(g):
+            return base_of(g), g.v[a]
+    return addr, split
+
+
+# The memory word a fast load reads, by (size, signed): the loaded value itself for 1 and 2
+# bytes; for 4, 8 and 16 bytes the whole value as one word, split into dwords afterwards
+_WORD = {(1, False): np.uint8, (1, True): np.int8, (2, False): "<u2", (2, True): "<i2",
+         (4, False): "<u4", (8, False): "V8", (16, False): "V16"}
+
+
+def _fast_load(g, ctx, split, d: int, a: dict) -> bool:
+    """Every lane active, all addresses in one allocation and aligned to the word: read the
+    words straight into v[d] (the same bits write_loaded leaves); False when the slow path
+    (gather + write_loaded, which also faults) must run."""
+    size = a["size"]
+    dt = _WORD.get((size, a["signed"]))
+    got = None if dt is None else split(g)
+    got = None if got is None else ctx.mem.window(*got, size, dt)
+    if got is None:
+        return False
+    words, q = got
+    if size == 4:
+        np.take(words, q, out=g.v[d], mode="clip")   # q is in range: window checked it
+    elif size > 4:
+        g.v[d:d + size // 4] = np.moveaxis(words[q].view("<u4").reshape(*q.shape, size // 4), -1, 0)
+    elif a["half"] is not None:   # d16: the value, zero/sign-extended to 16 bits, replaces one half
+        reg = g.v[d].view(np.int16 if a["signed"] else np.uint16)   # little-endian: [0] is lo
+        np.copyto(reg[..., a["half"] == "hi"::2], words[q])
+    else:                         # zero/sign-extended to 32 bits
+        np.copyto(g.v[d].view(np.int32) if a["signed"] else g.v[d], words[q])
+    return True
+
+
+def _fast_store(g, ctx, split, s: int, a: dict) -> bool:
+    """Every lane active, all addresses in one allocation and aligned to the word: store the
+    words of v[s] straight from the VGPRs, in lane order as scatter does; False when the slow
+    path (store_bytes + scatter, which also faults) must run."""
+    size = a["size"]
+    dt = _WORD.get((size, False))
+    got = None if dt is None else split(g)
+    got = None if got is None else ctx.mem.window(*got, size, dt)
+    if got is None:
+        return False
+    words, q = got
+    if size > 4:
+        data = np.ascontiguousarray(np.moveaxis(g.v[s:s + size // 4], 0, -1)).view(dt)[..., 0]
+    else:   # the low `size` bytes of each dword, or of its high half for d16_hi (little-endian)
+        data = g.v[s].view(dt)[..., (2 // size if a["half"] == "hi" else 0)::4 // size]
+    words[q.reshape(-1)] = data.reshape(-1)
+    return True
 
 
 def bind_global_load(row: Op, ins: Instr):
     vdst, vaddr, saddr = ins.operands
-    addr, a, d = _global_addr(ins, vaddr, saddr), row.args, vdst.index
+    (addr, split), a, d = _global_addr(ins, vaddr, saddr), row.args, vdst.index
 
     def run(g, ctx):
+        if g.exec_all and _fast_load(g, ctx, split, d, a):
+            return
         act = _active(g)
         write_loaded(g, d, ctx.mem.gather(addr(g), a["size"], act), a, act)
     return run
@@ -111,9 +175,11 @@ def bind_global_load(row: Op, ins: Instr):
 
 def bind_global_store(row: Op, ins: Instr):
     vaddr, vdata, saddr = ins.operands
-    addr, a, s = _global_addr(ins, vaddr, saddr), row.args, vdata.index
+    (addr, split), a, s = _global_addr(ins, vaddr, saddr), row.args, vdata.index
 
     def run(g, ctx):
+        if g.exec_all and _fast_store(g, ctx, split, s, a):
+            return
         act = _active(g)
         ctx.mem.scatter(addr(g), store_bytes(g, s, a["size"], a["half"]), act)
     return run
@@ -195,7 +261,7 @@ def bind_global_atomic(row: Op, ins: Instr):
     ops = list(ins.operands)
     vdst = ops.pop(0) if ret else None
     vaddr, vdata, saddr = ops
-    addr, a = _global_addr(ins, vaddr, saddr), row.args
+    (addr, _), a = _global_addr(ins, vaddr, saddr), row.args
 
     def run(g, ctx):
         act = _active(g)

@@ -101,6 +101,26 @@ class GlobalMemory:
                         wave=pos[0], lane=pos[1] if len(pos) > 1 else None, address=int(addr[pos]))
         return np.where(active, off, 0)
 
+    def window(self, base, lanes: np.ndarray, nbytes: int, dtype) -> tuple[np.ndarray, np.ndarray] | None:
+        """check's fast path for every lane active, reading words: the addresses are base + lanes
+        (base: the wave's 64-bit address as int64, (W,) or a python int for all waves; lanes: the
+        zero-extended uint32 (W, 32) offsets), each accessed with `nbytes`. When every access lies
+        in one allocation and every arena offset is a multiple of dtype's size (a power of two):
+        (words, idx), the arena as `dtype` words and the intp index of each lane's first word.
+        None otherwise; the caller then runs check, which faults naming the lane."""
+        off = lanes.astype(np.intp)   # as in check: (lanes + base) - BASE, wrapping like int64
+        if isinstance(base, int):
+            off += (base - BASE + (1 << 63)) % (1 << 64) - (1 << 63)
+        else:
+            off += (base - BASE)[:, None]
+        lo, hi = int(off.min()), int(off.max())
+        unit = np.dtype(dtype).itemsize
+        if not self._one(lo, hi + nbytes) or np.bitwise_or.reduce(off, axis=None) & (unit - 1):
+            return None
+        if unit > 1:
+            off >>= unit.bit_length() - 1
+        return self.arena[:self.arena.size // unit * unit].view(dtype), off
+
     def gather(self, addr: np.ndarray, nbytes: int, active: np.ndarray) -> np.ndarray:
         """Bytes at each address: uint8 array addr.shape + (nbytes,); inactive lanes read 0."""
         off = self.check(addr, nbytes, active)
@@ -121,6 +141,11 @@ class GlobalMemory:
     def _sync(self) -> None:
         self._np_starts = np.array(self._starts, np.int64)
         self._np_ends = np.array(self._ends, np.int64)
+
+    def _one(self, lo: int, end: int) -> bool:
+        """Do arena offsets [lo, end) lie in one allocation?"""
+        i = bisect.bisect_right(self._starts, lo) - 1
+        return i >= 0 and lo >= self._starts[i] and end <= self._ends[i]
 
     def _host_range(self, addr: int, nbytes: int) -> int:
         off = addr - BASE
