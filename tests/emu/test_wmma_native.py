@@ -225,3 +225,13 @@ def test_build_is_cached_per_source_and_compiler(monkeypatch, tmp_path):
     stamp = first.stat().st_mtime_ns
     assert native._build() == first and first.stat().st_mtime_ns == stamp      # not rebuilt
     assert list((tmp_path / "native").iterdir()) == [first]                     # no temp files left
+
+
+def test_a_library_of_another_abi_is_refused(monkeypatch, capsys):
+    """The parameter block's layout is versioned: Python glue and a library built from a source
+    with another layout (edited under a running process) must not meet."""
+    monkeypatch.setattr(native, "ABI", native.ABI + 1)
+    monkeypatch.setattr(native, "_state", {})
+    assert native.library() is None
+    assert f"library ABI {native.ABI - 1} != {native.ABI}" in capsys.readouterr().err
+    assert native.status().startswith("numpy (not built (library ABI")

@@ -22,6 +22,7 @@ from pathlib import Path
 
 SOURCE = Path(__file__).with_name("wmma_f32acc.c")
 FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-fno-fast-math")
+ABI = 1             # layout of the parameter block (wmma_f32acc.c ABI); a library with another is not used
 _state: dict = {}
 
 
@@ -71,6 +72,9 @@ def _build() -> Path:
 
 
 def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
+    lib.wmma_f32acc16_abi.restype = ctypes.c_int
+    if lib.wmma_f32acc16_abi() != ABI:     # a source edited under a running process, say
+        raise RuntimeError(f"library ABI {lib.wmma_f32acc16_abi()} != {ABI} expected by this wmma_gen")
     lib.wmma_f32acc16_call.restype = ctypes.c_int
     lib.wmma_f32acc16_call.argtypes = [ctypes.c_void_p]     # the int64 parameter block (see the .c)
     return lib

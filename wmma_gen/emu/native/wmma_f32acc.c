@@ -221,6 +221,12 @@ static int wmma_f32acc16(int64_t waves, int bf16, int replicated,
  *   [23..25] D: base, VGPR stride, wave stride
  *   [26]     out: waves done */
 #define PTR(T, x) ((T)(intptr_t)(x))
+#define ABI 1           /* the parameter block's layout; emu/native/__init__.py checks it on load */
+
+int wmma_f32acc16_abi(void) {
+    return ABI;
+}
+
 int wmma_f32acc16_call(int64_t *p) {
     return wmma_f32acc16(p[0], (int)p[1], (int)p[2],
                          PTR(const uint32_t *, p[3]), p[4], p[5], (int)p[6],
