@@ -1,6 +1,6 @@
 """The compiled f32-accumulate WMMA kernel (emu/native) against the numpy paths it replaces,
-bit for bit: whole WMMAs on gfx11 and gfx12 over wave counts that do not fill its 8-wave
-blocks, operands in every layout the binder passes, inf/NaN in a late wave (the waves before
+bit for bit: whole WMMAs on gfx11 and gfx12 over wave counts that do not fill its blocks
+(8 waves in these tests, 32 by default), operands in every layout the binder passes, inf/NaN in a late wave (the waves before
 it finish natively, the rest through the reference path, D written over C in place), the
 gfx11 replication fault (raised before the failing block is written, naming the lanes even
 when D overwrote A in earlier blocks), and the build: a missing compiler or
@@ -18,6 +18,12 @@ from wmma_gen.emu.isa.wmma_regs import NotReplicated
 from wmma_gen.errors import EmulatorFault
 
 pytestmark = pytest.mark.skipif(native.library() is None, reason="no C compiler: " + native.status())
+
+
+@pytest.fixture(autouse=True)
+def blocks_of_8(monkeypatch):
+    """8-wave blocks (the default is 32) so that a dozen waves reach the later-block paths."""
+    monkeypatch.setattr(wmma_f32acc, "BLOCK_WAVES", 8)
 
 
 def _both(fn):
@@ -41,11 +47,12 @@ def test_every_layout_in_use_has_the_row_form_the_kernel_reads():
     assert wmma_f32acc._rows(swapped, 2, False) is None
 
 
-@pytest.mark.parametrize("waves", [1, 13, 64])
+@pytest.mark.parametrize("waves, block", [(1, 32), (13, 8), (64, 32), (70, 32), (5, 1)])
 @pytest.mark.parametrize("kind", ["normal", "wide"])
 @pytest.mark.parametrize("t", ["f16", "bf16"])
 @pytest.mark.parametrize("family", ["gfx11", "gfx12"])
-def test_native_equals_numpy_and_reference(family, t, kind, waves):
+def test_native_equals_numpy_and_reference(family, t, kind, waves, block, monkeypatch):
+    monkeypatch.setattr(wmma_f32acc, "BLOCK_WAVES", block)
     mod, table, _, _ = FAMILIES[family]
     a, b, c = _operands(family, t, kind, w=waves, seed=waves)
     want = _reference(family, a, b, c, t)
@@ -235,3 +242,11 @@ def test_a_library_of_another_abi_is_refused(monkeypatch, capsys):
     assert native.library() is None
     assert f"library ABI {native.ABI - 1} != {native.ABI}" in capsys.readouterr().err
     assert native.status().startswith("numpy (not built (library ABI")
+
+
+@pytest.mark.parametrize("block", [0, 33])
+def test_block_size_outside_the_kernel_buffers_is_refused(monkeypatch, block):
+    monkeypatch.setattr(wmma_f32acc, "BLOCK_WAVES", block)
+    a, b, c = _operands("gfx12", "f16", "normal", w=4, seed=1)
+    with pytest.raises(RuntimeError, match=f"BLOCK_WAVES={block} outside 1..32"):
+        wmma_f32acc.fused_f32_acc(a, b, c, "f16", wmma12._PLANS)

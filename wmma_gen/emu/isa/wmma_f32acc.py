@@ -163,6 +163,7 @@ def _numpy_f32_acc(a, b, c, t: str, plans, out: np.ndarray | None = None):
 
 # ---- the compiled kernel (emu/native/wmma_f32acc.c) ---------------------------------------------
 _TABLES: dict = {}
+BLOCK_WAVES = 32        # waves per block in the kernel (at most its WB, 32)
 
 
 def _rows(plan: RegPlan, per: int, k_major: bool):
@@ -195,7 +196,7 @@ def _params() -> tuple[np.ndarray, int]:
     """This thread's int64 parameter block for wmma_f32acc16_call, and its address."""
     blk = getattr(_local, "params", None)
     if blk is None:
-        arr = np.zeros(27, np.int64)
+        arr = np.zeros(28, np.int64)
         blk = _local.params = (arr, arr.ctypes.data)
     return blk
 
@@ -214,10 +215,11 @@ def _native_f32_acc(a, b, c, t, plans, out, replicated, fallback):
     b, pb_ = _operand(b)
     c, pc_ = _operand(c)
     params, addr = _params()
-    params[:26] = [w, t == "bf16", replicated, *pa_, *_rows(pa, 2, True), *pb_, *_rows(pb, 2, False),
-                   *pc_, *_rows(pc, 1, False)[:2], regs.ctypes.data, regs.strides[0] // 4, regs.strides[1] // 4]
+    params[:27] = [w, t == "bf16", replicated, *pa_, *_rows(pa, 2, True), *pb_, *_rows(pb, 2, False),
+                   *pc_, *_rows(pc, 1, False)[:2], regs.ctypes.data, regs.strides[0] // 4, regs.strides[1] // 4,
+                   BLOCK_WAVES]
     code = native.library().wmma_f32acc16_call(addr)
-    k = int(params[26])
+    k = int(params[27])
     if code == 2:
         raise NotReplicated(k)
     if code == 1:             # inf/NaN in waves k..: the reference path, after the replication rule
@@ -227,7 +229,8 @@ def _native_f32_acc(a, b, c, t, plans, out, replicated, fallback):
             require_replicated(a[k:], b[k:])
         np.copyto(regs[:, k:], np.asarray(fallback(a[k:], b[k:], c[k:]), np.uint32).transpose(2, 0, 1))
     elif code != 0:
-        raise RuntimeError(f"native wmma_f32acc16 returned {code} (more than 8 VGPRs in an operand)")
+        raise RuntimeError(f"native wmma_f32acc16 returned {code} (more than 8 VGPRs in an operand, "
+                           f"or BLOCK_WAVES={BLOCK_WAVES} outside 1..32)")
     if out is not None and regs is not out:
         np.copyto(out, regs)
     return regs.transpose(1, 2, 0)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 SOURCE = Path(__file__).with_name("wmma_f32acc.c")
 FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-fno-fast-math")
-ABI = 1             # layout of the parameter block (wmma_f32acc.c ABI); a library with another is not used
+ABI = 2             # layout of the parameter block (wmma_f32acc.c ABI); a library with another is not used
 _state: dict = {}
 
 
