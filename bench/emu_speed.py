@@ -119,12 +119,18 @@ def main() -> None:
                   f"{by[(name, 'batched/numpy-wmma')][4] / by[(name, 'batched')][4]:.2f}x")
     for name, (prof, waves) in profiles.items():   # profiled runs carry the timer overhead: shares only
         total = sum(t for t, _ in prof.values()) or 1.0
-        classes = defaultdict(float)
-        for key, (t, _) in prof.items():
+        count = sum(n for _, n in prof.values()) or 1
+        classes, counts = defaultdict(float), defaultdict(int)
+        for key, (t, n) in prof.items():
             classes[_class(key)] += t
+            counts[_class(key)] += n
         top = sorted(prof.items(), key=lambda kv: -kv[1][0])[:5]
         print(f"profile {name}: " + ", ".join(f"{c} {100 * t / total:.0f}%" for c, t in
                                               sorted(classes.items(), key=lambda kv: -kv[1])))
+        # what the kernel is made of: a class that is most of the instructions is most of the time
+        print("   share of the wave-instructions: " + ", ".join(
+            f"{c} {100 * n / count:.0f}% ({1e6 * classes[c] / n:.2f} us each)"
+            for c, n in sorted(counts.items(), key=lambda kv: -kv[1])))
         print("   top instructions: " + ", ".join(f"{k} {100 * t / total:.0f}%" for k, (t, _) in top))
         wmma_t = sum(t for k, (t, _) in prof.items() if _class(k) == "wmma")
         wmma_n = sum(n for k, (_, n) in prof.items() if _class(k) == "wmma")
