@@ -10,7 +10,7 @@ import numpy as np
 
 from ..decode.instr import Instr
 from ..isa.table import Fault, Op
-from .bind_mem import _active, _apply_atomic, _offset, store_bytes, write_loaded
+from .bind_mem import _WORD, _active, _apply_atomic, _offset, store_bytes, write_loaded
 from .device_memory import gather_bytes, scatter_bytes
 
 u8, u32 = np.uint8, np.uint32
@@ -43,11 +43,101 @@ def _lds_scatter(ctx, idx, data, act):
         scatter_bytes(ctx.lds, idx[act], data[act])
 
 
+# ---- fast paths: every lane active, every access inside the group segment and aligned ----------------
+def _fast_index(g, ctx, va: int, offs: tuple, size: int, dt):
+    """The fast path's addressing, for every lane active: (words, [q per offset]), the LDS as
+    `dt` words and each lane's flat word index (intp (W, 32)) for each offset in `offs`, when
+    every vaddr + offset + size lies in the group segment without a 32-bit wrap and vaddr, the
+    offsets and the segment size are multiples of the word. None otherwise; the caller then
+    runs the general path (which wraps as _lds_index does, and faults naming the lane)."""
+    n, unit = ctx.lds_size, np.dtype(dt).itemsize
+    if n % unit or min(offs) < 0 or any(o & (unit - 1) for o in offs):
+        return None
+    v, k, top = g.v[va], unit.bit_length() - 1, max(offs) + size
+    # vaddr + offset + size <= n for every lane (below 2**32: no wrap) and every offset, and
+    # aligned; OR >= max, so the OR alone often settles the bound
+    low = int(np.bitwise_or.reduce(v, axis=None))
+    if low & (unit - 1) or (low + top > n and int(v.max()) + top > n) or ctx.lds.size >= 1 << 32:
+        return None
+    word = v >> u32(k) if k else v
+    return (ctx.lds[:ctx.lds.size // unit * unit].view(dt),
+            [np.add(word, _segment_words(g.wg, n >> k, o >> k)).astype(np.intp) for o in offs])
+
+
+_SEGMENTS: dict = {}   # (words per segment, word offset) -> (wg, its (W, 32) first words)
+
+
+def _segment_words(wg: np.ndarray, words: int, o: int) -> np.ndarray:
+    """uint32 (W, 32): the flat word index of each wave's group segment plus the word offset o
+    (below 2**32: the LDS is). Kept while the group keeps its wg array (nothing writes into
+    one; a group that changes its waves gets a new array), as a (W, 1) broadcast costs a
+    wide add per call."""
+    key = (words, o)
+    got = _SEGMENTS.get(key)
+    if got is None or got[0] is not wg:
+        if len(_SEGMENTS) > 64:
+            _SEGMENTS.clear()
+        got = _SEGMENTS[key] = wg, np.repeat((wg * words + o).astype(u32), 32).reshape(len(wg), 32)
+    return got[1]
+
+
+def _load_words(g, d: int, words, q, a: dict) -> None:
+    """Write the words at q into v[d] with the bits write_loaded leaves."""
+    size = a["size"]
+    if size == 4:
+        np.take(words, q, out=g.v[d], mode="clip")   # q is in range: _fast_index checked it
+    elif size > 4:
+        got = np.take(words, q, mode="clip").view("<u4").reshape(*q.shape, size // 4)
+        np.copyto(g.v[d:d + size // 4], np.moveaxis(got, -1, 0))
+    elif a["half"] is not None:   # d16: the value, zero/sign-extended to 16 bits, replaces one half
+        reg = g.v[d].view(np.int16 if a["signed"] else np.uint16)   # little-endian: [0] is lo
+        np.copyto(reg[..., a["half"] == "hi"::2], np.take(words, q, mode="clip"))
+    else:                         # zero/sign-extended to 32 bits
+        np.copyto(g.v[d].view(np.int32) if a["signed"] else g.v[d], np.take(words, q, mode="clip"))
+
+
+def _fast_load(g, ctx, va: int, offs: tuple, d: int, a: dict) -> bool:
+    """Every lane active and every access in range and aligned: read the words straight into
+    v[d] (v[d + k * size // 4] for the k-th offset); False when the general path must run."""
+    size = a["size"]
+    dt = _WORD.get((size, a["signed"]))
+    got = None if dt is None else _fast_index(g, ctx, va, offs, size, dt)
+    if got is None:
+        return False
+    words, qs = got
+    for k, q in enumerate(qs):
+        _load_words(g, d + k * (size // 4), words, q, a)
+    return True
+
+
+def _fast_store(g, ctx, va: int, offs: tuple, srcs: tuple, a: dict) -> bool:
+    """Every lane active and every access in range and aligned to the whole access: store the
+    words of v[src] straight from the VGPRs, in lane order (accesses coincide or are disjoint,
+    so the last lane wins as in scatter_bytes); offsets in order. False when the general path
+    must run."""
+    size = a["size"]
+    dt = _WORD.get((size, False))
+    got = None if dt is None else _fast_index(g, ctx, va, offs, size, dt)
+    if got is None:
+        return False
+    words, qs = got
+    for q, s in zip(qs, srcs):
+        if size > 4:
+            data = np.ascontiguousarray(np.moveaxis(g.v[s:s + size // 4], 0, -1)).view(dt)[..., 0]
+        else:   # the low `size` bytes of each dword, or of its high half for d16_hi (little-endian)
+            data = g.v[s].view(dt)[..., (2 // size if a["half"] == "hi" else 0)::4 // size]
+        words[q] = np.ascontiguousarray(data)   # a contiguous source assigns twice as fast
+    return True
+
+
+# ---- binders --------------------------------------------------------------------------------------------
 def bind_ds_load(row: Op, ins: Instr):
     vdst, vaddr = ins.operands
     off, a, d, va = _offset(ins), row.args, vdst.index, vaddr.index
 
     def run(g, ctx):
+        if g.exec_all and _fast_load(g, ctx, va, (off,), d, a):
+            return
         act = _active(g)
         idx = _lds_index(g, ctx, g.v[va].astype(np.int64) + off, a["size"], act)
         write_loaded(g, d, _lds_gather(ctx, idx, a["size"]), a, act)
@@ -59,6 +149,8 @@ def bind_ds_store(row: Op, ins: Instr):
     off, a, s, va = _offset(ins), row.args, vdata.index, vaddr.index
 
     def run(g, ctx):
+        if g.exec_all and _fast_store(g, ctx, va, (off,), (s,), a):
+            return
         act = _active(g)
         idx = _lds_index(g, ctx, g.v[va].astype(np.int64) + off, a["size"], act)
         _lds_scatter(ctx, idx, store_bytes(g, s, a["size"], a["half"]), act)
@@ -76,6 +168,8 @@ def bind_ds_load2(row: Op, ins: Instr):
     n = a["size"] // 4
 
     def run(g, ctx):
+        if g.exec_all and _fast_load(g, ctx, va, (o0, o1), d, a):
+            return
         act = _active(g)
         base = g.v[va].astype(np.int64)
         for k, o in enumerate((o0, o1)):
@@ -89,6 +183,8 @@ def bind_ds_store2(row: Op, ins: Instr):
     (o0, o1), a, va = _two_offsets(ins, row.args), row.args, vaddr.index
 
     def run(g, ctx):
+        if g.exec_all and _fast_store(g, ctx, va, (o0, o1), (data0.index, data1.index), a):
+            return
         act = _active(g)
         base = g.v[va].astype(np.int64)
         for o, src in ((o0, data0), (o1, data1)):
