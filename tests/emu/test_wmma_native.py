@@ -250,3 +250,21 @@ def test_block_size_outside_the_kernel_buffers_is_refused(monkeypatch, block):
     a, b, c = _operands("gfx12", "f16", "normal", w=4, seed=1)
     with pytest.raises(RuntimeError, match=f"BLOCK_WAVES={block} outside 1..32"):
         wmma_f32acc.fused_f32_acc(a, b, c, "f16", wmma12._PLANS)
+
+
+def test_fault_after_a_fallback_names_the_right_wave():
+    """inf in A of wave 10 sends waves 8.. to the reference path after the kernel wrote D (over
+    A) for waves 0-7; wave 17 then breaks the replication rule. The fault names wave 17, not a
+    wave whose A registers now hold D."""
+    inputs = _lanes(24, 3)
+    inputs[0] = inputs[0].copy()
+    for lane in (3, 19):
+        inputs[0][10 * 32 + lane] = (inputs[0][10 * 32 + lane] & 0xFFFF0000) | 0x7C00   # f16 +inf
+    inputs[0][17 * 32 + 20] ^= 0x00010000
+    messages = []
+    for path in (contextlib.nullcontext(), native.disabled()):
+        with path, pytest.raises(EmulatorFault) as e:
+            run_lanes(_body("v[30:37]"), inputs, n_out=8, waves=24)
+        messages.append(str(e.value))
+    assert "lanes [20] differ from lanes [4]" in messages[0] and messages[0] == messages[1]
+    assert "wave 17" in messages[0] or "wave=17" in messages[0]

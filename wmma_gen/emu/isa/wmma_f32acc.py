@@ -113,12 +113,13 @@ def _k_major16(regs, plan: RegPlan, k_last: bool, t: str, bits: np.ndarray, out:
     return out
 
 
-def require_replicated(*operands) -> None:
-    """gfx11: lanes 16-31 of each A/B operand (W, 32, R) equal lanes 0-15, else NotReplicated."""
+def require_replicated(*operands, first_wave: int = 0) -> None:
+    """gfx11: lanes 16-31 of each A/B operand (W, 32, R) equal lanes 0-15, else NotReplicated
+    (first_wave: the operands' wave 0 in the instruction's group; waves before it are done)."""
     for x in operands:
         x = np.asarray(x)
         if (x[:, 16:] != x[:, :16]).any():
-            raise NotReplicated(0)
+            raise NotReplicated(first_wave)
 
 
 def fused_f32_acc(a, b, c, t: str, plans, out: np.ndarray | None = None, replicated: bool = False,
@@ -226,7 +227,7 @@ def _native_f32_acc(a, b, c, t, plans, out, replicated, fallback):
         if fallback is None:
             return None
         if replicated:
-            require_replicated(a[k:], b[k:])
+            require_replicated(a[k:], b[k:], first_wave=k)
         np.copyto(regs[:, k:], np.asarray(fallback(a[k:], b[k:], c[k:]), np.uint32).transpose(2, 0, 1))
     elif code != 0:
         raise RuntimeError(f"native wmma_f32acc16 returned {code} (more than 8 VGPRs in an operand, "
