@@ -268,3 +268,22 @@ def test_fault_after_a_fallback_names_the_right_wave():
         messages.append(str(e.value))
     assert "lanes [20] differ from lanes [4]" in messages[0] and messages[0] == messages[1]
     assert "wave 17" in messages[0] or "wave=17" in messages[0]
+
+
+@pytest.mark.parametrize("family", ["gfx11", "gfx12"])
+def test_portable_build_without_f16c_gives_the_same_bits(monkeypatch, tmp_path, family):
+    """A CPU without F16C/AVX (baseline x86-64) compiles the shift decode instead of vcvtph2ps:
+    the same bits on every f16/bf16 pattern class (subnormals, wide exponents)."""
+    import platform
+    if platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("x86-64 only: -march=x86-64")
+    monkeypatch.setenv("WMMA_GEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(native, "FLAGS", ("-O2", "-march=x86-64", "-fPIC", "-shared", "-fno-fast-math"))
+    monkeypatch.setattr(native, "_state", {})
+    assert native.library() is not None and str(tmp_path) in native.status()
+    mod = FAMILIES[family][0]
+    for t in ("f16", "bf16"):
+        for kind in ("normal", "wide"):
+            a, b, c = _operands(family, t, kind, w=20, seed=11)
+            got = wmma_f32acc.fused_f32_acc(a, b, c, t, mod._PLANS, replicated=family == "gfx11")
+            assert np.array_equal(got, _reference(family, a, b, c, t)), (t, kind)
