@@ -13,7 +13,7 @@ import pytest
 from emu_helpers import run_lanes
 from test_wmma_f32acc import FAMILIES, _operands, _reference
 from wmma_gen.emu import native
-from wmma_gen.emu.isa import wmma11, wmma12, wmma_f32acc
+from wmma_gen.emu.isa import wmma11, wmma12, wmma_f32acc, wmma_native
 from wmma_gen.emu.isa.wmma_regs import NotReplicated
 from wmma_gen.errors import EmulatorFault
 
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(native.library() is None, reason="no C compiler:
 @pytest.fixture(autouse=True)
 def blocks_of_8(monkeypatch):
     """8-wave blocks (the default is 32) so that a dozen waves reach the later-block paths."""
-    monkeypatch.setattr(wmma_f32acc, "BLOCK_WAVES", 8)
+    monkeypatch.setattr(wmma_native, "BLOCK_WAVES", 8)
 
 
 def _both(fn):
@@ -38,13 +38,13 @@ def _both(fn):
 
 def test_every_layout_in_use_has_the_row_form_the_kernel_reads():
     for mod in (wmma11, wmma12):
-        pa, pb, pc = mod._PLANS
-        assert wmma_f32acc._rows(pa, 2, True) is not None and wmma_f32acc._rows(pb, 2, False) is not None
-        assert wmma_f32acc._rows(pc, 1, False) is not None
+        assert wmma_native.available(*wmma_f32acc._layouts(mod._PLANS))
+    for bits in (8, 4):
+        assert wmma_native.available(*wmma11._int_layouts(bits)) and wmma_native.available(*wmma12._int_layouts(bits, 16))
+    assert wmma12._int_layouts(4, 32) is None                 # 16x16x32 iu4: the numpy path
     # and a layout that is not of that form is refused (the numpy path runs it)
     idx = np.arange(256).reshape(16, 16)
-    swapped = wmma_f32acc.RegPlan((idx % 32).T, (idx // 32).T, 2, 32)     # rows cross lanes with a stride
-    assert wmma_f32acc._rows(swapped, 2, False) is None
+    assert wmma_native.rows((idx % 32).T, (idx // 32).T, 2, False) is None   # rows cross lanes with a stride
 
 
 @pytest.mark.parametrize("waves, block", [(1, 32), (13, 8), (64, 32), (70, 32), (5, 1)])
@@ -52,7 +52,7 @@ def test_every_layout_in_use_has_the_row_form_the_kernel_reads():
 @pytest.mark.parametrize("t", ["f16", "bf16"])
 @pytest.mark.parametrize("family", ["gfx11", "gfx12"])
 def test_native_equals_numpy_and_reference(family, t, kind, waves, block, monkeypatch):
-    monkeypatch.setattr(wmma_f32acc, "BLOCK_WAVES", block)
+    monkeypatch.setattr(wmma_native, "BLOCK_WAVES", block)
     mod, table, _, _ = FAMILIES[family]
     a, b, c = _operands(family, t, kind, w=waves, seed=waves)
     want = _reference(family, a, b, c, t)
@@ -246,7 +246,7 @@ def test_a_library_of_another_abi_is_refused(monkeypatch, capsys):
 
 @pytest.mark.parametrize("block", [0, 33])
 def test_block_size_outside_the_kernel_buffers_is_refused(monkeypatch, block):
-    monkeypatch.setattr(wmma_f32acc, "BLOCK_WAVES", block)
+    monkeypatch.setattr(wmma_native, "BLOCK_WAVES", block)
     a, b, c = _operands("gfx12", "f16", "normal", w=4, seed=1)
     with pytest.raises(RuntimeError, match=f"BLOCK_WAVES={block} outside 1..32"):
         wmma_f32acc.fused_f32_acc(a, b, c, "f16", wmma12._PLANS)
@@ -287,3 +287,48 @@ def test_portable_build_without_f16c_gives_the_same_bits(monkeypatch, tmp_path, 
             a, b, c = _operands(family, t, kind, w=20, seed=11)
             got = wmma_f32acc.fused_f32_acc(a, b, c, t, mod._PLANS, replicated=family == "gfx11")
             assert np.array_equal(got, _reference(family, a, b, c, t)), (t, kind)
+
+
+@pytest.mark.parametrize("clamp", [False, True])
+@pytest.mark.parametrize("signs", [(0, 0), (1, 0), (0, 1), (1, 1)])
+@pytest.mark.parametrize("bits", [8, 4])
+@pytest.mark.parametrize("family", ["gfx11", "gfx12"])
+def test_integer_rows_native_equals_numpy(family, bits, signs, clamp):
+    """v_wmma_i32_16x16x16_iu{8,4}: every bit pattern of A and B, C near both int32 limits (so
+    that the sum wraps, or saturates with clamp), A/B signed per NEG[0]/NEG[1]; the kernel
+    (through the binder's in-place form) and the numpy path give the same registers."""
+    mod, table = (wmma11, wmma11.WMMA_OPS) if family == "gfx11" else (wmma12, wmma12.WMMA12_OPS)
+    op = table[f"v_wmma_i32_16x16x16_iu{bits}"]
+    rng = np.random.default_rng(bits + 2 * signs[0] + 4 * signs[1])
+    w = 21
+    a = rng.integers(0, 2 ** 32, (w, 32, op.a_regs), dtype=np.uint64).astype(np.uint32)
+    b = rng.integers(0, 2 ** 32, (w, 32, op.b_regs), dtype=np.uint64).astype(np.uint32)
+    if family == "gfx11":
+        a[:, 16:], b[:, 16:] = a[:, :16], b[:, :16]
+    c = rng.integers(-2 ** 31, 2 ** 31, (w, 32, 8), dtype=np.int64)
+    c[::3] = np.where(c[::3] > 0, 2 ** 31 - 1 - rng.integers(0, 1000, c[::3].shape), -2 ** 31 + rng.integers(0, 1000, c[::3].shape))
+    c = c.astype(np.int32).view(np.uint32)
+    kw = {"neg_lo": (signs[0], signs[1], 0), "clamp": clamp}
+
+    def run():
+        v = np.ascontiguousarray(np.concatenate([a, b, c], axis=2).transpose(2, 0, 1))
+        na, nb = op.a_regs, op.b_regs
+        op.fn(v[:na].transpose(1, 2, 0), v[na:na + nb].transpose(1, 2, 0), v[na + nb:].transpose(1, 2, 0),
+              out=v[na + nb:], **kw)
+        return v[na + nb:].copy()
+    got, numpy_path = _both(run)
+    assert np.array_equal(got, numpy_path)
+    d = got.view(np.int32)
+    if clamp:                     # the limits were reached (below zero only with a signed operand)
+        assert (d == 2 ** 31 - 1).any() and ((d == -2 ** 31).any() or signs == (0, 0))
+    assert not np.array_equal(got, c.transpose(2, 0, 1))             # D is not just C
+
+
+def test_integer_row_replication_fault_through_the_kernel():
+    a = np.random.default_rng(5).integers(0, 2 ** 32, (10, 32, 4), dtype=np.uint64).astype(np.uint32)
+    a[:, 16:] = a[:, :16]
+    b = a.copy()
+    a[9, 31, 2] ^= 1 << 7
+    with pytest.raises(NotReplicated) as e:
+        wmma11.WMMA_OPS["v_wmma_i32_16x16x16_iu8"].fn(a, b, np.zeros((10, 32, 8), np.uint32), replicated=True)
+    assert e.value.first_wave == 8

@@ -77,6 +77,7 @@ import numpy as np
 from wmma_gen import layouts, numerics
 from wmma_gen.errors import EmulatorFault
 
+from . import wmma_native
 from .wmma_f32acc import fused_f32_acc, require_replicated
 from .wmma_regs import RegPlan, index_plan, into, inverse, reg_view
 
@@ -319,12 +320,26 @@ def _make_16_acc(name: str, t: str):
     return fn
 
 
+def _int_layouts(bits: int):
+    """(lane, elem, elements per VGPR, rows of the transpose) of A, B and C/D for the kernel."""
+    pc = _PLANS[2]
+    return ((_A_LANE, _A_ELEM, 32 // bits, True), (_B_LANE, _B_ELEM, 32 // bits, False),
+            (pc.lane_map, pc.elem_map, 1, False))
+
+
 def _make_int(name: str, bits: int):
-    def fn(a, b, c, *, neg_lo=(0, 0, 0), neg_hi=(0, 0, 0), op_sel=(0, 0, 0), clamp=False):
+    layouts = _int_layouts(bits)
+
+    def fn(a, b, c, *, neg_lo=(0, 0, 0), neg_hi=(0, 0, 0), op_sel=(0, 0, 0), clamp=False, out=None,
+           replicated=False):
         if any(neg_hi) or neg_lo[2]:
             raise EmulatorFault(f"{name}: neg_lo[2]={neg_lo[2]} neg_hi={tuple(neg_hi)} is "
                                 "undefined for integer WMMA (ISA 7.5/7.9: must be zero)")
         _check_common(name, op_sel, 32, clamp, is_int=True)
+        if wmma_native.available(*layouts):        # the same exact sums, compiled (emu/native)
+            return wmma_native.run(a, b, c, layouts, wmma_native.int_types(bits, neg_lo, clamp), out, replicated)
+        if replicated:
+            require_replicated(a, b)
         am = _gather_ab(a, bits, "a").astype(np.int64)
         bm = _gather_ab(b, bits, "b").astype(np.int64)
         if neg_lo[0]:
@@ -335,7 +350,7 @@ def _make_int(name: str, bits: int):
         d = np.matmul(am, bm) + cm                 # exact: int64 never overflows here
         if clamp:
             d = np.clip(d, _INT32_MIN, _INT32_MAX)
-        return _matrix_to_c32((d & 0xFFFFFFFF).astype(np.uint32))
+        return into(out, _matrix_to_c32((d & 0xFFFFFFFF).astype(np.uint32)))
     return fn
 
 
@@ -354,7 +369,7 @@ WMMA_OPS: dict[str, WmmaOp] = {op.mnemonic: op for op in (
     WmmaOp("v_wmma_bf16_16x16x16_bf16", 8, 8, 8,
            _make_16_acc("v_wmma_bf16_16x16x16_bf16", "bf16"), _CITE + "; opcode 67"),
     WmmaOp("v_wmma_i32_16x16x16_iu8", 4, 4, 8,
-           _make_int("v_wmma_i32_16x16x16_iu8", 8), _CITE + "; opcode 68"),
+           _make_int("v_wmma_i32_16x16x16_iu8", 8), _CITE + "; opcode 68", writes_out=True, checks_replication=True),
     WmmaOp("v_wmma_i32_16x16x16_iu4", 2, 2, 8,
-           _make_int("v_wmma_i32_16x16x16_iu4", 4), _CITE + "; opcode 69"),
+           _make_int("v_wmma_i32_16x16x16_iu4", 4), _CITE + "; opcode 69", writes_out=True, checks_replication=True),
 )}

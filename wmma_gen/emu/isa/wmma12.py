@@ -54,6 +54,7 @@ from wmma_gen.errors import EmulatorFault
 
 from .wmma11 import _DECODE16, _ENCODE16, _INT32_MAX, _INT32_MIN, WmmaOp, _elements, _fused, _modify_c, \
     _neg_ab_mask, decode_take, f32_bits, into, lane_elem, planned_f32_acc
+from . import wmma_native
 from .wmma_f32acc import fused_f32_acc
 from .wmma_regs import RegPlan, index_plan, inverse
 
@@ -202,12 +203,26 @@ def _make_16_acc(name: str, t: str):
     return fn
 
 
+def _int_layouts(bits: int, k_dim: int):
+    """(lane, elem, elements per VGPR, rows of the transpose) of A, B and C/D for the kernel
+    (B[k, n] is the A layout transposed); None for K = 32, which the kernel does not do."""
+    if k_dim != 16:
+        return None
+    lane, elem = _AB[(bits, 16)]
+    pc = _PLANS[2]
+    return ((lane, elem, 32 // bits, True), (lane.T, elem.T, 32 // bits, False), (pc.lane_map, pc.elem_map, 1, False))
+
+
 def _make_int(name: str, bits: int, k_dim: int):
-    def fn(a, b, c, *, neg_lo=(0, 0, 0), neg_hi=(0, 0, 0), op_sel=(0, 0, 0), clamp=False):
+    layouts = _int_layouts(bits, k_dim)
+
+    def fn(a, b, c, *, neg_lo=(0, 0, 0), neg_hi=(0, 0, 0), op_sel=(0, 0, 0), clamp=False, out=None):
         if any(neg_hi) or neg_lo[2]:
             raise EmulatorFault(f"{name}: neg_lo[2]={neg_lo[2]} neg_hi={tuple(neg_hi)} is undefined "
                                 "for integer WMMA (must be zero)")
         _check(name, op_sel, clamp, True)
+        if layouts is not None and wmma_native.available(*layouts):   # the same exact sums, compiled
+            return wmma_native.run(a, b, c, layouts, wmma_native.int_types(bits, neg_lo, clamp), out)
         am = gather_a(a, bits, k_dim).astype(np.int64)
         bm = gather_b(b, bits, k_dim).astype(np.int64)
         if neg_lo[0]:
@@ -218,7 +233,7 @@ def _make_int(name: str, bits: int, k_dim: int):
         d = np.matmul(am, bm) + cm                 # exact: int64 never overflows here
         if clamp:
             d = np.clip(d, _INT32_MIN, _INT32_MAX)
-        return matrix_to_c((d & 0xFFFFFFFF).astype(np.uint32), 32)
+        return into(out, matrix_to_c((d & 0xFFFFFFFF).astype(np.uint32), 32))
     return fn
 
 
@@ -238,13 +253,13 @@ WMMA12_OPS: dict[str, WmmaOp] = {op.mnemonic: op for op in (
     WmmaOp("v_wmma_bf16_16x16x16_bf16", 4, 4, 4, _make_16_acc("v_wmma_bf16_16x16x16_bf16", "bf16"),
            f"{_CITE}; opcode 67"),
     WmmaOp("v_wmma_i32_16x16x16_iu8", 2, 2, 8, _make_int("v_wmma_i32_16x16x16_iu8", 8, 16),
-           f"{_CITE}; opcode 68"),
+           f"{_CITE}; opcode 68", writes_out=True),
     WmmaOp("v_wmma_i32_16x16x16_iu4", 1, 1, 8, _make_int("v_wmma_i32_16x16x16_iu4", 4, 16),
-           f"{_CITE}; opcode 69"),
+           f"{_CITE}; opcode 69", writes_out=True),
     _f32("v_wmma_f32_16x16x16_fp8_fp8", "fp8", "fp8", 2, 70),
     _f32("v_wmma_f32_16x16x16_fp8_bf8", "fp8", "bf8", 2, 71),
     _f32("v_wmma_f32_16x16x16_bf8_fp8", "bf8", "fp8", 2, 72),
     _f32("v_wmma_f32_16x16x16_bf8_bf8", "bf8", "bf8", 2, 73),
     WmmaOp("v_wmma_i32_16x16x32_iu4", 2, 2, 8, _make_int("v_wmma_i32_16x16x32_iu4", 4, 32),
-           f"{_CITE}; opcode 74"),
+           f"{_CITE}; opcode 74", writes_out=True),
 )}

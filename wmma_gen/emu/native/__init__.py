@@ -1,7 +1,7 @@
 """Compiled kernels for the emulator's hottest instruction, built on first use.
 
-The f32-accumulating 16-bit WMMA (wmma_f32acc.c) costs ~8 numpy passes over strided views
-per call; in C it is one pass per wave in L1. The source is compiled once per machine with
+The 16x16x16 WMMA with f32 or i32 accumulators (wmma.c: f16, bf16, iu8, iu4 inputs) costs ~8
+numpy passes over strided views per call; in C it is one pass per wave in cache. The source is compiled once per machine with
 the system C compiler (`$CC`, default `cc`, as Triton builds its launcher stubs), cached next
 to the kernel cache (`$WMMA_GEN_CACHE_DIR` or ~/.cache/wmma_gen, folder native/) under a key
 of source, compiler and CPU, and loaded with ctypes. Without a compiler, or with
@@ -20,9 +20,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-SOURCE = Path(__file__).with_name("wmma_f32acc.c")
+SOURCE = Path(__file__).with_name("wmma.c")
 FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-fno-fast-math")
-ABI = 2             # layout of the parameter block (wmma_f32acc.c ABI); a library with another is not used
+ABI = 3             # layout of the parameter block (wmma.c ABI); a library with another is not used
 _state: dict = {}
 
 
@@ -54,7 +54,7 @@ def _build() -> Path:
         raise FileNotFoundError(f"no C compiler {cc!r} on PATH (set CC)")
     key = hashlib.sha256("\0".join((SOURCE.read_text(), _compiler_version(cc), " ".join(FLAGS),
                                     _cpu_id())).encode()).hexdigest()[:24]
-    out = _cache_dir() / f"wmma_f32acc-{key}.so"
+    out = _cache_dir() / f"wmma-{key}.so"
     if out.exists():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -72,11 +72,11 @@ def _build() -> Path:
 
 
 def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
-    lib.wmma_f32acc16_abi.restype = ctypes.c_int
-    if lib.wmma_f32acc16_abi() != ABI:     # a source edited under a running process, say
-        raise RuntimeError(f"library ABI {lib.wmma_f32acc16_abi()} != {ABI} expected by this wmma_gen")
-    lib.wmma_f32acc16_call.restype = ctypes.c_int
-    lib.wmma_f32acc16_call.argtypes = [ctypes.c_void_p]     # the int64 parameter block (see the .c)
+    lib.wmma_native_abi.restype = ctypes.c_int
+    if lib.wmma_native_abi() != ABI:     # a source edited under a running process, say
+        raise RuntimeError(f"library ABI {lib.wmma_native_abi()} != {ABI} expected by this wmma_gen")
+    lib.wmma_native_call.restype = ctypes.c_int
+    lib.wmma_native_call.argtypes = [ctypes.c_void_p]     # the int64 parameter block (see the .c)
     return lib
 
 
