@@ -1,8 +1,9 @@
 """Emulator speed: wave-instructions per second of GEMMs run from their code objects, batched
 (waves sharing a PC run together) next to the per-wave reference path, and a profile of
 where the batched time goes, per instruction (mnemonic) and per class. The large batched runs
-are made twice, side by side: with the compiled f32-accumulate WMMA kernel (emu/native) and
-with its numpy path ("numpy-wmma"), which is what runs where no C compiler is found.
+are made twice, side by side: with the compiled WMMA kernel (emu/native) and with its numpy
+path ("numpy-wmma"), which is what runs where no C compiler is found; and the i8 GEMM
+(v_wmma_i32_16x16x16_iu8) the same way.
 
     python bench/emu_speed.py [--size 256] [--reference-size 128] [--archs gfx1100,gfx1201]
 
@@ -26,14 +27,16 @@ from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.ops.gemm.schedule import Schedule
 
 
-def gemm_run(arch: str, size: int, schedule: Schedule, mode: str, profile: dict | None = None):
-    d = GemmDirective("f16", size, size, size)
+def gemm_run(arch: str, size: int, schedule: Schedule, mode: str, profile: dict | None = None, dtype: str = "f16"):
+    d = GemmDirective(dtype, size, size, size)
     k = compile_gemm(d, schedule, arch)
     kernel = k.compiled
     prog = Program.from_code_object(kernel.hsaco, kernel.name)
     rng = np.random.default_rng(0)
-    a = rng.standard_normal((size, size)).astype(np.float16)
-    b = rng.standard_normal((size, size)).astype(np.float16)
+    if dtype == "i8":
+        a, b = (rng.integers(-128, 128, (size, size)).astype(np.int8) for _ in range(2))
+    else:
+        a, b = (rng.standard_normal((size, size)).astype(np.float16) for _ in range(2))
     mem = GlobalMemory()
     pa, pb, pc = mem.alloc(a.nbytes), mem.alloc(b.nbytes), mem.alloc(size * size * 4)
     mem.write(pa, a)
@@ -48,7 +51,7 @@ def gemm_run(arch: str, size: int, schedule: Schedule, mode: str, profile: dict 
         wall = time.perf_counter() - t0
     finally:
         gc.enable()
-    c = np.frombuffer(mem.read(pc, size * size * 4), np.float32).reshape(size, size)
+    c = np.frombuffer(mem.read(pc, size * size * 4), np.int32 if dtype == "i8" else np.float32).reshape(size, size)
     err = float(np.abs(c - a.astype(np.float64) @ b.astype(np.float64)).max())
     return stats, wall, err
 
@@ -86,7 +89,7 @@ def main() -> None:
     ap.add_argument("--archs", default="gfx1100,gfx1201")
     args = ap.parse_args()
     rows, profiles = [], {}
-    print(f"v_wmma f32-accumulate path: {native.status()}")
+    print(f"v_wmma path (f16/bf16 with f32, iu8/iu4 with i32 accumulators): {native.status()}")
     for arch in args.archs.split(","):
         for lds in ("none", "ab"):
             s = Schedule(lds=lds)
@@ -106,6 +109,13 @@ def main() -> None:
                 with native.disabled() if wmma != "native" else contextlib.nullcontext():
                     st, _, _ = gemm_run(arch, args.size, s, "batched", prof)
                 profiles[f"{arch} f16 {args.size}^3 lds={lds} ({wmma})"] = prof, st.waves
+        for wmma in ("native", "numpy-wmma"):     # the i8 GEMM: v_wmma_i32_16x16x16_iu8
+            if wmma == "native" and native.library() is None:
+                continue
+            with native.disabled() if wmma != "native" else contextlib.nullcontext():
+                st, wall, err = gemm_run(arch, args.size, Schedule(), "batched", dtype="i8")
+            rows.append((f"{arch} i8 {args.size}^3 lds=none", "batched" if wmma == "native" else "batched/numpy-wmma",
+                         st.waves, st.wave_instructions, wall, st.wave_instructions / wall, err))
     print(f"{'kernel':32s} {'mode':20s} {'waves':>6s} {'wave-instr':>11s} {'seconds':>8s} "
           f"{'wave-instr/s':>13s} {'max|err|':>9s}")
     for name, mode, waves, wi, sec, rate, err in rows:
