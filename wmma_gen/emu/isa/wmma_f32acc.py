@@ -30,7 +30,8 @@ f16/bf16 outputs, fp8/bf8 and integer WMMA keep their reference paths.
 
 When the compiled kernel is available (emu/native: built on first use with the system C
 compiler), `fused_f32_acc` runs it (through wmma_native.py) instead of the numpy passes below: the same operations per
-wave in one pass (sum over k in order from +0, + C, one rounding), the same bits, ~5x faster.
+wave in one pass (sum over k in order from +0, + C, one rounding), the same bits, 2-3x faster per call
+(bench/emu_speed.py prints both).
 It also checks gfx11 A/B replication on the way (`replicated=True`), which in numpy costs two
 more passes over the operands.
 """
