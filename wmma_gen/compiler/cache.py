@@ -18,6 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .. import cachedir
+
 ENTRY_VERSION = 2            # 2: the payload is the code object + its metadata (no ISA text)
 _WARNED: set[str] = set()      # directories already reported unusable in this process
 
@@ -32,9 +34,7 @@ def _unusable(directory: Path, err: OSError) -> None:
 
 def default_dir() -> Path:
     # Only the cache *location* is configurable; nothing here changes compiled bytes.
-    root = os.environ.get("WMMA_GEN_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "wmma_gen")
-    return Path(root) / "kernels"
+    return cachedir.root() / "kernels"
 
 
 def make_key(*parts: str) -> str:

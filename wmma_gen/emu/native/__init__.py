@@ -20,6 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ... import cachedir
+
 SOURCE = Path(__file__).with_name("wmma.c")
 FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-fno-fast-math")
 ABI = 3             # layout of the parameter block (wmma.c ABI); a library with another is not used
@@ -42,19 +44,13 @@ def _compiler_version(cc: str) -> str:
     return out.stdout.splitlines()[0] if out.returncode == 0 and out.stdout else cc
 
 
-def _cache_dir() -> Path:
-    root = os.environ.get("WMMA_GEN_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "wmma_gen")
-    return Path(root) / "native"
-
-
 def _build() -> Path:
     cc = os.environ.get("CC", "cc")
     if shutil.which(cc) is None:
         raise FileNotFoundError(f"no C compiler {cc!r} on PATH (set CC)")
     key = hashlib.sha256("\0".join((SOURCE.read_text(), _compiler_version(cc), " ".join(FLAGS),
                                     _cpu_id())).encode()).hexdigest()[:24]
-    out = _cache_dir() / f"wmma-{key}.so"
+    out = cachedir.root() / "native" / f"wmma-{key}.so"
     if out.exists():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
