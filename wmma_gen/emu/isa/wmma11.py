@@ -78,8 +78,8 @@ from wmma_gen import layouts, numerics
 from wmma_gen.errors import EmulatorFault
 
 from . import wmma_native
-from .wmma_f32acc import fused_f32_acc, require_replicated
-from .wmma_regs import RegPlan, index_plan, into, inverse, reg_view
+from .wmma_f32acc import fused_f32_acc
+from .wmma_regs import RegPlan, index_plan, into, inverse, reg_view, require_replicated
 
 FAMILY = "gfx11"
 T = layouts.TILE          # 16

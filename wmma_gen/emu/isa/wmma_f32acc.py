@@ -42,7 +42,7 @@ import threading
 import numpy as np
 
 from . import wmma_native
-from .wmma_regs import NotReplicated, RegPlan, into
+from .wmma_regs import RegPlan, into, require_replicated
 
 _F16_MASK = np.int32(-0x70002000)           # 0x8FFFE000: bit 31 and bits 27..13
 _HIGH_HALF = np.int32(-0x10000)              # 0xFFFF0000
@@ -119,15 +119,6 @@ def _layouts(plans):
     pa, pb, pc = plans
     return ((pa.lane_map, pa.elem_map, 2, True), (pb.lane_map, pb.elem_map, 2, False),
             (pc.lane_map, pc.elem_map, 1, False))
-
-
-def require_replicated(*operands, first_wave: int = 0) -> None:
-    """gfx11: lanes 16-31 of each A/B operand (W, 32, R) equal lanes 0-15, else NotReplicated
-    (first_wave: the operands' wave 0 in the instruction's group; waves before it are done)."""
-    for x in operands:
-        x = np.asarray(x)
-        if (x[:, 16:] != x[:, :16]).any():
-            raise NotReplicated(first_wave)
 
 
 def fused_f32_acc(a, b, c, t: str, plans, out: np.ndarray | None = None, replicated: bool = False,

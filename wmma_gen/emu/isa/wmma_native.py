@@ -12,7 +12,7 @@ import threading
 import numpy as np
 
 from .. import native
-from .wmma_regs import NotReplicated
+from .wmma_regs import NotReplicated, require_replicated
 
 # element and accumulator codes of wmma.c
 F16, BF16, U8, I8, U4, I4 = range(6)
@@ -103,9 +103,7 @@ def run(a, b, c, layouts, types: tuple[int, int, int], out=None, replicated: boo
         if fallback is None:
             return None
         if replicated:
-            for x in (a[k:], b[k:]):
-                if (x[:, 16:] != x[:, :16]).any():
-                    raise NotReplicated(k)
+            require_replicated(a[k:], b[k:], first_wave=k)
         np.copyto(regs[:, k:], np.asarray(fallback(a[k:], b[k:], c[k:]), np.uint32).transpose(2, 0, 1))
     elif code != 0:
         raise RuntimeError(f"native WMMA kernel returned {code} (more than 8 VGPRs in an operand, "

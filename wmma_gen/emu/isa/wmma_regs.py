@@ -96,6 +96,15 @@ class RegPlan:
         return out
 
 
+def require_replicated(*operands, first_wave: int = 0) -> None:
+    """gfx11: lanes 16-31 of each A/B operand (W, 32, R) equal lanes 0-15, else NotReplicated
+    (first_wave: the operands' wave 0 in the instruction's group; waves before it are done)."""
+    for x in operands:
+        x = np.asarray(x)
+        if (x[:, 16:] != x[:, :16]).any():
+            raise NotReplicated(first_wave)
+
+
 def into(out, d):
     """D (W, 32, R) written to the (R, W, 32) block `out` when given (WmmaOp.writes_out)."""
     if out is None:
