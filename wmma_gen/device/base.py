@@ -116,6 +116,17 @@ class Device(ABC):
         `args` are the explicit kernel arguments in order: Buffers (or raw addresses) for
         global_buffer args, numbers for by_value args."""
 
+    def enqueue(self, kernel, grid: tuple[int, int, int], block: tuple[int, int, int], args: Sequence[Arg],
+                stream=None, host_spans: Sequence[tuple[int, int]] = ()) -> None:
+        """Launch without timing it and without waiting (the device-resident path,
+        launcher.launch_into). `stream`: the caller's stream handle (None: the device's own).
+        `host_spans`: byte ranges of host memory the arguments point into, for devices that
+        can map host memory (the emulator); others refuse them."""
+        if host_spans:
+            raise DeviceError(f"host memory operands are not allowed on device {self.name}: its kernels "
+                              "cannot address host pointers")
+        self.launch(kernel, grid, block, args)
+
     @abstractmethod
     def sync(self) -> None:
         """Wait until every launch and copy issued so far has finished."""

@@ -6,7 +6,11 @@ decoded by wmma_gen.emu.decode) wave by wave on emulated global memory. Its Timi
 """
 from __future__ import annotations
 
+import ctypes
+from contextlib import contextmanager
 from typing import Sequence
+
+import numpy as np
 
 from ..errors import DeviceError
 from ..targets import get_target
@@ -31,6 +35,51 @@ def _global_memory_cls():
     if cls is None:
         from ..emu.run.device_memory import GlobalMemory as cls
     return cls
+
+
+def _merge(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Union of byte ranges (views of one tensor, e.g. packed q/k/v, overlap or interleave)."""
+    out: list[list[int]] = []
+    for lo, hi in sorted(spans):
+        if out and lo <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], hi)
+        else:
+            out.append([lo, hi])
+    return [(lo, hi) for lo, hi in out]
+
+
+@contextmanager
+def host_mapping(mem, spans: Sequence[tuple[int, int]]):
+    """Yields translate(arg) -> the address the emulator must use for a host pointer."""
+    regions = _merge(spans)
+    if hasattr(mem, "map"):               # host-visible memory: device address == host address
+        for lo, hi in regions:
+            mem.map(lo, hi - lo)
+        try:
+            yield lambda a: a
+        finally:
+            for lo, _ in regions:
+                mem.unmap(lo)
+        return
+    shadows = []
+    try:
+        for lo, hi in regions:
+            addr = mem.alloc(hi - lo)
+            shadows.append((lo, hi, addr))
+            mem.write(addr, ctypes.string_at(lo, hi - lo))
+
+        def translate(a):
+            if isinstance(a, (int, np.integer)) and not isinstance(a, bool):
+                for lo, hi, addr in shadows:
+                    if lo <= a < hi:
+                        return addr + (int(a) - lo)
+            return a
+        yield translate
+        for lo, hi, addr in shadows:     # after a fault nothing is written back
+            ctypes.memmove(lo, mem.read(addr, hi - lo), hi - lo)
+    finally:
+        for _, _, addr in shadows:
+            mem.free(addr)
 
 
 class EmuDevice(Device):
@@ -65,6 +114,19 @@ class EmuDevice(Device):
             prog = _emu().Program.from_code_object(kernel.hsaco, kernel.name)
             self._programs[kernel.key] = prog
         return prog
+
+    def enqueue(self, kernel, grid, block, args: Sequence[Arg], stream=None,
+                host_spans: Sequence[tuple[int, int]] = ()) -> None:
+        """Run now (the emulator has no queue). Pointers into `host_spans` (numpy arrays, torch
+        CPU tensors) are host memory the kernel reads and writes in place: mapped into the
+        emulator's memory when it can map host memory, else staged through emulator buffers
+        for the launch (copied in before, back after; bytes the kernel does not write are
+        written back unchanged). `stream` is accepted and ignored: work is ordered anyway."""
+        if not host_spans:
+            self.launch(kernel, grid, block, args)
+            return
+        with host_mapping(self.mem, host_spans) as translate:
+            self.launch(kernel, grid, block, [translate(a) for a in args])
 
     def launch(self, kernel, grid, block, args: Sequence[Arg]) -> Timing:
         family = get_target(kernel.arch).family

@@ -283,6 +283,20 @@ class HipDevice(Device):
                                                         ctypes.addressof(extra[0])),
                f"hipModuleLaunchKernel({kernel.name})")
 
+    def enqueue(self, kernel, grid, block, args: Sequence[Arg], stream=None, host_spans=()) -> None:
+        """One hipModuleLaunchKernel on `stream` (the caller's handle, e.g. torch's
+        current_stream().cuda_stream; None: this device's stream). No event, no sync, no copy.
+        `host_spans` (CPU operands) are refused on a GPU, except on an emulator-backed runtime
+        whose device can address host memory (tests/hipstub), where they pass through."""
+        if host_spans and self.source == "hip":
+            raise DeviceError(f"host memory operands are not allowed on GPU {self.device_id} ({self.arch}): "
+                              "move the tensors to the GPU first (wmma_gen never copies them silently)")
+        grid, block, extra = self._packed(kernel, grid, block, args)
+        fn = self.function(kernel)
+        _check(self.hip, self.hip.hipModuleLaunchKernel(fn, *grid, *block, 0, self.stream if stream is None else stream,
+                                                        None, ctypes.addressof(extra[0])),
+               f"hipModuleLaunchKernel({kernel.name})")
+
     def _events(self):
         return [_check(self.hip, self.hip.hipEventCreate(), "hipEventCreate") for _ in range(2)]
 

@@ -1,21 +1,29 @@
-"""The one launch path: Signature + code object metadata + host arrays -> a launch.
+"""The one launch path: Signature + code object metadata + operands -> a launch.
 
-Used by the ops API, the correctness gate, the sweep objective and the GPU timer alike.
+Two ways in, one binding underneath (`bind`):
 
-    with Prepared(compiled, signature, problem, device, arrays) as run:
+    launch_into(compiled, signature, problem, device, operands, stream=None)
+        operands: {name: Operand} for EVERY buffer argument (in, out, inout, workspace), already
+        on the device (device/operand.py: torch tensors, DLPack, numpy arrays). No alloc, no
+        copy, no sync: one enqueue on `stream` (the caller's; None = the device's own).
+
+    with Prepared(compiled, signature, problem, device, arrays) as run:   # numpy host arrays
         timing = run.launch()          # as often as needed (the timer launches repeatedly)
         outputs = run.read()           # {name: numpy array} for every out/inout argument
-
     launch(compiled, signature, problem, device, arrays) -> (outputs, timing)   # one shot
 
-Checks before anything is allocated: every argument of the signature matches the kernel's
-metadata `.args` (buffers are global_buffer, scalars by_value of their size), every host
-array has the dtype and shape the signature requires, a unit inner stride and
-non-negative outer strides. Arrays are passed *as viewed*: the byte span the view covers
-is uploaded without a host copy and its element strides go to the stride scalars (a batch
-broadcast with stride 0 costs nothing). A view with a non-unit inner stride or a negative
-stride is copied once to C order (`copied` lists them). Index math in the kernels is 32-bit
-(compiler/pipeline.py), so every buffer span must stay below 2**31 elements.
+`bind` checks before anything is allocated or launched: every argument of the signature
+matches the kernel's metadata `.args` (buffers are global_buffer, scalars by_value of their
+size); every operand has the dtype and shape the signature requires, lives on one device,
+has a unit inner stride and non-negative strides, and dims without a stride argument are
+C-contiguous; an output does not overlap itself (stride 0). Element strides go to the stride
+scalars (a batch broadcast with stride 0 costs nothing). Index math in the kernels is 32-bit
+(compiler/pipeline.py), so every operand's span must stay below 2**31 elements.
+
+The numpy path uploads each array's span as viewed (strides kept); a view the kernel cannot
+address (non-unit inner stride, negative stride, a stride on a dim without a stride argument)
+is copied once to C order first, and that copy lives as long as the Prepared (`copied` lists
+them).
 """
 from __future__ import annotations
 
@@ -29,8 +37,12 @@ from ..errors import DeviceError
 from ..kernels.signature import NUMPY_STORAGE, SCALAR_BYTES, KArg, Problem, Signature
 from .base import Buffer, Device, Timing
 from .kernargs import explicit_args
+from .operand import Operand, as_operand
 
 MAX_SPAN_ELEMS = 2 ** 31 - 1
+# operand dtypes each storage dtype accepts (same bytes)
+ACCEPTS = {"f16": ("f16",), "bf16": ("bf16",), "f32": ("f32",), "i32": ("i32",), "i8": ("i8", "u8"),
+           "i4": ("u8", "i8"), "fp8": ("u8", "fp8"), "bf8": ("u8", "bf8")}
 
 
 def check_binding(sig: Signature, metadata) -> None:
@@ -46,15 +58,109 @@ def check_binding(sig: Signature, metadata) -> None:
                               f"metadata offset {m.offset}: {m.kind} of {m.size} bytes")
 
 
-@dataclass
-class _View:
-    """A host array as the kernel will see it: the bytes of its span and element strides."""
-    raw: np.ndarray            # uint8 bytes, no copy unless `copied`
-    strides: tuple[int, ...]   # element strides of every dim
-    copied: bool
+def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
+    out, acc = [], 1
+    for n in reversed(shape):
+        out.insert(0, acc if n > 1 else 0)
+        acc *= n
+    return tuple(out)
 
 
-def _view(a: KArg, x, shape: tuple[int, ...]) -> _View:
+def layout_problem(a: KArg, shape: tuple[int, ...], strides: tuple[int, ...]) -> str:
+    """Why the kernel cannot address an operand of `strides` for argument `a` ("" if it can)."""
+    st = tuple(s if n > 1 else 0 for n, s in zip(shape, strides))
+    if any(s < 0 for s in st):
+        return f"negative strides {strides}"
+    if st and st[-1] not in (0, 1):
+        return f"inner stride {strides[-1]} (the last dim must be contiguous)"
+    free = len(a.strides)               # dims 0..free-1 take any stride, the rest are C order
+    want = _contiguous(shape)
+    if any(s != w for s, w in zip(st[free:], want[free:])):
+        return (f"strides {strides} (dims {free}.. must be C-contiguous {want[free:]}"
+                + (": this argument takes no strides" if not free else "") + ")")
+    if a.role in ("out", "inout", "workspace") and any(n > 1 and s == 0 for n, s in zip(shape, st)):
+        return f"stride 0 on an output dim (strides {strides}): elements would overlap"
+    return ""
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One launch, checked: explicit kernarg values in order, grid, and the operands' devices."""
+    values: tuple
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    device: str                                  # "cpu" or "rocm:<id>" of every operand
+    host_spans: tuple[tuple[int, int], ...]      # byte ranges of CPU operands (emulator mapping)
+
+
+def _scalar(sig: Signature, a: KArg, owners, ops: Mapping[str, Operand], problem) -> "int | float":
+    if a.name in owners:
+        bname, dim = owners[a.name]
+        op = ops[bname]
+        v = op.strides[dim] if op.shape[dim] > 1 else 0
+    elif a.value is not None:
+        v = a.value(problem)
+    else:
+        raise DeviceError(f"scalar {a.name} of kernel {sig.kernel} has no value source")
+    if a.dtype == "i32" and not -2 ** 31 <= int(v) < 2 ** 31:
+        raise DeviceError(f"scalar {a.name}={v} is not allowed: it must fit a signed 32-bit kernel argument")
+    if a.dtype == "f32" and not abs(float(v)) <= float(np.finfo(np.float32).max):
+        raise DeviceError(f"scalar {a.name}={v} is not allowed: a finite value in the f32 range")
+    return int(v) if a.dtype == "i32" else float(v)
+
+
+def bind(compiled, sig: Signature, problem: Problem, operands: Mapping[str, object]) -> Bound:
+    """Check `operands` against the signature and the code object; nothing is launched."""
+    check_binding(sig, compiled.metadata)
+    unknown = set(operands) - {a.name for a in sig.buffers}
+    if unknown:
+        raise DeviceError(f"operands {sorted(unknown)} are not allowed: kernel {sig.kernel} takes buffers "
+                          f"{', '.join(a.name for a in sig.buffers)}")
+    shapes = sig.shapes(problem)
+    ops: dict[str, Operand] = {}
+    for a in sig.buffers:
+        if a.name not in operands:
+            raise DeviceError(f"argument {a.name} is missing: kernel {sig.kernel} needs it "
+                              f"({a.role}, shape {shapes[a.name]}, {a.dtype})")
+        op = as_operand(operands[a.name], a.name)
+        if op.dtype not in ACCEPTS[a.dtype]:
+            raise DeviceError(f"argument {a.name}.dtype={op.dtype} is not allowed: {a.dtype} is stored as "
+                              f"{' or '.join(ACCEPTS[a.dtype])}")
+        if op.shape != shapes[a.name]:
+            raise DeviceError(f"argument {a.name}.shape={op.shape} is not allowed: the signature requires "
+                              f"{shapes[a.name]} for this problem")
+        why = layout_problem(a, op.shape, op.strides)
+        if why:
+            raise DeviceError(f"argument {a.name} is not allowed with {why}; pass a contiguous copy")
+        lo, hi = op.span()
+        if (hi - lo) // op.itemsize > MAX_SPAN_ELEMS:
+            raise DeviceError(f"argument {a.name} spans {(hi - lo) // op.itemsize} elements, not allowed: "
+                              "kernels index with 32 bits (< 2**31 elements per buffer)")
+        ops[a.name] = op
+    where = {op.where() for op in ops.values()}
+    if len(where) > 1:
+        raise DeviceError("operands on different devices are not allowed: "
+                          + ", ".join(f"{n} on {op.where()}" for n, op in ops.items()))
+    owners = sig.stride_owner()
+    values = tuple(_scalar(sig, a, owners, ops, problem) if a.role == "scalar" else ops[a.name].ptr
+                   for a in sig.args)
+    spans = tuple(op.span() for op in ops.values() if op.device == "cpu" and op.size)
+    return Bound(values, tuple(int(g) for g in sig.grid(problem)), sig.block,
+                 where.pop() if where else "cpu", spans)
+
+
+def launch_into(compiled, sig: Signature, problem: Problem, device: Device, operands: Mapping[str, object],
+                stream=None) -> Bound:
+    """Bind and enqueue once on `stream`; outputs land in the caller's operands. Returns the
+    Bound (relaunch it with device.enqueue(compiled, b.grid, b.block, b.values, ...))."""
+    b = bind(compiled, sig, problem, operands)
+    device.enqueue(compiled, b.grid, b.block, b.values, stream=stream, host_spans=b.host_spans)
+    return b
+
+
+# ---- numpy host arrays: upload, bind, launch, read back --------------------------------------
+def _host_operand(a: KArg, x, shape: tuple[int, ...]) -> tuple[np.ndarray, Operand]:
+    """(the host array to upload -- x or one C-order copy of it, its Operand view)."""
     if not isinstance(x, np.ndarray):
         raise DeviceError(f"argument {a.name}={type(x).__name__} is not allowed: a numpy array "
                           f"of shape {shape} and storage dtype {a.dtype}")
@@ -66,23 +172,14 @@ def _view(a: KArg, x, shape: tuple[int, ...]) -> _View:
         raise DeviceError(f"argument {a.name}.shape={tuple(x.shape)} is not allowed: the signature "
                           f"requires {shape} for this problem")
     item = x.itemsize
-    live = [(n, st) for n, st in zip(x.shape, x.strides) if n > 1]
-    needs_copy = any(st < 0 or st % item for _, st in live) or (
-        x.ndim and x.shape[-1] > 1 and x.strides[-1] != item) or (a.role == "inout" and not x.flags.c_contiguous)
-    copied = bool(x.size) and needs_copy
-    if copied:
-        x = np.ascontiguousarray(x)
-    # size-1 dims are never stepped: stride 0 (numpy leaves arbitrary values there)
+    odd = any(n > 1 and st % item for n, st in zip(x.shape, x.strides))
     strides = tuple(st // item if n > 1 else 0 for n, st in zip(x.shape, x.strides))
-    span = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if x.size else 0
-    if span > MAX_SPAN_ELEMS:
-        raise DeviceError(f"argument {a.name} spans {span} elements, not allowed: kernels index with "
-                          f"32 bits (< 2**31 elements per buffer)")
-    if not span:
-        return _View(np.zeros(0, np.uint8), strides, copied)
-    addr = x.__array_interface__["data"][0]
-    raw = np.frombuffer((ctypes.c_uint8 * (span * item)).from_address(addr), np.uint8)
-    return _View(raw, strides, copied)
+    if x.size and (odd or layout_problem(a, x.shape, strides)):
+        x = np.ascontiguousarray(x)
+        strides = _contiguous(x.shape)
+    op = Operand(int(x.__array_interface__["data"][0]), tuple(x.shape), strides, ACCEPTS[a.dtype][0], "cpu", 0,
+                 x, a.name)
+    return x, op
 
 
 @dataclass
@@ -103,55 +200,51 @@ class Prepared:
             raise DeviceError(f"arrays {sorted(unknown)} are not allowed: kernel {sig.kernel} takes inputs "
                               f"{', '.join(sig.inputs) or '(none)'}")
         self.shapes = sig.shapes(problem)
-        views: dict[str, _View] = {}
+        hosts: dict[str, tuple[np.ndarray, Operand]] = {}
         for a in sig.buffers:                       # check every input before allocating
             if a.role in ("in", "inout"):
                 if a.name not in self.arrays:
                     raise DeviceError(f"argument {a.name} is missing: kernel {sig.kernel} needs it "
                                       f"(shape {self.shapes[a.name]}, {a.dtype})")
-                views[a.name] = _view(a, self.arrays[a.name], self.shapes[a.name])
-        self.copied = tuple(n for n, v in views.items() if v.copied)
-        owners = sig.stride_owner()
+                hosts[a.name] = _host_operand(a, self.arrays[a.name], self.shapes[a.name])
+        self.copied = tuple(n for n, (x, _) in hosts.items() if x is not self.arrays[n])
         self.bufs: dict[str, Buffer] = {}
-        self.values: list = []
+        operands: dict[str, Operand] = {}
         try:
-            for a in sig.args:
-                if a.role == "scalar":
-                    self.values.append(self._scalar(a, owners, views, problem))
-                    continue
-                v = views.get(a.name)
-                nbytes = v.raw.nbytes if v is not None else a.nbytes(problem)
-                buf = self.device.alloc(max(nbytes, 4))
-                self.bufs[a.name] = buf
-                if v is not None:
-                    self.device.copy_in(buf, v.raw)
+            for a in sig.buffers:
+                storage = ACCEPTS[a.dtype][0]
+                if a.name in hosts:
+                    x, hop = hosts[a.name]
+                    lo, hi = hop.span()
+                    buf = self._alloc(a.name, hi - lo)
+                    if hi > lo:   # the bytes the view covers, from its lowest address (strides >= 0)
+                        self.device.copy_in(buf, _host_bytes(lo, hi))
+                    operands[a.name] = Operand(buf.addr, hop.shape, hop.strides, storage, "cpu", 0, buf, a.name)
                 else:
+                    nbytes = a.nbytes(problem)
+                    buf = self._alloc(a.name, nbytes)
                     self.device.copy_in(buf, (b"\x7f" if a.init == "poison" else b"\0") * nbytes)
-                self.values.append(buf)
+                    operands[a.name] = Operand(buf.addr, self.shapes[a.name], _contiguous(self.shapes[a.name]),
+                                               storage, "cpu", 0, buf, a.name)
+            self.bound = bind(self.compiled, sig, problem, operands)
         except BaseException:
             self.close()
             raise
-        self.views = views
+        self._keep = hosts                           # copies live as long as the buffers
 
-    def _scalar(self, a: KArg, owners, views, problem):
-        if a.name in owners:
-            bname, dim = owners[a.name]
-            if bname in views:
-                v = views[bname].strides[dim]
-            else:   # launcher-allocated buffers are C-contiguous
-                shape = self.shapes[bname]
-                v = int(np.prod(shape[dim + 1:], dtype=np.int64))
-        elif a.value is not None:
-            v = a.value(problem)
-        else:
-            raise DeviceError(f"scalar {a.name} of kernel {self.sig.kernel} has no value source")
-        if a.dtype == "i32" and not -2 ** 31 <= int(v) < 2 ** 31:
-            raise DeviceError(f"scalar {a.name}={v} is not allowed: it must fit a signed 32-bit kernel argument")
-        return int(v) if a.dtype == "i32" else float(v)
+    def _alloc(self, name: str, nbytes: int) -> Buffer:
+        buf = self.device.alloc(max(nbytes, 4))
+        self.bufs[name] = buf
+        return buf
+
+    @property
+    def values(self) -> list:
+        """Kernel argument values: the Buffers (checked live by the device) and scalars."""
+        return [self.bufs[a.name] if a.is_buffer else v for a, v in zip(self.sig.args, self.bound.values)]
 
     @property
     def grid(self) -> tuple[int, int, int]:
-        return tuple(int(g) for g in self.sig.grid(self.problem))
+        return self.bound.grid
 
     def launch(self) -> Timing:
         t = self.device.launch(self.compiled, self.grid, self.sig.block, self.values)
@@ -163,10 +256,8 @@ class Prepared:
         out = {}
         for name in (self.sig.outputs if names is None else names):
             a = self.sig.arg(name)
-            shape = self.shapes[name]
-            nbytes = a.nbytes(self.problem)
-            raw = self.device.copy_out(self.bufs[name], nbytes)
-            out[name] = np.frombuffer(raw, NUMPY_STORAGE[a.dtype][0]).reshape(shape).copy()
+            raw = self.device.copy_out(self.bufs[name], a.nbytes(self.problem))
+            out[name] = np.frombuffer(raw, NUMPY_STORAGE[a.dtype][0]).reshape(self.shapes[name]).copy()
         return out
 
     def close(self) -> None:
@@ -182,6 +273,11 @@ class Prepared:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _host_bytes(lo: int, hi: int) -> np.ndarray:
+    """The host bytes [lo, hi) as uint8, without a copy (the caller keeps their owner alive)."""
+    return np.frombuffer((ctypes.c_uint8 * (hi - lo)).from_address(lo), np.uint8)
 
 
 def launch(compiled, sig: Signature, problem: Problem, device: Device,
