@@ -19,7 +19,7 @@ import numpy as np
 from ... import hostdata
 from ...compiler import compile_mlir
 from ...device.launcher import launch
-from ...device.select import get_device
+from ...device.select import arch_of, get_device
 from ...targets import get_target
 from .combine import build_attention_combine
 from .defaults import default_schedule
@@ -80,12 +80,13 @@ def run_attention(inp, arch: str, device, schedule: AttentionSchedule | None = N
 
 def attention(q, k, v, *, causal: bool = False, window=None, scale=None, return_lse: bool = False,
               cu_seqlens_q=None, cu_seqlens_k=None, layout: str = "bshd", dtype: str | None = None,
-              arch: str = "gfx1100", device=None, schedule: AttentionSchedule | None = None):
+              arch: str | None = None, device=None, schedule: AttentionSchedule | None = None):
     """Flash-attention forward on a WMMA kernel (see the module doc). Bad input raises
     ValueError naming the argument before anything is compiled or launched."""
     inp = forward_inputs(q, k, v, causal=causal, window=window, scale=scale, return_lse=return_lse,
                          cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, layout=layout, dtype=dtype)
-    outs, _ = run_attention(inp, arch, get_device(device), schedule)
+    dev = get_device(device)
+    outs, _ = run_attention(inp, arch_of(dev, arch), dev, schedule)
     o = _user_array(outs["O"], inp.problem.dtype)
     return (o, outs["LSE"]) if return_lse else o
 

@@ -10,18 +10,19 @@ or float32 with out_dtype="f32".
 """
 from __future__ import annotations
 
-from ...device.select import get_device
+from ...device.select import arch_of, get_device
 from ..attention.api import _user_array
 from .run import run_backward
 
 
 def attention_backward(q, k, v, o, do, lse, *, causal: bool = False, window=None, scale=None,
                        cu_seqlens_q=None, cu_seqlens_k=None, layout: str = "bshd", dtype: str | None = None,
-                       out_dtype: str = "same", arch: str = "gfx1100", device=None, schedule=None):
+                       out_dtype: str = "same", arch: str | None = None, device=None, schedule=None):
     """(dq, dk, dv) shaped like (q, k, v). Bad input raises ValueError naming the argument
     before anything is compiled or launched."""
+    dev = get_device(device)
     grads = run_backward(q, k, v, o, do, lse, scale=scale, causal=causal, window=window,
                          cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, layout=layout, dtype=dtype,
-                         out_dtype=out_dtype, arch=arch, device=get_device(device), schedule=schedule)
+                         out_dtype=out_dtype, arch=arch_of(dev, arch), device=dev, schedule=schedule)
     infer = "bf16" if dtype == "bf16" else "f16"
     return tuple(g if out_dtype == "f32" else _user_array(g, infer) for g in grads)

@@ -21,7 +21,7 @@ import numpy as np
 from ... import hostdata
 from ...device.base import Device, Timing
 from ...device.launcher import launch
-from ...device.select import get_device
+from ...device.select import arch_of, get_device
 from ...errors import ScheduleError
 from ...targets import get_target
 from .build import GemmKernel, compile_gemm
@@ -95,13 +95,14 @@ def _f32_scalar(name: str, v) -> float:
 
 
 def gemm(a, b, *, dtype: str | None = None, acc: str | None = None, out_dtype: str | None = None,
-         arch: str = "gfx1100", device: "str | Device | None" = None, schedule: "Schedule | dict | None" = None,
+         arch: str | None = None, device: "str | Device | None" = None, schedule: "Schedule | dict | None" = None,
          layout: str = "NN", c=None, alpha: float = 1.0, beta: float = 0.0, bias=None,
          activation: str | None = None, unsigned: bool = False) -> np.ndarray:
     """C = act(alpha * op(a) @ op(b) + beta * c + bias) on a WMMA kernel (see module doc).
 
     device: "auto" (default: a visible GPU through hip-python, else the emulator), "emu",
-    "hip" or a Device. schedule: a Schedule (or its dict); default: the exported tuned
+    "hip" (alias "cuda") or a Device. arch: None = the GPU's own, or on the emulator
+    WMMA_GEN_ARCH (default gfx1100); an arch that differs from the GPU's is refused. schedule: a Schedule (or its dict); default: the exported tuned
     schedule for (arch, dtype, shape) when one exists, else a fitted default.
     alpha, beta: applied in f32 by the epilogue, so they are rounded to the nearest f32 here
     (as BLAS libraries do with f32 compute scalars; 0.1 -> 0.100000001...); the reference
@@ -109,6 +110,8 @@ def gemm(a, b, *, dtype: str | None = None, acc: str | None = None, out_dtype: s
     Returns (M, N), or (batch, M, N) when any operand has a batch axis; dtype float32 for
     f32/bf16 outputs (bf16 values), float16 for f16, int32 for i32."""
     alpha, beta = _f32_scalar("alpha", alpha), _f32_scalar("beta", beta)
+    dev = get_device(device)
+    arch = arch_of(dev, arch)
     a, b = hostdata._numeric(a, "a"), hostdata._numeric(b, "b")
     if dtype is None:
         dtype = hostdata.infer_dtype(a, b, unsigned=unsigned)
@@ -142,7 +145,7 @@ def gemm(a, b, *, dtype: str | None = None, acc: str | None = None, out_dtype: s
     s = schedule if schedule is not None else default_schedule(d, arch)
     key = spec_key(d, s, {"m": d.m, "n": d.n, "k": d.k, "batch": batch},
                    {x: _strides(stored[x]) for x in ("A", "B")})
-    out, _timing = run_gemm(compile_gemm(d, s, arch, key=key), get_device(device), stored)
+    out, _timing = run_gemm(compile_gemm(d, s, arch, key=key), dev, stored)
     return out if batched else out[0]
 
 

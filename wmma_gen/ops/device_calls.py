@@ -1,0 +1,217 @@
+"""Device-resident entry points: the ops on operands that already live where the caller keeps
+them (torch tensors on a ROCm GPU, DLPack arrays, CPU memory for the emulator).
+
+    gemm_into(a, b, c, *, layout, bias, c0, alpha, beta, activation, unsigned, ...)
+    attention_into(q, k, v, o, lse=None, *, causal, window, scale, cu_seqlens_q, cu_seqlens_k,
+                   max_seqlen_q, max_seqlen_k, layout, ...)
+    attention_backward_into(q, k, v, o, do, lse, dq, dk, dv, *, same keywords)
+
+Outputs are written into the caller's operands; every call is one or more enqueues on
+`stream` (the caller's; None = the device's own) through launcher.launch_into: no host copy,
+no sync. Scratch buffers a plan needs (split-K partials, split-KV partials, the backward's
+delta) come from `alloc(shape, dtype, zero=False) -> Operand` (default: numpy memory for CPU
+operands; GPU callers pass their own, e.g. torch.empty on the device).
+
+Device and arch come from the operands (device/select.device_for): ROCm memory -> that GPU and
+its arch, CPU memory -> the emulator (WMMA_GEN_ARCH or gfx1100). Sizes and kernels are chosen
+once per distinct call shape and kept (`_plans`); later calls of that shape only bind pointers.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..device.launcher import launch_into
+from ..device.operand import Operand, as_operand
+from ..device.select import device_for
+from ..errors import DeviceError, ScheduleError
+from .plans import Plan, cached_plan
+
+OUT_OF = {"f16": ("f16", "f32"), "bf16": ("bf16", "f32"), "i8": ("i32",), "u8": ("i32",),
+          "fp8": ("f32", "f16", "bf16"), "bf8": ("f32", "f16", "bf16")}
+
+
+def numpy_alloc(keep: list):
+    """alloc(shape, dtype, zero) over numpy memory (CPU operands); `keep` holds the arrays."""
+    np_dtype = {"f32": np.float32, "i32": np.int32, "f16": np.float16, "bf16": np.uint16}
+
+    def alloc(shape, dtype, zero=False):
+        a = np.zeros(shape, np_dtype[dtype])
+        keep.append(a)
+        return as_operand(a, "scratch", dtype)
+    return alloc
+
+
+def _run(plan: Plan, device, operands: dict, alloc, stream) -> None:
+    """Enqueue the plan's kernels in order; a buffer no operand provides is allocated once
+    (contiguous) and shared by name with the later kernels (e.g. delta, O_part)."""
+    ops = dict(operands)
+    for step in plan.steps:
+        for a in step.sig.buffers:
+            if a.name not in ops:
+                ops[a.name] = alloc(step.sig.shapes(plan.problem)[a.name], a.dtype, zero=a.init == "zero")
+        feed = {a.name: ops[a.name] for a in step.sig.buffers}
+        launch_into(step.compiled, step.sig, plan.problem, device, feed, stream)
+
+
+def _place(named: dict, device, arch, alloc):
+    """(device, arch, alloc) for these operands."""
+    if device is None:
+        device, arch = device_for(named, arch)
+    else:
+        from ..device.select import arch_of, get_device
+        device = get_device(device)
+        arch = arch_of(device, arch)
+    keep: list = []
+    if alloc is None:
+        if any(op.device != "cpu" for op in named.values() if op is not None):
+            raise DeviceError("alloc=None is not allowed for GPU operands: pass alloc(shape, dtype, zero) "
+                              "returning scratch memory on their device (e.g. torch.empty)")
+        alloc = numpy_alloc(keep)
+    return device, arch, alloc, keep
+
+
+# ---- GEMM ------------------------------------------------------------------------------------
+def _as3(op: Operand, name: str, batch: int | None = None) -> Operand:
+    if op.ndim == 2:
+        return op.view((1,) + op.shape, (0,) + op.strides)
+    if op.ndim != 3:
+        raise ScheduleError(f"{name}.shape", op.shape, "2-D (rows, cols) or 3-D (batch, rows, cols)")
+    return op
+
+
+def gemm_into(a, b, c, *, layout: str = "NN", bias=None, c0=None, alpha: float = 1.0, beta: float = 0.0,
+              activation: str | None = None, unsigned: bool = False, device=None, arch: str | None = None,
+              stream=None, alloc=None) -> None:
+    """c = act(alpha * op(a) @ op(b) + beta * c0 + bias), written into c (see the module doc).
+    a, b as stored ('T' = that operand stored transposed: a (K, M), b (N, K)), 2-D or with a
+    leading batch axis (2-D broadcasts); c (M, N) or (batch, M, N), its dtype the output's;
+    bias f32 (N,). Any outer strides are passed to the kernel; the inner stride must be 1."""
+    A, B, C = as_operand(a, "a"), as_operand(b, "b"), as_operand(c, "c")
+    named = {"a": A, "b": B, "c": C}
+    if bias is not None:
+        named["bias"] = as_operand(bias, "bias")
+    if c0 is not None:
+        named["c0"] = as_operand(c0, "c0")
+    layout = layout.upper() if isinstance(layout, str) else layout
+    if A.dtype != B.dtype:
+        raise ScheduleError("b.dtype", B.dtype, f"{A.dtype}, the dtype of a")
+    if A.dtype not in OUT_OF:
+        raise ScheduleError("a.dtype", A.dtype, f"one of {', '.join(OUT_OF)}")
+    if C.dtype not in OUT_OF[A.dtype]:
+        raise ScheduleError("c.dtype", C.dtype, f"one of {', '.join(OUT_OF[A.dtype])} for {A.dtype} inputs")
+    device, arch, alloc, _keep = _place(named, device, arch, alloc)
+    A3, B3, C3 = _as3(A, "a"), _as3(B, "b"), _as3(C, "c")
+    C03 = _as3(named["c0"], "c0") if "c0" in named else None
+    dtype = "i8" if A.dtype == "u8" else A.dtype
+    plan = cached_plan("gemm", arch, dtype=dtype, layout=layout, a=(A3.shape, A3.strides), b=(B3.shape, B3.strides),
+                       c=C3.shape, out=C.dtype, bias=None if bias is None else named["bias"].shape,
+                       beta=float(beta), alpha=float(alpha), activation=activation or "",
+                       unsigned=bool(unsigned or A.dtype == "u8"), c0=None if C03 is None else C03.shape)
+    batch = plan.problem["batch"]
+    ops = {"A": _batch_view(A3, batch), "B": _batch_view(B3, batch), "C": C3}
+    if C03 is not None:
+        ops["C0"] = _batch_view(C03, batch)
+    if bias is not None:
+        ops["bias"] = named["bias"]
+    _run(plan, device, ops, alloc, stream)
+
+
+def _batch_view(op: Operand, batch: int) -> Operand:
+    """A (1, r, c) operand broadcast over `batch` (stride 0: no copy)."""
+    if op.shape[0] == batch:
+        return op
+    return op.view((batch,) + op.shape[1:], (0,) + op.strides[1:])
+
+
+# ---- attention -------------------------------------------------------------------------------
+def _attention_named(q, k, v, o, lse, extra: dict) -> dict:
+    named = {"q": as_operand(q, "q"), "k": as_operand(k, "k"), "v": as_operand(v, "v"), "o": as_operand(o, "o")}
+    if lse is not None:
+        named["lse"] = as_operand(lse, "lse")
+    for n, x in extra.items():
+        if x is not None:
+            named[n] = as_operand(x, n)
+    return named
+
+
+def _attention_plan(op: str, named: dict, arch: str, *, causal, window, scale, max_seqlen_q, max_seqlen_k,
+                    layout, out_dtype=None) -> Plan:
+    cu_q, cu_k = named.get("cu_seqlens_q"), named.get("cu_seqlens_k")
+    if (cu_q is None) != (cu_k is None):
+        raise ScheduleError("cu_seqlens_k" if cu_k is None else "cu_seqlens_q", None,
+                            "an int32 offsets tensor: varlen needs both cu_seqlens_q and cu_seqlens_k")
+    varlen = cu_q is not None
+    seqlens = None
+    if varlen:
+        for n in ("cu_seqlens_q", "cu_seqlens_k"):
+            if named[n].dtype != "i32" or named[n].ndim != 1:
+                raise ScheduleError(f"{n}", f"{named[n].dtype} {named[n].shape}", "a 1-D int32 tensor of batch + 1 offsets")
+        seqlens = _host_seqlens(cu_q, cu_k, max_seqlen_q, max_seqlen_k)
+    q, k, v, o = (named[n] for n in ("q", "k", "v", "o"))
+    return cached_plan(op, arch, q=q.shape, k=k.shape, v=v.shape, o=o.shape, dtype=q.dtype,
+                       dtypes=tuple((n, x.dtype) for n, x in named.items()),
+                       lse=named["lse"].shape if "lse" in named else None, causal=bool(causal),
+                       window=None if window is None else tuple(window), scale=scale, layout=layout,
+                       seqlens=seqlens, cu=(cu_q.shape if varlen else None), out_dtype=out_dtype)
+
+
+def _host_seqlens(cu_q: Operand, cu_k: Operand, max_q, max_k) -> tuple:
+    """(max_seqlen_q, max_seqlen_k) -- read from CPU offsets (checked there), or the caller's
+    values for GPU offsets (never copied to the host: flash-attn's contract)."""
+    if cu_q.device == "cpu" and cu_k.device == "cpu":
+        qs = _np_view(cu_q).astype(np.int64)
+        ks = _np_view(cu_k).astype(np.int64)
+        return ("host", tuple(int(x) for x in qs), tuple(int(x) for x in ks))
+    for n, x in (("max_seqlen_q", max_q), ("max_seqlen_k", max_k)):
+        if not isinstance(x, (int, np.integer)) or isinstance(x, bool) or x < 0:
+            raise ScheduleError(n, x, "an int >= 0 (the longest sequence): GPU cu_seqlens are not read on the host")
+    return ("device", int(max_q), int(max_k))
+
+
+def _np_view(op: Operand) -> np.ndarray:
+    """A read-only numpy view of a CPU int32 operand (no copy)."""
+    import ctypes
+    n = op.size
+    raw = np.frombuffer((ctypes.c_int32 * max(n, 1)).from_address(op.ptr), np.int32)[:n] if n else np.zeros(0, np.int32)
+    if op.ndim == 1 and op.shape[0] > 1 and op.strides[0] != 1:
+        raw = np.lib.stride_tricks.as_strided(raw, op.shape, (op.strides[0] * 4,))
+    return raw
+
+
+def attention_into(q, k, v, o, lse=None, *, causal: bool = False, window=None, scale=None, cu_seqlens_q=None,
+                   cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None, layout: str = "bshd", device=None,
+                   arch: str | None = None, stream=None, alloc=None) -> None:
+    """Flash-attention forward into o (and lse when given): see the module doc and
+    wmma_gen.attention for shapes, masks (bottom-right causal), GQA and varlen."""
+    named = _attention_named(q, k, v, o, lse, {"cu_seqlens_q": cu_seqlens_q, "cu_seqlens_k": cu_seqlens_k})
+    device, arch, alloc, _keep = _place(named, device, arch, alloc)
+    plan = _attention_plan("attention", named, arch, causal=causal, window=window, scale=scale,
+                           max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, layout=layout)
+    ops = {"Q": named["q"], "K": named["k"], "V": named["v"], "O": named["o"]}
+    if "lse" in named:
+        ops["LSE"] = named["lse"]
+    for n in ("cu_seqlens_q", "cu_seqlens_k"):
+        if n in named:
+            ops[n] = named[n]
+    _run(plan, device, ops, alloc, stream)
+
+
+def attention_backward_into(q, k, v, o, do, lse, dq, dk, dv, *, causal: bool = False, window=None, scale=None,
+                            cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None,
+                            layout: str = "bshd", device=None, arch: str | None = None, stream=None,
+                            alloc=None) -> None:
+    """dq, dk, dv of flash attention from the forward's o and lse, written into dq/dk/dv
+    (their dtype: the inputs' or f32). Deterministic: no atomics."""
+    named = _attention_named(q, k, v, o, lse, {"do": do, "dq": dq, "dk": dk, "dv": dv,
+                                               "cu_seqlens_q": cu_seqlens_q, "cu_seqlens_k": cu_seqlens_k})
+    device, arch, alloc, _keep = _place(named, device, arch, alloc)
+    out = named["dq"].dtype
+    for n in ("dk", "dv"):
+        if named[n].dtype != out:
+            raise ScheduleError(f"{n}.dtype", named[n].dtype, f"{out}, the dtype of dq")
+    plan = _attention_plan("attention_bwd", named, arch, causal=causal, window=window, scale=scale,
+                           max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, layout=layout,
+                           out_dtype="f32" if out == "f32" else "same")
+    ops = {n: x for n, x in named.items() if n not in ("lse",)}
+    ops["lse"] = named["lse"]
+    _run(plan, device, ops, alloc, stream)
