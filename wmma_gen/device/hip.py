@@ -297,6 +297,23 @@ class HipDevice(Device):
                                                         None, ctypes.addressof(extra[0])),
                f"hipModuleLaunchKernel({kernel.name})")
 
+    def enqueue_packed(self, kernel, grid, block, segment: bytearray, stream=None, host: bool = False) -> None:
+        """enqueue with a kernarg segment already packed (device/template.py): the repeat-call
+        path. host: some pointers are host memory (refused on a GPU, as in enqueue)."""
+        if host and self.source == "hip":
+            raise DeviceError(f"host memory operands are not allowed on GPU {self.device_id} ({self.arch}): "
+                              "move the tensors to the GPU first (wmma_gen never copies them silently)")
+        if kernel.arch != self.arch:
+            raise DeviceError(f"kernel arch={kernel.arch} is not allowed on GPU {self.device_id}: it is {self.arch}")
+        buf = (ctypes.c_char * len(segment)).from_buffer(segment)
+        size = ctypes.c_size_t(len(segment))
+        extra = (ctypes.c_void_p * 5)(_PARAM_BUFFER_POINTER, ctypes.addressof(buf),
+                                      _PARAM_BUFFER_SIZE, ctypes.addressof(size), _PARAM_END)
+        _check(self.hip, self.hip.hipModuleLaunchKernel(self.function(kernel), *grid, *block, 0,
+                                                        self.stream if stream is None else stream, None,
+                                                        ctypes.addressof(extra)),
+               f"hipModuleLaunchKernel({kernel.name})")
+
     def _events(self):
         return [_check(self.hip, self.hip.hipEventCreate(), "hipEventCreate") for _ in range(2)]
 

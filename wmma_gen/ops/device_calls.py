@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..device.launcher import launch_into
+from ..device.launcher import bind, launch_into
+from ..device.template import Template, layout_key
 from ..device.operand import Operand, as_operand
 from ..device.select import device_for
 from ..errors import DeviceError, ScheduleError
@@ -49,8 +50,18 @@ def _run(plan: Plan, device, operands: dict, alloc, stream) -> None:
         for a in step.sig.buffers:
             if a.name not in ops:
                 ops[a.name] = alloc(step.sig.shapes(plan.problem)[a.name], a.dtype, zero=a.init == "zero")
-        feed = {a.name: ops[a.name] for a in step.sig.buffers}
-        launch_into(step.compiled, step.sig, plan.problem, device, feed, stream)
+        feed = {a.name: as_operand(ops[a.name], a.name) for a in step.sig.buffers}
+        packed = getattr(device, "enqueue_packed", None)
+        host = any(op.device == "cpu" for op in feed.values())
+        if packed is None:          # the emulator: maps host memory per launch (speed is not its point)
+            launch_into(step.compiled, step.sig, plan.problem, device, feed, stream)
+            continue
+        key = layout_key(feed)
+        t = step.templates.get(key)
+        if t is None:      # first call of this layout: the full checks, then keep the packing
+            t = step.templates[key] = Template.build(step.compiled, step.sig, bind(step.compiled, step.sig,
+                                                                                  plan.problem, feed))
+        packed(step.compiled, t.grid, t.block, t.pack(feed), stream, host=host)
 
 
 def _place(named: dict, device, arch, alloc):
@@ -63,11 +74,15 @@ def _place(named: dict, device, arch, alloc):
         arch = arch_of(device, arch)
     keep: list = []
     if alloc is None:
-        if any(op.device != "cpu" for op in named.values() if op is not None):
-            raise DeviceError("alloc=None is not allowed for GPU operands: pass alloc(shape, dtype, zero) "
-                              "returning scratch memory on their device (e.g. torch.empty)")
         alloc = numpy_alloc(keep)
+        if any(op.device != "cpu" for op in named.values() if op is not None):
+            alloc = _no_alloc
     return device, arch, alloc, keep
+
+
+def _no_alloc(shape, dtype, zero=False):
+    raise DeviceError(f"alloc=None is not allowed here: this call needs a scratch buffer {shape} {dtype} on the "
+                      "GPU; pass alloc(shape, dtype, zero) returning one on the operands' device (e.g. torch.empty)")
 
 
 # ---- GEMM ------------------------------------------------------------------------------------

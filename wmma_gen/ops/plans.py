@@ -11,7 +11,7 @@ the numpy API uses (exported tuned file for the arch, else the default).
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 import numpy as np
@@ -25,6 +25,7 @@ MAX_PLANS = 512
 class Step:
     compiled: object
     sig: object
+    templates: dict = field(default_factory=dict, compare=False)   # device/template.py, per layout
 
 
 @dataclass(frozen=True)
