@@ -123,9 +123,9 @@ def _from_numpy(a: np.ndarray, name: str, dtype: str | None) -> Operand:
 def as_operand(x, name: str = "x", dtype: str | None = None) -> Operand:
     """An Operand over x's memory (no copy). dtype overrides the inferred storage name where
     the element type does not say it (uint16 bits -> "bf16", uint8 -> "fp8")."""
-    if isinstance(x, Operand):
-        op = x
-    elif isinstance(x, np.ndarray):
+    if isinstance(x, Operand):    # already one: kept as it is (its own name), the repeat-call path
+        return x if dtype is None or dtype == x.dtype else x.with_dtype(dtype)
+    if isinstance(x, np.ndarray):
         op = _from_numpy(x, name, dtype)
     elif _is_torch(x):
         op = _from_torch(x, name)
@@ -135,7 +135,4 @@ def as_operand(x, name: str = "x", dtype: str | None = None) -> Operand:
     else:
         raise DeviceError(f"{name}={type(x).__name__} is not allowed: a torch.Tensor, a numpy array or an "
                           "object with __dlpack__ (kDLCPU or kDLROCM memory)")
-    if dtype is not None and dtype != op.dtype:
-        op = op.with_dtype(dtype)
-    return op if op.name == name else Operand(op.ptr, op.shape, op.strides, op.dtype, op.device,
-                                              op.device_id, op.owner, name)
+    return op if dtype is None or dtype == op.dtype else op.with_dtype(dtype)

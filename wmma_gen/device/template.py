@@ -39,6 +39,12 @@ class Template:
             names.append(name)
         return cls(grid, block, segment, tuple(names), fmt)
 
+    def pack_ptrs(self, ptrs: dict) -> bytearray:
+        """The segment with the addresses `ptrs` ({buffer name: address}) patched in."""
+        seg = bytearray(self.segment)
+        struct.pack_into(self.fmt, seg, 0, *(ptrs[n] for n in self.pointers))
+        return seg
+
     def pack(self, feed: dict) -> bytearray:
         seg = bytearray(self.segment)
         struct.pack_into(self.fmt, seg, 0, *(feed[n].ptr for n in self.pointers))

@@ -18,12 +18,15 @@ once per distinct call shape and kept (`_plans`); later calls of that shape only
 """
 from __future__ import annotations
 
+import os
+from collections import OrderedDict
+
 import numpy as np
 
 from ..device.launcher import bind, launch_into
 from ..device.template import Template, layout_key
 from ..device.operand import Operand, as_operand
-from ..device.select import device_for
+from ..device.select import _route, device_for
 from ..errors import DeviceError, ScheduleError
 from .plans import Plan, cached_plan
 
@@ -42,17 +45,24 @@ def numpy_alloc(keep: list):
     return alloc
 
 
-def _run(plan: Plan, device, operands: dict, alloc, stream) -> None:
+_fast: "OrderedDict[tuple, tuple]" = OrderedDict()   # call key -> (device, ((compiled, Template), ...), host)
+MAX_FAST = 1024
+
+
+def _run(plan: Plan, device, operands: dict, alloc, stream, fast_key: tuple | None = None) -> None:
     """Enqueue the plan's kernels in order; a buffer no operand provides is allocated once
-    (contiguous) and shared by name with the later kernels (e.g. delta, O_part)."""
+    (contiguous) and shared by name with the later kernels (e.g. delta, O_part). A plan that
+    needed no scratch and ran on prepacked templates is remembered under `fast_key`."""
     ops = dict(operands)
+    used, scratch, host = [], False, False
     for step in plan.steps:
         for a in step.sig.buffers:
             if a.name not in ops:
+                scratch = True
                 ops[a.name] = alloc(step.sig.shapes(plan.problem)[a.name], a.dtype, zero=a.init == "zero")
         feed = {a.name: as_operand(ops[a.name], a.name) for a in step.sig.buffers}
         packed = getattr(device, "enqueue_packed", None)
-        host = any(op.device == "cpu" for op in feed.values())
+        host = host or any(op.device == "cpu" for op in feed.values())
         if packed is None:          # the emulator: maps host memory per launch (speed is not its point)
             launch_into(step.compiled, step.sig, plan.problem, device, feed, stream)
             continue
@@ -62,6 +72,30 @@ def _run(plan: Plan, device, operands: dict, alloc, stream) -> None:
             t = step.templates[key] = Template.build(step.compiled, step.sig, bind(step.compiled, step.sig,
                                                                                   plan.problem, feed))
         packed(step.compiled, t.grid, t.block, t.pack(feed), stream, host=host)
+        used.append((step.compiled, t))
+    if fast_key is not None and not scratch and len(used) == len(plan.steps):
+        _fast[fast_key] = (device, tuple(used), host)
+        if len(_fast) > MAX_FAST:
+            _fast.popitem(last=False)
+
+
+def _fast_call(key: tuple, device, ptrs: dict, stream) -> bool:
+    """A repeat of a remembered call shape: patch the pointers and enqueue; False if unknown."""
+    hit = _fast.get(key)
+    if hit is None or (device is not None and not isinstance(device, str) and hit[0] is not device):
+        return False
+    dev, used, host = hit
+    for compiled, t in used:
+        dev.enqueue_packed(compiled, t.grid, t.block, t.pack_ptrs(ptrs), stream, host=host)
+    return True
+
+
+def _call_key(op: str, device, arch, named: dict, *flags) -> tuple:
+    """Everything a call's kernels and packing depend on besides addresses."""
+    dev = device if device is None or isinstance(device, str) else id(device)
+    route = getattr(_route, "value", None)
+    return (op, dev, arch, None if route is None else id(route[0]), os.environ.get("WMMA_GEN_ARCH"),
+            tuple((n, x.shape, x.strides, x.dtype, x.device, x.device_id) for n, x in named.items()), flags)
 
 
 def _place(named: dict, device, arch, alloc):
@@ -108,6 +142,11 @@ def gemm_into(a, b, c, *, layout: str = "NN", bias=None, c0=None, alpha: float =
     if c0 is not None:
         named["c0"] = as_operand(c0, "c0")
     layout = layout.upper() if isinstance(layout, str) else layout
+    fast = _call_key("gemm", device, arch, named, layout, alpha, beta, activation, unsigned)
+    ptrs = {"A": A.ptr, "B": B.ptr, "C": C.ptr, "bias": named["bias"].ptr if "bias" in named else 0,
+            "C0": named["c0"].ptr if "c0" in named else 0}
+    if _fast_call(fast, device, ptrs, stream):
+        return
     if A.dtype != B.dtype:
         raise ScheduleError("b.dtype", B.dtype, f"{A.dtype}, the dtype of a")
     if A.dtype not in OUT_OF:
@@ -128,7 +167,7 @@ def gemm_into(a, b, c, *, layout: str = "NN", bias=None, c0=None, alpha: float =
         ops["C0"] = _batch_view(C03, batch)
     if bias is not None:
         ops["bias"] = named["bias"]
-    _run(plan, device, ops, alloc, stream)
+    _run(plan, device, ops, alloc, stream, fast)
 
 
 def _batch_view(op: Operand, batch: int) -> Operand:
@@ -199,6 +238,12 @@ def attention_into(q, k, v, o, lse=None, *, causal: bool = False, window=None, s
     """Flash-attention forward into o (and lse when given): see the module doc and
     wmma_gen.attention for shapes, masks (bottom-right causal), GQA and varlen."""
     named = _attention_named(q, k, v, o, lse, {"cu_seqlens_q": cu_seqlens_q, "cu_seqlens_k": cu_seqlens_k})
+    varlen = "cu_seqlens_q" in named and named["cu_seqlens_q"].device == "cpu"   # host offsets: plan reads them
+    fast = None if varlen else _call_key("attention", device, arch, named, layout, causal,
+                                         None if window is None else tuple(window), scale, max_seqlen_q, max_seqlen_k)
+    names = {"q": "Q", "k": "K", "v": "V", "o": "O", "lse": "LSE"}
+    if fast is not None and _fast_call(fast, device, {names.get(n, n): x.ptr for n, x in named.items()}, stream):
+        return
     device, arch, alloc, _keep = _place(named, device, arch, alloc)
     plan = _attention_plan("attention", named, arch, causal=causal, window=window, scale=scale,
                            max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, layout=layout)
@@ -208,7 +253,7 @@ def attention_into(q, k, v, o, lse=None, *, causal: bool = False, window=None, s
     for n in ("cu_seqlens_q", "cu_seqlens_k"):
         if n in named:
             ops[n] = named[n]
-    _run(plan, device, ops, alloc, stream)
+    _run(plan, device, ops, alloc, stream, fast)
 
 
 def attention_backward_into(q, k, v, o, do, lse, dq, dk, dv, *, causal: bool = False, window=None, scale=None,
