@@ -15,3 +15,22 @@ def _isolated_cache(tmp_path_factory):
         os.environ.pop("WMMA_GEN_CACHE_DIR", None)
     else:
         os.environ["WMMA_GEN_CACHE_DIR"] = old
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_user_dirs(tmp_path_factory):
+    # The schedule lookup reads $WMMA_GEN_SCHEDULES and the user data dir before the shipped
+    # files, and export/sweep write to the user data dir by default: point both at a session
+    # tmp dir so a user's own exported schedules never change a test, and tests write nothing
+    # outside pytest's tmp dirs (issue 24 item 7). WMMA_GEN_LOG is cleared for the same reason.
+    d = tmp_path_factory.mktemp("xdg_data")
+    saved = {k: os.environ.get(k) for k in ("XDG_DATA_HOME", "WMMA_GEN_SCHEDULES", "WMMA_GEN_LOG")}
+    os.environ["XDG_DATA_HOME"] = str(d)
+    os.environ.pop("WMMA_GEN_SCHEDULES", None)
+    os.environ.pop("WMMA_GEN_LOG", None)
+    yield d
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v

@@ -1,105 +1,95 @@
-"""Exported attention schedules (schedules/<arch>-attention-<dtype>.json) and their lookup.
+"""Exported attention schedules (<arch>-attention-<dtype>.json) and their lookup.
 
-    {"schema": "wmma_gen/attention_schedules", "schema_version": 1, "arch": "gfx1100",
-     "op": "attention", "dtype": "f16", "generated": "...", "wmma_gen_version": "...",
-     "entries": [{"head_dim": 128, "causal": false, "bucket": {"seq": 4096},
-                  "schedule": {<every AttentionSchedule field>}, "tflops": 61.2, "unit": "TFLOP/s",
-                  "source": "model" | "hip", "validated": true, "isa_hash": "...", ...}]}
+The format, the shared checks and the search path ($WMMA_GEN_SCHEDULES > user dir > shipped)
+are wmma_gen/schedule_files.py's, as for every op. An attention entry:
 
-Entries are read back through the same validators as user input (AttentionSchedule.from_dict
-and its named checks against the directive and target). `lookup(arch, directive, seq_k)`
-returns the schedule of the entry with the same head_dim and mask whose sequence bucket is
-nearest (|log2 Sk/bucket|), or None -- the caller then uses its default. A file that fails
-validation is refused with a warning naming the file and field (never a crash).
+    {"head_dim": 128, "causal": false, "bucket": {"seq": 4096},
+     "schedule": {<every AttentionSchedule field>}, "tflops": 61.2, "unit": "TFLOP/s",
+     "source": "model" | "hip", "validated": true, "isa_hash": "...", ...}
+
+is read back through the same validators as user input (AttentionDirective,
+AttentionSchedule.from_dict and its named checks against the directive and target).
+`lookup(arch, directive, seq_k)` returns the schedule of the entry with the same head_dim and
+mask, legal for the directive, whose sequence bucket is nearest (|log2 Sk/bucket|), from the
+first file in the search path that has one, or None -- the caller then uses its default. A
+file that fails validation is skipped with a warning naming the file and field (never a crash).
 """
 from __future__ import annotations
 
-import json
 import math
-import warnings
 from pathlib import Path
 
+from ... import schedule_files as sf
 from ...errors import ScheduleError
+from ...schedule_files import SCHEMA, SCHEMA_VERSION, SOURCES, ScheduleFileError, ScheduleFileWarning  # noqa: F401
 from ...targets import get_target
 from .schedule import AttentionSchedule
 
-SCHEMA = "wmma_gen/attention_schedules"
-SCHEMA_VERSION = 1
-SOURCES = ("hip", "model")
-DEFAULT_DIR = Path(__file__).resolve().parents[3] / "schedules"
+OP = "attention"
+DTYPES = ("f16", "bf16")
+HEAD_DIMS = (32, 64, 80, 96, 128, 256)
+DEFAULT_DIR = sf.SHIPPED_DIR     # the shipped files (last in the search path)
 
 
-class AttentionScheduleFileWarning(UserWarning):
-    """An exported attention schedule file was refused; the default schedule is used."""
+class AttentionScheduleFileWarning(ScheduleFileWarning):
+    """An exported attention schedule file was refused; the next file or the default is used."""
 
 
 def file_name(arch: str, dtype: str) -> str:
-    return f"{arch}-attention-{dtype}.json"
+    return sf.file_name(arch, OP, dtype)
 
 
-def _need(ok: bool, path, field: str, value, allowed: str) -> None:
-    if not ok:
-        raise ScheduleError(f"{path}: {field}", value, allowed)
-
-
-def read_document(doc, path, schema: str, version: int):
-    """The checks every attention schedule document shares (header, and per entry: validated,
-    source, bucket): returns (target, dtype, [(where, entry, seq)]) or raises ScheduleError
-    naming the file and field. Op-specific schedule checks are the caller's."""
-    _need(isinstance(doc, dict), path, "document", type(doc).__name__, "a JSON object")
-    _need(doc.get("schema") == schema, path, "schema", doc.get("schema"), repr(schema))
-    _need(doc.get("schema_version") == version, path, "schema_version", doc.get("schema_version"), str(version))
-    arch, dtype = doc.get("arch"), doc.get("dtype")
-    try:
-        t = get_target(arch)
-    except ScheduleError:
-        _need(False, path, "arch", arch, "a known target")
-    _need(dtype in ("f16", "bf16"), path, "dtype", dtype, "f16 or bf16")
-    entries = doc.get("entries")
-    _need(isinstance(entries, list), path, "entries", type(entries).__name__, "a list")
-    out = []
-    for i, e in enumerate(entries):
-        where = f"entries[{i}]"
-        _need(isinstance(e, dict), path, where, type(e).__name__, "an object")
-        _need(e.get("validated") is True, path, f"{where}.validated", e.get("validated"),
-              "true (only schedules whose correctness gate passed are exported)")
-        _need(e.get("source") in SOURCES, path, f"{where}.source", e.get("source"), " or ".join(SOURCES))
-        seq = (e.get("bucket") or {}).get("seq")
-        _need(isinstance(seq, int) and seq > 0, path, f"{where}.bucket.seq", seq, "a positive integer")
-        out.append((where, e, seq))
-    return t, dtype, out
+def entry_key(e: dict, where: str, path) -> tuple[int, bool, int]:
+    """(head_dim, causal, seq) of an entry -- the key both attention ops' files share."""
+    hd, causal, seq = e.get("head_dim"), e.get("causal"), e["bucket"].get("seq")
+    sf.need(hd in HEAD_DIMS and not isinstance(hd, bool), path, f"{where}.head_dim", hd,
+            f"one of {', '.join(map(str, HEAD_DIMS))}")
+    sf.need(isinstance(causal, bool), path, f"{where}.causal", causal, "true or false")
+    sf.need(isinstance(seq, int) and not isinstance(seq, bool) and seq > 0, path, f"{where}.bucket.seq", seq,
+            "a positive integer")
+    return hd, causal, seq
 
 
 def parse(doc, path="<memory>") -> list[dict]:
-    """The validated entries of a document (ScheduleError naming file and field otherwise)."""
+    """The validated entries of a document (ScheduleFileError naming file and field otherwise)."""
     from .directive import AttentionDirective
-    t, dtype, entries = read_document(doc, path, SCHEMA, SCHEMA_VERSION)
+    h = sf.header(doc, path, OP, DTYPES)
     out = []
-    for where, e, seq in entries:
+    for where, e in h.entries:
+        hd, causal, seq = entry_key(e, where, path)
         try:
-            d = AttentionDirective(dtype, e.get("head_dim"), causal=e.get("causal"))
-            s = AttentionSchedule.from_dict(e.get("schedule") or {})
+            d = AttentionDirective(h.dtype, hd, causal=causal)
+            s = AttentionSchedule.from_dict(e["schedule"])
         except (ScheduleError, TypeError) as err:
-            _need(False, path, f"{where}.schedule", e.get("schedule"), f"a legal schedule ({err})")
-        bad = s.problems(d, t)
-        _need(not bad, path, f"{where}.schedule", s.to_dict(), "; ".join(bad) or "legal")
-        out.append({"head_dim": d.head_dim, "causal": d.causal, "seq": seq, "schedule": s})
+            raise ScheduleFileError(path, f"{where}.schedule", e["schedule"], f"a legal schedule ({err})") from None
+        bad = s.problems(d, h.target)
+        sf.need(not bad, path, f"{where}.schedule", s.to_dict(), "; ".join(bad) or "legal")
+        out.append({"head_dim": hd, "causal": causal, "seq": seq, "schedule": s, "tflops": float(e["tflops"]),
+                    "source": e["source"]})
     return out
 
 
+def load_file(path) -> list[dict]:
+    return sf.load(path, parse)
+
+
+def nearest(entries: list[dict], seq_k: int) -> dict:
+    return min(entries, key=lambda e: abs(math.log2(max(seq_k, 1) / e["seq"])))
+
+
+def bucket(e: dict) -> str:
+    return f"head_dim={e['head_dim']} causal={e['causal']} seq={e['seq']}"
+
+
 def lookup(arch: str, d, seq_k: int, directory: str | Path | None = None) -> AttentionSchedule | None:
-    path = Path(directory or DEFAULT_DIR) / file_name(arch, d.dtype)
-    if not path.is_file():
-        return None
-    try:
-        entries = parse(json.loads(path.read_text()), path)
-    except (ScheduleError, ValueError, OSError) as e:
-        warnings.warn(f"{path} refused, using the default schedule: {e}", AttentionScheduleFileWarning, stacklevel=2)
-        return None
-    same = [e for e in entries if e["head_dim"] == d.head_dim and e["causal"] == d.causal]
     t = get_target(arch)
-    same = [e for e in same if not e["schedule"].problems(d, t)]   # e.g. window/varlen flags differ
-    if not same:
-        return None
-    best = min(same, key=lambda e: abs(math.log2(max(seq_k, 1) / e["seq"])))
-    return best["schedule"]
+
+    def pick(entries):
+        same = [e for e in entries if e["head_dim"] == d.head_dim and e["causal"] == d.causal
+                and not e["schedule"].problems(d, t)]     # e.g. window/varlen flags differ
+        return nearest(same, seq_k) if same else None
+
+    key = f"head_dim={d.head_dim} causal={d.causal} window={d.window} varlen={d.varlen} seq_k={seq_k}"
+    e = sf.lookup(OP, arch, d.dtype, key, pick, load_file=load_file, bucket=bucket, shipped=DEFAULT_DIR,
+                  directory=directory, warning=AttentionScheduleFileWarning)
+    return e["schedule"] if e else None

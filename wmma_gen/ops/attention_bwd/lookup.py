@@ -1,60 +1,63 @@
-"""Exported attention-backward schedules (schedules/<arch>-attention_bwd-<dtype>.json) and
-their lookup: the forward's format (ops/attention/lookup.py) with AttentionBwdSchedule
-entries, validated by the backward schedule's own named checks. `lookup` returns the entry
-with the same head_dim and mask nearest in sequence length, or None (caller: default)."""
+"""Exported attention-backward schedules (<arch>-attention_bwd-<dtype>.json) and their lookup:
+the shared format and search path (wmma_gen/schedule_files.py) with the forward's entry key
+(head_dim, causal, bucket.seq; ops/attention/lookup.py) and AttentionBwdSchedule entries,
+validated by the backward schedule's own named checks. `lookup` returns the entry with the
+same head_dim and mask nearest in sequence length from the first file in the search path
+that has one, or None (caller: default)."""
 from __future__ import annotations
 
-import json
-import math
-import warnings
 from pathlib import Path
 
+from ... import schedule_files as sf
 from ...errors import ScheduleError
-from ..attention.lookup import DEFAULT_DIR, _need, read_document
+from ...schedule_files import SCHEMA, SCHEMA_VERSION, SOURCES, ScheduleFileError, ScheduleFileWarning  # noqa: F401
+from ...targets import get_target
+from ..attention.lookup import DTYPES, bucket, entry_key, nearest
 from .schedule import AttentionBwdSchedule
 
-SCHEMA = "wmma_gen/attention_bwd_schedules"
-SCHEMA_VERSION = 1
+OP = "attention_bwd"
+DEFAULT_DIR = sf.SHIPPED_DIR     # the shipped files (last in the search path)
 
 
-class AttentionBwdScheduleFileWarning(UserWarning):
-    """An exported backward schedule file was refused; the default schedule is used."""
+class AttentionBwdScheduleFileWarning(ScheduleFileWarning):
+    """An exported backward schedule file was refused; the next file or the default is used."""
 
 
 def file_name(arch: str, dtype: str) -> str:
-    return f"{arch}-attention_bwd-{dtype}.json"
+    return sf.file_name(arch, OP, dtype)
 
 
 def parse(doc, path="<memory>") -> list[dict]:
-    """The validated entries (shared checks: attention/lookup.read_document; here the
-    backward schedule's own named checks)."""
-    t, dtype, entries = read_document(doc, path, SCHEMA, SCHEMA_VERSION)
+    """The validated entries (shared checks: schedule_files.header and the forward's entry key;
+    here the backward schedule's own named checks)."""
+    h = sf.header(doc, path, OP, DTYPES)
     out = []
-    for where, e, seq in entries:
-        hd = e.get("head_dim")
-        _need(hd in (32, 64, 80, 96, 128, 256), path, f"{where}.head_dim", hd, "32, 64, 80, 96, 128 or 256")
+    for where, e in h.entries:
+        hd, causal, seq = entry_key(e, where, path)
         try:
-            s = AttentionBwdSchedule.from_dict(e.get("schedule") or {})
+            s = AttentionBwdSchedule.from_dict(e["schedule"])
         except (ScheduleError, TypeError) as err:
-            _need(False, path, f"{where}.schedule", e.get("schedule"), f"a legal schedule ({err})")
-        bad = s.problems(hd, dtype, t)
-        _need(not bad, path, f"{where}.schedule", s.to_dict(), "; ".join(bad) or "legal")
-        out.append({"head_dim": hd, "causal": bool(e.get("causal")), "seq": seq, "schedule": s})
+            raise ScheduleFileError(path, f"{where}.schedule", e["schedule"], f"a legal schedule ({err})") from None
+        bad = s.problems(hd, h.dtype, h.target)
+        sf.need(not bad, path, f"{where}.schedule", s.to_dict(), "; ".join(bad) or "legal")
+        out.append({"head_dim": hd, "causal": causal, "seq": seq, "schedule": s, "tflops": float(e["tflops"]),
+                    "source": e["source"]})
     return out
+
+
+def load_file(path) -> list[dict]:
+    return sf.load(path, parse)
 
 
 def lookup(arch: str, dtype: str, head_dim: int, causal: bool, seq_k: int,
            directory: str | Path | None = None) -> AttentionBwdSchedule | None:
-    path = Path(directory or DEFAULT_DIR) / file_name(arch, dtype)
-    if not path.is_file():
-        return None
-    try:
-        entries = parse(json.loads(path.read_text()), path)
-    except (ScheduleError, ValueError, OSError) as e:
-        warnings.warn(f"{path} refused, using the default schedule: {e}", AttentionBwdScheduleFileWarning,
-                      stacklevel=2)
-        return None
-    same = [e for e in entries if e["head_dim"] == head_dim and e["causal"] == causal]
-    if not same:
-        return None
-    return min(same, key=lambda e: abs(math.log2(max(seq_k, 1) / e["seq"])))["schedule"]
+    get_target(arch)
+
+    def pick(entries):
+        same = [e for e in entries if e["head_dim"] == head_dim and e["causal"] == causal]
+        return nearest(same, seq_k) if same else None
+
+    key = f"head_dim={head_dim} causal={causal} seq_k={seq_k}"
+    e = sf.lookup(OP, arch, dtype, key, pick, load_file=load_file, bucket=bucket, shipped=DEFAULT_DIR,
+                  directory=directory, warning=AttentionBwdScheduleFileWarning)
+    return e["schedule"] if e else None
