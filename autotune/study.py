@@ -1,6 +1,7 @@
 """Studies: one Optuna study per (arch, op, dtype, shape), stored so a killed sweep resumes.
 
-Storage (autotune/storage.py): by default an Optuna journal file, results/<arch>/optuna.journal
+Storage (autotune/storage.py): by default an Optuna journal file, <results>/<arch>/optuna.journal
+(results: the user's results dir by default, wmma_gen.userdirs)
 (append-only: a trial that finished is on disk); `--storage URL` takes sqlite:///file.db or a
 server RDB URL (postgresql://..., mysql://...), which has a heartbeat. A torn journal tail is
 cut (original kept as a .bak, one warning line); any other damage is a StorageError naming the
@@ -37,6 +38,7 @@ import optuna
 
 from wmma_gen.errors import DeviceError, ScheduleError
 from wmma_gen.targets import get_target
+from wmma_gen.userdirs import results_dir
 
 from . import reconcile as rec
 from .compile_pool import CompilePool
@@ -66,11 +68,11 @@ class SweepConfig:
     trials: int = 30
     timeout: Optional[float] = None      # seconds for the whole sweep
     device: str = "auto"                 # auto | hip | emu
-    storage: str = ""                    # "" -> results/<arch>/optuna.journal; path or RDB URL
+    storage: str = ""                    # "" -> <results>/<arch>/optuna.journal; path or RDB URL
     study_name: str = ""                 # prefix of every study name
     workers: int = 1
     seed: int = 0
-    results: str = "results"
+    results: str = field(default_factory=lambda: str(results_dir()))   # never a checkout's tracked results/
     domains: Optional[dict] = None       # narrowed knob domains (space.narrow)
     top_k: int = 3
     progress: bool = True

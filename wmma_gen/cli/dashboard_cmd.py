@@ -8,18 +8,19 @@ shows every worker's trials live. Serves on 127.0.0.1 unless --host says otherwi
 from __future__ import annotations
 
 from .ladder_cmd import default_storage
-from .options import arch_name, int_at_least, storage_url
+from .options import arch_name, existing_storage, int_at_least
 
 INSTALL = "pip install 'wmma-gen[dashboard]' (or: pip install optuna-dashboard)"
 
 
 def register(sub) -> None:
     p = sub.add_parser("dashboard", help="serve optuna-dashboard on a sweep's study storage (optional extra)")
-    p.add_argument("--storage", default="", type=storage_url,
-                   help="the sweeps' storage: postgresql://..., sqlite:///FILE.db or a journal file "
-                        "(default results/<arch>/optuna.journal, which needs --arch)")
+    p.add_argument("--storage", default="", type=existing_storage,
+                   help="the sweeps' storage: postgresql://..., sqlite:///FILE.db or a journal file, which must "
+                        "exist (default <results>/<arch>/optuna.journal, which needs --arch)")
     p.add_argument("--arch", default=None, type=arch_name, help="for the default journal of this target")
-    p.add_argument("--results", default="results", help="where the default journal lives (default ./results)")
+    p.add_argument("--results", default=None,
+                   help="where the default journal lives (default: the sweep's, $XDG_DATA_HOME/wmma_gen/results)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int_at_least(1, 65535), default=8080, help="port (default 8080)")
     p.set_defaults(func=run)

@@ -7,30 +7,40 @@ host, while workers are still running or after they are gone.
 """
 from __future__ import annotations
 
-from .options import add_json, arch_name, emit, int_at_least, known_ops, storage_url, writable_dir
+from .options import add_json, arch_name, emit, existing_storage, int_at_least, known_ops, writable_dir
 
 
 def register(sub) -> None:
     p = sub.add_parser("ladder", help="rebuild the ladders (parquet, csv, png) from a study storage alone")
-    p.add_argument("--storage", default="", type=storage_url,
-                   help="the sweeps' storage: postgresql://..., sqlite:///FILE.db or a journal file "
-                        "(default results/<arch>/optuna.journal, which needs --arch)")
+    p.add_argument("--storage", default="", type=existing_storage,
+                   help="the sweeps' storage: postgresql://..., sqlite:///FILE.db or a journal file, which must "
+                        "exist (default <results>/<arch>/optuna.journal, which needs --arch)")
     p.add_argument("--arch", default=None, type=arch_name, help="only this target's studies")
     p.add_argument("--op", default=None, choices=known_ops(), help="only this op's studies")
     p.add_argument("--study-name", default=None, help="only the studies of this campaign (sweep --study-name)")
     p.add_argument("--top-k", type=int_at_least(1), default=3, help="ladder rows per study (default 3)")
-    p.add_argument("--results", default="results", type=writable_dir, help="where the ladders go (default ./results)")
+    p.add_argument("--results", default=None, type=writable_dir,
+                   help="where the ladders go (default: the sweep's, $XDG_DATA_HOME/wmma_gen/results)")
     add_json(p)
     p.set_defaults(func=run)
+
+
+def results_of(args) -> str:
+    """--results, else the user's results dir (wmma_gen.userdirs; the sweep's default)."""
+    if not getattr(args, "results", None):
+        from ..userdirs import results_dir
+        args.results = str(results_dir())
+    return args.results
 
 
 def default_storage(args) -> str:
     from ..errors import ScheduleError
     if args.storage:
         return args.storage
+    results_of(args)
     if not args.arch:
         raise ScheduleError("--storage", "", "a storage URL or journal path, or --arch ARCH for the default "
-                                             "results/ARCH/optuna.journal")
+                                             f"{args.results}/ARCH/optuna.journal")
     from pathlib import Path
     journal = Path(args.results) / args.arch / "optuna.journal"
     if not journal.is_file():
@@ -46,6 +56,7 @@ def run(args) -> int:
 
     from ..targets import get_target
     url = default_storage(args)
+    results_of(args)
     found = studies(url, args.arch, args.op, args.study_name)
     info, lines = [], []
     for (arch, op), group in found.items():

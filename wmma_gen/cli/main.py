@@ -21,6 +21,7 @@ COMMANDS = {"targets": "targets_cmd", "doctor": "doctor", "compile": "compile_cm
             "demo": "demo_cmd", "emu": "emu_cmd"}
 COMMANDS["ladder"] = "ladder_cmd"          # issue 16: ladders rebuilt from a study storage alone
 COMMANDS["dashboard"] = "dashboard_cmd"    # issue 16: optuna-dashboard on a study storage
+COMMANDS["schedules"] = "schedules_cmd"    # issue 25: list/show/remove the schedule files the lookup reads
 
 
 def parser(only: str | None = None) -> argparse.ArgumentParser:

@@ -238,6 +238,22 @@ def storage_url(text: str) -> str:
     return text
 
 
+def existing_storage(text: str) -> str:
+    """Type for commands that only read a storage (export, ladder, dashboard): as storage_url,
+    and a journal or sqlite file must already exist -- reading never creates one (issue 24)."""
+    if not text:
+        return text
+    from autotune.storage import local_file
+    try:
+        f = local_file(text)
+    except Exception:       # an unparsable URL: storage_url says why
+        f = None
+    if f is not None and not f.exists():
+        raise _bad(f"{text!r}: {f} does not exist; this command only reads a storage a sweep wrote "
+                   "(pass the journal path or sqlite URL the sweep used)")
+    return storage_url(text)
+
+
 def ladder_source(text: str) -> str:
     """Type: a ladder .parquet/.csv file or a results directory (its content is checked on read)."""
     path = Path(text)

@@ -4,9 +4,9 @@
 sequence length). `--quick` without --op sweeps both. Each trial: validate -> compile ->
 correctness gate on the very object that is ranked (GPU, or the emulator) -> GPU time
 (source=hip) or the model's estimate (source=model). Studies live in an Optuna journal under
-results/<arch>/ (or --storage), so rerunning continues them. Writes
-results/<arch>/<op>_ladder.{parquet,csv,png}; `wmma-gen export` turns the ladders into
-schedules/*.json.
+results/<arch>/ (or --storage), so rerunning continues them. Writes <results>/<arch>/<op>_ladder.{parquet,csv,png}
+(--results; default the user's results dir, $XDG_DATA_HOME/wmma_gen/results: never a checkout's
+tracked results/); `wmma-gen export` turns the ladders into the user's schedule files.
 """
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def register(sub) -> None:
                    help="gate (and, on hip, timing) device; auto = a visible GPU, else the emulator + model")
     p.add_argument("--storage", default="", type=storage_url,
                    help="Optuna storage: a journal file path or an RDB URL (postgresql://..., sqlite:///...); "
-                        "default results/<arch>/optuna.journal")
+                        "default <results>/<arch>/optuna.journal")
     p.add_argument("--study-name", default="", type=study_prefix, help="prefix of every study name (separate campaigns)")
     p.add_argument("--workers", type=int_at_least(1, 256), default=1,
                    help="worker processes (each pinned to one GPU when several)")
@@ -59,7 +59,9 @@ def register(sub) -> None:
                    help="with --compile-workers: seconds one compile may take before its trial is pruned "
                         "and its worker replaced (default 600)")
     p.add_argument("--seed", type=int_at_least(0, 2**31 - 1), default=0, help="TPE sampler seed")
-    p.add_argument("--results", default="results", type=writable_dir, help="results directory (default ./results)")
+    p.add_argument("--results", default=None, type=writable_dir,
+                   help="results directory (default: the user's, $XDG_DATA_HOME/wmma_gen/results or "
+                        "~/.local/share/wmma_gen/results)")
     p.add_argument("--top-k", type=int_at_least(1), default=3, help="ladder rows per study")
     p.add_argument("--quick", action="store_true", help=f"small sweep (~1 min without a GPU): dtypes {QUICK['dtypes']}, "
                                                         f"shapes {QUICK['shapes']}, {QUICK['trials']} trials each")
@@ -93,6 +95,8 @@ def config_from(args, op: str = "gemm"):
     ...) and defaults come from the op's tuning adapter (autotune/ops/)."""
     from autotune.ops import adapter
     from autotune.study import SweepConfig
+
+    from ..userdirs import results_dir
     ad = adapter(op)
     base = ad.QUICK if args.quick else ad.DEFAULTS
     extra = ad.cli_fields(args, base)
@@ -104,7 +108,7 @@ def config_from(args, op: str = "gemm"):
     return SweepConfig(arch=args.arch, op=op, dtypes=dtypes, **extra,
                        trials=base["trials"] if args.trials is None else args.trials, timeout=args.timeout,
                        device=args.device, storage=args.storage, study_name=args.study_name, workers=args.workers,
-                       seed=args.seed, results=args.results, top_k=args.top_k,
+                       seed=args.seed, results=args.results or str(results_dir()), top_k=args.top_k,
                        compile_workers=args.compile_workers, compile_timeout=args.compile_timeout,
                        progress=not (args.no_progress or args.json))
 
@@ -177,7 +181,7 @@ def _run_op(args, op: str) -> int:
     sources = sorted({r["source"] for r in rows if r["source"]})
     note = ("\nnumbers are model estimates (no GPU): not measurements" if sources == ["model"] else "")
     tail = (f"ladder: {paths['parquet']}, {paths['csv']}, {paths['png']}\n"
-            f"next: wmma-gen export --arch {cfg.arch} --from {cfg.results}" if paths else
+            f"next: wmma-gen export --arch {cfg.arch}{_from(cfg.results)}" if paths else
             "no study has a validated schedule (see the pruned/failed counts; --timeout too short?): "
             "no ladder written")
     emit(args, info, f"{cfg.op}:\n{table(rows)}{note}\n"
@@ -185,3 +189,11 @@ def _run_op(args, op: str) -> int:
                      f"reconciled: {result.recovered} stale RUNNING trials (owner gone or heartbeat expired) "
                      f"failed and re-queued\n{tail}")
     return 0 if paths else 1
+
+
+def _from(results: str) -> str:
+    """The --from the export needs: none when the ladders are in its default results dir."""
+    import os
+
+    from ..userdirs import results_dir
+    return "" if os.path.realpath(results) == os.path.realpath(results_dir()) else f" --from {results}"
