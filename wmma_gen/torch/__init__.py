@@ -1,0 +1,21 @@
+"""wmma_gen.torch: the generated kernels on PyTorch tensors (pip install 'wmma-gen[torch]').
+
+    flash_attn_func, flash_attn_varlen_func      flash-attn 2's calls (bshd, bottom-right causal)
+    scaled_dot_product_attention                 SDPA's call (bhsd, top-left is_causal)
+    linear, matmul                               F.linear (+ fused bias/activation), a @ b
+    warmup(model, example_inputs) | warmup([problem, ...])   compile before step 1
+    launch_stream(handle)                        stream for CPU tensors routed to a HIP device
+
+Each op is a torch.library custom op (torch.ops.wmma_gen.attention / attention_backward / gemm)
+with a fake (meta) implementation and an autograd formula, so autograd and
+torch.compile(fullgraph=True) see one opaque op. Tensors on an AMD GPU (ROCm torch, device
+"cuda") run there on torch.cuda.current_stream(); CPU tensors run on the emulator (exact,
+slow). Nothing is copied to the host. `import wmma_gen` never imports this package (or torch).
+"""
+from .flash import flash_attn_func, flash_attn_varlen_func, scaled_dot_product_attention
+from .linear import linear, matmul
+from .runtime import launch_stream
+from .warmup import warmup
+
+__all__ = ["flash_attn_func", "flash_attn_varlen_func", "scaled_dot_product_attention", "linear", "matmul",
+           "warmup", "launch_stream"]

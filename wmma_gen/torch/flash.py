@@ -1,0 +1,149 @@
+"""flash-attn 2 and SDPA front ends over torch.ops.wmma_gen.attention (attention_ops.py).
+
+    flash_attn_func(q, k, v, ...)              q (B, Sq, H, D), k/v (B, Sk, Hkv, D); causal bottom-right
+    flash_attn_varlen_func(q, k, v, cu_q, cu_k, max_q, max_k, ...)   q (total_q, H, D); lse (H, total_q)
+    scaled_dot_product_attention(q, k, v, ...)  q (B, H, Sq, D), k/v (B, Hkv, Sk, D); is_causal TOP-LEFT
+
+SDPA's top-left causal (query i sees key j iff j <= i) in the kernel's bottom-right terms
+(visible iff i + off - left <= j <= i + off + right, off = Sk - Sq):
+    Sq == Sk   causal                          (off = 0: the two alignments agree)
+    Sq >  Sk   window (-1, Sq - Sk), not causal (i + off + Sq - Sk = i)
+    Sq <  Sk   causal on keys[:Sq] (a view)    (no query reaches key Sq or later; their grads are 0)
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import torch
+
+from ..ops.attention.directive import HEAD_DIMS
+from . import attention_ops  # noqa: F401  (registers torch.ops.wmma_gen.attention*)
+from .runtime import check_dtype, check_tensors
+
+DTYPES = ("f16", "bf16")
+
+
+def _refuse(**unsupported) -> None:
+    for name, (value, off) in unsupported.items():
+        if value is not None and value != off:
+            raise NotImplementedError(f"{name}={value!r} is not supported by wmma_gen attention "
+                                      f"(only {name}={off!r}); use flash-attn or torch SDPA for it")
+
+
+def _check(q, k, v, rank: int, layout_doc: str, names=("q", "k", "v")) -> int:
+    nq, nk, nv = names
+    for name, t in zip(names, (q, k, v)):
+        if t.dim() != rank:
+            raise ValueError(f"{name}.shape={tuple(t.shape)} is not allowed: {rank}-D {layout_doc}")
+        check_dtype(name, t, DTYPES)
+    if not q.dtype == k.dtype == v.dtype:
+        raise ValueError(f"{nk}.dtype={k.dtype}, {nv}.dtype={v.dtype} are not allowed: {q.dtype}, the dtype of {nq}")
+    d = q.shape[-1]
+    if d not in HEAD_DIMS:
+        raise ValueError(f"head_dim={d} ({nq}.shape[-1]) is not allowed: one of {', '.join(map(str, HEAD_DIMS))}")
+    if k.shape[-1] != d or v.shape[-1] != d:
+        raise ValueError(f"{nk}.shape={tuple(k.shape)}, {nv}.shape={tuple(v.shape)}: their head_dim must be {d} "
+                         f"like {nq}'s")
+    return d
+
+
+def _window(window_size) -> tuple[int, int]:
+    if window_size is None:
+        return -1, -1
+    left, right = window_size
+    return int(left), int(right)
+
+
+def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
+                    alibi_slopes=None, deterministic=False, return_attn_probs=False):
+    """flash-attn 2's flash_attn_func: q (B, Sq, H, D), k/v (B, Sk, Hkv, D) with Hkv dividing H
+    (GQA: query head h reads kv head h // (H // Hkv)); f16 or bf16; D one of HEAD_DIMS.
+    causal is bottom-right aligned; window_size=(left, right), -1 unbounded; softmax_scale
+    default 1/sqrt(D). Returns out (B, Sq, H, D), or (out, softmax_lse (B, H, Sq) f32, None)
+    with return_attn_probs=True (no probabilities: that needs dropout, which is unsupported).
+    The backward is always deterministic (`deterministic` is accepted and has no effect).
+    Tensors with a strided last dim are made contiguous on their device (one copy)."""
+    _refuse(dropout_p=(dropout_p, 0.0), softcap=(softcap, 0.0), alibi_slopes=(alibi_slopes, None))
+    check_tensors(q=q, k=k, v=v)
+    d = _check(q, k, v, 4, "(batch, seqlen, nheads, headdim) as flash-attn takes")
+    if q.shape[2] > q.shape[1]:
+        warnings.warn(f"flash_attn_func: q.shape={tuple(q.shape)} reads as seqlen={q.shape[1]} < nheads={q.shape[2]}; "
+                      "flash-attn's layout is (batch, seqlen, nheads, headdim) -- is this (batch, nheads, seqlen, "
+                      "headdim)? Use scaled_dot_product_attention for that layout.", stacklevel=2)
+    left, right = _window(window_size)
+    scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(d)
+    out, lse = torch.ops.wmma_gen.attention(q, k, v, None, None, q.shape[1], k.shape[1], bool(causal),
+                                            left, right, scale, "bshd")
+    return (out, lse, None) if return_attn_probs else out
+
+
+def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p=0.0,
+                           softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
+                           deterministic=False, return_attn_probs=False, block_table=None):
+    """flash-attn 2's flash_attn_varlen_func: q (total_q, H, D), k/v (total_k, Hkv, D) packed;
+    cu_seqlens_q/k int32 (batch + 1,) offsets on the tensors' device (GPU offsets are never
+    read on the host: max_seqlen_q/k must be right); an empty sequence is allowed (its rows
+    are absent). Returns out (total_q, H, D), or (out, softmax_lse (H, total_q) f32, None).
+    Masks and conventions as flash_attn_func, per sequence. block_table (paged KV) is
+    not supported."""
+    _refuse(dropout_p=(dropout_p, 0.0), softcap=(softcap, 0.0), alibi_slopes=(alibi_slopes, None),
+            block_table=(block_table, None))
+    check_tensors(q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k)
+    d = _check(q, k, v, 3, "(total, nheads, headdim) packed sequences")
+    for name, cu in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):
+        if cu.dtype != torch.int32 or cu.dim() != 1:
+            raise ValueError(f"{name} ({cu.dtype}, shape {tuple(cu.shape)}) is not allowed: a 1-D torch.int32 "
+                             "tensor of batch + 1 offsets")
+    left, right = _window(window_size)
+    scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(d)
+    out, lse = torch.ops.wmma_gen.attention(q, k, v, cu_seqlens_q.contiguous(), cu_seqlens_k.contiguous(),
+                                            int(max_seqlen_q), int(max_seqlen_k), bool(causal), left, right,
+                                            scale, "bshd")
+    return (out, lse, None) if return_attn_probs else out
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False, fallback=False):
+    """torch.nn.functional.scaled_dot_product_attention on wmma_gen kernels: query (B, H, Sq, D),
+    key/value (B, Hkv, Sk, D), is_causal TOP-LEFT aligned as SDPA's (see the module doc),
+    H != Hkv only with enable_gqa=True. attn_mask and dropout_p != 0 (or a dtype / head dim
+    the kernels lack) raise NotImplementedError/ValueError -- unless fallback=True, which
+    calls torch's own SDPA for exactly those calls (the caller's explicit choice)."""
+    problem = _sdpa_unsupported(query, key, value, attn_mask, dropout_p)
+    if problem is not None:
+        if fallback:
+            return torch.nn.functional.scaled_dot_product_attention(
+                query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
+                enable_gqa=enable_gqa)
+        raise problem
+    check_tensors(query=query, key=key, value=value)
+    h, hkv = query.shape[1], key.shape[1]
+    if h != hkv and not enable_gqa:
+        raise ValueError(f"key.shape[1]={hkv} heads differ from query's {h}: pass enable_gqa=True (as in torch SDPA)")
+    sq, sk = query.shape[2], key.shape[2]
+    causal, left, right = False, -1, -1
+    if is_causal and sq >= sk:
+        causal, right = sq == sk, (-1 if sq == sk else sq - sk)
+    elif is_causal:
+        key, value, causal = key[:, :, :sq], value[:, :, :sq], True
+    d = query.shape[-1]
+    s = float(scale) if scale is not None else 1.0 / math.sqrt(d)
+    out, _ = torch.ops.wmma_gen.attention(query, key, value, None, None, sq, key.shape[2], causal, left, right,
+                                          s, "bhsd")
+    return out
+
+
+def _sdpa_unsupported(query, key, value, attn_mask, dropout_p) -> Exception | None:
+    """Why wmma_gen cannot run this SDPA call (an exception to raise), or None."""
+    if attn_mask is not None:
+        return NotImplementedError("attn_mask is not supported by wmma_gen attention (causal and windows are); "
+                                   "pass fallback=True to run torch's SDPA for such calls")
+    if dropout_p:
+        return NotImplementedError(f"dropout_p={dropout_p} is not supported by wmma_gen attention (only 0.0); "
+                                   "pass fallback=True to run torch's SDPA for such calls")
+    try:
+        _check(query, key, value, 4, "(batch, nheads, seqlen, headdim) as SDPA takes", ("query", "key", "value"))
+    except ValueError as e:
+        return ValueError(f"{e} (or pass fallback=True to run torch's SDPA for such calls)")
+    return None

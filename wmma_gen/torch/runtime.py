@@ -1,0 +1,99 @@
+"""Where a wmma_gen.torch call runs, on which stream, and where its scratch memory comes from.
+
+    check_tensors(name=tensor, ...)   one device for all, an AMD GPU (ROCm torch) or the CPU
+    stream_of(t)                      the caller's stream: torch.cuda.current_stream(dev) on ROCm;
+                                      for CPU tensors the handle set by launch_stream (else None)
+    torch_alloc(device, keep)         the core's alloc(shape, dtype, zero) over torch.empty
+    kernel_view(t)                    t, or one device-side .contiguous() when its last dim is
+                                      strided (the kernels take any outer strides, inner must be 1)
+
+Nothing here copies a GPU tensor to the host.
+"""
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+
+import torch
+
+from ..device.operand import as_operand
+from ..errors import DeviceError
+
+TORCH_DTYPE = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "i32": torch.int32,
+               "i8": torch.int8, "u8": torch.uint8}
+DTYPE_NAME = {v: k for k, v in TORCH_DTYPE.items()}
+_local = threading.local()
+
+
+def is_rocm() -> bool:
+    return getattr(torch.version, "hip", None) is not None
+
+
+def check_tensors(**tensors) -> torch.device:
+    """The one device of these tensors (None entries skipped); NVIDIA CUDA, other device types
+    and mixed devices are refused, naming the tensors."""
+    where = {}
+    for name, t in tensors.items():
+        if t is None:
+            continue
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} is a {type(t).__name__}: a torch.Tensor is required")
+        kind = t.device.type
+        if kind == "cuda" and not is_rocm():
+            raise DeviceError(f"{name} is on {t.device}, an NVIDIA CUDA device: wmma_gen runs on AMD GPUs "
+                              "(a ROCm build of torch, where 'cuda' means HIP) or on CPU tensors (emulator)")
+        if kind not in ("cuda", "cpu"):
+            raise DeviceError(f"{name}.device={t.device} is not allowed: cpu (emulator) or an AMD GPU "
+                              "('cuda' in ROCm torch)")
+        where[name] = t.device
+    if len(set(where.values())) > 1:
+        raise DeviceError("tensors on different devices are not allowed: "
+                          + ", ".join(f"{n} on {d}" for n, d in where.items()))
+    return next(iter(where.values())) if where else torch.device("cpu")
+
+
+def check_dtype(name: str, t: torch.Tensor, allowed: tuple) -> str:
+    dt = DTYPE_NAME.get(t.dtype)
+    if dt not in allowed:
+        raise ValueError(f"{name}.dtype={t.dtype} is not allowed: one of "
+                         + ", ".join(str(TORCH_DTYPE[a]) for a in allowed))
+    return dt
+
+
+@contextmanager
+def launch_stream(handle):
+    """Within the block, calls on CPU tensors that `wmma_gen.device.select.routed` sends to a
+    HIP device launch on `handle` (a hipStream_t or its int). GPU tensors always use
+    torch.cuda.current_stream(device), which is how a ROCm user picks the stream."""
+    prev = getattr(_local, "stream", None)
+    _local.stream = handle
+    try:
+        yield handle
+    finally:
+        _local.stream = prev
+
+
+def stream_of(t: torch.Tensor):
+    if t.device.type == "cuda":
+        return torch.cuda.current_stream(t.device).cuda_stream
+    return getattr(_local, "stream", None)
+
+
+def torch_alloc(device: torch.device, keep: list):
+    """Scratch buffers for the core (split-K/split-KV partials, the backward's delta) as torch
+    tensors on `device`, kept in `keep` until the op returns. On ROCm the caching allocator
+    reuses them only for work queued after ours on the same stream, so freeing early is safe."""
+    def alloc(shape, dtype, zero=False):
+        make = torch.zeros if zero else torch.empty
+        t = make(tuple(shape), dtype=TORCH_DTYPE[dtype], device=device)
+        keep.append(t)
+        return as_operand(t, "scratch")
+    return alloc
+
+
+def kernel_view(t: torch.Tensor | None) -> torch.Tensor | None:
+    """t itself when the kernels can address it (unit inner stride), else one device-side
+    contiguous copy. An expanded last dim (stride 0) is copied too: kernels read it densely."""
+    if t is None or t.dim() == 0 or t.shape[-1] <= 1 or t.stride(-1) == 1:
+        return t
+    return t.contiguous()
