@@ -8,14 +8,14 @@ shows every worker's trials live. Serves on 127.0.0.1 unless --host says otherwi
 from __future__ import annotations
 
 from .ladder_cmd import default_storage
-from .options import arch_name, existing_storage, int_at_least
+from .options import arch_name, int_at_least, missing_storage, storage_url
 
 INSTALL = "pip install 'wmma-gen[dashboard]' (or: pip install optuna-dashboard)"
 
 
 def register(sub) -> None:
     p = sub.add_parser("dashboard", help="serve optuna-dashboard on a sweep's study storage (optional extra)")
-    p.add_argument("--storage", default="", type=existing_storage,
+    p.add_argument("--storage", default="", type=storage_url,
                    help="the sweeps' storage: postgresql://..., sqlite:///FILE.db or a journal file, which must "
                         "exist (default <results>/<arch>/optuna.journal, which needs --arch)")
     p.add_argument("--arch", default=None, type=arch_name, help="for the default journal of this target")
@@ -34,6 +34,10 @@ def run(args) -> int:
         raise WmmaGenError(f"optuna-dashboard is not installed: {INSTALL}") from None
     from autotune.storage import open_storage, shown
     url = default_storage(args)
+    why = missing_storage(url)
+    if why:
+        from ..errors import ScheduleError
+        raise ScheduleError("--storage", url, why)
     storage = open_storage(url)
     print(f"optuna-dashboard {optuna_dashboard.__version__} on {shown(url)}: http://{args.host}:{args.port}/ "
           "(Ctrl-C stops it)", flush=True)

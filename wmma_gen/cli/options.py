@@ -238,19 +238,28 @@ def storage_url(text: str) -> str:
     return text
 
 
-def existing_storage(text: str) -> str:
-    """Type for commands that only read a storage (export, ladder, dashboard): as storage_url,
-    and a journal or sqlite file must already exist -- reading never creates one (issue 24)."""
-    if not text:
-        return text
+def missing_storage(text: str) -> str | None:
+    """Why a storage a command only reads cannot be used: its journal or sqlite file does not
+    exist (reading never creates one, issue 24); None when it exists or is a server."""
     from autotune.storage import local_file
     try:
         f = local_file(text)
     except Exception:       # an unparsable URL: storage_url says why
         f = None
     if f is not None and not f.exists():
-        raise _bad(f"{text!r}: {f} does not exist; this command only reads a storage a sweep wrote "
-                   "(pass the journal path or sqlite URL the sweep used)")
+        return (f"{text!r}: {f} does not exist; this command only reads a storage a sweep wrote "
+                "(pass the journal path or sqlite URL the sweep used)")
+    return None
+
+
+def existing_storage(text: str) -> str:
+    """Type for commands that only read a storage (export, ladder): storage_url, and a journal
+    or sqlite file must already exist."""
+    if not text:
+        return text
+    why = missing_storage(text)
+    if why:
+        raise _bad(why)
     return storage_url(text)
 
 
