@@ -31,6 +31,7 @@ WMMA_GEN_LOG=schedules (a comma-separated list of topics) prints one line to std
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -215,7 +216,7 @@ def load(path: str | Path, parse: Callable[[object, Path], list]) -> list:
         st = path.stat()
     except OSError as e:
         raise ScheduleFileError(path, "<file>", e.strerror or type(e).__name__, "a readable file") from None
-    key = (str(path.resolve()), st.st_mtime_ns, st.st_size, parse.__module__, parse.__qualname__)
+    key = (os.path.abspath(path), st.st_ino, st.st_mtime_ns, st.st_size, parse.__module__, parse.__qualname__)
     if key not in _CACHE:
         try:
             _CACHE[key] = parse(read(path), path)
@@ -230,16 +231,24 @@ def load(path: str | Path, parse: Callable[[object, Path], list]) -> list:
 # ---- where files live, and the lookup ---------------------------------------------------------
 def search_dirs(shipped: str | Path | None = None) -> list[tuple[Path, str]]:
     """(directory, origin) in lookup order: $WMMA_GEN_SCHEDULES entries, user, shipped
-    (directories need not exist; a directory named twice keeps its first place)."""
-    dirs = [(Path(p).expanduser(), ENV_DIRS) for p in os.environ.get(ENV_DIRS, "").split(os.pathsep) if p.strip()]
-    dirs += [(userdirs.schedules_dir(), "user"), (Path(shipped or SHIPPED_DIR), "shipped")]
+    (directories need not exist; a directory named twice keeps its first place). Read from
+    the environment on every call; memoised on the variables it depends on."""
+    env = os.environ
+    return list(_search_dirs(env.get(ENV_DIRS, ""), env.get("XDG_DATA_HOME", ""), env.get("HOME", ""),
+                             str(shipped or SHIPPED_DIR)))
+
+
+@functools.lru_cache(maxsize=16)
+def _search_dirs(env_dirs: str, _xdg: str, _home: str, shipped: str) -> tuple[tuple[Path, str], ...]:
+    dirs = [(Path(p).expanduser(), ENV_DIRS) for p in env_dirs.split(os.pathsep) if p.strip()]
+    dirs += [(userdirs.schedules_dir(), "user"), (Path(shipped), "shipped")]
     seen, out = set(), []
     for d, origin in dirs:
         key = os.path.realpath(d)
         if key not in seen:
             seen.add(key)
             out.append((d, origin))
-    return out
+    return tuple(out)
 
 
 def lookup(op: str, arch: str, dtype: str, key: str, pick: Callable[[list], object], *,
