@@ -147,7 +147,8 @@ def test_strings_with_brackets_do_not_count_as_nesting(tmp_path):
 
 
 def test_older_attention_schema_names_are_read_but_only_for_their_op(tmp_path):
-    for op, legacy in (("attention", "wmma_gen/attention_schedules"), ("attention_bwd", "wmma_gen/attention_bwd_schedules")):
+    for op, legacy in (("attention", "wmma_gen/attention_schedules"),
+                       ("attention_bwd", "wmma_gen/attention_bwd_schedules")):
         d = {**doc(op), "schema": legacy}
         del d["op"]                                  # the older files named the op by their schema
         assert len(MODULES[op].load_file(write(tmp_path, d, name=sf.file_name("gfx1100", op, "f16")))) == 1

@@ -80,7 +80,8 @@ def run_list(args) -> int:
     from ..schedule_files import all_files, search_dirs
     seen: set = set()
     rows = [_status(p, origin, seen) for p, origin in all_files()]
-    rows = [r for r in rows if (args.op is None or r["op"] == args.op) and (args.arch is None or r["arch"] == args.arch)]
+    rows = [r for r in rows
+            if (args.op is None or r["op"] == args.op) and (args.arch is None or r["arch"] == args.arch)]
     dirs = [{"dir": str(d), "origin": origin, "exists": d.is_dir()} for d, origin in search_dirs()]
     lines = ["search path (a call consults the files in this order; the first entry that fits it is used):"]
     lines += [f"  {i}. {d['origin']:18} {d['dir']}{'' if d['exists'] else '  (does not exist)'}"
