@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..compiler.mlir_api import ir
 from ..compiler.mlir_api import arith
 from ..compiler.mlir_api import _llvm_ops_gen as llvm
+from ..compiler.mlir_api import _rocdl_ops_gen as rocdl
 
 _ELEM_TYPES = {
     # storage element type of each dtype name in memory (memref element type)
@@ -86,6 +87,18 @@ def land(a, b):
 
 def select(cond, a, b):
     return arith.SelectOp(cond, a, b).result
+
+
+def uniform(v):
+    """`v` (an index value the same in every lane) read from the first lane: the backend then
+    keeps it and everything computed from it in SGPRs (llvm.amdgcn.readfirstlane is uniform by
+    definition; AMDGPUUsage "AMDGPU Intrinsics"). Needed after a run-time division: its
+    float-reciprocal expansion runs in VALU, and LLVM 24 on gfx12 left the whole tile-origin
+    chain there, rebuilding every SGPR base with v_readfirstlane inside the K loop
+    (docs/mlir_providers.md)."""
+    i32 = ir.IntegerType.get_signless(32)
+    x = arith.index_cast(i32, v)
+    return arith.index_cast(index(), rocdl.ReadfirstlaneOp(i32, x).result)
 
 
 def _v(x):

@@ -229,7 +229,8 @@ def tile_origin(s: Schedule, M, N):
         first_m = irb.mul(irb.div(pid, per_group), s.group_m)
         size = irb.minu(irb.sub(tiles_m, first_m), s.group_m)
         in_group = irb.rem(pid, per_group)
-        tm, tn = irb.add(first_m, irb.rem(in_group, size)), irb.div(in_group, size)
+        # the divisions by the run-time `size` lower to VALU: read the results back as uniform
+        tm, tn = irb.uniform(irb.add(first_m, irb.rem(in_group, size))), irb.uniform(irb.div(in_group, size))
     return irb.mul(tm, s.block_m), irb.mul(tn, s.block_n)
 
 
