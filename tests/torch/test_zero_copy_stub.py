@@ -67,7 +67,7 @@ def test_linear_forward_backward_zero_copy_on_callers_stream(stub_dev):
         y = linear(x, w, b, activation="relu")
         y.backward(torch.ones_like(y))
         return y
-    with routed(dev), launch_stream(stream):
+    with routed(dev), launch_stream(int(stream)):    # an int handle, as torch.cuda gives it on ROCm
         step()                                    # plans, compiles, loads the modules
         x.grad = w.grad = None
         y, calls, launches = _calls(runtime, step)
@@ -91,7 +91,7 @@ def test_attention_forward_backward_zero_copy_on_callers_stream(stub_dev):
         o = flash_attn_func(q, k, v, causal=True)
         o.backward(torch.ones_like(o))
         return o
-    with routed(dev), launch_stream(stream):
+    with routed(dev), launch_stream(int(stream)):    # an int handle, as torch.cuda gives it on ROCm
         step()
         q.grad = k.grad = v.grad = None
         o, calls, launches = _calls(runtime, step)

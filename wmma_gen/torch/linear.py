@@ -56,7 +56,8 @@ def matmul(a, b):
     _same_dtype("b", b, "a", a)
     for name, t in (("a", a), ("b", b)):
         if t.dim() not in (2, 3):
-            raise ValueError(f"{name}.shape={tuple(t.shape)} is not allowed: 2-D (rows, cols) or 3-D (batch, rows, cols)")
+            raise ValueError(f"{name}.shape={tuple(t.shape)} is not allowed: 2-D (rows, cols) or 3-D "
+                             "(batch, rows, cols)")
     if a.shape[-1] != b.shape[-2]:
         raise ValueError(f"b.shape={tuple(b.shape)} is not allowed for a.shape={tuple(a.shape)}: "
                          f"b.shape[-2] must be {a.shape[-1]}")
