@@ -135,3 +135,16 @@ def sched_barrier(*allow: str) -> None:
             raise ValueError(f"sched_barrier group {name!r} is not allowed: one of {', '.join(SCHED_GROUPS)}")
         mask |= SCHED_GROUPS[name]
     llvm.CallIntrinsicOp(None, "llvm.amdgcn.sched.barrier", [ci(mask, 32)], [], ir.DenseI32ArrayAttr.get([]))
+
+
+def keep_unroll(loop) -> None:
+    """Mark an scf.for so LLVM does not unroll it further: the schedule's own unroll (a knob)
+    is what runs. convert-scf-to-cf copies LLVM-dialect attributes of the loop onto its
+    back-edge branch and the cf->llvm lowering keeps them, so the name must be llvm.br's own
+    `loop_annotation` (under `llvm.loop_annotation` it stays a discardable attribute that
+    translation drops); it becomes `!llvm.loop !{"llvm.loop.unroll.disable"}` (LLVM LangRef,
+    "'llvm.loop.unroll.disable' Metadata"). LLVM 24 runtime-unrolls short K loops x2-x4 with
+    a remainder loop (LLVM 23 did not); the loop-trip model and the tuner's k_unroll knob
+    assume the loop as built."""
+    loop.operation.attributes["loop_annotation"] = ir.Attribute.parse(
+        "#llvm.loop_annotation<unroll = <disable = true>>")

@@ -304,6 +304,7 @@ def _loop(first_tile: int, tiles, rem: int, unroll: int, accs: list, body) -> li
     start = irb.c(first_tile * bk)
     end = irb.add(start, irb.mul(irb.sub(tiles, rem) if rem else tiles, bk))
     loop = scf.ForOp(start, end, irb.c(unroll * bk), accs)
+    irb.keep_unroll(loop)
     with ir.InsertionPoint(loop.body):
         out = list(loop.inner_iter_args)
         for u in range(unroll):
