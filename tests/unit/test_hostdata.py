@@ -18,9 +18,57 @@ def test_bf16_round_to_nearest_even():
     assert hostdata.rounded(x, "bf16").tolist() == [1.0, 1 + 2**-6, -2.0]
 
 
-def test_fp8_saturates_and_bf8_overflows_to_inf():
-    assert hostdata.rounded(np.array([500.0, -448.0, 0.3]), "fp8").tolist() == [448.0, -448.0, 0.3125]
-    assert np.isinf(hostdata.rounded(np.array([1e6]), "bf8"))[0]
+def test_fp8_and_bf8_round_in_range_and_keep_specials():
+    assert hostdata.rounded(np.array([463.0, -448.0, 0.3]), "fp8").tolist() == [448.0, -448.0, 0.3125]
+    assert hostdata.rounded(np.array([-np.inf]), "fp8").tolist() == [-448.0]      # E4M3 FN has no inf
+    assert np.isinf(hostdata.rounded(np.array([np.inf]), "bf8"))[0]
+    assert hostdata.rounded(np.array([65519.0]), "f16").tolist() == [65504.0]     # rounds down: in range
+
+
+@pytest.mark.parametrize("values, dtype, bad", [
+    (np.array([1e6, 1.0, -2e6], np.float32), "f16", 2),        # issue 24: 1e6 silently became inf
+    (np.array([65520.0]), "f16", 1),                             # the first value that rounds to inf
+    (np.array([1e39, 0.0]), "bf16", 1),
+    (np.array([465.0, -500.0, 3.0]), "fp8", 2),                  # would saturate to +-448
+    (np.array([61440.0]), "bf8", 1),
+    (np.array([1e39]), "f32", 1),
+])
+def test_float_overflow_is_refused_with_the_count(values, dtype, bad):
+    with pytest.raises(ScheduleError) as e:
+        hostdata.encode(values, dtype, field="a")
+    assert e.value.field == "a values"
+    assert str(e.value).startswith(f"a: {bad} of {values.size} finite values are beyond the range of {dtype}")
+
+
+def test_unsigned_refuses_negative_values_also_without_a_copy():
+    x = np.array([[-3, 4], [5, -1]], np.int8)
+    for f in (hostdata.encode, hostdata.as_stored):
+        with pytest.raises(ScheduleError, match=r"^b: 2 of 4 values lie outside \[0, 255\].*negative"):
+            f(x, "i8", unsigned=True, field="b")
+    ok = np.array([[3, 4]], np.int8)[:, ::-1]
+    assert hostdata.as_stored(ok, "i8", unsigned=True) is ok        # a view: strides kept, no copy
+    h = np.ones((2, 3), np.float16)
+    assert hostdata.as_stored(h, "f16") is h
+    assert hostdata.as_stored(h, "bf16").dtype == np.uint16
+
+
+def test_i32_refuses_values_beyond_its_range():
+    with pytest.raises(ScheduleError, match="1 of 2 values lie outside"):
+        hostdata.encode(np.array([2**31, 0]), "i32", field="c")
+    assert hostdata.encode(np.array([2.5, -2.5]), "i32").tolist() == [2, -2]
+
+
+@pytest.mark.parametrize("value, rounded", [(0.125, 0.125), (-2.0, -2.0), (0.1, float(np.float32(0.1))),
+                                            (np.float16(3), 3.0), (7, 7.0)])
+def test_f32_scalar_rounds_and_allows_negative(value, rounded):
+    assert hostdata.f32_scalar("scale", value, nonzero=True) == rounded
+
+
+@pytest.mark.parametrize("value", [0, 0.0, 1e-50, 1e39, -1e39, float("nan"), float("inf"), True, "1", None, 2**2000])
+def test_f32_scalar_refuses_what_f32_cannot_hold(value):
+    with pytest.raises(ScheduleError, match=r"^scale=.* is not allowed: a finite non-zero real number"):
+        hostdata.f32_scalar("scale", value, nonzero=True)
+    assert hostdata.f32_scalar("beta", 0.0) == 0.0
 
 
 def test_i4_packs_low_nibble_first_and_roundtrips():
