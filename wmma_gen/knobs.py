@@ -82,3 +82,25 @@ class KnobSchedule:
             if reason is not None:
                 raise ScheduleError.rejected(c.__name__, reason, self.to_dict())
         return self
+
+
+def as_schedule(cls: type, value, field: str = "schedule"):
+    """What an API's `schedule=` argument may be, as a `cls` (an op's KnobSchedule): None (the
+    caller picks its default), a `cls`, or a dict of its fields (missing ones take the defaults;
+    unknown fields and values outside a knob's domain are refused). Anything else -- a string, a
+    list, another op's schedule -- is a ScheduleError naming `field`, the value and what is
+    allowed (never an AttributeError further down). Legality for a directive and target is the
+    caller's `validate(...)`."""
+    if value is None or isinstance(value, cls):
+        return value
+    article = "an" if cls.__name__[:1] in "AEIOU" else "a"
+    allowed = (f"{article} {cls.__name__}, a dict of its fields ({', '.join(cls.KNOBS)}) or None for the default")
+    if isinstance(value, KnobSchedule):
+        raise ScheduleError(field, value, f"{allowed}; got a {type(value).__name__}, another op's schedule")
+    if not isinstance(value, dict):
+        hint = " (a JSON text: pass json.loads(text))" if isinstance(value, (str, bytes)) else ""
+        raise ScheduleError(field, value, f"{allowed}; got a {type(value).__name__}{hint}")
+    bad = [k for k in value if not isinstance(k, str)]
+    if bad:
+        raise ScheduleError(field, value, f"{allowed}; keys must be field names (strings), got {bad[0]!r}")
+    return cls.from_dict(value)
