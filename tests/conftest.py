@@ -34,3 +34,24 @@ def _isolated_user_dirs(tmp_path_factory):
             os.environ.pop(k, None)
         else:
             os.environ[k] = v
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_tmp(tmp_path_factory):
+    # Issue 24 item 7: a test run leaves nothing in /tmp. torch.compile (inductor) builds ~28 .so
+    # files into $TMPDIR/torchinductor_$USER, and the toolkit folder, failed-pass MLIR dumps and
+    # subprocesses use tempfile's dir: point all of them at one session dir under pytest's tmp.
+    import tempfile
+    d = tmp_path_factory.mktemp("tmp")
+    keys = ("TMPDIR", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+    saved, saved_tempdir = {k: os.environ.get(k) for k in keys}, tempfile.tempdir
+    os.environ.update(TMPDIR=str(d), TORCHINDUCTOR_CACHE_DIR=str(d / "torchinductor"),
+                      TRITON_CACHE_DIR=str(d / "triton"))
+    tempfile.tempdir = str(d)
+    yield d
+    tempfile.tempdir = saved_tempdir
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
