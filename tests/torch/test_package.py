@@ -44,7 +44,7 @@ def test_warmup_problems_then_nothing_new():
 
 def test_warmup_model_prepares_step_one_and_keeps_grads():
     model = Block()
-    x = torch.randn(1, 32, 64).half()
+    x = torch.randn(1, 40, 64).half()           # a sequence length no other test uses: its plans are new
     assert wt.warmup(model, x) > 0
     assert all(p.grad is None for p in model.parameters())
     before = set(plans._plans)
