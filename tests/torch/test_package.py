@@ -52,3 +52,18 @@ def test_warmup_model_prepares_step_one_and_keeps_grads():
     assert set(plans._plans) == before
     with pytest.raises(ValueError, match="example_inputs"):
         wt.warmup(model)
+
+
+def test_opcheck_schema_fake_autograd_and_aot_dispatch():
+    """torch.library.opcheck: the schemas, the fakes against the real outputs, the autograd
+    registration and AOT dispatch (what torch.compile relies on) of all three ops."""
+    a, b = torch.randn(32, 64).half().requires_grad_(), torch.randn(48, 64).half().requires_grad_()
+    torch.library.opcheck(torch.ops.wmma_gen.gemm, (a, b, torch.randn(48).requires_grad_(), "NT", "silu", ""))
+    q = torch.randn(1, 32, 2, 32).half().requires_grad_()
+    k, v = (torch.randn(1, 32, 1, 32).half().requires_grad_() for _ in range(2))
+    args = (None, None, 32, 32, True, -1, -1, 0.17, "bshd")
+    torch.library.opcheck(torch.ops.wmma_gen.attention, (q, k, v) + args)
+    o, lse = torch.ops.wmma_gen.attention(q, k, v, *args)
+    do = torch.randn_like(o)
+    torch.library.opcheck(torch.ops.wmma_gen.attention_backward,
+                          (do, q.detach(), k.detach(), v.detach(), o.detach(), lse) + args)
