@@ -71,7 +71,7 @@ def layout_problem(a: KArg, shape: tuple[int, ...], strides: tuple[int, ...]) ->
     st = tuple(s if n > 1 else 0 for n, s in zip(shape, strides))
     if any(s < 0 for s in st):
         return f"negative strides {strides}"
-    if st and st[-1] not in (0, 1):
+    if st and shape[-1] > 1 and st[-1] != 1:
         return f"inner stride {strides[-1]} (the last dim must be contiguous)"
     free = len(a.strides)               # dims 0..free-1 take any stride, the rest are C order
     want = _contiguous(shape)

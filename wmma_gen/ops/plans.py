@@ -37,6 +37,11 @@ class Plan:
 _plans: "OrderedDict[tuple, Plan]" = OrderedDict()
 
 
+def plan_keys() -> frozenset:
+    """The call shapes that have a plan (compiled kernels chosen); warm-up reports the new ones."""
+    return frozenset(_plans)
+
+
 def cached_plan(op: str, arch: str, **call) -> Plan:
     key = (op, arch, tuple(sorted(call.items())))
     plan = _plans.get(key)

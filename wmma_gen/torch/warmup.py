@@ -30,7 +30,7 @@ def warmup(model_or_problems, example_inputs=None, *, backward: bool = True) -> 
       {"op": "linear", "x": (M, K), "weight": (N, K), "bias": True, "activation": "gelu"}
       {"op": "matmul", "a": (M, K) | (B, M, K), "b": (K, N) | (B, K, N)}
     "backward": False in a dict (or backward=False) skips the backward kernels."""
-    before = set(plans._plans)
+    before = plans.plan_keys()
     if isinstance(model_or_problems, torch.nn.Module):
         if example_inputs is None:
             raise ValueError("example_inputs=None is not allowed with a model: pass one batch with the real "
@@ -44,7 +44,7 @@ def warmup(model_or_problems, example_inputs=None, *, backward: bool = True) -> 
     else:
         raise TypeError(f"model_or_problems={type(model_or_problems).__name__} is not allowed: a torch.nn.Module "
                         "or a list of problem dicts")
-    return len(set(plans._plans) - before)
+    return len(plans.plan_keys() - before)
 
 
 def _warm_model(model, example_inputs, backward: bool) -> None:
