@@ -36,7 +36,7 @@ def test_fail_exits_1(capsys, monkeypatch):
 @pytest.mark.parametrize("argv, text", [
     (["--dtype", "f16"], "shape"),
     (["--dtype", "f64", "--shape", "16"], "dtype"),
-    (["--dtype", "f16", "--shape", "16", "--block-m", "48"], "block_m"),
+    (["--dtype", "f16", "--shape", "16", "--block-m", "48"], "--block-m=48 is not allowed: one of 16, 32"),
 ])
 def test_bad_input_exits_2_with_reason(capsys, argv, text):
     try:

@@ -4,16 +4,14 @@ Every number printed is an estimate (source=model), never a measurement."""
 from __future__ import annotations
 
 from ..targets import get_target
-from .options import (add_attention, add_directive, add_json, add_schedule, add_target, directive_from, emit,
-                      schedule_from)
+from .op_options import add_op_options, attention_directive, directive_from, op_spec, schedule_for, window_of
+from .options import add_json, add_target, emit
 
 
 def register(sub) -> None:
     p = sub.add_parser("analyze", help="main-loop analysis, occupancy, traffic and an estimate (model, not measured)")
     add_target(p)
-    add_directive(p, shape_default="4096x4096x4096")
-    add_schedule(p)
-    add_attention(p)
+    add_op_options(p, shape_default="4096x4096x4096")
     add_json(p)
     p.set_defaults(func=run)
 
@@ -58,15 +56,16 @@ def render(arch: str, d, s, e) -> str:
 
 
 def run(args) -> int:
-    if args.op == "attention":
-        return run_attention(args)
-    if args.op == "attention_bwd":
-        return run_attention_bwd(args)
+    spec = op_spec(args)
+    if spec.name == "attention":
+        return run_attention(args, spec)
+    if spec.name == "attention_bwd":
+        return run_attention_bwd(args, spec)
     from ..ops.gemm import default_schedule
     from ..ops.gemm.build import compile_gemm
     from ..ops.gemm.model import estimate
     d = directive_from(args)
-    s = schedule_from(args, base=default_schedule(d, args.arch))
+    s = schedule_for(args, spec, base=default_schedule(d, args.arch))
     t = get_target(args.arch)
     k = compile_gemm(d, s, args.arch)
     e = estimate(k, d, s, t)
@@ -76,17 +75,13 @@ def run(args) -> int:
     return 0
 
 
-def run_attention(args) -> int:
+def run_attention(args, spec) -> int:
     """--op attention: the forward kernel's loop, occupancy and the model's estimate."""
     from ..ops.attention.api import compile_attention
-    from ..ops.attention.defaults import default_schedule as attention_default
-    from ..ops.attention.directive import AttentionDirective
     from ..ops.attention.model import estimate_attention
-    from .check_cmd import _window
-    window = _window(args.window)
-    d = AttentionDirective(args.dtype, args.head_dim, causal=args.causal, window=window is not None,
-                           layout=args.attn_layout)
-    s = attention_default(get_target(args.arch), d)
+    window = window_of(args)
+    d = attention_directive(args, "attention")
+    s = schedule_for(args, spec, base=spec.default_schedule(d, args.arch))
     _, ck = compile_attention(d, s, args.arch)
     p = dict(batch=args.batch, heads=args.heads, kv_heads=args.kv_heads, seq_q=args.seq_q, seq_k=args.seq_k)
     if window:
@@ -115,16 +110,11 @@ def run_attention(args) -> int:
     return 0
 
 
-def run_attention_bwd(args) -> int:
+def run_attention_bwd(args, spec) -> int:
     """--op attention_bwd: the three backward kernels' estimates (model), summed."""
-    from ..ops import registry
-    from ..ops.attention.directive import AttentionDirective
-    from .check_cmd import _window
-    window = _window(args.window)
-    d = AttentionDirective(args.dtype, args.head_dim, causal=args.causal, window=window is not None,
-                           layout=args.attn_layout, op="attention_bwd")
-    spec = registry.get("attention_bwd")
-    s = spec.default_schedule(d, args.arch)
+    window = window_of(args)
+    d = attention_directive(args, "attention_bwd")
+    s = schedule_for(args, spec, base=spec.default_schedule(d, args.arch))
     p = dict(batch=args.batch, heads=args.heads, kv_heads=args.kv_heads, seq_q=args.seq_q, seq_k=args.seq_k)
     if window:
         p.update(window_left=window[0], window_right=window[1])

@@ -1,41 +1,52 @@
-"""`wmma-gen check`: run one GEMM kernel on seeded random inputs and compare with numpy.
+"""`wmma-gen check`: run one kernel of --op on seeded random inputs and compare with numpy.
 
 Prints max abs / max rel error, the tolerance (check.py explains each) and PASS or FAIL;
-exit status 0 on PASS, 1 on FAIL (2 on an error such as a rejected schedule).
+exit status 0 on PASS, 1 on FAIL (2 on an error such as a rejected schedule, a flag of
+another op, or a problem whose host-side inputs and float64 reference would not fit
+HOST_BUDGET bytes).
 """
 from __future__ import annotations
 
 import time
 
 from ..device.select import KINDS, get_device
-from .options import (add_attention, add_directive, add_json, add_schedule, add_target, directive_from, emit,
-                      schedule_from)
+from ..errors import ScheduleError
+from .op_options import (add_op_options, attention_directive, directive_from, given_knobs, op_spec, schedule_for,
+                         window_of)
+from .options import add_json, add_target, emit, int_at_least
+
+HOST_BUDGET = 4 << 30   # bytes of host memory a check may use (inputs, outputs, float64 reference)
 
 
 def register(sub) -> None:
     p = sub.add_parser("check", help="run a kernel on random inputs (fixed seed) and compare with numpy; "
                                      "exit 1 on FAIL")
     add_target(p)
-    add_directive(p)
+    add_op_options(p)
     p.add_argument("--device", default="auto", choices=list(KINDS),
                    help="where to run: auto (a visible GPU through hip-python, else the emulator), emu, hip")
-    p.add_argument("--seed", type=int, default=0, help="random input seed (default 0)")
-    add_schedule(p)
-    add_attention(p)
+    p.add_argument("--seed", type=int_at_least(0, 2**32 - 1), default=0, help="random input seed (default 0)")
     add_json(p)
     p.set_defaults(func=run)
 
 
+def _budget(what: str, nbytes: int) -> None:
+    if nbytes > HOST_BUDGET:
+        raise ScheduleError("problem size", what, f"a check whose random inputs and float64 reference fit "
+                            f"{HOST_BUDGET >> 30} GiB of host memory (this one needs about {nbytes / 2**30:.3g} GiB)")
+
+
 def run(args) -> int:
-    if args.op != "gemm":
-        return run_attention(args)
+    spec = op_spec(args)
+    if spec.name != "gemm":
+        return run_attention(args, spec)
     from ..ops.gemm import default_schedule
     from ..ops.gemm.check import check_gemm
     if not args.shape:
-        from ..errors import ScheduleError
-        raise ScheduleError("shape", "", "MxNxK (e.g. --shape 256x256x256)")
+        raise ScheduleError("--shape", "", "MxNxK (e.g. --shape 256x256x256) for --op gemm")
     d = directive_from(args)
-    s = schedule_from(args, base=default_schedule(d, args.arch))
+    _budget(f"{d.m}x{d.n}x{d.k} batch {d.batch}", 8 * d.batch * (2 * (d.m * d.k + d.k * d.n) + 4 * d.m * d.n))
+    s = schedule_for(args, spec, base=default_schedule(d, args.arch))
     device = get_device(args.device)
     t0 = time.perf_counter()
     r = check_gemm(d, s, args.arch, device, seed=args.seed)
@@ -57,32 +68,28 @@ def run(args) -> int:
     return 0 if r.passed else 1
 
 
-def _window(text: str):
-    if not text:
-        return None
-    try:
-        left, right = (int(x) for x in text.split(","))
-    except ValueError:
-        from ..errors import ScheduleError
-        raise ScheduleError("window", text, "LEFT,RIGHT integers >= -1 (e.g. 128,0)") from None
-    return left, right
-
-
-def run_attention(args) -> int:
-    """--op attention | attention_bwd: the registry's check on a dense random problem."""
-    from ..ops import registry
-    spec = registry.get(args.op)
-    device = get_device(args.device)
+def run_attention(args, spec) -> int:
+    """--op attention | attention_bwd: the registry's check on a dense random problem; the
+    schedule is the API's choice unless --schedule-json or a knob flag is given."""
+    window = window_of(args)
+    d = attention_directive(args, spec.name)
     problem = dict(batch=args.batch, heads=args.heads, kv_heads=args.kv_heads, seq_q=args.seq_q,
                    seq_k=args.seq_k, head_dim=args.head_dim)
+    b, h, hk, sq, sk, dim = problem.values()
+    per_pair = 32 if spec.name == "attention" else 80       # float64 score, mask, exp (+ dP, dS backward)
+    _budget(f"B{b} H{h}/{hk} Sq {sq} Sk {sk} D {dim}",
+            per_pair * sq * sk + 48 * b * dim * (sq * h + 2 * sk * hk) * (1 if spec.name == "attention" else 2))
+    s = (schedule_for(args, spec, base=spec.default_schedule(d, args.arch))
+         if args.schedule_json or given_knobs(args, spec) else None)
+    device = get_device(args.device)
     t0 = time.perf_counter()
     r = spec.check(problem, dtype=args.dtype, layout=args.attn_layout, causal=args.causal,
-                   window=_window(args.window), arch=args.arch, device=device, seed=args.seed)
+                   window=window, arch=args.arch, device=device, seed=args.seed, schedule=s)
     total = time.perf_counter() - t0
     verdict = "PASS" if r.passed else "FAIL"
     data = {"op": args.op, "arch": args.arch, "device": device.name, "problem": problem, "dtype": args.dtype,
-            "causal": args.causal, "window": args.window, **r.to_dict(), "verdict": verdict,
-            "total_seconds": round(total, 4)}
+            "causal": args.causal, "window": args.window, "schedule": None if s is None else s.to_dict(),
+            **r.to_dict(), "verdict": verdict, "total_seconds": round(total, 4)}
     lines = [f"{args.op} {args.dtype} hd{args.head_dim} B{args.batch} H{args.heads}/{args.kv_heads} "
              f"Sq {args.seq_q} Sk {args.seq_k}{' causal' if args.causal else ''} on {args.arch}, "
              f"device {device.name} ({r.source}), seed {args.seed}",

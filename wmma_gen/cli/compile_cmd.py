@@ -9,52 +9,45 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .options import (add_attention, add_directive, add_json, add_schedule, add_target, directive_from, emit,
-                      schedule_from)
+from ..errors import WmmaGenError
+from .op_options import add_op_options, attention_directive, directive_from, op_spec, schedule_for
+from .options import add_json, add_target, emit, out_dir, plain_json
 
 
 def register(sub) -> None:
     p = sub.add_parser("compile", help="compile one kernel; writes kernel.mlir, kernel.hsaco, "
                                        "kernel.s (decoded from kernel.hsaco), kernel.json")
     add_target(p)
-    add_directive(p, shape_default="256x256x256")
-    add_schedule(p)
-    add_attention(p)
-    p.add_argument("--out", required=True, help="output directory")
+    add_op_options(p, ops=("gemm", "attention"), shape_default="256x256x256", attention_sizes=False)
+    p.add_argument("--out", required=True, type=out_dir,
+                   help="output directory (created; kernel.* files in it are replaced)")
     p.add_argument("--print-mlir", action="store_true", help="also print the generated MLIR")
     add_json(p)
     p.set_defaults(func=run)
 
 
-def _attention_kernel(args):
-    """--op attention: the forward kernel of the flags given (default schedule); sizes are
-    kernel arguments, so the artifacts serve every batch, head count and sequence length."""
+def _attention_kernel(args, spec):
+    """--op attention: the forward kernel of the flags given (default schedule, or the knob
+    flags); sizes are kernel arguments, so the artifacts serve every batch, head count and
+    sequence length."""
     from ..ops.attention.api import compile_attention
-    from ..ops.attention.defaults import default_schedule
-    from ..ops.attention.directive import AttentionDirective
-    from ..targets import get_target
-    from .check_cmd import _window
-    d = AttentionDirective(args.dtype, args.head_dim, causal=args.causal, window=bool(_window(args.window)),
-                           layout=args.attn_layout)
-    s = default_schedule(get_target(args.arch), d)
+    d = attention_directive(args, "attention")
+    s = schedule_for(args, spec, base=spec.default_schedule(d, args.arch))
     src, c = compile_attention(d, s, args.arch)
     return d.to_dict(), s.to_dict(), c, "(ceil(seq_q/BLOCK_M) * split_kv, heads, batch)", src.signature.block
 
 
 def run(args) -> int:
-    if args.op == "attention":
-        d_dict, s_dict, c, grid, block = _attention_kernel(args)   # raises before anything is written
-    elif args.op == "gemm":
+    spec = op_spec(args)    # --op is gemm or attention (attention_bwd builds three kernels: check/analyze it)
+    if spec.name == "attention":
+        d_dict, s_dict, c, grid, block = _attention_kernel(args, spec)   # raises before anything is written
+    else:
         from ..ops.gemm import default_schedule
         from ..ops.gemm.build import compile_gemm
         d = directive_from(args)
-        s = schedule_from(args, base=default_schedule(d, args.arch))
+        s = schedule_for(args, spec, base=default_schedule(d, args.arch))
         k = compile_gemm(d, s, args.arch)  # raises before anything is written
         d_dict, s_dict, c, grid, block = d.to_dict(), s.to_dict(), k.compiled, k.grid, k.block
-    else:
-        from ..errors import ScheduleError
-        raise ScheduleError("op", args.op, "gemm or attention for compile (attention_bwd builds three kernels: "
-                                           "use check/analyze --op attention_bwd)")
     info = {"arch": args.arch, "op": args.op, "directive": d_dict, "schedule": s_dict,
             "grid": grid, "block": block, "kernel": c.name, "key": c.key,
             "hsaco_sha256": hashlib.sha256(c.hsaco).hexdigest(),
@@ -62,19 +55,13 @@ def run(args) -> int:
             "compile_seconds": round(c.compile_seconds, 4),
             "v_wmma": len(re.findall(r"^\s*v_wmma_", c.isa, re.M))}
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    # write everything into a sibling temp dir, then move the files in: no partial output
-    tmp = Path(tempfile.mkdtemp(prefix=".wmma_gen_", dir=out.parent))
     try:
-        (tmp / "kernel.mlir").write_text(c.mlir)
-        (tmp / "kernel.hsaco").write_bytes(c.hsaco)   # the object the emulator / a GPU runs
-        (tmp / "kernel.s").write_text(c.isa)          # its listing, decoded from those bytes
-        (tmp / "kernel.json").write_text(json.dumps(info, indent=2, default=str))
-        out.mkdir(exist_ok=True)
-        for f in tmp.iterdir():
-            os.replace(f, out / f.name)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        _write(out, {"kernel.mlir": c.mlir, "kernel.hsaco": c.hsaco,   # the object the emulator / a GPU runs
+                     "kernel.s": c.isa,                                  # its listing, decoded from those bytes
+                     "kernel.json": json.dumps(plain_json(info), indent=2, default=str)})
+    except OSError as e:    # the disk filled up, or --out changed since it was checked
+        raise WmmaGenError(f"--out {args.out}: cannot write the artifacts ({e.strerror or e}); nothing was "
+                           "written") from None
     if args.print_mlir:
         print(c.mlir)
     m = c.metadata
@@ -82,3 +69,17 @@ def run(args) -> int:
                      f"{m.spills} spills, LDS {m.lds_bytes} B, grid {grid} block {block} "
                      f"({c.cache}, {c.compile_seconds * 1000:.0f} ms)\nwrote {out}/kernel.{{mlir,s,hsaco,json}}")
     return 0
+
+
+def _write(out: Path, files: dict) -> None:
+    """Write every file into a sibling temp dir, then move them in: no partial output."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".wmma_gen_", dir=out.parent))
+    try:
+        for name, body in files.items():
+            (tmp / name).write_bytes(body if isinstance(body, bytes) else body.encode())
+        out.mkdir(exist_ok=True)
+        for name in files:
+            os.replace(tmp / name, out / name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,4 +1,6 @@
-"""Shared CLI options. Schedule flags are derived from schedule.SPACE (one declaration)."""
+"""Shared CLI options: argument types checked at parse time, output. The per-op flags of
+check/compile/analyze (directive and schedule flags, derived from each op's tables) live in
+op_options.py."""
 from __future__ import annotations
 
 import argparse
@@ -8,65 +10,20 @@ import os
 import struct
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..errors import ScheduleError
-from ..ops.gemm.directive import ACTIVATIONS, IN_DTYPES, LAYOUTS, GemmDirective
-from ..ops.registry import NAMES as OP_NAMES
+from ..ops.gemm.directive import IN_DTYPES, GemmDirective
 from ..targets import TARGETS
-
-if TYPE_CHECKING:   # schedule.py loads numpy: imported where used, so `targets` starts without it
-    from ..ops.gemm.schedule import Schedule
 
 
 def add_json(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def add_attention(p: argparse.ArgumentParser) -> None:
-    """Problem and flags of the attention ops (used with --op attention | attention_bwd)."""
-    g = p.add_argument_group("attention (--op attention | attention_bwd)")
-    g.add_argument("--head-dim", type=int, default=64, help="32, 64, 80, 96, 128 or 256")
-    g.add_argument("--heads", type=int, default=2, help="query heads")
-    g.add_argument("--kv-heads", type=int, default=1, help="key/value heads (divides --heads: GQA/MQA)")
-    g.add_argument("--seq-q", type=int, default=40)
-    g.add_argument("--seq-k", type=int, default=72)
-    g.add_argument("--causal", action="store_true", help="bottom-right aligned causal mask")
-    g.add_argument("--window", default="", help="LEFT,RIGHT sliding window (-1 = unbounded)")
-    g.add_argument("--attn-layout", default="bshd", choices=["bshd", "bhsd"])
-
-
 def add_target(p: argparse.ArgumentParser, required: bool = True, checked: bool = False) -> None:
     """--arch; `checked`: refused at parse time unless a known target (sweep, export)."""
     p.add_argument("--arch", required=required, type=arch_name if checked else None,
                    help=f"one of {', '.join(TARGETS)}")
-
-
-def add_directive(p: argparse.ArgumentParser, shape_default: str = "") -> None:
-    p.add_argument("--op", default="gemm", choices=list(OP_NAMES),
-                   help="op from the registry (wmma_gen/ops/registry.py); compile/analyze: gemm only so far")
-    p.add_argument("--dtype", required=True, help=f"input dtype: {', '.join(IN_DTYPES)}")
-    p.add_argument("--acc", default="", help="accumulator: f32 (default for floats), f16/bf16 (gfx11 same-type), i32")
-    p.add_argument("--shape", default=shape_default, help="MxNxK (e.g. 256x256x256); M,N,K >= 1")
-    p.add_argument("--layout", default="NN", help=f"{'|'.join(LAYOUTS)}: first letter A, second B; T = stored transposed")
-    p.add_argument("--batch", type=int_at_least(1), default=1)
-    p.add_argument("--out-dtype", default="", help="output dtype (default: the accumulator)")
-    p.add_argument("--alpha", type=f32_exact, default=1.0, help="scale of A@B (exact in f32)")
-    p.add_argument("--beta", type=f32_exact, default=0.0, help="scale of C0 (exact in f32)")
-    p.add_argument("--bias", default="", choices=["", "n", "m"], help="bias along N (per column) or M (per row)")
-    p.add_argument("--activation", default="", choices=[""] + list(ACTIVATIONS))
-    p.add_argument("--unsigned", action="store_true", help="integer inputs are unsigned")
-
-
-def add_schedule(p: argparse.ArgumentParser) -> None:
-    from ..ops.gemm.schedule import SPACE
-    g = p.add_argument_group("schedule (defaults: the built-in default schedule)")
-    g.add_argument("--schedule-json", type=schedule_json, default=None,
-                   help="a schedule as JSON text or a path to a JSON file")
-    for knob in SPACE:
-        kind = type(knob.domain[0])
-        g.add_argument(f"--{knob.name.replace('_', '-')}", dest=knob.name, type=kind, default=None,
-                       help=f"{knob.doc} ({'|'.join(map(str, knob.domain))})")
 
 
 def parse_shape(text: str) -> tuple[int, int, int]:
@@ -82,26 +39,22 @@ def parse_shape(text: str) -> tuple[int, int, int]:
     return vals
 
 
-def directive_from(args) -> GemmDirective:
-    m, n, k = parse_shape(args.shape)
-    return GemmDirective(args.dtype, m, n, k, acc=args.acc, layout=args.layout.upper(), batch=args.batch,
-                         out_dtype=args.out_dtype, alpha=args.alpha, beta=args.beta, bias=args.bias,
-                         activation=args.activation, unsigned=args.unsigned)
-
-
-def schedule_from(args, base: Schedule | None = None) -> Schedule:
-    from ..ops.gemm.schedule import SPACE, Schedule
-    fields = (base or Schedule()).to_dict()
-    if args.schedule_json:
-        given = args.schedule_json   # parsed by the schedule_json type; text from other callers
-        fields.update(given if isinstance(given, dict) else schedule_json(given))
-    fields.update({k.name: getattr(args, k.name) for k in SPACE if getattr(args, k.name) is not None})
-    return Schedule.from_dict(fields)
+def plain_json(x):
+    """`x` with every non-finite float as the string "nan", "inf" or "-inf": json.dump would
+    write NaN/Infinity, which is not JSON (`check --json --alpha nan`, issue 24)."""
+    if isinstance(x, dict):
+        return {k: plain_json(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [plain_json(v) for v in x]
+    if isinstance(x, float) or type(x).__module__ == "numpy" and hasattr(x, "dtype") and x.dtype.kind == "f":
+        v = float(x)
+        return v if math.isfinite(v) else ("nan" if v != v else ("inf" if v > 0 else "-inf"))
+    return x
 
 
 def emit(args, data, text: str) -> None:
     if getattr(args, "json", False):
-        json.dump(data, sys.stdout, indent=2, default=str)
+        json.dump(plain_json(data), sys.stdout, indent=2, default=str, allow_nan=False)
         sys.stdout.write("\n")
     else:
         print(text)
@@ -226,6 +179,29 @@ def writable_dir(text: str) -> str:
     return text
 
 
+def out_dir(text: str) -> str:
+    """Type: an output directory -- an existing directory, or a path whose nearest existing
+    parent is a directory that takes new entries (probed by creating and removing one temp
+    directory: permission bits do not tell for root or /proc). An existing file is refused."""
+    import tempfile
+    if not text.strip():
+        raise _bad("empty path: give a directory")
+    path = Path(os.path.abspath(text))
+    if path.exists() and not path.is_dir():
+        raise _bad(f"{text!r} exists and is not a directory (the artifacts are files inside --out)")
+    probe = path
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        raise _bad(f"{text!r} cannot be created: {probe} is not a directory")
+    try:
+        os.rmdir(tempfile.mkdtemp(dir=probe, prefix=".wmma_gen_probe_"))
+    except OSError as e:
+        raise _bad(f"{text!r} cannot be written: {probe} does not take new entries "
+                   f"({e.strerror or type(e).__name__})") from None
+    return text
+
+
 def storage_url(text: str) -> str:
     """Type: "" (the default journal), a journal file path, or a reachable RDB URL."""
     if not text:
@@ -276,8 +252,9 @@ def ladder_source(text: str) -> str:
 
 
 def schedule_json(text: str) -> dict:
-    """Type: a schedule as JSON text ({...}) or the path of a JSON file; parsed and validated."""
-    from ..ops.gemm.schedule import Schedule
+    """Type: a schedule as JSON text ({...}) or the path of a JSON file -> its fields (a dict;
+    {"schedule": {...}} is unwrapped). Checked against --op's schedule after parsing
+    (op_options.schedule_for), since the fields differ per op."""
     source = "JSON text"
     if not text.lstrip().startswith("{"):
         source = f"file {text}"
@@ -290,17 +267,16 @@ def schedule_json(text: str) -> dict:
         loaded = json.loads(text)
     except json.JSONDecodeError as e:
         raise _bad(f"{source} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    except RecursionError:
+        raise _bad(f"{source} is nested too deeply: a schedule is one flat JSON object") from None
     fields = loaded.get("schedule", loaded) if isinstance(loaded, dict) else loaded
     if not isinstance(fields, dict):
         raise _bad(f"{source} is not a JSON object of schedule fields (or {{\"schedule\": {{...}}}})")
-    try:
-        Schedule.from_dict({**Schedule().to_dict(), **fields})
-    except (ScheduleError, TypeError) as e:
-        raise _bad(f"{source}: {e}") from None
+    bad = next((k for k, v in fields.items() if isinstance(v, (dict, list))), None)
+    if bad is not None:      # a schedule is one flat object of numbers and strings
+        raise _bad(f"{source}: field {bad!r} holds a {type(fields[bad]).__name__}; schedule fields are "
+                   "numbers or strings")
     return fields
-
-
-
 
 
 def known_ops() -> tuple[str, ...]:

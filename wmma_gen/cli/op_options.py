@@ -1,0 +1,192 @@
+"""One per-op option model for `check`, `compile` and `analyze` (issue 24 item 3).
+
+Every op-specific flag is declared once, tagged with what it belongs to:
+  * the directive flags of an op family, tagged with the directive class (GemmDirective:
+    --shape, --layout, --acc, ...; AttentionDirective: --head-dim, --causal, --seq-q, ...);
+  * the schedule flags, one per knob of any op's SPACE table (ops/<op>/schedule.py), tagged
+    with the knob name; --schedule-json belongs to every op.
+After parsing, `op_spec(args)` looks the op up in the registry and refuses any flag given on
+the command line whose tag the op does not have -- its directive class (OpSpec.directive) or
+its knob table (OpSpec.space) -- naming the op and the flags it takes. So `--shape` or
+`--block-k` with --op attention, or `--causal` with --op gemm, is an error, and `--block-m 48`
+with --op attention is checked against attention's block_m domain, not GEMM's.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+from typing import TYPE_CHECKING
+
+from ..errors import ScheduleError
+from ..ops.attention.directive import AttentionDirective
+from ..ops.gemm.directive import ACTIVATIONS, IN_DTYPES, LAYOUTS, GemmDirective
+from ..ops.registry import NAMES as OP_NAMES
+from .options import f32_exact, int_at_least, parse_shape, schedule_json
+
+if TYPE_CHECKING:
+    from ..ops.registry import OpSpec
+
+INT32_MAX = 2**31 - 1       # sequence lengths and head counts are i32 kernel arguments
+SCHEDULE_JSON = "schedule_json"
+KERNEL_ARG = "kernel_arg"   # owner of attention sizes in `compile`: no op takes them there
+
+
+def _recording(base: type) -> type:
+    """An argparse action class like `base` that also records the flag as given."""
+    class Recorded(base):
+        def __call__(self, parser, namespace, values, option_string=None):
+            given = getattr(namespace, "given_flags", None)
+            if given is None:
+                given = {}
+                setattr(namespace, "given_flags", given)
+            given[self.dest] = self.option_strings[0]
+            super().__call__(parser, namespace, values, option_string)
+    Recorded.__name__ = f"Recorded{base.__name__}"
+    return Recorded
+
+
+_STORE, _TRUE = _recording(argparse._StoreAction), _recording(argparse._StoreTrueAction)
+
+
+def _flag(p, group, owners: tuple, *names, **kw) -> None:
+    """Add a flag to `group` whose owners (directive classes, ("knob", name) or SCHEDULE_JSON)
+    are recorded in the parser's op-flag table."""
+    kw["action"] = _TRUE if kw.get("action") == "store_true" else _STORE
+    a = group.add_argument(*names, **kw)
+    table = dict(p.get_default("op_flags") or {})
+    table[a.dest] = (a.option_strings[0], owners)
+    p.set_defaults(op_flags=table)
+
+
+def add_op_options(p: argparse.ArgumentParser, *, ops: tuple = OP_NAMES, shape_default: str = "",
+                   attention_sizes: bool = True) -> None:
+    """--op, --dtype, the GEMM and attention flags and every op's schedule flags.
+    `attention_sizes`: the command uses attention problem sizes (compile does not: they are
+    kernel arguments, so --heads/--seq-q/... are not offered there)."""
+    p.add_argument("--op", default="gemm", choices=list(ops),
+                   help="op from the registry (wmma_gen/ops/registry.py); a flag of another op is an error")
+    p.add_argument("--dtype", required=True, help=f"input dtype: {', '.join(IN_DTYPES)} (attention: f16, bf16)")
+    gemm = (GemmDirective,)
+    batch_owners = gemm + ((AttentionDirective,) if attention_sizes else (KERNEL_ARG,))
+    g = p.add_argument_group("gemm (--op gemm)")
+    _flag(p, g, gemm, "--shape", default=shape_default, help="MxNxK (e.g. 256x256x256); M,N,K >= 1")
+    _flag(p, g, gemm, "--layout", default="NN", help=f"{'|'.join(LAYOUTS)}: first letter A, second B; T = transposed")
+    _flag(p, g, batch_owners, "--batch", type=int_at_least(1, INT32_MAX), default=1,
+          help="batch (gemm" + (" and attention)" if attention_sizes else ")"))
+    _flag(p, g, gemm, "--acc", default="", help="accumulator: f32 (default for floats), f16/bf16 (gfx11), i32")
+    _flag(p, g, gemm, "--out-dtype", default="", help="output dtype (default: the accumulator)")
+    _flag(p, g, gemm, "--alpha", type=f32_exact, default=1.0, help="scale of A@B (exact in f32)")
+    _flag(p, g, gemm, "--beta", type=f32_exact, default=0.0, help="scale of C0 (exact in f32)")
+    _flag(p, g, gemm, "--bias", default="", choices=["", "n", "m"], help="bias along N (per column) or M (per row)")
+    _flag(p, g, gemm, "--activation", default="", choices=[""] + list(ACTIVATIONS))
+    _flag(p, g, gemm, "--unsigned", action="store_true", help="integer inputs are unsigned")
+    att = (AttentionDirective,)
+    g = p.add_argument_group("attention (--op attention | attention_bwd)")
+    _flag(p, g, att, "--head-dim", type=int, default=64, help="32, 64, 80, 96, 128 or 256")
+    # without attention_sizes the size flags are still known, owned by no op: a clear error, not "unrecognized"
+    sizes, hide = (att, {}) if attention_sizes else ((KERNEL_ARG,), {"help": argparse.SUPPRESS})
+    _flag(p, g, sizes, "--heads", type=int_at_least(1, INT32_MAX), default=2, **{"help": "query heads", **hide})
+    _flag(p, g, sizes, "--kv-heads", type=int_at_least(1, INT32_MAX), default=1,
+          **{"help": "key/value heads (divides --heads: GQA/MQA)", **hide})
+    _flag(p, g, sizes, "--seq-q", type=int_at_least(0, INT32_MAX), default=40,
+          **{"help": "query length (0 allowed)", **hide})
+    _flag(p, g, sizes, "--seq-k", type=int_at_least(0, INT32_MAX), default=72, **{"help": "key length (0 allowed)", **hide})
+    _flag(p, g, att, "--causal", action="store_true", help="bottom-right aligned causal mask")
+    _flag(p, g, att, "--window", default="", help="LEFT,RIGHT sliding window (-1 = unbounded)")
+    _flag(p, g, att, "--attn-layout", default="bshd", choices=["bshd", "bhsd"])
+    _add_schedule(p, ops)
+
+
+def _spaces(ops) -> dict[str, tuple]:
+    """op -> its SPACE, from the light schedule modules (the registry's loaders import MLIR)."""
+    return {op: importlib.import_module(f"wmma_gen.ops.{op}.schedule").SPACE for op in ops}
+
+
+def _add_schedule(p, ops) -> None:
+    g = p.add_argument_group("schedule (default: the op's tuned or default schedule; each flag is a knob of "
+                             "the ops named in its help)")
+    _flag(p, g, (SCHEDULE_JSON,), "--schedule-json", type=schedule_json, default=None,
+          help="a schedule of --op as JSON text or a path to a JSON file")
+    knobs: dict[str, dict] = {}
+    for op, space in _spaces(ops).items():
+        for k in space:
+            knobs.setdefault(k.name, {})[op] = k
+    for name, per_op in knobs.items():
+        kinds = {type(k.domain[0]) for k in per_op.values()}
+        doc = next(iter(per_op.values())).doc.splitlines()[0]
+        domains = "; ".join(f"{op}: {'|'.join(map(str, k.domain))}" for op, k in per_op.items())
+        _flag(p, g, (("knob", name),), f"--{name.replace('_', '-')}", dest=name,
+              type=kinds.pop() if len(kinds) == 1 else str, default=None, help=f"{doc} ({domains})")
+
+
+def _applies(owners: tuple, spec: "OpSpec") -> bool:
+    knobs = {k.name for k in spec.space}
+    return any(o is spec.directive or o == SCHEDULE_JSON or (isinstance(o, tuple) and o[1] in knobs)
+               for o in owners)
+
+
+def op_spec(args) -> "OpSpec":
+    """The registry's OpSpec of --op, after refusing every given flag that does not belong to it."""
+    from ..ops import registry
+    spec = registry.get(args.op)
+    table, given = args.op_flags, getattr(args, "given_flags", None) or {}
+    bad = [table[d][0] for d in given if d in table and not _applies(table[d][1], spec)]
+    if bad:
+        takes = [flag for flag, owners in table.values() if _applies(owners, spec)]
+        e = ScheduleError("--op", args.op, f"flags of {args.op}: {', '.join(takes)}")
+        sizes = [table[d][0] for d in given if d in table and KERNEL_ARG in table[d][1]]
+        note = (f" ({', '.join(sizes)}: attention sizes are kernel arguments, so one code object serves every "
+                "size)" if sizes and spec.directive is AttentionDirective else "")
+        e.args = (f"{', '.join(bad)} {'does' if len(bad) == 1 else 'do'} not apply to --op {args.op}; "
+                  f"--op {args.op} takes {', '.join(takes)} (besides the common flags: see --help){note}",)
+        raise e
+    return spec
+
+
+def given_knobs(args, spec: "OpSpec") -> dict:
+    return {k.name: getattr(args, k.name) for k in spec.space if getattr(args, k.name, None) is not None}
+
+
+def schedule_for(args, spec: "OpSpec", base):
+    """`base` (the op's default schedule) updated by --schedule-json, then by the knob flags;
+    a value outside the op's domain names the flag, the op and the allowed values."""
+    fields = base.to_dict()
+    if args.schedule_json:
+        try:
+            fields.update(spec.schedule.from_dict({**fields, **args.schedule_json}).to_dict())
+        except (ScheduleError, TypeError) as e:
+            raise ScheduleError("--schedule-json", args.schedule_json,
+                                f"fields of a {spec.schedule.__name__} (--op {spec.name}): {e}") from None
+    for name, value in given_knobs(args, spec).items():
+        dom = spec.schedule.KNOBS[name].domain
+        if value not in dom or type(value) is not type(dom[0]):
+            raise ScheduleError(f"--{name.replace('_', '-')}", value,
+                                f"one of {', '.join(map(str, dom))} for --op {spec.name}")
+        fields[name] = value
+    return spec.schedule.from_dict(fields)
+
+
+def directive_from(args) -> GemmDirective:
+    m, n, k = parse_shape(args.shape)
+    return GemmDirective(args.dtype, m, n, k, acc=args.acc, layout=args.layout.upper(), batch=args.batch,
+                         out_dtype=args.out_dtype, alpha=args.alpha, beta=args.beta, bias=args.bias,
+                         activation=args.activation, unsigned=args.unsigned)
+
+
+def window_of(args):
+    """--window LEFT,RIGHT -> (left, right) or None."""
+    text = args.window
+    if not text:
+        return None
+    try:
+        left, right = (int(x) for x in text.split(","))
+    except ValueError:
+        raise ScheduleError("--window", text, "LEFT,RIGHT integers >= -1 (e.g. 128,0)") from None
+    if min(left, right) < -1 or max(left, right) > INT32_MAX:
+        raise ScheduleError("--window", text, f"LEFT,RIGHT integers in [-1, {INT32_MAX}] (-1 = unbounded)")
+    return left, right
+
+
+def attention_directive(args, op: str) -> AttentionDirective:
+    return AttentionDirective(args.dtype, args.head_dim, causal=args.causal, window=window_of(args) is not None,
+                              layout=args.attn_layout, op=op)
