@@ -21,6 +21,9 @@ from .options import (add_json, add_target, csv_list, emit, in_dtype, int_at_lea
 QUICK = {"dtypes": "f16,i8", "shapes": "1024,2048", "trials": 12}          # gemm (help text)
 DEFAULTS = {"dtypes": "f16,bf16,i8,i4", "shapes": "1024,2048,4096", "trials": 40}
 QUICK_OPS = ("gemm", "attention", "attention_bwd")   # what `--quick` sweeps when no --op is given
+# op-specific flag (dest) -> the SweepConfig field it feeds; an op takes the flag when its tuning
+# adapter's DEFAULTS table has that field (autotune/ops/<op>.py), so no per-op flag list is kept here
+OP_FIELDS = {"head_dims": "head_dims", "seqs": "seqs", "causal": "causal", "shapes": "shapes", "shapes_file": "shapes"}
 
 
 def register(sub) -> None:
@@ -152,22 +155,40 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def check_op_flags(args, ops: tuple) -> None:
+    """Refuse an op-specific flag that none of the ops swept takes (e.g. --head-dims for gemm,
+    --shapes for attention), naming the ops and the flags each takes."""
+    from autotune.ops import adapter
+    takes = {op: [f"--{d.replace('_', '-')}" for d, f in OP_FIELDS.items() if f in adapter(op).DEFAULTS] for op in ops}
+    bad = [f"--{d.replace('_', '-')}" for d, f in OP_FIELDS.items()
+           if getattr(args, d, None) is not None and not any(f in adapter(op).DEFAULTS for op in ops)]
+    if bad:
+        what = "; ".join(f"--op {op} takes {', '.join(t) or 'none of them'}" for op, t in takes.items())
+        e = ScheduleError("--op", "/".join(ops), what)
+        e.args = (f"{', '.join(bad)} {'does' if len(bad) == 1 else 'do'} not apply to "
+                  f"{' or '.join('--op ' + op for op in ops)}: {what}",)
+        raise e
+
+
 def run(args) -> int:
     """Sweep each op asked for (--op, or gemm then attention with --quick); exit 0 when every
-    op got a ladder, 1 when one had no validated schedule (its ladder is not written)."""
+    op got a ladder, 1 when one had no validated schedule (its ladder is not written). Every
+    op's flags and config are checked before the first study starts."""
     ops = (args.op,) if args.op else (QUICK_OPS if args.quick else ("gemm",))
+    check_op_flags(args, ops)
+    configs = [config_from(args, op) for op in ops]
     if args.op is None and args.quick and not args.json:
         print(f"--quick sweeps {' and '.join(ops)} (pass --op to choose one)")
     status = 0
-    for op in ops:
-        status = max(status, _run_op(args, op))
+    for cfg in configs:
+        status = max(status, _run_op(args, cfg))
     return status
 
 
-def _run_op(args, op: str) -> int:
+def _run_op(args, cfg) -> int:
     from autotune import ladder
     from autotune.study import run_sweep
-    cfg = config_from(args, op)
+    op = cfg.op
     t0 = time.time()
     result = run_sweep(cfg)
     df = ladder.build(result.studies, top_k=cfg.top_k, op=op)
