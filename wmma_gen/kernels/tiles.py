@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..compiler.mlir_api import ir
-from ..compiler.mlir_api import memref, vector
+from ..compiler.mlir_api import arith, memref, vector
 
 from . import irb
 from .attention_blocks import PERM_HI, PERM_LO, perm_b32
@@ -95,11 +95,12 @@ def store_tile(p: TilePlan, lds: ir.Value, buf, tid, vals: list) -> None:
         if not p.transpose:
             vector.store(chunk[0], lds, [buf, r, c])
             continue
+        cols = _byte_columns(p, chunk) if p.x.elem_bits == 8 and p.g > 1 and p.w % 4 == 0 else None
         for e in range(p.w):  # stored rows r..r+g-1 are k; the chunk runs along outer
             if p.g == 1:
                 memref.store(vector.extract(chunk[0], [], [e]), lds, [buf, irb.add(c, e), r])
                 continue
-            vector.store(_column(p, chunk, e), lds, [buf, irb.add(c, e), r])
+            vector.store(cols[e] if cols else _column(p, chunk, e), lds, [buf, irb.add(c, e), r])
 
 
 def _column(p: TilePlan, chunk: list, e: int) -> ir.Value:
@@ -115,3 +116,41 @@ def _column(p: TilePlan, chunk: list, e: int) -> ir.Value:
     packed = [perm_b32(words[j + 1], words[j], sel) for j in range(0, p.g, 2)]
     col = vector.from_elements(irb.vec(p.g // 2, i32), packed)
     return vector.bitcast(irb.vec(p.g, irb.storage_type(p.x.dtype)), col)
+
+
+def _byte_columns(p: TilePlan, chunk: list) -> list:
+    """Every column of g stacked 8-bit chunks, each as one vector<g> (rows in order), with
+    v_perm_b32 (RDNA3/RDNA4 ISA guides, "V_PERM_B32": byte i of the result is byte sel[i] of
+    {s0, s1}). Two columns e, e+1 of rows j, j+1 come from one perm (bytes r_j[e], r_j+1[e],
+    r_j[e+1], r_j+1[e+1]); for g >= 4 two such pairs merge with PERM_LO/PERM_HI into the
+    32-bit column words: 2 perms per column word. LLVM's shuffles of i8 vectors made 16-bit
+    and/shift/or chains and byte stores (measured: 146-156 VALU per i8 NN/TN main loop on gfx11)."""
+    i16, i32 = ir.IntegerType.get_signless(16), ir.IntegerType.get_signless(32)
+    words = [[vector.extract(vector.bitcast(irb.vec(p.w // 4, i32), x), [], [k]) for k in range(p.w // 4)]
+             for x in chunk]
+
+    def pair(j: int, e: int):   # bytes r_j[e], r_j+1[e], r_j[e+1], r_j+1[e+1]
+        b = e % 4
+        return perm_b32(words[j + 1][e // 4], words[j][e // 4], b | (4 + b) << 8 | (b + 1) << 16 | (5 + b) << 24)
+
+    out = []
+    for e in range(0, p.w, 2):
+        if p.g == 2:  # the two 16-bit halves, as i16 (a vector<2xi8> store was split into bytes)
+            w = pair(0, e)
+            out += [_as_bytes(p, arith.trunci(i16, h)) for h in (w, arith.shrui(w, arith.constant(i32, 16)))]
+            continue
+        lo, hi = [], []
+        for j in range(0, p.g, 4):
+            p01, p23 = pair(j, e), pair(j + 2, e)
+            lo.append(perm_b32(p23, p01, PERM_LO))
+            hi.append(perm_b32(p23, p01, PERM_HI))
+        out += [_as_bytes(p, *w) for w in (lo, hi)]
+    return out
+
+
+def _as_bytes(p: TilePlan, *words) -> ir.Value:
+    """Integer words as one vector of 8-bit storage elements (a bitcast: LLVM stores the words)."""
+    t = words[0].type
+    n = len(words) * ir.IntegerType(t).width // 8
+    return vector.bitcast(irb.vec(n, irb.storage_type(p.x.dtype)), vector.from_elements(irb.vec(len(words), t), list(words)))
+
