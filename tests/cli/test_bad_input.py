@@ -21,6 +21,8 @@ SWEEP = ["sweep", "--arch", "gfx1100", "--device", "emu", "--no-progress", "--dt
 EXPORT = ["export", "--arch", "gfx1100", "--from", "ladders/gemm_ladder.csv", "--out", "out"]
 CHECK = ["check", "--arch", "gfx1100", "--dtype", "f16", "--shape", "16x16x16", "--device", "emu"]
 COMPILE = ["compile", "--arch", "gfx1100", "--dtype", "f16", "--shape", "16x16x16", "--out", "kernel"]
+ATTN = ["check", "--arch", "gfx1100", "--dtype", "f16", "--op", "attention", "--device", "emu"]
+COMPILE_ATTN = ["compile", "--arch", "gfx1100", "--dtype", "f16", "--op", "attention", "--out", "kernel"]
 
 
 def with_arg(base: list[str], flag: str, value: str | None) -> list[str]:
@@ -106,6 +108,37 @@ DIRECTIVE_CASES = [
     ("schedule-json-bad-value", CHECK + ["--schedule-json", '{"block_m": 3}'], "--schedule-json"),
     ("compile-alpha-not-f32", COMPILE + ["--alpha", "1e39"], "--alpha"),
     ("compile-schedule-json-malformed", COMPILE + ["--schedule-json", "{nope}"], "--schedule-json"),
+    # issue 24: the tracebacks and the values checked at parse time
+    ("seed-negative", CHECK + ["--seed", "-1"], "argument --seed: -1 is out of range"),
+    ("seq-k-beyond-i32", ATTN + ["--seq-k", "2147483648"], "argument --seq-k: 2147483648 is out of range"),
+    ("seq-q-negative", ATTN + ["--seq-q", "-5"], "argument --seq-q: -5 is out of range"),
+    ("heads-zero", ATTN + ["--heads", "0"], "argument --heads: 0 is out of range"),
+    ("seq-k-over-host-budget", ATTN + ["--seq-q", "100000", "--seq-k", "100000"],
+     "fit 4 GiB of host memory (this one needs about"),
+    ("gemm-over-host-budget", with_arg(CHECK, "--shape", "40000x40000x16"), "fit 4 GiB of host memory"),
+    ("window-malformed", ATTN + ["--window", "1,2,3"], "--window='1,2,3' is not allowed"),
+    ("window-below-minus-one", ATTN + ["--window=-2,0"], "--window='-2,0' is not allowed"),
+    ("compile-out-in-proc", with_arg(COMPILE, "--out", "/proc/wmma_gen_kernel"), "argument --out: '/proc/wmma_gen_kernel' cannot be written"),
+    ("compile-out-is-a-file", with_arg(COMPILE, "--out", "notes.txt"), "argument --out: 'notes.txt' exists and is not a directory"),
+    ("schedule-json-deeply-nested", CHECK + ["--schedule-json", "deep.json"], "nested too deeply"),
+    ("schedule-json-nested-field", CHECK + ["--schedule-json", '{"block_m": {"a": 1}}'], "field 'block_m' holds a dict"),
+    # issue 24 item 3: a flag of another op is an error naming the op and the flags it takes
+    ("attention-with-shape", ATTN + ["--shape", "64"], "--shape does not apply to --op attention; --op attention takes"),
+    ("attention-with-layout", ATTN + ["--layout", "TN"], "--layout does not apply to --op attention"),
+    ("attention-with-gemm-knob", ATTN + ["--block-k", "32"], "--block-k does not apply to --op attention"),
+    ("attention-block-m-48", ATTN + ["--block-m", "48"], "--block-m=48 is not allowed: one of 16, 32, 64, 128, 256 for --op attention"),
+    ("gemm-with-causal", CHECK + ["--causal"], "--causal does not apply to --op gemm; --op gemm takes --shape"),
+    ("gemm-with-heads", CHECK + ["--heads", "4"], "--heads does not apply to --op gemm"),
+    ("gemm-with-attention-knob", CHECK + ["--q-in", "lds"], "--q-in does not apply to --op gemm"),
+    ("bwd-with-forward-knob", with_arg(ATTN, "--op", "attention_bwd") + ["--split-kv", "2"],
+     "--split-kv does not apply to --op attention_bwd"),
+    ("attention-schedule-json-gemm-field", ATTN + ["--schedule-json", '{"block_k": 32}'], "--schedule-json"),
+    ("compile-attention-with-sizes", COMPILE_ATTN + ["--seq-q", "64"], "attention sizes are kernel arguments"),
+    ("compile-attention-bwd", with_arg(COMPILE_ATTN, "--op", "attention_bwd"), "argument --op: invalid choice"),
+    ("sweep-gemm-head-dims", SWEEP + ["--head-dims", "64"], "--head-dims does not apply to --op gemm: --op gemm takes --shapes"),
+    ("sweep-gemm-causal", SWEEP + ["--causal", "on"], "--causal does not apply to --op gemm"),
+    ("sweep-attention-shapes", with_arg(SWEEP, "--dtypes", "f16") + ["--op", "attention"],
+     "--shapes does not apply to --op attention: --op attention takes --head-dims, --seqs, --causal"),
 ]
 
 
@@ -130,6 +163,7 @@ def workdir(tmp_path, monkeypatch):
     (tmp_path / "empty.txt").write_text("# no shapes here\n\n")
     (tmp_path / "bad_shapes.txt").write_text("256\n12x0x4\n")
     (tmp_path / "list.json").write_text("[64, 64]\n")
+    (tmp_path / "deep.json").write_text('{"block_m": ' + "[" * 100_000 + "]" * 100_000 + "}")
     (tmp_path / "garbage.journal").write_text('{"op_code":0,"worker_id":"w","study_name":"x","directions":[1]}\n'
                                               "not json at all\n{\"op_code\":4}\n")
     (tmp_path / "empty_dir").mkdir()

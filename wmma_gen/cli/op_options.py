@@ -90,9 +90,11 @@ def add_op_options(p: argparse.ArgumentParser, *, ops: tuple = OP_NAMES, shape_d
           **{"help": "key/value heads (divides --heads: GQA/MQA)", **hide})
     _flag(p, g, sizes, "--seq-q", type=int_at_least(0, INT32_MAX), default=40,
           **{"help": "query length (0 allowed)", **hide})
-    _flag(p, g, sizes, "--seq-k", type=int_at_least(0, INT32_MAX), default=72, **{"help": "key length (0 allowed)", **hide})
+    _flag(p, g, sizes, "--seq-k", type=int_at_least(0, INT32_MAX), default=72,
+          **{"help": "key length (0 allowed)", **hide})
     _flag(p, g, att, "--causal", action="store_true", help="bottom-right aligned causal mask")
-    _flag(p, g, att, "--window", default="", help="LEFT,RIGHT sliding window (-1 = unbounded)")
+    _flag(p, g, att, "--window", default="",
+          help="LEFT,RIGHT sliding window (-1 = unbounded; write --window=-1,0 when LEFT is negative)")
     _flag(p, g, att, "--attn-layout", default="bshd", choices=["bshd", "bhsd"])
     _add_schedule(p, ops)
 
