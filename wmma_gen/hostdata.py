@@ -159,7 +159,7 @@ def as_stored(x, dtype: str, *, unsigned: bool = False, field: str = "x") -> np.
         if a.dtype == np.int8:
             _check_int_range(a, "i8", True, field)
         return a
-    if a.dtype == AS_STORED.get(dtype):
+    if dtype in AS_STORED and a.dtype == AS_STORED[dtype]:     # (dtype == None is true for float64)
         return a
     return encode(a, dtype, unsigned=unsigned, field=field)
 

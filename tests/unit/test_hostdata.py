@@ -50,6 +50,8 @@ def test_unsigned_refuses_negative_values_also_without_a_copy():
     h = np.ones((2, 3), np.float16)
     assert hostdata.as_stored(h, "f16") is h
     assert hostdata.as_stored(h, "bf16").dtype == np.uint16
+    for dtype, stored in (("bf16", np.uint16), ("fp8", np.uint8), ("bf8", np.uint8)):   # float64 is converted
+        assert hostdata.as_stored(np.ones(4), dtype).dtype == stored
 
 
 def test_i32_refuses_values_beyond_its_range():
