@@ -19,6 +19,10 @@ GUARD = 4096
 
 
 class GlobalMemory:
+    base = BASE                     # device address of arena offset 0
+    regions = "every allocation"    # what an access must lie in (fault messages)
+    idle = 0                        # arena offset check() gives inactive lanes: gather reads it
+
     def __init__(self, capacity: int = 1 << 20):
         self.arena = np.zeros(capacity, dtype=np.uint8)
         self._starts: list[int] = []      # sorted arena offsets of live allocations
@@ -47,10 +51,10 @@ class GlobalMemory:
         self._starts.insert(i, off)
         self._ends.insert(i, end)
         self._sync()
-        return BASE + off
+        return self.base + off
 
     def free(self, addr: int) -> None:
-        off = addr - BASE
+        off = addr - self.base
         i = bisect.bisect_left(self._starts, off)
         if i == len(self._starts) or self._starts[i] != off:
             raise ValueError(f"addr={addr:#x} is not allowed: not the start of a live allocation")
@@ -68,7 +72,7 @@ class GlobalMemory:
         return self.arena[off:off + nbytes].tobytes()
 
     def size_of(self, addr: int) -> int:
-        off = addr - BASE
+        off = addr - self.base
         i = bisect.bisect_left(self._starts, off)
         if i == len(self._starts) or self._starts[i] != off:
             raise ValueError(f"addr={addr:#x} is not allowed: not the start of a live allocation")
@@ -78,15 +82,15 @@ class GlobalMemory:
     def check(self, addr: np.ndarray, nbytes: int, active: np.ndarray) -> np.ndarray:
         """Arena offsets for device addresses `addr` (uint64, any shape) accessed with
         `nbytes` each; raises Fault naming the first bad active lane."""
-        off = addr.astype(np.int64) - BASE
+        off = addr.astype(np.int64) - self.base
         every = active.all()
         sel = off if every else off[active]
         if sel.size == 0:
-            return np.zeros_like(off)
+            return np.full_like(off, self.idle)
         lo, hi = int(sel.min()), int(sel.max())
         i = bisect.bisect_right(self._starts, lo) - 1     # fast path: one allocation holds them all
         if i >= 0 and lo >= self._starts[i] and hi + nbytes <= self._ends[i]:
-            return off if every else np.where(active, off, 0)
+            return off if every else np.where(active, off, self.idle)
         i = np.searchsorted(self._np_starts, off, side="right") - 1
         ok = i >= 0
         ic = np.where(ok, i, 0)
@@ -97,9 +101,9 @@ class GlobalMemory:
         bad = active & ~ok
         if bad.any():
             pos = tuple(int(x) for x in np.argwhere(bad)[0])
-            raise Fault(f"global access of {nbytes} bytes outside every allocation",
+            raise Fault(f"global access of {nbytes} bytes outside {self.regions}",
                         wave=pos[0], lane=pos[1] if len(pos) > 1 else None, address=int(addr[pos]))
-        return np.where(active, off, 0)
+        return np.where(active, off, self.idle)
 
     def window(self, base, lanes: np.ndarray, nbytes: int, dtype) -> tuple[np.ndarray, np.ndarray] | None:
         """check's fast path for every lane active, reading words: the addresses are base + lanes
@@ -108,11 +112,11 @@ class GlobalMemory:
         in one allocation and every arena offset is a multiple of dtype's size (a power of two):
         (words, idx), the arena as `dtype` words and the intp index of each lane's first word.
         None otherwise; the caller then runs check, which faults naming the lane."""
-        off = lanes.astype(np.intp)   # as in check: (lanes + base) - BASE, wrapping like int64
+        off = lanes.astype(np.intp)   # as in check: (lanes + base) - self.base, wrapping like int64
         if isinstance(base, int):
-            off += (base - BASE + (1 << 63)) % (1 << 64) - (1 << 63)
+            off += (base - self.base + (1 << 63)) % (1 << 64) - (1 << 63)
         else:
-            off += (base - BASE)[:, None]
+            off += (base - self.base)[:, None]
         lo, hi = int(off.min()), int(off.max())
         unit = np.dtype(dtype).itemsize
         if not self._one(lo, hi + nbytes) or np.bitwise_or.reduce(off, axis=None) & (unit - 1):
@@ -148,11 +152,11 @@ class GlobalMemory:
         return i >= 0 and lo >= self._starts[i] and end <= self._ends[i]
 
     def _host_range(self, addr: int, nbytes: int) -> int:
-        off = addr - BASE
+        off = addr - self.base
         i = bisect.bisect_right(self._starts, off) - 1
         if i < 0 or off + nbytes > self._ends[i] or off < self._starts[i]:
             raise ValueError(f"host access addr={addr:#x} nbytes={nbytes} is not allowed: "
-                             "outside every allocation")
+                             f"outside {self.regions}")
         return off
 
 
