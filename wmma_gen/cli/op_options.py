@@ -115,10 +115,9 @@ def _add_schedule(p, ops) -> None:
             knobs.setdefault(k.name, {})[op] = k
     for name, per_op in knobs.items():
         kinds = {type(k.domain[0]) for k in per_op.values()}
-        doc = next(iter(per_op.values())).doc.splitlines()[0]
-        domains = "; ".join(f"{op}: {'|'.join(map(str, k.domain))}" for op, k in per_op.items())
+        text = "; ".join(f"{op}: {k.doc.splitlines()[0]} ({'|'.join(map(str, k.domain))})" for op, k in per_op.items())
         _flag(p, g, (("knob", name),), f"--{name.replace('_', '-')}", dest=name,
-              type=kinds.pop() if len(kinds) == 1 else str, default=None, help=f"{doc} ({domains})")
+              type=kinds.pop() if len(kinds) == 1 else str, default=None, help=text.replace("%", "%%"))
 
 
 def _applies(owners: tuple, spec: "OpSpec") -> bool:
