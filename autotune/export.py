@@ -6,6 +6,15 @@ writes one file per (arch, op, dtype) in the format every op's lookup reads back
 autotune/ops/). Default destination: the user's schedules dir (wmma_gen.userdirs), which the
 lookup reads before the shipped files.
 
+Never worse than the default (issue 25 item 3): a ladder's rank-1 row is exported only if its
+figure is >= the op's built-in default schedule on the same problem, measured the same way in
+the same study (ladder columns default_tflops / default_source, autotune/ladder.py); a row that
+does not beat it, or whose study has no such figure, is dropped with one line saying so (`note`,
+stderr by default). A row equal to the default (the default itself won) is kept: it pins its
+bucket to the default, so the nearest-bucket lookup does not hand that size another bucket's tile.
+Ladders written before the default figure was recorded (default_source absent) are exported
+unchecked, with one line saying so.
+
 All or nothing, across ops: every ladder is read, every document built and re-validated with
 its op's reader (so an export never produces a file lookup refuses), and every file written to
 a temp file in the destination before the first `os.replace`; a failure anywhere before that
@@ -14,9 +23,12 @@ removes the temp files and leaves no file of any op written or changed.
 from __future__ import annotations
 
 import json
+import math
 import os
+import sys
 import tempfile
 from pathlib import Path
+from typing import Callable, Optional
 
 import pandas as pd
 
@@ -36,9 +48,50 @@ def ladder_files(src: str | Path, arch: str) -> list[Path]:
     return []
 
 
-def documents(df: pd.DataFrame, arch: str) -> list[tuple[str, dict, object]]:
-    """(file name, document, adapter) of every op in `df` (one ladder: its columns are one op's)."""
+def _stderr(line: str) -> None:
+    print(f"wmma-gen export: {line}", file=sys.stderr, flush=True)
+
+
+def _figure(v) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def beats_default(df: pd.DataFrame, arch: str, note: Optional[Callable[[str], None]] = None) -> pd.DataFrame:
+    """`df` without the rank-1 rows (of `arch`, validated) that do not beat the op's default
+    measured the same way; one `note` line per dropped (or unchecked) row."""
     from .ops import adapter
+    note = note or _stderr
+    drop = []
+    rows = df[(df["arch"] == arch) & (df["rank"] == 1) & (df["validated"].astype(bool))] if len(df) else df
+    for i, r in rows.iterrows():
+        ad = adapter(r["op"])
+        what = (f"{r['op']} {' '.join(f'{c}={r[c]}' for c in ad.PROBLEM_COLUMNS)}: best "
+                f"{ad.schedule_text(r)} {float(r['tflops']):.2f} {r['unit']} ({r['source']}, study {r['study']})")
+        src = r.get("default_source")
+        dflt = _figure(r.get("default_tflops"))
+        if src is None or (isinstance(src, float) and math.isnan(src)):
+            note(f"not compared with the default: {what}; the ladder has no default figure (written by an "
+                 "older wmma_gen; `wmma-gen ladder --storage URL` rebuilds it with one)")
+        elif src == "failed":
+            continue            # the default was pruned or cannot run this problem: anything validated beats it
+        elif src != r["source"] or math.isnan(dflt):
+            drop.append(i)
+            note(f"dropped {what}: no figure of the default schedule measured the same way ({r['source']}) "
+                 "in its study (studies created before baselines were enqueued, or domains excluding the default)")
+        elif float(r["tflops"]) < dflt:
+            drop.append(i)
+            note(f"dropped {what}: does not beat the default schedule's {dflt:.2f} {r['unit']} (same study, {src})")
+    return df.drop(index=drop)
+
+
+def documents(df: pd.DataFrame, arch: str, note: Optional[Callable[[str], None]] = None) -> list[tuple[str, dict, object]]:
+    """(file name, document, adapter) of every op in `df` (one ladder: its columns are one op's),
+    from the rows that beat the default (beats_default)."""
+    from .ops import adapter
+    df = beats_default(df, arch, note)
     docs = []
     for op in sorted(set(df["op"])) if len(df) else []:
         ad = adapter(op)
@@ -79,20 +132,20 @@ def write_all(docs: list[tuple[str, dict, object]], out: str | Path) -> list[Pat
     return [out / name for name, _ in temps]
 
 
-def export(df: pd.DataFrame, arch: str, out: str | Path) -> list[Path]:
+def export(df: pd.DataFrame, arch: str, out: str | Path, note=None) -> list[Path]:
     """Every op's documents of one ladder, written all or nothing."""
-    return write_all(documents(df, arch), out)
+    return write_all(documents(df, arch, note), out)
 
 
-def export_many(dfs, arch: str, out: str | Path) -> list[Path]:
+def export_many(dfs, arch: str, out: str | Path, note=None) -> list[Path]:
     """Several ladders (one per op), written all or nothing across them."""
-    return write_all([d for df in dfs if len(df) for d in documents(df, arch)], out)
+    return write_all([d for df in dfs if len(df) for d in documents(df, arch, note)], out)
 
 
-def export_from(src: str | Path, arch: str, out: str | Path) -> list[Path]:
+def export_from(src: str | Path, arch: str, out: str | Path, note=None) -> list[Path]:
     files = ladder_files(src, arch)
     if not files:
         from wmma_gen.errors import ScheduleError
         raise ScheduleError("from", str(src), f"a ladder file or a results directory with {arch}/<op>_ladder.parquet "
                                               "(run `wmma-gen sweep` first)")
-    return export_many([ladder_mod.read(f) for f in files], arch, out)   # every ladder read before any write
+    return export_many([ladder_mod.read(f) for f in files], arch, out, note)   # every ladder read before any write

@@ -14,6 +14,7 @@ file, never a silently smaller export.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
 import tempfile
@@ -26,15 +27,19 @@ import pandas as pd
 from wmma_gen.errors import WmmaGenError
 
 from .ops import adapter
+from .plot import plot
 
 RESULT_COLUMNS = ["seconds", "tflops", "unit", "peak_tflops", "fraction_of_peak", "source", "est_low", "est_high",
-                  "validated", "gate_source", "gate_max_abs", "vgprs", "lds_bytes", "occupancy", "limiter", "isa_hash",
+                  "default_tflops", "default_source", "validated", "gate_source", "gate_max_abs", "vgprs", "lds_bytes", "occupancy", "limiter", "isa_hash",
                   "object_sha256",
                   "toolchain_mlir", "toolchain_lld", "wmma_gen_version", "timestamp", "ladder_rows"]
 # est_low / est_high: a model row's TFLOP/s times the calibration band (wmma_gen.model.calibration,
 # results/model_calibration.md); empty for timed (hip) rows. Ladders written before they existed
 # read back with the two columns empty.
-OPTIONAL_COLUMNS = ("est_low", "est_high", "object_sha256")   # older ladders read back with them empty
+# default_tflops / default_source: the op's built-in default schedule on the same problem, measured
+# the same way in the same study (default_figure below); export keeps only entries that beat it.
+OPTIONAL_COLUMNS = ("est_low", "est_high", "object_sha256", "default_tflops", "default_source")   # older ladders
+# read back with them empty; an absent default_source reads back as None ("not recorded"), never as "missing"
 
 
 def _est_band(arch: str, op: str, dtype: str, tflops: float, source: str) -> tuple[float, float]:
@@ -68,6 +73,65 @@ class LadderError(WmmaGenError, ValueError):
     """A ladder file is unreadable, of another schema, or incomplete; the message names it."""
 
 
+@contextlib.contextmanager
+def _no_schedule_files():
+    """Every op's lookup reads schedule files through schedule_files.lookup, which walks
+    search_dirs(); with no directory to search it finds nothing and the op falls back to its
+    built-in default. (The registry has no lookup-free default_schedule; this keeps the ladder
+    free of op names.)"""
+    from wmma_gen import schedule_files as sf
+    saved = sf.search_dirs
+    sf.search_dirs = lambda shipped=None: []
+    try:
+        yield
+    finally:
+        sf.search_dirs = saved
+
+
+def builtin_default(op: str, directive: dict, arch: str, problem: dict | None):
+    """(directive, problem, the op's built-in default schedule): what the op runs when no
+    schedule file has an entry for the call (never the user's or the shipped tuned files)."""
+    from wmma_gen.ops import registry
+    spec = registry.get(op)
+    d = spec.directive.from_dict(directive)
+    with _no_schedule_files():
+        return d, problem, spec.default_schedule(d, arch, problem)
+
+
+def default_figure(study: optuna.Study) -> dict:
+    """The op's built-in default schedule on this study's problem, measured the same way: the
+    study's own trial of it (the sweep enqueues it as a baseline into every new study, so a GPU
+    times it in the same run), else -- for a model-ranked study only -- the model's estimate of
+    its compiled kernel (deterministic: the same as a trial would give). default_source is the
+    figure's source, "failed" (the default was pruned or cannot run the problem: 0 TFLOP/s, so
+    any validated schedule beats it) or "missing" (a timed study without the default's trial:
+    nothing to compare with)."""
+    ua = study.user_attrs
+    op = ua.get("op", "gemm")
+    try:
+        d, p, s = builtin_default(op, ua["directive"], ua["arch"], ua.get("problem") or ua.get("row"))
+    except (WmmaGenError, ValueError, TypeError, KeyError):
+        return {"default_tflops": 0.0, "default_source": "failed"}
+    want, failed, sources = s.to_dict(), False, set()
+    for t in study.get_trials(deepcopy=False):
+        sources.add(t.user_attrs.get("source"))
+        if t.user_attrs.get("schedule") != want:
+            continue
+        if t.state == optuna.trial.TrialState.COMPLETE and t.user_attrs.get("validated"):
+            return {"default_tflops": float(t.value), "default_source": str(t.user_attrs.get("source"))}
+        failed = failed or t.state in (optuna.trial.TrialState.PRUNED, optuna.trial.TrialState.FAIL)
+    if failed:
+        return {"default_tflops": 0.0, "default_source": "failed"}
+    if "hip" in sources:
+        return {"default_tflops": float("nan"), "default_source": "missing"}
+    from wmma_gen.ops import registry
+    try:
+        e = registry.get(op).estimate(d, s, p, ua["arch"])
+    except WmmaGenError:
+        return {"default_tflops": 0.0, "default_source": "failed"}
+    return {"default_tflops": float(e.tflops), "default_source": e.source}
+
+
 def study_rows(study: optuna.Study, top_k: int = 3) -> list[dict]:
     ua = study.user_attrs
     ad = adapter(ua.get("op", "gemm"))
@@ -79,6 +143,7 @@ def study_rows(study: optuna.Study, top_k: int = 3) -> list[dict]:
         return []
     ok = df[(df["state"] == "COMPLETE") & (df["user_attrs_validated"] == True)]  # noqa: E712
     ok = ok.sort_values("value", ascending=False).head(top_k)
+    default = default_figure(study) if len(ok) else {}
     rows = []
     for rank, (_, t) in enumerate(ok.iterrows(), start=1):
         tc = t.get("user_attrs_toolchain") or {}
@@ -89,7 +154,7 @@ def study_rows(study: optuna.Study, top_k: int = 3) -> list[dict]:
                     "peak_tflops": ua["peak_tflops"], "fraction_of_peak": t["value"] / ua["peak_tflops"],
                     "source": t["user_attrs_source"], "validated": bool(t["user_attrs_validated"]),
                     **dict(zip(("est_low", "est_high"), _est_band(ua["arch"], ua["op"], d["dtype"], t["value"],
-                                                           t["user_attrs_source"]))),
+                                                           t["user_attrs_source"]))), **default,
                     "gate_source": t.get("user_attrs_gate_source", ""),
                     "gate_max_abs": t.get("user_attrs_gate_max_abs", float("nan")),
                     "vgprs": int(t["user_attrs_vgprs"]), "lds_bytes": int(t["user_attrs_lds_bytes"]),
@@ -137,7 +202,7 @@ def write(df: pd.DataFrame, results: str | Path, arch: str, op: str, peaks: dict
     p["parquet"].parent.mkdir(parents=True, exist_ok=True)
     df = df.assign(ladder_rows=len(df))
     writers = {"parquet": lambda t: df.to_parquet(t, index=False), "csv": lambda t: df.to_csv(t, index=False),
-               "png": lambda t: plot(df, t, arch, op, peaks)}
+               "png": lambda t: plot(df, t, arch, op, peaks)}   # autotune/plot.py
     staged: dict[str, Path] = {}
     try:
         for kind, fn in writers.items():
@@ -175,7 +240,8 @@ def read(path: str | Path) -> pd.DataFrame:
         cols, req = columns(op), required(op)
     except WmmaGenError:
         raise LadderError(f"{what}: op {op!r} is not one the tuner knows; {redo}") from None
-    df = df.assign(**{c: "" if c == "object_sha256" else float("nan") for c in OPTIONAL_COLUMNS if c not in df.columns})
+    fill = {"object_sha256": "", "default_source": None}
+    df = df.assign(**{c: fill.get(c, float("nan")) for c in OPTIONAL_COLUMNS if c not in df.columns})
     missing = [c for c in cols if c not in df.columns]
     if missing:
         raise LadderError(f"{what} lacks columns {', '.join(missing)} (another schema, or an older wmma_gen); {redo}")
@@ -190,48 +256,6 @@ def read(path: str | Path) -> pd.DataFrame:
             raise LadderError(f"{what} is truncated: it holds {len(df)} rows, it was written with "
                               f"{', '.join(map(str, sorted(expected)))}; {redo}")
     return df
-
-
-def plot(df: pd.DataFrame, path: str | Path, arch: str, op: str, peaks: dict[str, float]) -> Path:
-    """TFLOP/s (best schedule per shape) against problem size, one line per dtype, with the
-    dtype's peak drawn dashed; each line's label names its source (hip or model)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    _size = adapter(op).size
-    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
-    best = df[df["rank"] == 1].copy() if len(df) else df
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    series = adapter(op).series
-    best = best.assign(series=best.apply(series, axis=1)) if len(best) else best.assign(series=[])
-    for i, name in enumerate(sorted(set(best["series"]) | set(peaks))):
-        color = colors[i % len(colors)]
-        sub = best[best["series"] == name]
-        if len(sub):
-            sub = sub.assign(size=sub.apply(_size, axis=1)).sort_values("size")
-            sources = "+".join(sorted(set(sub["source"])))
-            unit = sub["unit"].iloc[0]
-            ax.plot(sub["size"], sub["tflops"], "o-", color=color, label=f"{name} ({sources}, {unit})")
-        if name in peaks and (len(sub) or not len(best)):
-            ax.axhline(peaks[name], color=color, ls="--", lw=0.8, label=f"{name} peak {peaks[name]:.0f}")
-    ax.set_xscale("log", base=2)
-    if len(best):
-        ticks = sorted(set(best.apply(_size, axis=1).round(1)))
-        ax.set_xticks(ticks, [f"{x:g}" for x in ticks])
-        ax.minorticks_off()
-    ax.set_xlabel(adapter(op).SIZE_LABEL)
-    ax.set_ylabel("TFLOP/s (TOP/s for integer dtypes)")
-    kinds = sorted(set(best["source"])) if len(best) else []
-    note = "model estimates, not measurements" if kinds == ["model"] else ", ".join(kinds) or "no valid schedules"
-    ax.set_title(f"{op} on {arch}: best schedule per shape ({note})", fontsize=9)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, format="png")
-    plt.close(fig)
-    return path
 
 
 def stamp() -> str:

@@ -22,6 +22,7 @@ COMMANDS = {"targets": "targets_cmd", "doctor": "doctor", "compile": "compile_cm
 COMMANDS["ladder"] = "ladder_cmd"          # issue 16: ladders rebuilt from a study storage alone
 COMMANDS["dashboard"] = "dashboard_cmd"    # issue 16: optuna-dashboard on a study storage
 COMMANDS["schedules"] = "schedules_cmd"    # issue 25: list/show/remove the schedule files the lookup reads
+COMMANDS["bench"] = "bench_cmd"            # issue 25: torch's own op beside the ladder, on a GPU
 
 
 def parser(only: str | None = None) -> argparse.ArgumentParser:
