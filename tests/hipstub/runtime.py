@@ -5,8 +5,16 @@ and returns None on success or raises HipStubError(code). `bind.py` wraps them a
 callbacks and installs them in the C library's table.
 
 What stands for what:
-  device memory       one emulator GlobalMemory; a device pointer is an emulator address
-                      (capacity `memory_bytes`: more is hipErrorOutOfMemory, like a full GPU)
+  device memory       the emulator's HostMemory (emu/run/host_memory.py), as on an APU whose
+                      GPU dereferences host pointers (XNACK): hipMalloc returns real host memory
+                      between guard pages (capacity `memory_bytes`: more is hipErrorOutOfMemory,
+                      like a full GPU), and a kernel pointer argument (global_buffer in the code
+                      object's metadata) outside every allocation is host memory: the process's
+                      readable+writable mapping holding it (/proc/self/maps, host_maps.py) is
+                      mapped for that launch, so numpy arrays and torch CPU tensors' data_ptr()s
+                      serve as device pointers with no hipMalloc/hipMemcpy. A pointer in no such
+                      mapping is refused (hipErrorInvalidValue). Bounds are exact for hipMalloc
+                      memory and as coarse as the host mapping for host pointers.
   hipModuleLoadData   the image is read as an AMDGPU ELF (size from its header) by wmma_gen's
                       one ELF reader (emu/decode/codeobject.py), checked (EM_AMDGPU,
                       EF_AMDGPU_MACH of the device's arch), its kernels' metadata read from its
@@ -24,6 +32,8 @@ What stands for what:
                       are therefore deterministic and never a measurement.
   fault injection     `fail("hipMalloc", "hipErrorOutOfMemory")` makes the next call(s) of that
                       entry point return the error before doing anything.
+  execute = False     launches are checked and recorded but not run (host pointers are not
+                      resolved either): a benchmark then times the host side of a launch alone.
 """
 from __future__ import annotations
 
@@ -37,9 +47,12 @@ from typing import Callable
 from wmma_gen.compiler.metadata import metadata_from_doc
 from wmma_gen.emu.decode.codeobject import CodeObjectError, load_code_object
 from wmma_gen.device.kernargs import hidden_values
-from wmma_gen.emu import GlobalMemory, Program, run_kernel
+from wmma_gen.emu import Program, run_kernel
+from wmma_gen.emu.run.host_memory import HostMemory
 from wmma_gen.errors import CompileError, EmulatorFault
 from wmma_gen.targets import get_target
+
+from .host_maps import HostMappings
 
 DEVICE_NAME = "wmma_gen HIP stub [emulator-backed]"   # HipDevice reads the mark, see hip.py
 # hipError_t values (hip_runtime_api.h; the same numbers as hip-python's hipError_t enum)
@@ -82,6 +95,8 @@ class LaunchRecord:
     kernarg: bytes         # the segment the emulator received
     explicit: tuple        # explicit argument values as little-endian ints, metadata order
     fake_ms: float
+    host: tuple = ()       # (lo, hi) host mappings made visible to the kernel for this launch
+    executed: bool = True  # False: recorded with runtime.execute = False, not run
 
 
 def _read(addr: int, n: int) -> bytes:
@@ -120,7 +135,9 @@ class EmuHipRuntime:
     def __init__(self, arch: str = "gfx1100", memory_bytes: int = 64 << 20, clock: FakeClock | None = None):
         self.arch, self.target = arch, get_target(arch)
         self.memory_bytes, self.clock = memory_bytes, clock or FakeClock()
-        self.mem = GlobalMemory()
+        self.mem = HostMemory()
+        self.execute = True                 # False: record launches without running them
+        self.host_maps = HostMappings()
         self.allocs: dict[int, int] = {}
         self.modules: dict[int, dict[str, tuple[Program, object]]] = {}
         self.functions: dict[int, tuple[Program, object]] = {}
@@ -277,15 +294,24 @@ class EmuHipRuntime:
             raw = values.pop(0) if not a.kind.startswith("hidden_") else \
                 (hidden.get(a.kind, 0) & ((1 << 8 * a.size) - 1)).to_bytes(a.size, "little")
             seg[a.offset:a.offset + a.size] = raw
-        try:
-            run_kernel(prog, self.mem, grid=grid, block=block, kernarg=bytes(seg), dynamic_lds=shared_bytes)
-        except EmulatorFault as e:
-            self.faults.append(str(e))
-            self.pending = "hipErrorLaunchFailure"
+        args = tuple(int.from_bytes(seg[a.offset:a.offset + a.size], "little") for a in explicit)
+        host = ()
+        if self.execute:
+            try:   # pointers outside this device's memory are host memory (NULL: an unused argument)
+                host = self.host_maps.holding(meta.name, [(i, a.name or a.kind, p) for i, (a, p) in enumerate(
+                    zip(explicit, args)) if a.kind == "global_buffer" and p and self.mem.owner(p) is None])
+            except ValueError as e:
+                raise HipStubError("hipErrorInvalidValue", str(e)) from None
+            try:
+                with self.mem.mapped(*((lo, hi - lo) for lo, hi in host)):
+                    run_kernel(prog, self.mem, grid=grid, block=block, kernarg=bytes(seg), dynamic_lds=shared_bytes)
+            except EmulatorFault as e:
+                self.faults.append(str(e))
+                self.pending = "hipErrorLaunchFailure"
         ms = float(self.clock.ms(len(self.launches)))
         self.clock.now_ms += ms
-        args = tuple(int.from_bytes(seg[a.offset:a.offset + a.size], "little") for a in explicit)
-        self.launches.append(LaunchRecord(meta.name, grid, block, stream or 0, form, bytes(seg), args, ms))
+        self.launches.append(LaunchRecord(meta.name, grid, block, stream or 0, form, bytes(seg), args, ms,
+                                          host, self.execute))
 
     @staticmethod
     def _from_params(params: int, explicit) -> list[bytes]:
