@@ -2,9 +2,8 @@
 computed right or refused with a ScheduleError naming the argument -- never a wrong result,
 an inf made silently or an AttributeError.
 
-The cases marked xfail need one-line changes in files the lead owns (ops/gemm/api.py,
-ops/attention/inputs.py, ops/attention/api.py): hostdata.as_stored, hostdata.f32_scalar and
-knobs.as_schedule are ready for them; remove each mark once its call is in."""
+A negative attention scale runs as |scale| on -q (ops/attention/inputs.public_scale): the
+kernels' online softmax is right only for scale > 0."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,7 +13,6 @@ import wmma_gen
 from wmma_gen.errors import ScheduleError
 from wmma_gen.ops.attention.reference import attention_forward
 
-LEAD = "needs the lead's call in ops/*/api.py or inputs.py (see the module doc); remove this mark then"
 rng = np.random.default_rng(0)
 
 
@@ -31,7 +29,6 @@ def test_gemm_refuses_fp8_values_that_would_saturate():
         wmma_gen.gemm(np.ones((16, 16), np.float32), b, dtype="fp8", arch="gfx1201", device="emu")
 
 
-@pytest.mark.xfail(strict=False, reason=LEAD)
 def test_gemm_converts_float64_for_every_stored_format():
     """api._stored compares x.dtype with _AS_STORED.get(dtype): None for bf16/fp8/bf8/i4, and
     numpy's float64 == None is True, so float64 arrays reach the launcher unconverted."""
@@ -50,7 +47,6 @@ def test_attention_refuses_a_float_conversion_that_overflows():
         wmma_gen.attention(q, k, q, dtype="bf16", device="emu")
 
 
-@pytest.mark.xfail(strict=False, reason=LEAD)
 def test_gemm_unsigned_refuses_negative_int8():
     a = rng.integers(-5, 5, (16, 16)).astype(np.int8)
     with pytest.raises(ScheduleError, match=r"^a: \d+ of 256 values lie outside \[0, 255\].*negative"):
@@ -64,7 +60,6 @@ def test_gemm_unsigned_int8_without_negatives_is_exact():
     np.testing.assert_array_equal(out, a.astype(np.int64) @ b.astype(np.int64))
 
 
-@pytest.mark.xfail(strict=False, reason=LEAD)
 @pytest.mark.parametrize("schedule", ["block_m=64", [64, 64], 3])
 def test_gemm_schedule_of_a_wrong_type_names_the_argument(schedule):
     x = np.ones((16, 16), np.float16)
@@ -72,7 +67,6 @@ def test_gemm_schedule_of_a_wrong_type_names_the_argument(schedule):
         wmma_gen.gemm(x, x, schedule=schedule, device="emu")
 
 
-@pytest.mark.xfail(strict=False, reason=LEAD)
 @pytest.mark.parametrize("schedule", ["block_m=64", [64], {"block_q": 16}])
 def test_attention_schedule_of_a_wrong_type_names_the_argument(schedule):
     q = rng.standard_normal((1, 16, 1, 64)).astype(np.float16)
@@ -80,7 +74,6 @@ def test_attention_schedule_of_a_wrong_type_names_the_argument(schedule):
         wmma_gen.attention(q, q, q, schedule=schedule, device="emu")
 
 
-@pytest.mark.xfail(strict=False, reason=LEAD)
 def test_attention_schedule_as_a_dict_runs():
     q = rng.standard_normal((1, 20, 1, 64)).astype(np.float16)
     o = wmma_gen.attention(q, q, q, schedule={"block_m": 16, "block_n": 16, "waves": 1}, device="emu")
@@ -88,8 +81,6 @@ def test_attention_schedule_as_a_dict_runs():
     np.testing.assert_allclose(o, ref, atol=3 * 2.0**-11 * np.abs(q).max())
 
 
-@pytest.mark.xfail(strict=False, reason=LEAD + "; and the kernel: with _scale allowing it, a negative scale gives "
-                   "NaN (the online softmax's running max is taken before the scale is applied)")
 @pytest.mark.parametrize("scale", [-0.125, -1.0])
 def test_attention_negative_scale_is_legal_math(scale):
     q, k, v = (rng.standard_normal((1, 24, 2, 64)).astype(np.float16) for _ in range(3))
@@ -98,10 +89,28 @@ def test_attention_negative_scale_is_legal_math(scale):
     np.testing.assert_allclose(o, ref, atol=3 * 2.0**-11 * np.abs(v).max())
 
 
-@pytest.mark.xfail(strict=False, reason=LEAD)
 @pytest.mark.parametrize("scale", [1e39, -1e39, 0.0, 1e-50, float("nan"), float("inf"), "0.1", True])
 def test_attention_scale_f32_cannot_hold_names_scale(scale):
     q = rng.standard_normal((1, 16, 1, 64)).astype(np.float16)
     with pytest.raises(ScheduleError, match=r"^scale=.* is not allowed: a finite non-zero real number within "
                                             r"the f32 range"):
         wmma_gen.attention(q, q, q, scale=scale, device="emu")
+
+
+@pytest.mark.parametrize("scale", [-0.125, -1.0])
+def test_attention_backward_negative_scale(scale):
+    q, k, v, do = (rng.standard_normal((1, 24, 2, 64)).astype(np.float16) for _ in range(4))
+    o, lse = wmma_gen.attention(q, k, v, scale=scale, causal=True, return_lse=True, device="emu")
+    got = wmma_gen.attention_backward(q, k, v, o, do, lse, scale=scale, causal=True, device="emu")
+    from wmma_gen.ops.attention.reference import attention_backward
+    want = attention_backward(*(x.astype(np.float64) for x in (q, k, v, o, do)), lse.astype(np.float64),
+                              scale=scale, causal=True)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, atol=8 * 2.0**-11 * np.abs(w).max() + 1e-3)
+
+
+def test_device_path_refuses_negative_scale_with_the_way_out():
+    from wmma_gen.ops.device_calls import attention_into
+    q = rng.standard_normal((1, 16, 1, 64)).astype(np.float16)
+    with pytest.raises(ScheduleError, match="negate q and pass -scale"):
+        attention_into(q, q, q, np.zeros_like(q), scale=-0.5)

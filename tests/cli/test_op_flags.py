@@ -103,8 +103,6 @@ def test_attention_check_uses_the_knob_flags(capsys):
     assert (doc["schedule"]["block_m"], doc["schedule"]["block_n"], doc["schedule"]["waves"]) == (16, 16, 1)
 
 
-@pytest.mark.xfail(strict=False, reason="needs the launcher to accept zero-size operands (issue 24 item 1, "
-                                        "wmma_gen/device/: lead); remove this mark then")
 def test_attention_check_with_no_keys(capsys):
     """Sk = 0: every query sees no key (O = 0, LSE = -inf), as the API defines it."""
     rc = cli.main(["check", "--arch", "gfx1100", "--dtype", "f16", "--op", "attention", "--device", "emu",

@@ -68,6 +68,8 @@ def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 def layout_problem(a: KArg, shape: tuple[int, ...], strides: tuple[int, ...]) -> str:
     """Why the kernel cannot address an operand of `strides` for argument `a` ("" if it can)."""
+    if 0 in shape:              # nothing is addressed (Sq = 0, Sk = 0, ...): any strides will do
+        return ""
     st = tuple(s if n > 1 else 0 for n, s in zip(shape, strides))
     if any(s < 0 for s in st):
         return f"negative strides {strides}"
@@ -154,6 +156,8 @@ def launch_into(compiled, sig: Signature, problem: Problem, device: Device, oper
     """Bind and enqueue once on `stream`; outputs land in the caller's operands. Returns the
     Bound (relaunch it with device.enqueue(compiled, b.grid, b.block, b.values, ...))."""
     b = bind(compiled, sig, problem, operands)
+    if 0 in b.grid:                 # an empty problem (Sq = 0, M = 0, ...): nothing to run
+        return b
     device.enqueue(compiled, b.grid, b.block, b.values, stream=stream, host_spans=b.host_spans)
     return b
 
@@ -247,6 +251,8 @@ class Prepared:
         return self.bound.grid
 
     def launch(self) -> Timing:
+        if 0 in self.grid:          # an empty problem: no workgroup to run, outputs stay as allocated
+            return Timing(0.0, getattr(self.device, "source", "emulator"), "empty grid: nothing launched")
         t = self.device.launch(self.compiled, self.grid, self.sig.block, self.values)
         self.device.sync()
         return t

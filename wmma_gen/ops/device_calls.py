@@ -61,6 +61,10 @@ def _run(plan: Plan, device, operands: dict, alloc, stream, fast_key: tuple | No
                 scratch = True
                 ops[a.name] = alloc(step.sig.shapes(plan.problem)[a.name], a.dtype, zero=a.init == "zero")
         feed = {a.name: as_operand(ops[a.name], a.name) for a in step.sig.buffers}
+        if 0 in step.sig.grid(plan.problem):      # an empty problem: nothing to enqueue
+            bind(step.compiled, step.sig, plan.problem, feed)
+            scratch = True                        # (not remembered: the checks run every time)
+            continue
         packed = getattr(device, "enqueue_packed", None)
         host = host or any(op.device == "cpu" for op in feed.values())
         if packed is None:          # the emulator: maps host memory per launch (speed is not its point)

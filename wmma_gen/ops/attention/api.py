@@ -23,7 +23,8 @@ from ...device.select import arch_of, get_device
 from ...targets import get_target
 from .combine import build_attention_combine
 from .defaults import default_schedule
-from .inputs import forward_inputs
+from .inputs import forward_inputs, public_scale
+from ...knobs import as_schedule
 from .kernel import build_attention
 from .schedule import AttentionSchedule
 
@@ -83,6 +84,8 @@ def attention(q, k, v, *, causal: bool = False, window=None, scale=None, return_
               arch: str | None = None, device=None, schedule: AttentionSchedule | None = None):
     """Flash-attention forward on a WMMA kernel (see the module doc). Bad input raises
     ValueError naming the argument before anything is compiled or launched."""
+    schedule = as_schedule(AttentionSchedule, schedule)
+    q, scale, _flipped = public_scale(q, scale)
     inp = forward_inputs(q, k, v, causal=causal, window=window, scale=scale, return_lse=return_lse,
                          cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, layout=layout, dtype=dtype)
     dev = get_device(device)

@@ -123,12 +123,29 @@ def _window(window) -> tuple[int, int]:
 
 
 def _scale(scale, head_dim: int) -> float:
+    """The kernels' scale: finite, f32-representable and positive -- their online softmax takes
+    its running max of S before scaling (ops/attention/softmax.py) and masks with -inf, both
+    right only for scale > 0. wmma_gen.attention / attention_backward take a negative scale by
+    negating q (exact) and the kernels get |scale| (public_scale)."""
     if scale is None:
         return 1.0 / math.sqrt(head_dim)
-    ok = isinstance(scale, (int, float, np.integer, np.floating)) and not isinstance(scale, (bool, np.bool_))
-    if not ok or not math.isfinite(float(scale)) or float(scale) <= 0:
-        raise ScheduleError("scale", scale, "a finite positive float (None: 1/sqrt(head_dim))")
-    return float(scale)
+    v = hostdata.f32_scalar("scale", scale, nonzero=True)
+    if v < 0:
+        raise ScheduleError("scale", scale, "> 0 for the kernels (wmma_gen.attention and attention_backward accept a "
+                            "negative scale by negating q; on the device path negate q and pass -scale)")
+    return v
+
+
+def public_scale(q, scale):
+    """(q, scale) for the kernels: a negative scale becomes |scale| with q negated (a copy;
+    softmax(s * q k^T) = softmax(|s| * (-q) k^T), exact in every float format), plus whether
+    that happened (the backward then negates dq)."""
+    if scale is None:
+        return q, None, False
+    v = hostdata.f32_scalar("scale", scale, nonzero=True)
+    if v > 0:
+        return q, v, False
+    return -np.asarray(q), -v, True
 
 
 # --- arrays ----------------------------------------------------------------------------------

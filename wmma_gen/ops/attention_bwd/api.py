@@ -13,6 +13,9 @@ from __future__ import annotations
 from ...device.select import arch_of, get_device
 from ..attention.api import _user_array
 from .run import run_backward
+from .schedule import AttentionBwdSchedule
+from ..attention.inputs import public_scale
+from ...knobs import as_schedule
 
 
 def attention_backward(q, k, v, o, do, lse, *, causal: bool = False, window=None, scale=None,
@@ -21,8 +24,13 @@ def attention_backward(q, k, v, o, do, lse, *, causal: bool = False, window=None
     """(dq, dk, dv) shaped like (q, k, v). Bad input raises ValueError naming the argument
     before anything is compiled or launched."""
     dev = get_device(device)
+    schedule = as_schedule(AttentionBwdSchedule, schedule)
+    q, scale, flipped = public_scale(q, scale)     # d/dq of the original = -(d/dq of -q)
     grads = run_backward(q, k, v, o, do, lse, scale=scale, causal=causal, window=window,
                          cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, layout=layout, dtype=dtype,
                          out_dtype=out_dtype, arch=arch_of(dev, arch), device=dev, schedule=schedule)
     infer = "bf16" if dtype == "bf16" else "f16"
-    return tuple(g if out_dtype == "f32" else _user_array(g, infer) for g in grads)
+    out = [g if out_dtype == "f32" else _user_array(g, infer) for g in grads]
+    if flipped:
+        out[0] = -out[0]
+    return tuple(out)

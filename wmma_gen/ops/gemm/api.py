@@ -23,6 +23,7 @@ from ...device.base import Device, Timing
 from ...device.launcher import launch
 from ...device.select import arch_of, get_device
 from ...errors import ScheduleError
+from ...knobs import as_schedule
 from ...targets import get_target
 from .build import GemmKernel, compile_gemm
 from .defaults import fitted_default
@@ -140,8 +141,7 @@ def gemm(a, b, *, dtype: str | None = None, acc: str | None = None, out_dtype: s
         stored["C0"] = np.broadcast_to(_stored(c3, d.out_dtype, False, "c"), (batch, m, n))
     if bias_vec is not None:
         stored["bias"] = hostdata.encode(bias_vec, "f32", field="bias")
-    if isinstance(schedule, dict):
-        schedule = Schedule.from_dict(schedule)
+    schedule = as_schedule(Schedule, schedule)
     s = schedule if schedule is not None else default_schedule(d, arch)
     key = spec_key(d, s, {"m": d.m, "n": d.n, "k": d.k, "batch": batch},
                    {x: _strides(stored[x]) for x in ("A", "B")})
@@ -149,16 +149,10 @@ def gemm(a, b, *, dtype: str | None = None, acc: str | None = None, out_dtype: s
     return out if batched else out[0]
 
 
-# numpy dtypes whose bytes already are the stored format: passed as views, never copied
-_AS_STORED = {"f16": np.float16, "i8": np.int8, "f32": np.float32}
-
-
 def _stored(x: np.ndarray, dtype: str, unsigned: bool, field: str) -> np.ndarray:
     """x in its stored format: the array itself (a view, strides kept) when its numpy dtype
     already is that format, else hostdata.encode (a conversion, hence a copy)."""
-    if x.dtype == _AS_STORED.get(dtype) or (dtype == "i8" and unsigned and x.dtype == np.uint8):
-        return x
-    return hostdata.encode(x, dtype, unsigned=unsigned, field=field)
+    return hostdata.as_stored(x, dtype, unsigned=unsigned, field=field)
 
 
 def _stored_dims(x: np.ndarray, dtype: str) -> tuple[int, int]:
