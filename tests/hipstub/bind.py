@@ -58,6 +58,11 @@ def build(out_dir: Path, cc: list[str]) -> Path:
     return out
 
 
+# Callbacks installed in a loaded library's table, by library path: the C table points at them
+# and ctypes never unloads a library, so they must outlive a dropped StubLibrary object.
+_INSTALLED: dict[str, list] = {}
+
+
 class StubLibrary:
     """The loaded stub; `install(runtime)` points every slot at that runtime's methods."""
 
@@ -79,11 +84,13 @@ class StubLibrary:
             self._callbacks.append(cb)
             self.lib.wgStubSetSlot(self.slots[name], ctypes.cast(cb, ctypes.c_void_p))
         self.runtime = runtime
+        _INSTALLED[str(self.path)] = self._callbacks
 
     def uninstall(self) -> None:
         for i in self.slots.values():
             self.lib.wgStubSetSlot(i, None)
         self.runtime, self._callbacks = None, []
+        _INSTALLED.pop(str(self.path), None)
 
     def connected(self) -> tuple[bool, str]:
         """Whether hip-python's calls arrive here (install a runtime first)."""
