@@ -111,3 +111,20 @@ def test_execute_false_records_the_launch_without_running_it(hip_dev, stub, axpy
     stub.execute = True
     hip_dev.launch(axpy, GRID, BLOCK, [x.ctypes.data, y.ctypes.data, 2.0])
     np.testing.assert_array_equal(y, 2.0 * x)
+
+
+def test_both_lookups_of_host_mappings_agree(hip_dev, stub, axpy, fenced_page):
+    """PROCMAP_QUERY (Linux >= 6.11) and the /proc/self/maps text give the same rw mapping."""
+    from hipstub.host_maps import HostMappings
+    text = HostMappings()
+    text._ioctl = False                                       # the fallback, as on older kernels
+    x, big = np.zeros(16), np.zeros(1 << 18)
+    lo, size = fenced_page
+    for p in (x.ctypes.data, big.ctypes.data + 8, lo, lo + size - 1):
+        assert stub.host_maps.find(p) == text.find(p)
+    assert text.find(lo) == (lo, lo + size) and text.find(0x10) is None and text.find(lo + size) is None
+    stub.host_maps._ioctl = False                             # a launch through the fallback
+    x, y = np.arange(64, dtype=np.float32), np.ones(64, np.float32)
+    hip_dev.launch(axpy, GRID, BLOCK, [x.ctypes.data, y.ctypes.data, 1.0])
+    assert stub.host_maps.reads >= 1
+    np.testing.assert_array_equal(y, x + 1)
