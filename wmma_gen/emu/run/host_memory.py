@@ -16,6 +16,7 @@ page-aligned (>= ALIGN), never adjacent to another allocation or merged into ano
 from __future__ import annotations
 
 import ctypes
+import functools
 import mmap
 import os
 from contextlib import contextmanager
@@ -36,29 +37,27 @@ class _AddressSpace:
                            "data": (HOST_BASE, False), "version": 3}
 
 
+@functools.cache
 def _libc():
     if os.name != "posix":
         raise OSError(f"HostMemory is not allowed on os.name={os.name!r}: it needs POSIX mmap/mprotect")
     libc = ctypes.CDLL(None, use_errno=True)
-    libc.mmap.restype = ctypes.c_void_p
-    libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
-    for name in ("mprotect", "munmap"):
-        getattr(libc, name).argtypes = (ctypes.c_void_p, ctypes.c_size_t) + ((ctypes.c_int,) if name == "mprotect" else ())
+    ptr, size, i = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int
+    libc.mmap.restype = ptr
+    libc.mmap.argtypes = (ptr, size, i, i, i, ctypes.c_long)
+    libc.mprotect.argtypes = (ptr, size, i)
+    libc.munmap.argtypes = (ptr, size)
     return libc
 
 
-_ZERO_PAGE: list[int] = []
-
-
-def _zero_page(c) -> int:
+@functools.cache
+def _zero_page() -> int:
     """One read-only zero page per process: where check() points inactive lanes, which
     gather reads (and then zeroes) though they access nothing."""
-    if not _ZERO_PAGE:
-        page = c.mmap(None, PAGE, mmap.PROT_READ, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
-        if page in (None, ctypes.c_void_p(-1).value):
-            raise MemoryError(f"HostMemory: mmap of one page failed: {os.strerror(ctypes.get_errno())}")
-        _ZERO_PAGE.append(page)
-    return _ZERO_PAGE[0]
+    page = _libc().mmap(None, PAGE, mmap.PROT_READ, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+    if page in (None, ctypes.c_void_p(-1).value):
+        raise MemoryError(f"HostMemory: mmap of one page failed: {os.strerror(ctypes.get_errno())}")
+    return page
 
 
 class HostMemory(GlobalMemory):
@@ -68,7 +67,7 @@ class HostMemory(GlobalMemory):
     def __init__(self):
         self._c = _libc()
         self.arena = np.asarray(_AddressSpace())
-        self.idle = _zero_page(self._c) - self.base
+        self.idle = _zero_page() - self.base
         self._allocs: dict[int, tuple[int, int]] = {}   # address -> (nbytes, reserved bytes incl. guards)
         self._maps: dict[int, list[int]] = {}           # address -> sizes mapped there (a stack)
         self._starts, self._ends = [], []
