@@ -9,7 +9,11 @@ What is estimated for each point (all source=model, no GPU involved):
                    and estimated from its ISA by model/loop_kernel.py at efficiency 1 (the "peak"
                    family: nothing is fitted to it but the clock)
   library_gemm     OUR default GEMM schedule for that shape/layout/dtype (registry default_schedule,
-                   compiled with compile_gemm) and ops/gemm/model.py -- not the library's kernel
+                   compiled with compile_gemm) and ops/gemm/model.py -- not the library's kernel.
+                   That is what gemm() runs out of the box: the shipped schedule files' entry for
+                   the nearest bucket, else the built-in default. The lookup sees the shipped files
+                   only while this runs (shipped_schedules_only: $WMMA_GEN_SCHEDULES and the user
+                   data dir hidden), so a user's own exports never change the calibration
   peer_attention   OUR default attention forward/backward through the registry's estimate
                    (model/loop_kernel.py) -- not the peer kernel
 so a ratio mixes the model's error with the difference between our kernel and the peer's. As a
@@ -28,9 +32,12 @@ against the fit. Writes results/model_calibration.{md,csv,png} and prints the fi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -106,6 +113,23 @@ def estimate_wmma_loop(arch: str, dtype: str):
     with C.use(replace(cal, efficiency={**cal.efficiency, "loop": cal.efficiency.get("peak", 1.0)})):
         return estimate_loop_kernel(k, t, dtype, total_trips=wgs * MB_TRIPS, workgroups=wgs, l2_bytes=0.0,
                                     compulsory_bytes=float(k.metadata.kernarg_size), flops=flops)
+
+
+@contextlib.contextmanager
+def shipped_schedules_only():
+    """The schedule lookup reads the shipped files only: no $WMMA_GEN_SCHEDULES, an empty user data dir."""
+    saved = {k: os.environ.get(k) for k in ("WMMA_GEN_SCHEDULES", "XDG_DATA_HOME")}
+    with tempfile.TemporaryDirectory() as empty:
+        os.environ.pop("WMMA_GEN_SCHEDULES", None)
+        os.environ["XDG_DATA_HOME"] = empty
+        try:
+            yield
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
 
 
 def estimates(points, cal: C.Calibration) -> dict[str, tuple[float, str, str]]:
@@ -282,7 +306,8 @@ def main(argv=None) -> int:
     ap.add_argument("--points", type=Path, default=C.POINTS_CSV)
     ap.add_argument("--out", type=Path, default=ROOT / "results")
     args = ap.parse_args(argv)
-    res = run(args.points, args.out)
+    with shipped_schedules_only():
+        res = run(args.points, args.out)
     f, df = res["fit"], res["df"]
     print("fit:", ", ".join(f"{a} sustained {g:.3f} GHz ({f.clock_how[a]})" for a, g in sorted(f.sustained_ghz.items())))
     print("     efficiency " + ", ".join(f"{k} {v:.3f}" for k, v in f.efficiency.items())

@@ -15,7 +15,13 @@
                  DRAM bytes / achievable bandwidth,
                  flops / peak, compulsory bytes / peak bandwidth) + launch overhead
 Limiter: the largest term; "tail" when the last, partly filled round costs more than 25% of
-the compute time. Assumptions and their sources: params.py; traffic model: traffic.py.
+the compute time. Figure `issue_share` (not a term): the SIMD issue slots one loop iteration of
+its W waves takes, W * issued instructions, over the round's clocks max(W * pipe, alone), as if a
+SIMD issued one instruction per clock in all -- a pessimistic bound (RDNA issues from several waves
+per clock to different units; dual issue is VOPD, one encoded pair of VALU ops). It stays far below
+1 whenever a v_wmma holds the pipe 32 clocks (gfx11 f16: "A single WMMA instruction coordinates
+32 clocks", gpuopen.com/learn/wmma_on_rdna3): v_wmma per issued instruction ("loop density")
+alone does not limit the WMMA pipe there (gfx1100 f16 4096^3: 0.18 at density 0.17, 0.11 at 0.27). Assumptions and their sources: params.py; traffic model: traffic.py.
 Calibration (calibration.py): clocks are the target's sustained WMMA clock, the compute terms
 (rounds, peak floor) are divided by the fitted GEMM efficiency, and est_low / est_high are the
 TFLOP/s figure times the calibration band -- still an estimate (source "model").
@@ -140,7 +146,14 @@ def estimate_from(loop: LoopStats, res: Resources, d: GemmDirective, s: Schedule
         "lds_conflicts": deg, "epilogue_clocks": {"alone": epi_alone, "pipe": epi_pipe, "vmem": epi_vmem},
         "workgroups": n_wg, "workgroups_busiest_cu": busiest, "rounds": full + (1 if rem else 0),
         "round_limiter": kind_full, "tail_fraction": tail, "times_s": times, "peak_tflops": peak,
+        "issue_share": _issue_share(loop, occ.workgroups_per_cu * per_simd, pipe, alone),
         "spills": spills, "params": p.to_dict(), "calibration": cal.to_dict(),
     }
     low, high = bounds(tflops, t, d.dtype, cal)
     return Estimate(seconds, tflops, tflops / peak, limiter, figures, est_low=low, est_high=high)
+
+
+def _issue_share(loop: LoopStats, w: int, pipe: float, alone: float) -> float:
+    """W waves' issued instructions per loop iteration over the iteration's SIMD clocks (module doc)."""
+    clocks = max(w * pipe, alone)
+    return w * loop.issued / clocks if clocks else 0.0

@@ -1,0 +1,52 @@
+"""Every shipped schedule entry beats (or is) the op's built-in default on its bucket problem,
+under the model (issue 25 item 3): the shipped files never make a call slower than no file.
+
+Both figures are the registry's model estimate (source=model) of the compiled kernels on the
+bucket's problem -- the same problem a sweep study of that bucket ranks (autotune/ops/*: GEMM
+M x N x K batch 1; attention batch 1, 16 heads, Sq = Sk = the bucket's seq). The default is the
+one the op uses when no file has an entry (autotune.ladder.builtin_default).
+"""
+import json
+
+import pytest
+
+from autotune.ladder import builtin_default
+from autotune.ops.attention import BATCH, HEADS
+from wmma_gen import schedule_files as sf
+from wmma_gen.ops import registry
+
+
+def problem(op: str, e: dict) -> dict:
+    if op == "gemm":
+        return {**e["bucket"], "batch": 1}
+    seq = e["bucket"]["seq"]
+    return dict(batch=BATCH, heads=HEADS, kv_heads=HEADS, seq_q=seq, seq_k=seq)
+
+
+def directive(op: str, dtype: str, e: dict) -> dict:
+    spec = registry.get(op)
+    if op == "gemm":
+        d = spec.directive(dtype, **e["bucket"], acc=e.get("acc", ""), layout=e.get("layout", "NN"))
+    else:
+        d = spec.directive(dtype, e["head_dim"], causal=e["causal"], **({"op": op} if op != "attention" else {}))
+    return d.to_dict()
+
+
+def entries():
+    out = []
+    for path in sorted(sf.SHIPPED_DIR.glob("*.json")):
+        doc = json.loads(path.read_text())
+        for i, e in enumerate(doc["entries"]):
+            out.append(pytest.param(doc["arch"], doc["op"], doc["dtype"], e, id=f"{path.stem}[{i}]"))
+    return out
+
+
+@pytest.mark.parametrize("arch, op, dtype, entry", entries())
+def test_shipped_entry_is_at_least_the_default_under_the_model(arch, op, dtype, entry):
+    spec = registry.get(op)
+    d, p, default = builtin_default(op, directive(op, dtype, entry), arch, problem(op, entry))
+    tuned = spec.schedule.from_dict(entry["schedule"])
+    mine = spec.estimate(d, tuned, p, arch)
+    base = spec.estimate(d, default, p, arch)
+    assert mine.source == base.source == "model"
+    assert mine.tflops >= base.tflops * (1 - 1e-9), (tuned, mine, default, base)
