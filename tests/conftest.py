@@ -1,7 +1,12 @@
-"""Shared fixtures: an isolated kernel cache per test session."""
+"""Shared fixtures: an isolated kernel cache, user dirs and tmp dir per test session, and the
+emulator-backed HIP stand-in (tests/hipstub) built once per session for every test folder."""
 import os
+import sys
+from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # tests/ -> `import hipstub`
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -55,3 +60,36 @@ def _isolated_tmp(tmp_path_factory):
             os.environ.pop(k, None)
         else:
             os.environ[k] = v
+
+
+@pytest.fixture(scope="session")
+def stub_library(tmp_path_factory):
+    pytest.importorskip("hip", reason="hip-python is not installed: pip install 'wmma-gen[hip]'")
+    from hipstub import StubLibrary, build, find_c_compiler
+    cc, why = find_c_compiler()
+    if cc is None:
+        pytest.skip(f"the emulator-backed HIP stub cannot be built: {why}")
+    return StubLibrary(build(tmp_path_factory.mktemp("hipstub"), cc))
+
+
+@pytest.fixture
+def stub(stub_library):
+    """A fresh EmuHipRuntime (gfx1100) behind libamdhip64.so for one test."""
+    from hipstub import EmuHipRuntime
+    runtime = EmuHipRuntime("gfx1100")
+    stub_library.install(runtime)
+    ok, why = stub_library.connected()
+    if not ok:
+        stub_library.uninstall()
+        pytest.skip(why)
+    yield runtime
+    stub_library.uninstall()
+    assert not runtime.crashes, "stub callbacks raised:\n" + "\n".join(runtime.crashes)
+
+
+@pytest.fixture
+def hip_dev(stub):
+    from wmma_gen.device.hip import HipDevice
+    dev = HipDevice()
+    yield dev
+    dev.close()

@@ -19,16 +19,6 @@ FORBIDDEN = ("hipMalloc", "hipFree", "hipMemcpy", "hipMemcpyAsync", "hipMemset",
              "hipDeviceSynchronize", "hipEventCreate", "hipEventRecord", "hipEventSynchronize")
 
 
-@pytest.fixture(scope="module")
-def stub_library(tmp_path_factory):
-    pytest.importorskip("hip", reason="hip-python is not installed: pip install 'wmma-gen[test]'")
-    from hipstub import StubLibrary, build, find_c_compiler
-    cc, why = find_c_compiler()
-    if cc is None:
-        pytest.skip(f"the emulator-backed HIP stub cannot be built: {why}")
-    return StubLibrary(build(tmp_path_factory.mktemp("hipstub"), cc))
-
-
 @pytest.fixture
 def stub_dev(stub_library):
     """(runtime, HipDevice over it, a stream the caller created)."""

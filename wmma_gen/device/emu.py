@@ -1,7 +1,8 @@
 """EmuDevice: the Device contract over the wave emulator (wmma_gen.emu).
 
 Runs the code object's machine code (CompiledKernel.hsaco: the bytes a GPU would run,
-decoded by wmma_gen.emu.decode) wave by wave on emulated global memory. Its Timing is host wall time of the emulation
+decoded by wmma_gen.emu.decode) wave by wave on host-visible emulated global memory (an APU's
+view: Buffers are host allocations with guard pages, and CPU operands are mapped in place). Its Timing is host wall time of the emulation
 (source="emulator"), never a GPU time.
 """
 from __future__ import annotations
@@ -30,11 +31,11 @@ def _emu():
 
 
 def _global_memory_cls():
-    emu = _emu()
-    cls = getattr(emu, "GlobalMemory", None)
-    if cls is None:
-        from ..emu.run.device_memory import GlobalMemory as cls
-    return cls
+    """Host-visible memory (device address == host address): CPU operands (numpy arrays, torch
+    CPU tensors) are mapped, not copied (emu/run/host_memory.py)."""
+    _emu()
+    from ..emu.run.host_memory import HostMemory
+    return HostMemory
 
 
 def _merge(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
