@@ -87,7 +87,8 @@ def beats_default(df: pd.DataFrame, arch: str, note: Optional[Callable[[str], No
     return df.drop(index=drop)
 
 
-def documents(df: pd.DataFrame, arch: str, note: Optional[Callable[[str], None]] = None) -> list[tuple[str, dict, object]]:
+def documents(df: pd.DataFrame, arch: str,
+              note: Optional[Callable[[str], None]] = None) -> list[tuple[str, dict, object]]:
     """(file name, document, adapter) of every op in `df` (one ladder: its columns are one op's),
     from the rows that beat the default (beats_default)."""
     from .ops import adapter

@@ -30,7 +30,8 @@ from .ops import adapter
 from .plot import plot
 
 RESULT_COLUMNS = ["seconds", "tflops", "unit", "peak_tflops", "fraction_of_peak", "source", "est_low", "est_high",
-                  "default_tflops", "default_source", "validated", "gate_source", "gate_max_abs", "vgprs", "lds_bytes", "occupancy", "limiter", "isa_hash",
+                  "default_tflops", "default_source", "validated", "gate_source", "gate_max_abs", "vgprs", "lds_bytes",
+                  "occupancy", "limiter", "isa_hash",
                   "object_sha256",
                   "toolchain_mlir", "toolchain_lld", "wmma_gen_version", "timestamp", "ladder_rows"]
 # est_low / est_high: a model row's TFLOP/s times the calibration band (wmma_gen.model.calibration,

@@ -25,7 +25,8 @@ def register(sub) -> None:
     p.add_argument("--vs", required=True, choices=["torch"], help="the baseline to time (torch)")
     p.add_argument("--op", default="gemm", choices=["gemm", "attention"], help="whose ladder (default gemm)")
     p.add_argument("--from", dest="src", default=None, type=ladder_source,
-                   help="a results dir (<arch>/<op>_ladder.parquet) or a ladder file (default: the sweep's results dir)")
+                   help="a results dir (<arch>/<op>_ladder.parquet) or a ladder file "
+                        "(default: the sweep's results dir)")
     add_json(p)
     p.set_defaults(func=run)
 

@@ -21,7 +21,8 @@ SIMD issued one instruction per clock in all -- a pessimistic bound (RDNA issues
 per clock to different units; dual issue is VOPD, one encoded pair of VALU ops). It stays far below
 1 whenever a v_wmma holds the pipe 32 clocks (gfx11 f16: "A single WMMA instruction coordinates
 32 clocks", gpuopen.com/learn/wmma_on_rdna3): v_wmma per issued instruction ("loop density")
-alone does not limit the WMMA pipe there (gfx1100 f16 4096^3: 0.18 at density 0.17, 0.11 at 0.27). Assumptions and their sources: params.py; traffic model: traffic.py.
+alone does not limit the WMMA pipe there (gfx1100 f16 4096^3: 0.18 at density 0.17, 0.11 at 0.27).
+Assumptions and their sources: params.py; traffic model: traffic.py.
 Calibration (calibration.py): clocks are the target's sustained WMMA clock, the compute terms
 (rounds, peak floor) are divided by the fitted GEMM efficiency, and est_low / est_high are the
 TFLOP/s figure times the calibration band -- still an estimate (source "model").
