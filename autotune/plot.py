@@ -112,7 +112,8 @@ def _panel(ax, sub: pd.DataFrame, ad, colors) -> float:
                         label=f"{name} default ({src})")
                 top = max(top, float(dflt["default_tflops"].astype(float).max()))
         b = s.loc[s["tflops"].idxmax()]
+        right = len(s) > 1 and b["size"] == s["size"].max()      # keep the label inside the panel
         ax.annotate(f"best: {ad.schedule_text(b)}\n{float(b['tflops']):.1f} {b['unit']} ({b['source']})",
-                    (b["size"], b["tflops"]), textcoords="offset points", xytext=(6, 6), ha="left",
-                    fontsize=6, color=color)
+                    (b["size"], b["tflops"]), textcoords="offset points", xytext=(-8 if right else 8, 8 + 24 * i),
+                    ha="right" if right else "left", fontsize=6, color=color)
     return top
