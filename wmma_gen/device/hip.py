@@ -314,6 +314,29 @@ class HipDevice(Device):
                                                         ctypes.addressof(extra)),
                f"hipModuleLaunchKernel({kernel.name})")
 
+    def enqueue_template(self, kernel, template, ptrs: dict, stream=None, host: bool = False) -> None:
+        """enqueue_packed for a repeat call: the template's own kernarg buffer, pointers patched
+        in place, and its `extra` array built once (device/template.py)."""
+        if host and self.source == "hip":
+            raise DeviceError(f"host memory operands are not allowed on GPU {self.device_id} ({self.arch}): "
+                              "move the tensors to the GPU first (wmma_gen never copies them silently)")
+        buf = template.patched(ptrs)
+        extra = template.native.get("extra")
+        if extra is None:
+            size = template.native["size"] = ctypes.c_size_t(len(template.segment))
+            extra = template.native["extra"] = (ctypes.c_void_p * 5)(
+                _PARAM_BUFFER_POINTER, ctypes.addressof(buf), _PARAM_BUFFER_SIZE, ctypes.addressof(size), _PARAM_END)
+            template.native["fn"] = {}
+        fn = template.native["fn"].get(id(self))
+        if fn is None:
+            if kernel.arch != self.arch:
+                raise DeviceError(f"kernel arch={kernel.arch} is not allowed on GPU {self.device_id}: it is {self.arch}")
+            fn = template.native["fn"][id(self)] = self.function(kernel)
+        _check(self.hip, self.hip.hipModuleLaunchKernel(fn, *template.grid, *template.block, 0,
+                                                        self.stream if stream is None else stream, None,
+                                                        ctypes.addressof(extra)),
+               f"hipModuleLaunchKernel({kernel.name})")
+
     def _events(self):
         return [_check(self.hip, self.hip.hipEventCreate(), "hipEventCreate") for _ in range(2)]
 

@@ -84,8 +84,15 @@ def _is_torch(x) -> bool:
     return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr") and hasattr(x, "stride")
 
 
+_TORCH_BY_DTYPE: dict = {}     # torch.dtype -> storage name, filled on first use (no torch import here)
+
+
 def _from_torch(t, name: str) -> Operand:
-    dt = _TORCH.get(str(t.dtype).removeprefix("torch."))
+    dt = _TORCH_BY_DTYPE.get(t.dtype)
+    if dt is None:
+        dt = _TORCH.get(str(t.dtype).removeprefix("torch."))
+        if dt is not None:
+            _TORCH_BY_DTYPE[t.dtype] = dt
     if dt is None:
         raise DeviceError(f"{name}.dtype={t.dtype} is not allowed: one of "
                           + ", ".join(f"torch.{k}" for k in _TORCH))
@@ -100,8 +107,7 @@ def _from_torch(t, name: str) -> Operand:
         dev, idx = "rocm", t.device.index or 0
     else:
         raise DeviceError(f"{name}.device={t.device} is not allowed: cpu or a ROCm GPU ('cuda' in ROCm torch)")
-    return Operand(int(t.data_ptr()), tuple(int(n) for n in t.shape), tuple(int(s) for s in t.stride()),
-                   dt, dev, idx, t, name)
+    return Operand(t.data_ptr(), tuple(t.shape), t.stride(), dt, dev, idx, t, name)
 
 
 def _from_numpy(a: np.ndarray, name: str, dtype: str | None) -> Operand:

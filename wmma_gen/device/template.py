@@ -8,8 +8,9 @@ and one struct.pack_into -- the host cost that bench/launch_overhead.py measures
 """
 from __future__ import annotations
 
+import ctypes
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .kernargs import check_launch, explicit_args, pack_kernargs
 
@@ -26,6 +27,7 @@ class Template:
     segment: bytes
     pointers: tuple[str, ...]          # buffer names, in pointer-slot order
     fmt: str                            # struct format packing the pointers at their offsets
+    native: dict = field(default_factory=dict, compare=False, repr=False)   # ctypes copy, see patched()
 
     @classmethod
     def build(cls, compiled, sig, bound) -> "Template":
@@ -38,6 +40,16 @@ class Template:
             pos = off + 8
             names.append(name)
         return cls(grid, block, segment, tuple(names), fmt)
+
+    def patched(self, ptrs: dict):
+        """A ctypes buffer holding the segment with `ptrs` patched in, reused call after call:
+        a launch captures its kernel arguments when it is enqueued (HIP copies the `extra`
+        kernarg buffer at hipModuleLaunchKernel), so the next call may overwrite it."""
+        buf = self.native.get("buf")
+        if buf is None:
+            buf = self.native["buf"] = ctypes.create_string_buffer(bytes(self.segment), len(self.segment))
+        struct.pack_into(self.fmt, buf, 0, *(ptrs[n] for n in self.pointers))
+        return buf
 
     def pack_ptrs(self, ptrs: dict) -> bytearray:
         """The segment with the addresses `ptrs` ({buffer name: address}) patched in."""

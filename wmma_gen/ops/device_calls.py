@@ -90,7 +90,7 @@ def _fast_call(key: tuple, device, ptrs: dict, stream) -> bool:
         return False
     dev, used, host = hit
     for compiled, t in used:
-        dev.enqueue_packed(compiled, t.grid, t.block, t.pack_ptrs(ptrs), stream, host=host)
+        dev.enqueue_template(compiled, t, ptrs, stream, host=host)
     return True
 
 
@@ -98,8 +98,10 @@ def _call_key(op: str, device, arch, named: dict, *flags) -> tuple:
     """Everything a call's kernels and packing depend on besides addresses."""
     dev = device if device is None or isinstance(device, str) else id(device)
     route = getattr(_route, "value", None)
-    return (op, dev, arch, None if route is None else id(route[0]), os.environ.get("WMMA_GEN_ARCH"),
-            tuple((n, x.shape, x.strides, x.dtype, x.device, x.device_id) for n, x in named.items()), flags)
+    layout = tuple((n, x.shape, x.strides, x.dtype, x.device, x.device_id) for n, x in named.items())
+    # WMMA_GEN_ARCH picks the emulator's arch: it matters only for CPU operands nobody routed
+    env = os.environ.get("WMMA_GEN_ARCH") if route is None and device is None else None
+    return (op, dev, arch, None if route is None else id(route[0]), env, layout, flags)
 
 
 def _place(named: dict, device, arch, alloc):

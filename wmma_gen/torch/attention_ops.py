@@ -39,8 +39,7 @@ def _keywords(cu_q, cu_k, max_q, max_k, causal, left, right, scale, layout) -> d
     return kw
 
 
-@torch.library.custom_op("wmma_gen::attention", mutates_args=())
-def attention(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[Tensor], cu_seqlens_k: Optional[Tensor],
+def attention_eager(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[Tensor], cu_seqlens_k: Optional[Tensor],
               max_seqlen_q: int, max_seqlen_k: int, causal: bool, window_left: int, window_right: int,
               scale: float, layout: str) -> tuple[Tensor, Tensor]:
     q, k, v = kernel_view(q), kernel_view(k), kernel_view(v)
@@ -51,6 +50,9 @@ def attention(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[Tensor], c
                    **_keywords(cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
                                window_left, window_right, scale, layout))
     return o, lse
+
+
+attention = torch.library.custom_op("wmma_gen::attention", attention_eager, mutates_args=())
 
 
 @attention.register_fake

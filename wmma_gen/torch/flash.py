@@ -18,10 +18,16 @@ import warnings
 import torch
 
 from ..ops.attention.directive import HEAD_DIMS
-from . import attention_ops  # noqa: F401  (registers torch.ops.wmma_gen.attention*)
-from .runtime import check_dtype, check_tensors
+from . import attention_ops
+from .runtime import check_dtype, check_tensors, direct
 
 DTYPES = ("f16", "bf16")
+
+
+def _attention(q, k, v, *rest):
+    """The forward op, straight when nothing needs torch's dispatcher (runtime.direct)."""
+    op = attention_ops.attention_eager if direct(q, k, v) else torch.ops.wmma_gen.attention
+    return op(q, k, v, *rest)
 
 
 def _refuse(**unsupported) -> None:
@@ -73,7 +79,7 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
                       "headdim)? Use scaled_dot_product_attention for that layout.", stacklevel=2)
     left, right = _window(window_size)
     scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(d)
-    out, lse = torch.ops.wmma_gen.attention(q, k, v, None, None, q.shape[1], k.shape[1], bool(causal),
+    out, lse = _attention(q, k, v, None, None, q.shape[1], k.shape[1], bool(causal),
                                             left, right, scale, "bshd")
     return (out, lse, None) if return_attn_probs else out
 
@@ -97,7 +103,7 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
                              "tensor of batch + 1 offsets")
     left, right = _window(window_size)
     scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(d)
-    out, lse = torch.ops.wmma_gen.attention(q, k, v, cu_seqlens_q.contiguous(), cu_seqlens_k.contiguous(),
+    out, lse = _attention(q, k, v, cu_seqlens_q.contiguous(), cu_seqlens_k.contiguous(),
                                             int(max_seqlen_q), int(max_seqlen_k), bool(causal), left, right,
                                             scale, "bshd")
     return (out, lse, None) if return_attn_probs else out
@@ -129,7 +135,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         key, value, causal = key[:, :, :sq], value[:, :, :sq], True
     d = query.shape[-1]
     s = float(scale) if scale is not None else 1.0 / math.sqrt(d)
-    out, _ = torch.ops.wmma_gen.attention(query, key, value, None, None, sq, key.shape[2], causal, left, right,
+    out, _ = _attention(query, key, value, None, None, sq, key.shape[2], causal, left, right,
                                           s, "bhsd")
     return out
 

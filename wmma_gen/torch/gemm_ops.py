@@ -40,14 +40,17 @@ def out_dtype_of(a: Tensor, out_dtype: str) -> torch.dtype:
     return TORCH_DTYPE[out_dtype or DEFAULT_OUT[DTYPE_NAME[a.dtype]]]
 
 
-@torch.library.custom_op("wmma_gen::gemm", mutates_args=())
-def gemm(a: Tensor, b: Tensor, bias: Optional[Tensor], layout: str, activation: str, out_dtype: str) -> Tensor:
+def gemm_eager(a: Tensor, b: Tensor, bias: Optional[Tensor], layout: str, activation: str, out_dtype: str) -> Tensor:
+    """The op's body; linear/matmul call it straight when runtime.direct() says so."""
     a, b = kernel_view(a), kernel_view(b)
     c = torch.empty(out_shape(a, b, layout), dtype=out_dtype_of(a, out_dtype), device=a.device)
     keep: list = []
     gemm_into(a, b, c, layout=layout, bias=bias, activation=activation or None, stream=stream_of(a),
               alloc=torch_alloc(a.device, keep))
     return c
+
+
+gemm = torch.library.custom_op("wmma_gen::gemm", gemm_eager, mutates_args=())
 
 
 @gemm.register_fake

@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 
 from . import gemm_ops
-from .runtime import check_dtype, check_tensors
+from .runtime import check_dtype, check_tensors, direct
 
 FLOAT = ("f16", "bf16")
 DTYPES = FLOAT + ("i8",)
@@ -44,7 +44,8 @@ def linear(x, weight, bias=None, activation=None):
             raise ValueError(f"bias (shape {tuple(bias.shape)}, {bias.dtype}) is not allowed: a float tensor of "
                              f"shape ({weight.shape[0]},)")
         bias = bias.float()
-    y = torch.ops.wmma_gen.gemm(x.reshape(-1, x.shape[-1]), weight, bias, "NT", activation or "", "")
+    op = gemm_ops.gemm_eager if direct(x, weight, bias) else torch.ops.wmma_gen.gemm
+    y = op(x.reshape(-1, x.shape[-1]), weight, bias, "NT", activation or "", "")
     return y.reshape(*x.shape[:-1], weight.shape[0])
 
 
@@ -63,7 +64,7 @@ def matmul(a, b):
                          f"b.shape[-2] must be {a.shape[-1]}")
     if a.dim() == 3 and b.dim() == 3 and a.shape[0] != b.shape[0] and 1 not in (a.shape[0], b.shape[0]):
         raise ValueError(f"b.shape[0]={b.shape[0]} is not allowed: a's batch {a.shape[0]} or 1")
+    op = gemm_ops.gemm_eager if direct(a, b) else torch.ops.wmma_gen.gemm
     if a.dim() == 3 and b.dim() == 2:     # one taller GEMM: the weight's gradient needs no batch sum
-        return torch.ops.wmma_gen.gemm(a.reshape(-1, a.shape[-1]), b, None, "NN", "", "").reshape(
-            a.shape[0], a.shape[1], b.shape[1])
-    return torch.ops.wmma_gen.gemm(a, b, None, "NN", "", "")
+        return op(a.reshape(-1, a.shape[-1]), b, None, "NN", "", "").reshape(a.shape[0], a.shape[1], b.shape[1])
+    return op(a, b, None, "NN", "", "")

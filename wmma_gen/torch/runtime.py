@@ -31,25 +31,41 @@ def is_rocm() -> bool:
 
 def check_tensors(**tensors) -> torch.device:
     """The one device of these tensors (None entries skipped); NVIDIA CUDA, other device types
-    and mixed devices are refused, naming the tensors."""
-    where = {}
+    and mixed devices are refused, naming the tensors. (get_device() and is_cpu are C calls:
+    this runs on every call, so it avoids building torch.device objects per tensor.)"""
+    where, first = {}, None
     for name, t in tensors.items():
         if t is None:
             continue
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} is a {type(t).__name__}: a torch.Tensor is required")
-        kind = t.device.type
-        if kind == "cuda" and not is_rocm():
-            raise DeviceError(f"{name} is on {t.device}, an NVIDIA CUDA device: wmma_gen runs on AMD GPUs "
-                              "(a ROCm build of torch, where 'cuda' means HIP) or on CPU tensors (emulator)")
-        if kind not in ("cuda", "cpu"):
+        idx = t.get_device()
+        if idx < 0 and not t.is_cpu or idx >= 0 and not t.is_cuda:
             raise DeviceError(f"{name}.device={t.device} is not allowed: cpu (emulator) or an AMD GPU "
                               "('cuda' in ROCm torch)")
-        where[name] = t.device
+        if idx >= 0 and not is_rocm():
+            raise DeviceError(f"{name} is on {t.device}, an NVIDIA CUDA device: wmma_gen runs on AMD GPUs "
+                              "(a ROCm build of torch, where 'cuda' means HIP) or on CPU tensors (emulator)")
+        where[name] = idx
+        first = t if first is None else first
     if len(set(where.values())) > 1:
         raise DeviceError("tensors on different devices are not allowed: "
-                          + ", ".join(f"{n} on {d}" for n, d in where.items()))
-    return next(iter(where.values())) if where else torch.device("cpu")
+                          + ", ".join(f"{n} on {tensors[n].device}" for n in where))
+    return first.device if first is not None else torch.device("cpu")
+
+
+def direct(*tensors) -> bool:
+    """True when running an op's Python body straight gives what torch's dispatcher would:
+    eager mode (not traced by torch.compile, no torch function / dispatch mode active), plain
+    tensors, and no autograd graph to record. Then the custom-op machinery (tens of
+    microseconds per call: bench/launch_overhead.py) is skipped; otherwise it is used."""
+    if torch.compiler.is_compiling() or torch._C._is_torch_function_mode_enabled():
+        return False
+    stack = getattr(torch._C, "_len_torch_dispatch_stack", None)
+    if stack is not None and stack():
+        return False
+    grad = torch.is_grad_enabled()
+    return all(t is None or (type(t) is torch.Tensor and not (grad and t.requires_grad)) for t in tensors)
 
 
 def check_dtype(name: str, t: torch.Tensor, allowed: tuple) -> str:
