@@ -297,26 +297,10 @@ class HipDevice(Device):
                                                         None, ctypes.addressof(extra[0])),
                f"hipModuleLaunchKernel({kernel.name})")
 
-    def enqueue_packed(self, kernel, grid, block, segment: bytearray, stream=None, host: bool = False) -> None:
-        """enqueue with a kernarg segment already packed (device/template.py): the repeat-call
-        path. host: some pointers are host memory (refused on a GPU, as in enqueue)."""
-        if host and self.source == "hip":
-            raise DeviceError(f"host memory operands are not allowed on GPU {self.device_id} ({self.arch}): "
-                              "move the tensors to the GPU first (wmma_gen never copies them silently)")
-        if kernel.arch != self.arch:
-            raise DeviceError(f"kernel arch={kernel.arch} is not allowed on GPU {self.device_id}: it is {self.arch}")
-        buf = (ctypes.c_char * len(segment)).from_buffer(segment)
-        size = ctypes.c_size_t(len(segment))
-        extra = (ctypes.c_void_p * 5)(_PARAM_BUFFER_POINTER, ctypes.addressof(buf),
-                                      _PARAM_BUFFER_SIZE, ctypes.addressof(size), _PARAM_END)
-        _check(self.hip, self.hip.hipModuleLaunchKernel(self.function(kernel), *grid, *block, 0,
-                                                        self.stream if stream is None else stream, None,
-                                                        ctypes.addressof(extra)),
-               f"hipModuleLaunchKernel({kernel.name})")
-
     def enqueue_template(self, kernel, template, ptrs: dict, stream=None, host: bool = False) -> None:
-        """enqueue_packed for a repeat call: the template's own kernarg buffer, pointers patched
-        in place, and its `extra` array built once (device/template.py)."""
+        """enqueue for a call whose kernarg segment was packed before (device/template.py): the
+        template's own kernarg buffer with `ptrs` patched in place, its `extra` array built once.
+        host: some pointers are host memory (refused on a GPU, as in enqueue)."""
         if host and self.source == "hip":
             raise DeviceError(f"host memory operands are not allowed on GPU {self.device_id} ({self.arch}): "
                               "move the tensors to the GPU first (wmma_gen never copies them silently)")
@@ -326,12 +310,9 @@ class HipDevice(Device):
             size = template.native["size"] = ctypes.c_size_t(len(template.segment))
             extra = template.native["extra"] = (ctypes.c_void_p * 5)(
                 _PARAM_BUFFER_POINTER, ctypes.addressof(buf), _PARAM_BUFFER_SIZE, ctypes.addressof(size), _PARAM_END)
-            template.native["fn"] = {}
-        fn = template.native["fn"].get(id(self))
-        if fn is None:
-            if kernel.arch != self.arch:
-                raise DeviceError(f"kernel arch={kernel.arch} is not allowed on GPU {self.device_id}: it is {self.arch}")
-            fn = template.native["fn"][id(self)] = self.function(kernel)
+        if kernel.arch != self.arch:
+            raise DeviceError(f"kernel arch={kernel.arch} is not allowed on GPU {self.device_id}: it is {self.arch}")
+        fn = self.function(kernel)          # per device (its modules): a dict lookup after the first
         _check(self.hip, self.hip.hipModuleLaunchKernel(fn, *template.grid, *template.block, 0,
                                                         self.stream if stream is None else stream, None,
                                                         ctypes.addressof(extra)),

@@ -50,14 +50,3 @@ class Template:
             buf = self.native["buf"] = ctypes.create_string_buffer(bytes(self.segment), len(self.segment))
         struct.pack_into(self.fmt, buf, 0, *(ptrs[n] for n in self.pointers))
         return buf
-
-    def pack_ptrs(self, ptrs: dict) -> bytearray:
-        """The segment with the addresses `ptrs` ({buffer name: address}) patched in."""
-        seg = bytearray(self.segment)
-        struct.pack_into(self.fmt, seg, 0, *(ptrs[n] for n in self.pointers))
-        return seg
-
-    def pack(self, feed: dict) -> bytearray:
-        seg = bytearray(self.segment)
-        struct.pack_into(self.fmt, seg, 0, *(feed[n].ptr for n in self.pointers))
-        return seg

@@ -65,7 +65,7 @@ def _run(plan: Plan, device, operands: dict, alloc, stream, fast_key: tuple | No
             bind(step.compiled, step.sig, plan.problem, feed)
             scratch = True                        # (not remembered: the checks run every time)
             continue
-        packed = getattr(device, "enqueue_packed", None)
+        packed = getattr(device, "enqueue_template", None)
         host = host or any(op.device == "cpu" for op in feed.values())
         if packed is None:          # the emulator: maps host memory per launch (speed is not its point)
             launch_into(step.compiled, step.sig, plan.problem, device, feed, stream)
@@ -75,7 +75,7 @@ def _run(plan: Plan, device, operands: dict, alloc, stream, fast_key: tuple | No
         if t is None:      # first call of this layout: the full checks, then keep the packing
             t = step.templates[key] = Template.build(step.compiled, step.sig, bind(step.compiled, step.sig,
                                                                                   plan.problem, feed))
-        packed(step.compiled, t.grid, t.block, t.pack(feed), stream, host=host)
+        packed(step.compiled, t, {n: op.ptr for n, op in feed.items()}, stream, host=host)
         used.append((step.compiled, t))
     if fast_key is not None and not scratch and len(used) == len(plan.steps):
         _fast[fast_key] = (device, tuple(used), host)
