@@ -59,19 +59,26 @@ class View:
 
 
 @st.composite
-def views(draw, ndim: int, broadcast: bool = True, lead_broadcast: bool = False) -> View:
-    """Any View of an ndim array; `broadcast` allows stride-0 dims (rarely, the first dim
-    often when `lead_broadcast`: a batch shared by every matrix)."""
+def views(draw, ndim: int, broadcast: bool = True, lead_broadcast: bool = False, tame_odds: int = 1) -> View:
+    """Any View of an ndim array. tame_odds in tame_odds + 1 of them (default: half) are `tame`
+    -- last dim innermost, unit step, no flips: the kernels take them as strides, no copy --;
+    the rest may need the launcher's copy.
+    `broadcast` allows stride-0 dims (rarely; the first dim often when `lead_broadcast`: a
+    batch shared by every matrix)."""
+    tame = draw(st.integers(0, tame_odds)) > 0
+    last = ndim - 1
+
     def bcast(i):
-        if not broadcast:
+        if not broadcast or (tame and i == last):
             return st.just(False)
         return st.sampled_from([False, True] if i == 0 and lead_broadcast else [False] * 5 + [True])
-    return View(order=tuple(draw(st.permutations(range(ndim)))),
-                steps=tuple(draw(st.sampled_from([1, 1, 2, 3])) for _ in range(ndim)),
-                flips=tuple(draw(st.booleans()) for _ in range(ndim)),
+    order = tuple(draw(st.permutations(range(ndim))))
+    return View(order=tuple(i for i in order if i != last) + (last,) if tame else order,
+                steps=tuple(1 if tame and i == last else draw(st.sampled_from([1, 1, 2, 3])) for i in range(ndim)),
+                flips=tuple(False if tame else draw(st.booleans()) for _ in range(ndim)),
                 pads=tuple((draw(st.integers(0, 2)), draw(st.integers(0, 2))) for _ in range(ndim)),
                 broadcast=tuple(draw(bcast(i)) for i in range(ndim)),
-                fortran=draw(st.booleans()))
+                fortran=not tame and draw(st.booleans()))
 
 
 def embed(values: np.ndarray, v: View) -> tuple[np.ndarray, np.ndarray]:
@@ -99,9 +106,10 @@ def random_values(seed: int, shape, dtype: str) -> np.ndarray:
 
 
 @st.composite
-def operands(draw, shape, dtype: str, broadcast: bool = True, lead_broadcast: bool = False) -> np.ndarray:
+def operands(draw, shape, dtype: str, broadcast: bool = True, lead_broadcast: bool = False,
+             tame_odds: int = 1) -> np.ndarray:
     """Random values of `shape` (constant along the drawn broadcast dims) as a drawn view."""
-    v = draw(views(len(shape), broadcast, lead_broadcast))
+    v = draw(views(len(shape), broadcast, lead_broadcast, tame_odds))
     stored = tuple(1 if b else n for b, n in zip(v.broadcast, shape))
     values = np.broadcast_to(random_values(draw(st.integers(0, 2 ** 32 - 1)), stored, dtype), shape)
     return embed(values, v)[0]
@@ -198,7 +206,7 @@ def dense_shape(layout: str, batch: int, seq: int, heads: int) -> tuple[int, int
 
 
 @st.composite
-def attention_cases(draw) -> AttentionCase:
+def attention_cases(draw, tame_odds: int = 1) -> AttentionCase:
     """bshd or bhsd, GQA (heads = group * kv_heads), causal or not; q, k, v drawn views or
     slices of one packed QKV array (itself a drawn view)."""
     layout, causal = draw(st.sampled_from(["bshd", "bhsd"])), draw(st.booleans())
@@ -208,7 +216,7 @@ def attention_cases(draw) -> AttentionCase:
     packed = draw(st.booleans())
     if packed:           # q, k, v as slices of one array: (B, S, 3, H, D) or, for GQA, (B, S, H + 2Hkv, D)
         shape = (batch, sq, 3, heads, D) if heads == kv else (batch, sq, heads + 2 * kv, D)
-        qkv = draw(operands(shape, "f16", lead_broadcast=True), label="qkv")
+        qkv = draw(operands(shape, "f16", lead_broadcast=True, tame_odds=tame_odds), label="qkv")
         if heads == kv:
             q, k, v = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]
         else:
@@ -217,9 +225,12 @@ def attention_cases(draw) -> AttentionCase:
             q, k, v = (x.transpose(0, 2, 1, 3) for x in (q, k, v))
     else:
         sk = draw(st.integers(1, 32))
-        q = draw(operands(dense_shape(layout, batch, sq, heads), "f16", lead_broadcast=True), label="q")
-        k = draw(operands(dense_shape(layout, batch, sk, kv), "f16", lead_broadcast=True), label="k")
-        v = draw(operands(dense_shape(layout, batch, sk, kv), "f16", lead_broadcast=True), label="v")
+        q = draw(operands(dense_shape(layout, batch, sq, heads), "f16", lead_broadcast=True, tame_odds=tame_odds),
+                  label="q")
+        k = draw(operands(dense_shape(layout, batch, sk, kv), "f16", lead_broadcast=True, tame_odds=tame_odds),
+                  label="k")
+        v = draw(operands(dense_shape(layout, batch, sk, kv), "f16", lead_broadcast=True, tame_odds=tame_odds),
+                  label="v")
     return AttentionCase(layout, causal, q, k, v, packed)
 
 
