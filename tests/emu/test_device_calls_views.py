@@ -8,7 +8,8 @@ naming an argument the kernel cannot address, and writes nothing into it. The de
 copies, so it refuses exactly the views `addressable` rejects: a negative stride, an inner
 stride other than 1, or a stride 0 on an output (elements would overlap). Never a wrong number.
 
-Two contract gaps found while writing this are kept as strict xfails (see their docstrings)."""
+Two contract gaps found while writing this (a refused later step after an earlier one ran; read-only
+outputs written) are fixed and tested at the end."""
 from __future__ import annotations
 
 import re
@@ -150,10 +151,7 @@ def test_attention_backward_into_views_equal_the_contiguous_call_or_are_refused(
                     dict(zip(("dq", "dk", "dv"), want)))
 
 
-# ---- contract gaps (strict xfails: they flip to failures once fixed) ------------------------------
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "device_calls._run binds and enqueues plan steps one at a time: a refused dq (the last step) "
-    "comes after the dk/dv kernel already wrote; fix: bind every step before enqueuing any"))
+# ---- contract gaps found by these tests, fixed ------------------------------------------------------
 def test_backward_refusal_writes_nothing():
     rng = np.random.default_rng(3)
     q, do = (rng.standard_normal((1, 20, 2, 32)).astype(np.float16) for _ in range(2))
@@ -165,10 +163,6 @@ def test_backward_refusal_writes_nothing():
     assert not dk.any() and not dv.any(), "dk/dv written by a call that was refused"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "as_operand/bind do not check numpy writeability: gemm_into writes into a read-only array "
-    "(np.frombuffer over an immutable bytes object too); fix: refuse an out/inout/workspace "
-    "numpy operand whose flags.writeable is False"))
 def test_read_only_output_is_refused():
     a = np.ones((16, 16), np.float16)
     c = np.zeros((16, 16), np.float32)

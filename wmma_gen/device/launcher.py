@@ -131,6 +131,9 @@ def bind(compiled, sig: Signature, problem: Problem, operands: Mapping[str, obje
         if op.shape != shapes[a.name]:
             raise DeviceError(f"argument {a.name}.shape={op.shape} is not allowed: the signature requires "
                               f"{shapes[a.name]} for this problem")
+        if a.role != "in" and isinstance(op.owner, np.ndarray) and not op.owner.flags.writeable:
+            raise DeviceError(f"argument {a.name} is a read-only numpy array, not allowed for an "
+                              f"{a.role} argument: the kernel writes it")
         why = layout_problem(a, op.shape, op.strides)
         if why:
             raise DeviceError(f"argument {a.name} is not allowed with {why}; pass a contiguous copy")

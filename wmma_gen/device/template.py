@@ -12,12 +12,16 @@ import ctypes
 import struct
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .kernargs import check_launch, explicit_args, pack_kernargs
 
 
 def layout_key(feed: dict) -> tuple:
-    """What a Template depends on besides addresses: every operand's shape, strides, dtype, device."""
-    return tuple((n, op.shape, op.strides, op.dtype, op.device, op.device_id) for n, op in feed.items())
+    """What a Template depends on besides addresses: every operand's shape, strides, dtype,
+    device (and, for numpy arrays, whether they are writeable: bind refuses read-only outputs)."""
+    return tuple((n, op.shape, op.strides, op.dtype, op.device, op.device_id,
+                  isinstance(op.owner, np.ndarray) and op.owner.flags.writeable) for n, op in feed.items())
 
 
 @dataclass(frozen=True)

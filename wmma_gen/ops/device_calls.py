@@ -54,27 +54,29 @@ def _run(plan: Plan, device, operands: dict, alloc, stream, fast_key: tuple | No
     (contiguous) and shared by name with the later kernels (e.g. delta, O_part). A plan that
     needed no scratch and ran on prepacked templates is remembered under `fast_key`."""
     ops = dict(operands)
-    used, scratch, host = [], False, False
-    for step in plan.steps:
+    scratch, host, ready = False, False, []
+    for step in plan.steps:           # check every step before the first launch
         for a in step.sig.buffers:
             if a.name not in ops:
                 scratch = True
                 ops[a.name] = alloc(step.sig.shapes(plan.problem)[a.name], a.dtype, zero=a.init == "zero")
         feed = {a.name: as_operand(ops[a.name], a.name) for a in step.sig.buffers}
-        if 0 in step.sig.grid(plan.problem):      # an empty problem: nothing to enqueue
-            bind(step.compiled, step.sig, plan.problem, feed)
-            scratch = True                        # (not remembered: the checks run every time)
-            continue
-        packed = getattr(device, "enqueue_template", None)
         host = host or any(op.device == "cpu" for op in feed.values())
-        if packed is None:          # the emulator: maps host memory per launch (speed is not its point)
-            launch_into(step.compiled, step.sig, plan.problem, device, feed, stream)
-            continue
         key = layout_key(feed)
         t = step.templates.get(key)
         if t is None:      # first call of this layout: the full checks, then keep the packing
-            t = step.templates[key] = Template.build(step.compiled, step.sig, bind(step.compiled, step.sig,
-                                                                                  plan.problem, feed))
+            b = bind(step.compiled, step.sig, plan.problem, feed)
+            if 0 in b.grid:                        # an empty problem: nothing to enqueue
+                scratch = True                     # (not remembered: the checks run every time)
+                continue
+            t = step.templates[key] = Template.build(step.compiled, step.sig, b)
+        ready.append((step, feed, t))
+    packed = getattr(device, "enqueue_template", None)
+    used = []
+    for step, feed, t in ready:
+        if packed is None:        # the emulator: maps host memory per launch (speed is not its point)
+            launch_into(step.compiled, step.sig, plan.problem, device, feed, stream)
+            continue
         packed(step.compiled, t, {n: op.ptr for n, op in feed.items()}, stream, host=host)
         used.append((step.compiled, t))
     if fast_key is not None and not scratch and len(used) == len(plan.steps):
@@ -148,7 +150,10 @@ def gemm_into(a, b, c, *, layout: str = "NN", bias=None, c0=None, alpha: float =
     if c0 is not None:
         named["c0"] = as_operand(c0, "c0")
     layout = layout.upper() if isinstance(layout, str) else layout
-    fast = _call_key("gemm", device, arch, named, layout, alpha, beta, activation, unsigned)
+    # element offset of each base address from a 16-byte boundary: the kernel's vector width
+    # depends on it (GemmKey alignment), so it is part of the call's key
+    offsets = (("A", A.ptr % 16 // A.itemsize), ("B", B.ptr % 16 // B.itemsize))
+    fast = _call_key("gemm", device, arch, named, layout, alpha, beta, activation, unsigned, offsets)
     ptrs = {"A": A.ptr, "B": B.ptr, "C": C.ptr, "bias": named["bias"].ptr if "bias" in named else 0,
             "C0": named["c0"].ptr if "c0" in named else 0}
     if _fast_call(fast, device, ptrs, stream):
@@ -166,7 +171,8 @@ def gemm_into(a, b, c, *, layout: str = "NN", bias=None, c0=None, alpha: float =
     plan = cached_plan("gemm", arch, dtype=dtype, layout=layout, a=(A3.shape, A3.strides), b=(B3.shape, B3.strides),
                        c=C3.shape, out=C.dtype, bias=None if bias is None else named["bias"].shape,
                        beta=float(beta), alpha=float(alpha), activation=activation or "",
-                       unsigned=bool(unsigned or A.dtype == "u8"), c0=None if C03 is None else C03.shape)
+                       unsigned=bool(unsigned or A.dtype == "u8"), c0=None if C03 is None else C03.shape,
+                       offsets=offsets)
     batch = plan.problem["batch"]
     ops = {"A": _batch_view(A3, batch), "B": _batch_view(B3, batch), "C": C3}
     if C03 is not None:

@@ -56,7 +56,7 @@ def cached_plan(op: str, arch: str, **call) -> Plan:
 
 
 # ---- GEMM ------------------------------------------------------------------------------------
-def _gemm(arch, *, dtype, layout, a, b, c, out, bias, beta, alpha, activation, unsigned, c0) -> Plan:
+def _gemm(arch, *, dtype, layout, a, b, c, out, bias, beta, alpha, activation, unsigned, c0, offsets=()) -> Plan:
     from .gemm.api import default_schedule
     from .gemm.build import compile_gemm
     from .gemm.directive import LAYOUTS, GemmDirective
@@ -87,7 +87,7 @@ def _gemm(arch, *, dtype, layout, a, b, c, out, bias, beta, alpha, activation, u
     s = default_schedule(d, arch)
     problem = {"m": d.m, "n": d.n, "k": d.k, "batch": d.batch}
     strides = {"A": (ta[0] if sa[0] > 1 else 0, ta[1]), "B": (tb[0] if sb[0] > 1 else 0, tb[1])}
-    kern = compile_gemm(d, s, arch, key=spec_key(d, s, problem, strides))
+    kern = compile_gemm(d, s, arch, key=spec_key(d, s, problem, strides, dict(offsets)))
     return Plan((Step(kern.compiled, kern.signature),), problem)
 
 

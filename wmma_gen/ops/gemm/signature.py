@@ -124,16 +124,20 @@ def _align(values: tuple[int, ...], cap: int) -> int:
 
 
 def spec_key(d: GemmDirective, s: Schedule, p: Mapping[str, int],
-             strides: Mapping[str, tuple[int, int]] | None = None) -> GemmKey:
+             strides: Mapping[str, tuple[int, int]] | None = None,
+             offsets: Mapping[str, int] | None = None) -> GemmKey:
     """The key of problem `p`; `strides` maps "A"/"B" to the (batch, row) element strides of
-    the host views (default: contiguous)."""
-    strides = dict(strides or {})
+    the host views (default: contiguous); `offsets` to the element offset of each base address
+    from a 16-byte boundary (device-resident operands such as big[:, 1:]; uploads start aligned),
+    so a vector width never assumes an alignment the address does not have."""
+    strides, offsets = dict(strides or {}), dict(offsets or {})
     aligns = []
     for which in ("a", "b"):
         _, rows, cols = stored_shape(d, which, p)
         sb, sr = strides.get(which.upper(), (rows * cols, cols))
         cap = max(1, MAX_ALIGN_BITS // (8 if d.dtype == "i4" else BITS[d.dtype]))
-        aligns.append(_align((cols, sr if rows > 1 else 0, sb if p["batch"] > 1 else 0), cap))
+        aligns.append(_align((cols, sr if rows > 1 else 0, sb if p["batch"] > 1 else 0,
+                              offsets.get(which.upper(), 0)), cap))
     nk = _cdiv(p["k"], s.block_k)
     parity_matters = s.k_unroll == 2 or (s.lds != "none" and s.buffers == 2)
     return GemmKey(p["m"] % s.block_m == 0, p["n"] % s.block_n == 0,
