@@ -78,7 +78,8 @@ def add_op_options(p: argparse.ArgumentParser, *, ops: tuple = OP_NAMES, shape_d
     _flag(p, g, gemm, "--alpha", type=f32_exact, default=1.0, help="scale of A@B (exact in f32)")
     _flag(p, g, gemm, "--beta", type=f32_exact, default=0.0, help="scale of C0 (exact in f32)")
     _flag(p, g, gemm, "--bias", default="", choices=["", "n", "m"], help="bias along N (per column) or M (per row)")
-    _flag(p, g, gemm, "--activation", default="", choices=[""] + list(ACTIVATIONS))
+    _flag(p, g, gemm, "--activation", default="", choices=[""] + list(ACTIVATIONS),
+          help="as torch: gelu = exact erf (nn.GELU()), gelu_tanh = GELU(approximate='tanh')")
     _flag(p, g, gemm, "--unsigned", action="store_true", help="integer inputs are unsigned")
     att = (AttentionDirective,)
     g = p.add_argument_group("attention (--op attention | attention_bwd)")

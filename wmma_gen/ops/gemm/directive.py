@@ -12,7 +12,7 @@ from ...errors import ScheduleError
 IN_DTYPES = ("f16", "bf16", "i8", "i4", "fp8", "bf8")
 ACC_DTYPES = ("f32", "f16", "bf16", "i32")
 INT_DTYPES = ("i8", "i4")
-ACTIVATIONS = ("relu", "gelu", "silu")
+ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")  # torch's meanings: gelu = erf, gelu_tanh = tanh form
 LAYOUTS = ("NN", "NT", "TN", "TT")  # first letter A, second B; T = stored transposed
 
 
@@ -46,7 +46,7 @@ class GemmDirective:
     alpha: float = 1.0
     beta: float = 0.0
     bias: str = ""           # "" | "n" | "m"
-    activation: str = ""     # "" | relu | gelu | silu
+    activation: str = ""     # "" | relu | gelu (erf) | gelu_tanh | silu
     unsigned: bool = False
     op: str = "gemm"
 

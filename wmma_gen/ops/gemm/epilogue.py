@@ -2,8 +2,11 @@
 
 Each lane owns 8 values of every 16x16 accumulator tile (layouts.c_coord); stores outside
 the matrix are skipped with scf.if when the shape is not a multiple of the macro tile.
-gelu is the tanh form 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); tanh and silu are
-written with exp so they lower to v_exp_f32 without device libraries.
+Activations mean what torch's do: relu; gelu = exact erf GELU as torch.nn.GELU(),
+0.5 x (1 + erf(x / sqrt 2)); gelu_tanh = GELU(approximate="tanh"),
+0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); silu = x / (1 + exp(-x)). erf, tanh and silu
+are written with exp, fma and a reciprocal so they lower to v_exp_f32 / v_fma_f32 / v_rcp_f32
+without device libraries; erf is Numerical Recipes' erfcc (constants and error: erf.py).
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from ...kernels import irb
 from ...kernels.fragments import acc_coords_split, acc_values
 from ...kernels.globalmem import Pos, Stored, write
 from .directive import GemmDirective
+from .erf import ERFC_COEFFS, INV_SQRT2
 
 
 def _f32():
@@ -46,19 +50,45 @@ def _div(a, b):
     return arith.DivFOp(a, b, fastmath=ir.Attribute.parse("#arith.fastmath<arcp,afn>")).result
 
 
-def activation(x, kind: str):
+def _gelu_erf(x):
+    """x * (x >= 0 ? 1 - e/2 : e/2) with e = erfc(|x| / sqrt 2); the op-by-op f32 model and its
+    measured error are erf.gelu_f32 (the negative tail keeps relative accuracy: 1 + erf = e)."""
+    f32, one, half = _f32(), irb.cf(1.0, _f32()), irb.cf(0.5, _f32())
+    t = _div(one, mmath.fma(mmath.absf(x), irb.cf(0.5 * INV_SQRT2, f32), one))   # 1 / (1 + z/2)
+    p = irb.cf(ERFC_COEFFS[-1], f32)
+    for c in ERFC_COEFFS[-2::-1]:
+        p = mmath.fma(p, t, irb.cf(c, f32))
+    e = arith.mulf(t, _exp(mmath.fma(arith.negf(x), arith.mulf(x, half), p)))   # -z^2 = -x * (x/2)
+    half_e = arith.mulf(half, e)
+    nonneg = arith.cmpf(arith.CmpFPredicate.OGE, x, irb.cf(0.0, f32))
+    return arith.mulf(x, arith.select(nonneg, arith.subf(one, half_e), half_e))
+
+
+def _gelu_tanh(x):
+    """0.5 x (1 + tanh(y)), y = sqrt(2/pi) (x + 0.044715 x^3), tanh(y) = 1 - 2 / (exp(2y) + 1)."""
     one = irb.cf(1.0, _f32())
-    if kind == "relu":
-        return arith.maximumf(x, irb.cf(0.0, _f32()))
-    if kind == "silu":  # x / (1 + exp(-x))
-        return _div(x, arith.addf(one, _exp(arith.negf(x))))
-    if kind == "gelu":  # 0.5 x (1 + tanh(y)), tanh(y) = 1 - 2 / (exp(2y) + 1)
-        x3 = arith.mulf(arith.mulf(x, x), x)
-        y = arith.mulf(irb.cf(math.sqrt(2.0 / math.pi), _f32()), arith.addf(x, arith.mulf(irb.cf(0.044715, _f32()), x3)))
-        e = _exp(arith.mulf(irb.cf(2.0, _f32()), y))
-        tanh = arith.subf(one, _div(irb.cf(2.0, _f32()), arith.addf(e, one)))
-        return arith.mulf(arith.mulf(irb.cf(0.5, _f32()), x), arith.addf(one, tanh))
-    raise ValueError(kind)
+    x3 = arith.mulf(arith.mulf(x, x), x)
+    y = arith.mulf(irb.cf(math.sqrt(2.0 / math.pi), _f32()), arith.addf(x, arith.mulf(irb.cf(0.044715, _f32()), x3)))
+    e = _exp(arith.mulf(irb.cf(2.0, _f32()), y))
+    tanh = arith.subf(one, _div(irb.cf(2.0, _f32()), arith.addf(e, one)))
+    return arith.mulf(arith.mulf(irb.cf(0.5, _f32()), x), arith.addf(one, tanh))
+
+
+def _silu(x):  # x / (1 + exp(-x))
+    return _div(x, arith.addf(irb.cf(1.0, _f32()), _exp(arith.negf(x))))
+
+
+def _relu(x):
+    return arith.maximumf(x, irb.cf(0.0, _f32()))
+
+
+_ACTIVATIONS = {"relu": _relu, "gelu": _gelu_erf, "gelu_tanh": _gelu_tanh, "silu": _silu}
+
+
+def activation(x, kind: str):
+    if kind not in _ACTIVATIONS:
+        raise ValueError(f"activation={kind!r} is not allowed: one of {', '.join(_ACTIVATIONS)}")
+    return _ACTIVATIONS[kind](x)
 
 
 def fused_value(d: GemmDirective, acc_val, C0, bias, b, row, col, acc_type: str = ""):
