@@ -1,4 +1,6 @@
 """Studies: one Optuna study per (arch, op, dtype, shape), stored so a killed sweep resumes.
+With `problems` (autotune/problems.py, `wmma-gen sweep --problems FILE`): one study per problem,
+tuned on exactly that problem (layout, batch, epilogue; heads, GQA, Sq != Sk, window, varlen).
 
 Storage (autotune/storage.py): by default an Optuna journal file, <results>/<arch>/optuna.journal
 (results: the user's results dir by default, wmma_gen.userdirs)
@@ -65,6 +67,7 @@ class SweepConfig:
     head_dims: tuple[int, ...] = (64,)                                     # attention
     seqs: tuple[int, ...] = (1024,)                                        # attention: Sq = Sk
     causal: tuple[bool, ...] = (False,)                                    # attention
+    problems: tuple = ()     # autotune/problems.py: when given, exactly these studies (the fields above unused)
     trials: int = 30
     timeout: Optional[float] = None      # seconds for the whole sweep
     device: str = "auto"                 # auto | hip | emu
@@ -91,6 +94,9 @@ class SweepConfig:
             raise ScheduleError("compile_timeout", self.compile_timeout, "seconds > 0")
         if self.device not in ("auto", "hip", "emu"):
             raise ScheduleError("device", self.device, "auto, hip or emu")
+        for p in self.problems:
+            if getattr(p, "op", None) != self.op:
+                raise ScheduleError("problems", p, f"problems of op {self.op} (autotune/problems.py), one config per op")
 
     def items(self) -> list[tuple]:
         """(directive, problem) of every study of this sweep (the op's adapter decides)."""
@@ -242,6 +248,8 @@ def _child(cfg_dict: dict, worker: int, gpu: Optional[int], deadline: Optional[f
     for k in ("dtypes", "head_dims", "seqs", "causal"):
         cfg_dict[k] = tuple(cfg_dict[k])
     cfg_dict["shapes"] = tuple(tuple(s) for s in cfg_dict["shapes"])
+    from .problems import from_fields
+    cfg_dict["problems"] = tuple(from_fields(p) for p in cfg_dict["problems"])
     work(SweepConfig(**cfg_dict), worker, None, deadline)
 
 

@@ -42,7 +42,20 @@ def cli_fields(args, base: dict) -> dict:
 
 def label(ua: dict) -> str:
     d, p = ua["directive"], ua["problem"]
-    return f"hd{d['head_dim']}{' causal' if d['causal'] else ''} S{p['seq_q']}"
+    mask = " causal" if d["causal"] else ""
+    if (p["batch"], p["heads"], p["kv_heads"], p["seq_q"]) == (BATCH, HEADS, HEADS, p["seq_k"]) and \
+            not (d["window"] or d["varlen"]):
+        return f"hd{d['head_dim']}{mask} S{p['seq_q']}"
+    return f"hd{d['head_dim']}{mask} {p['seq_q']}x{p['seq_k']}{_tags(d, p).replace('-', ' ')}"
+
+
+def _tags(d, p: dict) -> str:
+    """What a problems-file study's name adds: batch, heads, kv heads, window, varlen, layout."""
+    d = d if isinstance(d, dict) else d.to_dict()
+    tags = [f"b{p['batch']}h{p['heads']}kv{p['kv_heads']}"]
+    tags += [f"w{p['window_left']}_{p['window_right']}"] if d["window"] else []
+    tags += (["varlen"] if d["varlen"] else []) + ([d["layout"]] if d["layout"] != "bshd" else [])
+    return "".join("-" + t for t in tags)
 
 
 def schedule_text(b) -> str:
@@ -56,6 +69,10 @@ def series(r) -> str:
 
 
 def items(cfg) -> list[tuple[AttentionDirective, dict]]:
+    """(directive, problem) per study: the problems file's (autotune/problems.py), else
+    BATCH x HEADS x S x S per (dtype, head dim, mask, S)."""
+    if cfg.problems:
+        return [(p.directive(), p.sizes()) for p in cfg.problems]
     out = []
     for dt in cfg.dtypes:
         for hd in cfg.head_dims:
@@ -68,6 +85,7 @@ def items(cfg) -> list[tuple[AttentionDirective, dict]]:
 
 def study_name(cfg, d, p) -> str:
     base = f"attention-{cfg.arch}-{d.dtype}-hd{d.head_dim}-{'causal' if d.causal else 'full'}-s{p['seq_q']}x{p['seq_k']}"
+    base += _tags(d, p) if cfg.problems else ""
     return f"{cfg.study_name}:{base}" if cfg.study_name else base
 
 
@@ -145,8 +163,10 @@ class AttentionObjective(StagedObjective):
     def _time(self, trial, s, ks) -> tuple[float, str, str]:
         if self.on_gpu:
             from ..timing import time_signature
+            from .attention_varlen import time_varlen
             p = self._sizes()
-            return sum(time_signature(self.device, ck, src.signature, p) for src, ck in ks.values()), "hip", ""
+            timer = time_varlen if self.directive.varlen else time_signature
+            return sum(timer(self.device, ck, src.signature, p) for src, ck in ks.values()), "hip", ""
         e = registry.get(self.OP).estimate(self.directive, s, self.problem, self.arch)
         return float(e.seconds), e.source, e.limiter
 
@@ -158,10 +178,16 @@ class AttentionObjective(StagedObjective):
         if isa_hash in self.gate_cache:
             return dict(self.gate_cache[isa_hash])
         worst = None
+        window = gate_window(d, self.problem)
         for gp in spec.gate_problems(d, s, None):
             try:
-                r = spec.check(gp, dtype=d.dtype, layout=d.layout, causal=d.causal, arch=self.arch,
-                               device=self.device, seed=self.seed, schedule=s)
+                if d.varlen:     # packed sequences of unequal lengths: the varlen object itself
+                    from .attention_varlen import check_varlen
+                    r = check_varlen(gp, d, window=window, arch=self.arch, device=self.device, seed=self.seed,
+                                     schedule=s)
+                else:
+                    r = spec.check(gp, dtype=d.dtype, layout=d.layout, causal=d.causal, window=window,
+                                   arch=self.arch, device=self.device, seed=self.seed, schedule=s)
                 ran = object_attrs(self._kernels(s))["isa_hash"]
                 row_ = {"passed": bool(r.passed) and ran == isa_hash, "max_abs": float(r.max_abs),
                         "tol": float(r.tol), "worst": r.worst, "source": r.source, "isa_hash": ran,
@@ -179,6 +205,14 @@ class AttentionObjective(StagedObjective):
         return dict(worst)
 
 
+def gate_window(d, p: dict):
+    """The window the gate runs a windowed kernel with: the problem's sides capped at 24 keys,
+    so the small gate problems (registry gate_problems) see both edges; None without a window."""
+    if not d.window:
+        return None
+    return tuple(-1 if x < 0 else min(x, 24) for x in (p.get("window_left", -1), p.get("window_right", -1)))
+
+
 def objective(d, p, arch: str, device, *, domains=None, seed: int = 0, gate_cache=None, **_hooks):
     return AttentionObjective(d, p, arch, device, domains=domains, seed=seed,
                               gate_cache={} if gate_cache is None else gate_cache)
@@ -192,9 +226,9 @@ def documents(df, arch: str, space: tuple = SPACE) -> dict:
     best = df[(df["arch"] == arch) & (df["rank"] == 1) & (df["validated"].astype(bool))]
     docs = {}
     for dtype, rows in best.groupby("dtype", sort=True):
-        rows = rows.sort_values(["head_dim", "causal", "seq_k", "tflops"], ascending=[True, True, True, False])
-        rows = rows.drop_duplicates(["head_dim", "causal", "seq_k"])
-        entries = [{"head_dim": int(r["head_dim"]), "causal": bool(r["causal"]), "bucket": {"seq": int(r["seq_k"])},
+        key = ["head_dim", "causal", "seq_k", "seq_q"] + [c for c in FLAG_COLUMNS if c in rows.columns]
+        rows = rows.sort_values(key + ["tflops"], ascending=[True] * len(key) + [False]).drop_duplicates(key)
+        entries = [{"head_dim": int(r["head_dim"]), "causal": bool(r["causal"]), "bucket": bucket(r), **flags(r),
                     "schedule": {k.name: _plain(r[k.name]) for k in space},
                     "tflops": round(float(r["tflops"]), 3), "unit": r["unit"], "source": r["source"],
                     "validated": True, "vgprs": int(r["vgprs"]), "lds_bytes": int(r["lds_bytes"]),
@@ -207,6 +241,20 @@ def documents(df, arch: str, space: tuple = SPACE) -> dict:
             "schema": lookup.SCHEMA, "schema_version": lookup.SCHEMA_VERSION, "arch": arch, "op": OP,
             "dtype": dtype, "generated": stamp(), "wmma_gen_version": wmma_gen.__version__, "entries": entries}
     return docs
+
+
+FLAG_COLUMNS = ("window", "varlen")    # ladder columns, when the ladder carries them
+
+
+def bucket(r) -> dict:
+    """What lookup.py matches: seq = Sk; seq_q when Sq != Sk (a file of Sq = Sk studies reads as before)."""
+    sq, sk = int(r["seq_q"]), int(r["seq_k"])
+    return {"seq": sk} if sq == sk else {"seq": sk, "seq_q": sq}
+
+
+def flags(r) -> dict:
+    """window / varlen of the entry when the ladder row says and they are set (lookup.py prefers the same)."""
+    return {c: True for c in FLAG_COLUMNS if c in r.index and _plain(r[c]) is True}
 
 
 def validate_document(doc: dict, path) -> None:

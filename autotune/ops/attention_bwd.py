@@ -29,6 +29,8 @@ DEFAULTS = {"dtypes": ("f16", "bf16"), "head_dims": (64, 128), "seqs": (1024, 40
 
 
 def items(cfg) -> list[tuple[AttentionDirective, dict]]:
+    if cfg.problems:          # autotune/problems.py: directives already of this op
+        return fwd.items(cfg)
     return [(AttentionDirective(d.dtype, d.head_dim, causal=d.causal, op=OP), p) for d, p in fwd.items(cfg)]
 
 
@@ -79,8 +81,8 @@ class AttentionBwdObjective(fwd.AttentionObjective):
 
     def _sizes(self) -> dict:
         p = self.problem
-        return {**p, "head_dim": self.directive.head_dim, "total_q": p["batch"] * p["seq_q"],
-                "total_k": p["batch"] * p["seq_k"], "window_left": -1, "window_right": -1,
+        return {"total_q": p["batch"] * p["seq_q"], "total_k": p["batch"] * p["seq_k"], "window_left": -1,
+                "window_right": -1, **p, "head_dim": self.directive.head_dim,
                 "scale": 1.0 / self.directive.head_dim ** 0.5}
 
 

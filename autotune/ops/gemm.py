@@ -17,7 +17,7 @@ import wmma_gen
 from wmma_gen.errors import DeviceError, EmulatorFault, ScheduleError
 from wmma_gen.ops.gemm import lookup
 from wmma_gen.ops.gemm.defaults import LARGE
-from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.directive import ACTIVATIONS, GemmDirective
 from wmma_gen.ops.gemm.schedule import SPACE, Schedule
 from wmma_gen.ops.gemm.signature import gate_problems
 from wmma_gen.targets import Target, get_target
@@ -54,7 +54,18 @@ def cli_fields(args, base: dict) -> dict:
 
 def label(ua: dict) -> str:
     d = ua["directive"]
-    return f"{d['m']}x{d['n']}x{d['k']}"
+    tags = _tags(GemmDirective.from_dict(d)).replace("-biasn", " +bias").replace("-biasm", " +row_bias")
+    tags = tags.replace("-", " ")
+    shape = f"{d['m']}x{d['n']}x{d['k']}"
+    return shape if d["layout"] == "NN" and not tags else f"{d['layout']} {shape}{tags}"
+
+
+def _tags(d: GemmDirective) -> str:
+    """What a study's name adds for a problem beyond dtype, acc, layout and shape (none for the
+    plain problems `--shapes` sweeps: their names are unchanged)."""
+    tags = ([f"b{d.batch}"] if d.batch != 1 else []) + ([f"bias{d.bias}"] if d.bias else [])
+    tags += ([d.activation] if d.activation else []) + ([f"out{d.out_dtype}"] if d.out_dtype != d.acc else [])
+    return "".join("-" + t for t in tags)
 
 
 def schedule_text(b) -> str:
@@ -68,12 +79,16 @@ def series(r) -> str:
 
 
 def items(cfg) -> list[tuple[GemmDirective, dict]]:
+    """(directive, problem) per study: the problems file's (autotune/problems.py), else NN,
+    batch 1, no epilogue per (dtype, shape)."""
+    if cfg.problems:
+        return [(p.directive(), p.sizes()) for p in cfg.problems]
     return [(d, {"m": d.m, "n": d.n, "k": d.k, "batch": d.batch})
             for d in (GemmDirective(dt, m, n, k) for dt in cfg.dtypes for (m, n, k) in cfg.shapes)]
 
 
 def study_name(cfg, d: GemmDirective, p=None) -> str:
-    base = f"{d.op}-{cfg.arch}-{d.dtype}-{d.acc}-{d.layout}-{d.m}x{d.n}x{d.k}"
+    base = f"{d.op}-{cfg.arch}-{d.dtype}-{d.acc}-{d.layout}-{d.m}x{d.n}x{d.k}{_tags(d)}"
     return f"{cfg.study_name}:{base}" if cfg.study_name else base
 
 
@@ -92,8 +107,15 @@ def study_attrs(cfg, d: GemmDirective, p=None) -> dict:
 
 
 def baselines(d: GemmDirective, p, arch: str) -> list[Schedule]:
+    """The built-in default fitted to this problem first (what gemm() runs untuned: LARGE, or
+    a smaller tile for a small problem -- the figure export compares with), then BASELINES."""
+    from wmma_gen.ops.gemm.api import fit_schedule
     t = get_target(arch)
-    return [s for s in BASELINES if not s.problems(d, t)]
+    try:
+        first = [fit_schedule(d, arch)]
+    except ScheduleError:
+        first = []
+    return list(dict.fromkeys(first + [s for s in BASELINES if not s.problems(d, t)]))
 
 
 def propose(trial, domains) -> str:
@@ -287,13 +309,12 @@ def documents(df, arch: str) -> dict[str, dict]:
     best = df[(df["arch"] == arch) & (df["rank"] == 1) & (df["validated"].astype(bool))]
     docs: dict[str, dict] = {}
     for (op, dtype), rows in best.groupby(["op", "dtype"], sort=True):
-        rows = rows.sort_values(["acc", "layout", "m", "n", "k", "tflops"], ascending=[True, True, True, True, True, False])
-        rows = rows.drop_duplicates(["acc", "layout", "m", "n", "k"])
+        key = ["acc", "layout", "m", "n", "k", "batch"] + [c for c in EPILOGUE_COLUMNS if c in rows.columns]
+        rows = rows.sort_values(key + ["tflops"], ascending=[True] * len(key) + [False]).drop_duplicates(key)
         entries = []
         for _, r in rows.iterrows():
             entries.append({
-                "bucket": {"m": int(r["m"]), "n": int(r["n"]), "k": int(r["k"])},
-                "acc": r["acc"], "layout": r["layout"],
+                "bucket": bucket(r), "acc": r["acc"], "layout": r["layout"], **epilogue(r),
                 "schedule": {k.name: _scalar(r[k.name]) for k in SPACE},
                 "tflops": round(float(r["tflops"]), 3), "unit": r["unit"],
                 "fraction_of_peak": round(float(r["fraction_of_peak"]), 4), "source": r["source"],
@@ -315,6 +336,24 @@ def documents(df, arch: str) -> dict[str, dict]:
             "entries": entries,
         }
     return docs
+
+
+EPILOGUE_COLUMNS = ("bias", "activation")   # ladder columns, when the ladder carries them
+
+
+def bucket(r) -> dict:
+    """The entry's bucket: what lookup.py matches (shape; batch when not 1, so a batch-1 file
+    reads as before)."""
+    b = {"m": int(r["m"]), "n": int(r["n"]), "k": int(r["k"])}
+    return {**b, "batch": int(r["batch"])} if int(r["batch"]) != 1 else b
+
+
+def epilogue(r) -> dict:
+    """{"epilogue": {bias, activation}} when the ladder row says (lookup.py prefers the same), else {}."""
+    if not all(c in r.index for c in EPILOGUE_COLUMNS):
+        return {}
+    bias, act = (_scalar(r[c]) for c in EPILOGUE_COLUMNS)
+    return {"epilogue": {"bias": bias if bias in ("n", "m") else "", "activation": act if act in ACTIVATIONS else ""}}
 
 
 def validate_document(doc: dict, path) -> None:

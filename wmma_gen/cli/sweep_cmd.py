@@ -1,7 +1,10 @@
 """`wmma-gen sweep`: Optuna search of schedules per op and problem -> ladder.
 
 --op gemm: one study per (dtype, shape); --op attention: one per (dtype, head dim, mask,
-sequence length). `--quick` without --op sweeps both. Each trial: validate -> compile ->
+sequence length). `--quick` without --op sweeps both. `--problems FILE` (autotune/problems.py;
+written by hand or by wmma_gen.torch.record_problems()) instead tunes one study per listed
+problem, on exactly that problem: GEMM layout, batch and epilogue; attention batch, heads, kv
+heads, Sq, Sk, mask, window, varlen. Each trial: validate -> compile ->
 correctness gate on the very object that is ranked (GPU, or the emulator) -> GPU time
 (source=hip) or the model's estimate (source=model). Studies live in an Optuna journal under
 results/<arch>/ (or --storage), so rerunning continues them. Writes <results>/<arch>/<op>_ladder.{parquet,csv,png}
@@ -44,6 +47,11 @@ def register(sub) -> None:
                         f"(default {DEFAULTS['shapes']}; --quick: {QUICK['shapes']})")
     p.add_argument("--shapes-file", default=None, type=shapes_file,
                    help="file with one shape per line (N or MxNxK; # comments)")
+    p.add_argument("--problems", default=None, metavar="FILE",
+                   help="YAML/JSON list of problems to tune, one study each (op, dtype; gemm: m, n, k, layout, "
+                        "batch, epilogue; attention/attention_bwd: head_dim, batch, heads, kv_heads, seq_q, seq_k, "
+                        "causal, window, varlen); written by wmma_gen.torch.record_problems(); replaces --dtypes, "
+                        "--shapes, --head-dims, --seqs, --causal")
     p.add_argument("--trials", type=int_at_least(1), default=None,
                    help=f"trials per study, counted across reruns (default {DEFAULTS['trials']}; --quick: {QUICK['trials']})")
     p.add_argument("--timeout", type=positive_seconds, default=None, help="seconds for the whole sweep")
@@ -93,17 +101,18 @@ def study_prefix(text: str) -> str:
     return text
 
 
-def config_from(args, op: str = "gemm"):
+def config_from(args, op: str = "gemm", problems: tuple = ()):
     """The SweepConfig of `op` from the parsed flags: op-specific fields (shapes, head dims,
-    ...) and defaults come from the op's tuning adapter (autotune/ops/)."""
+    ...) and defaults come from the op's tuning adapter (autotune/ops/); with `problems` (of
+    this op, from --problems) exactly those studies."""
     from autotune.ops import adapter
     from autotune.study import SweepConfig
 
     from ..userdirs import results_dir
     ad = adapter(op)
     base = ad.QUICK if args.quick else ad.DEFAULTS
-    extra = ad.cli_fields(args, base)
-    dtypes = args.dtypes or base["dtypes"]
+    extra = {"problems": problems} if problems else ad.cli_fields(args, base)
+    dtypes = tuple(dict.fromkeys(p.dtype for p in problems)) or args.dtypes or base["dtypes"]
     allowed = tuple(dt for dt in ad.DTYPES if dt in get_target(args.arch).dtypes)
     for dt in dtypes:
         if dt not in allowed:
@@ -143,14 +152,15 @@ def summarize(result, df) -> list[dict]:
 
 
 def table(rows: list[dict]) -> str:
-    head = (f"{'dtype':5} {'problem':>20} {'done':>4} {'pruned':>6} {'fail':>4} {'best':>9} {'band (model)':>15} "
+    w = max([20] + [len(r["shape"]) for r in rows])
+    head = (f"{'dtype':5} {'problem':>{w}} {'done':>4} {'pruned':>6} {'fail':>4} {'best':>9} {'band (model)':>15} "
             f"{'unit':7} {'%peak':>6} {'source':6}  schedule")
     lines = [head, "-" * len(head)]
     for r in rows:
         best = f"{r['best']:9.2f}" if r["best"] is not None else f"{'-':>9}"
         frac = f"{100 * r['fraction_of_peak']:5.1f}%" if r["fraction_of_peak"] is not None else f"{'-':>6}"
         band = (f"{r['est_low']:.1f}-{r['est_high']:.1f}" if r.get("est_low") is not None else "-")
-        lines.append(f"{r['dtype']:5} {r['shape']:>20} {r['complete']:>4} {r['pruned']:>6} {r['fail']:>4} {best} {band:>15} "
+        lines.append(f"{r['dtype']:5} {r['shape']:>{w}} {r['complete']:>4} {r['pruned']:>6} {r['fail']:>4} {best} {band:>15} "
                      f"{r['unit']:7} {frac} {r['source'] or '-':6}  {r['schedule'] or 'no valid schedule'}")
     return "\n".join(lines)
 
@@ -174,15 +184,35 @@ def run(args) -> int:
     """Sweep each op asked for (--op, or gemm then attention with --quick); exit 0 when every
     op got a ladder, 1 when one had no validated schedule (its ladder is not written). Every
     op's flags and config are checked before the first study starts."""
-    ops = (args.op,) if args.op else (QUICK_OPS if args.quick else ("gemm",))
-    check_op_flags(args, ops)
-    configs = [config_from(args, op) for op in ops]
-    if args.op is None and args.quick and not args.json:
+    if getattr(args, "problems", None):
+        configs = problem_configs(args)
+    else:
+        ops = (args.op,) if args.op else (QUICK_OPS if args.quick else ("gemm",))
+        check_op_flags(args, ops)
+        configs = [config_from(args, op) for op in ops]
+    if args.op is None and args.quick and not args.json and not getattr(args, "problems", None):
         print(f"--quick sweeps {' and '.join(ops)} (pass --op to choose one)")
     status = 0
     for cfg in configs:
         status = max(status, _run_op(args, cfg))
     return status
+
+
+def problem_configs(args) -> list:
+    """One SweepConfig per op of the --problems file (file order; --op keeps one op). The
+    flags that choose problems are refused beside it, naming the flag."""
+    from autotune.problems import load
+    given = [f"--{d.replace('_', '-')}" for d in ("dtypes",) + tuple(OP_FIELDS) if getattr(args, d, None) is not None]
+    if given:
+        raise ScheduleError(given[0], getattr(args, given[0][2:].replace("-", "_")),
+                            "not given with --problems: the problems file names every problem's op, dtype and sizes")
+    problems = load(args.problems, args.arch)
+    ops = tuple(dict.fromkeys(p.op for p in problems))
+    if args.op is not None:
+        if args.op not in ops:
+            raise ScheduleError("--op", args.op, f"an op of the problems in {args.problems}: {', '.join(ops)}")
+        ops = (args.op,)
+    return [config_from(args, op, tuple(p for p in problems if p.op == op)) for op in ops]
 
 
 def _run_op(args, cfg) -> int:

@@ -35,6 +35,7 @@ class Plan:
 
 
 _plans: "OrderedDict[tuple, Plan]" = OrderedDict()
+observers: list = []   # f(op, arch, call, plan) on every plan request (wmma_gen.torch.record_problems)
 
 
 def plan_keys() -> frozenset:
@@ -52,6 +53,8 @@ def cached_plan(op: str, arch: str, **call) -> Plan:
             _plans.popitem(last=False)
     else:
         _plans.move_to_end(key)
+    for f in observers:
+        f(op, arch, call, plan)
     return plan
 
 

@@ -4,6 +4,7 @@
     scaled_dot_product_attention                 SDPA's call (bhsd, top-left is_causal)
     linear, matmul                               F.linear (+ fused bias/activation), a @ b
     warmup(model, example_inputs) | warmup([problem, ...])   compile before step 1
+    record_problems()                            the problems a block issues -> `wmma-gen sweep --problems`
     launch_stream(handle)                        stream for CPU tensors routed to a HIP device
 
 Each op is a torch.library custom op (torch.ops.wmma_gen.attention / attention_backward / gemm)
@@ -14,8 +15,9 @@ slow). Nothing is copied to the host. `import wmma_gen` never imports this packa
 """
 from .flash import flash_attn_func, flash_attn_varlen_func, scaled_dot_product_attention
 from .linear import linear, matmul
+from .record import record_problems
 from .runtime import launch_stream
 from .warmup import warmup
 
 __all__ = ["flash_attn_func", "flash_attn_varlen_func", "scaled_dot_product_attention", "linear", "matmul",
-           "warmup", "launch_stream"]
+           "warmup", "launch_stream", "record_problems"]

@@ -12,7 +12,7 @@ from ... import schedule_files as sf
 from ...errors import ScheduleError
 from ...schedule_files import SCHEMA, SCHEMA_VERSION, SOURCES, ScheduleFileError, ScheduleFileWarning  # noqa: F401
 from ...targets import get_target
-from ..attention.lookup import DTYPES, bucket, entry_key, nearest
+from ..attention.lookup import DTYPES, bucket, entry_extra, entry_key, nearest
 from .schedule import AttentionBwdSchedule
 
 OP = "attention_bwd"
@@ -40,8 +40,8 @@ def parse(doc, path="<memory>") -> list[dict]:
             raise ScheduleFileError(path, f"{where}.schedule", e["schedule"], f"a legal schedule ({err})") from None
         bad = s.problems(hd, h.dtype, h.target)
         sf.need(not bad, path, f"{where}.schedule", s.to_dict(), "; ".join(bad) or "legal")
-        out.append({"head_dim": hd, "causal": causal, "seq": seq, "schedule": s, "tflops": float(e["tflops"]),
-                    "source": e["source"]})
+        out.append({"head_dim": hd, "causal": causal, "seq": seq, **entry_extra(e, where, path, seq), "schedule": s,
+                    "tflops": float(e["tflops"]), "source": e["source"]})
     return out
 
 
@@ -50,14 +50,19 @@ def load_file(path) -> list[dict]:
 
 
 def lookup(arch: str, dtype: str, head_dim: int, causal: bool, seq_k: int,
-           directory: str | Path | None = None) -> AttentionBwdSchedule | None:
+           directory: str | Path | None = None, *, seq_q: int | None = None, window: bool = False,
+           varlen: bool = False) -> AttentionBwdSchedule | None:
+    """Ranked as the forward's (ops/attention/lookup.py `nearest`): same window and varlen flags
+    first, then |log2 Sk/seq|, then |log2 Sq/seq_q| when seq_q is given."""
     get_target(arch)
 
     def pick(entries):
         same = [e for e in entries if e["head_dim"] == head_dim and e["causal"] == causal]
-        return nearest(same, seq_k) if same else None
+        return nearest(same, seq_k, seq_q, window, varlen) if same else None
 
     key = f"head_dim={head_dim} causal={causal} seq_k={seq_k}"
+    key += (f" window={window}" if window else "") + (f" varlen={varlen}" if varlen else "")
+    key += f" seq_q={seq_q}" if seq_q is not None else ""
     e = sf.lookup(OP, arch, dtype, key, pick, load_file=load_file, bucket=bucket, shipped=DEFAULT_DIR,
                   directory=directory, warning=AttentionBwdScheduleFileWarning)
     return e["schedule"] if e else None

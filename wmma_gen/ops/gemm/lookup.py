@@ -5,17 +5,20 @@ against the file name, validated/source/tflops per entry) and the search path
 ($WMMA_GEN_SCHEDULES > user dir > shipped) are wmma_gen/schedule_files.py's, as for every op.
 A GEMM entry:
 
-    {"bucket": {"m": 1024, "n": 1024, "k": 1024}, "acc": "f32", "layout": "NN",
+    {"bucket": {"m": 1024, "n": 1024, "k": 1024[, "batch": 8]}, "acc": "f32", "layout": "NN",
+     ["epilogue": {"bias": "" | "n" | "m", "activation": "" | "gelu" | ...},]
      "schedule": {<every Schedule field>}, "tflops": 51.3, "unit": "TFLOP/s",
      "fraction_of_peak": 0.42, "source": "model" | "hip", "validated": true, ...}
 
-is read back through the same validators as user input: GemmDirective for the bucket,
+is read back through the same validators as user input: GemmDirective for the bucket (batch 1
+and no epilogue when absent: what files written before they existed were tuned on),
 Schedule.from_dict for the schedule and Schedule.problems for legality.
 
-`lookup(arch, directive)` picks the entry of the nearest shape bucket (smallest
-|log2 M/Mb| + |log2 N/Nb| + |log2 K/Kb|, preferring the same accumulator and layout) whose
-schedule is legal for the directive and whose macro tile fits the problem (`fits`), and
-returns its Schedule. Fallback, documented: no file, no legal entry, or a file that fails
+`lookup(arch, directive)` picks the entry of the nearest bucket whose schedule is legal for the
+directive and whose macro tile fits the problem (`fits`), and returns its Schedule. Nearest:
+the same accumulator, then the same layout, then the smallest
+|log2 M/Mb| + |log2 N/Nb| + |log2 K/Kb| + |log2 batch/batch_b|, then the same epilogue (bias,
+activation). A batch-1, no-epilogue call ranks the entries of an older file as before. Fallback, documented: no file, no legal entry, or a file that fails
 validation (a ScheduleFileWarning naming the file and field) -> the next file in the search
 path, else None, and the caller uses its default schedule. A user-passed schedule always
 wins; that is the caller's rule.
@@ -50,7 +53,11 @@ class Entry:
 
     def distance(self, d: GemmDirective) -> float:
         b = self.directive
-        return sum(abs(math.log2(x / y)) for x, y in ((d.m, b.m), (d.n, b.n), (d.k, b.k)))
+        return sum(abs(math.log2(x / y)) for x, y in ((d.m, b.m), (d.n, b.n), (d.k, b.k), (d.batch, b.batch)))
+
+    def epilogue_mismatch(self, d: GemmDirective) -> int:
+        b = self.directive
+        return (b.bias != d.bias) + (b.activation != d.activation)
 
 
 def file_name(arch: str, op: str, dtype: str) -> str:
@@ -65,11 +72,18 @@ def parse(doc: object, path: str | Path = "<memory>") -> list[Entry]:
 
 def _entry(e: dict, at: str, h: sf.Header, path) -> Entry:
     b = e["bucket"]
-    sf.need(set(b) == {"m", "n", "k"}, path, f"{at}.bucket", b, "an object with m, n, k")
+    sf.need({"m", "n", "k"} <= set(b) <= {"m", "n", "k", "batch"}, path, f"{at}.bucket", b,
+            "an object with m, n, k (and optionally batch)")
+    epi = e.get("epilogue", {})
+    sf.need(isinstance(epi, dict) and set(epi) <= {"bias", "activation"}, path, f"{at}.epilogue", epi,
+            "an object with bias ('', 'n' or 'm') and activation")
     try:
-        d = GemmDirective(h.dtype, b["m"], b["n"], b["k"], acc=e.get("acc", ""), layout=e.get("layout", "NN"))
+        d = GemmDirective(h.dtype, b["m"], b["n"], b["k"], acc=e.get("acc", ""), layout=e.get("layout", "NN"),
+                          batch=b.get("batch", 1), bias=epi.get("bias", ""), activation=epi.get("activation", ""))
     except (ScheduleError, TypeError) as err:
-        raise ScheduleFileError(path, f"{at}.{getattr(err, 'field', 'bucket')}", getattr(err, "value", b),
+        field = getattr(err, "field", "bucket")
+        field = f"epilogue.{field}" if field in ("bias", "activation") else field
+        raise ScheduleFileError(path, f"{at}.{field}", getattr(err, "value", b),
                                 getattr(err, "allowed", str(err))) from None
     sched = e["schedule"]
     try:
@@ -80,7 +94,8 @@ def _entry(e: dict, at: str, h: sf.Header, path) -> Entry:
                                 getattr(err, "value", sched), getattr(err, "allowed", str(err))) from None
     problems = s.problems(d, h.target)
     sf.need(not problems, path, f"{at}.schedule", sched, "a legal schedule: " + "; ".join(problems))
-    extra = {k: v for k, v in e.items() if k not in ("bucket", "acc", "layout", "schedule", "tflops", "source")}
+    extra = {k: v for k, v in e.items()
+             if k not in ("bucket", "acc", "layout", "epilogue", "schedule", "tflops", "source")}
     return Entry(h.arch, d, s, float(e["tflops"]), e["source"], str(path), extra)
 
 
@@ -97,23 +112,24 @@ def lookup_entry(arch: str, directive: GemmDirective, directory: str | Path | No
     t = get_target(arch)
 
     def pick(entries: list[Entry]) -> Optional[Entry]:
-        ranked = sorted(entries, key=lambda e: (e.directive.acc != directive.acc,
-                                                e.directive.layout != directive.layout, e.distance(directive)))
+        ranked = sorted(entries, key=lambda e: (e.directive.acc != directive.acc, e.directive.layout != directive.layout,
+                                                e.distance(directive), e.epilogue_mismatch(directive)))
         for e in ranked:
             if (fits(e.schedule, directive) and not e.schedule.problems(directive, t)
                     and (accept is None or accept(e.schedule))):
                 return e
         return None
 
-    d = directive
-    key = f"m={d.m} n={d.n} k={d.k} acc={d.acc} layout={d.layout}"
-    return sf.lookup(OP, arch, d.dtype, key, pick, load_file=load_file, bucket=_bucket, shipped=DEFAULT_DIR,
+    key = _bucket(Entry(arch, directive, None, 0.0, "", "", {}))
+    return sf.lookup(OP, arch, directive.dtype, key, pick, load_file=load_file, bucket=_bucket, shipped=DEFAULT_DIR,
                      directory=directory, warning=ScheduleFileWarning)
 
 
 def _bucket(e: Entry) -> str:
     b = e.directive
-    return f"m={b.m} n={b.n} k={b.k} acc={b.acc} layout={b.layout}"
+    extra = (f" batch={b.batch}" if b.batch != 1 else "") + (f" bias={b.bias}" if b.bias else "")
+    extra += f" activation={b.activation}" if b.activation else ""
+    return f"m={b.m} n={b.n} k={b.k} acc={b.acc} layout={b.layout}{extra}"
 
 
 def fits(s: Schedule, d: GemmDirective) -> bool:

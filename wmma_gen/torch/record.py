@@ -1,0 +1,83 @@
+"""record_problems: the distinct problems a block of wmma_gen.torch calls issues, written as a
+`wmma-gen sweep --problems` file, so the sweep tunes exactly what a model calls.
+
+    with wmma_gen.torch.record_problems() as rec:
+        model(x).float().sum().backward()           # forward and backward
+    rec.save("problems.yaml")                        # (.json for JSON)
+    # wmma-gen sweep --problems problems.yaml --arch gfx1100 ; wmma-gen export --arch gfx1100
+
+Every op call asks ops/plans.cached_plan for its plan (the kernels and the problem); inside the
+block an observer there keeps each distinct problem: GEMMs with their layouts (linear's forward
+NT, its backward NN and TN, the f32 recompute of a smooth activation's input), batch, bias and
+activation; attention forward and backward with batch, heads, kv heads, Sq, Sk, mask, window,
+varlen and layout. A repeat call of a known shape skips planning (ops/device_calls.py remembers
+call shapes); entering the block forgets those shapes, so each shape is planned -- and seen --
+once in the block (the plans and compiled kernels stay cached). Outside any block the hook is
+an empty list. Problems are those of autotune/problems.py; the arch is not part of them
+(`rec.archs` says which ran; the sweep takes --arch).
+"""
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Iterator
+
+ACC = {"f16": "f32", "bf16": "f32", "fp8": "f32", "bf8": "f32", "i8": "i32", "i4": "i32"}
+
+
+def _gemm(call: dict, p: dict):
+    from autotune.problems import GemmProblem
+    dtype = call["dtype"]
+    out = call["out"] if call["out"] != ACC.get(dtype) else ""
+    return GemmProblem(dtype, p["m"], p["n"], p["k"], layout=call["layout"], batch=p["batch"],
+                       bias=call["bias"] is not None, activation=call["activation"] or "", out_dtype=out)
+
+
+def _attention(op: str, call: dict, p: dict):
+    from autotune.problems import AttentionProblem
+    window = (p["window_left"], p["window_right"])
+    return AttentionProblem(op, call["dtype"], p["head_dim"], p["heads"], p["seq_q"], p["seq_k"], batch=p["batch"],
+                            kv_heads=p["kv_heads"], causal=call["causal"],
+                            window=None if window == (-1, -1) else window, varlen=call["seqlens"] is not None,
+                            layout=call["layout"])
+
+
+class ProblemRecording:
+    """What `record_problems()` yields: `problems` (dicts in the file format, first-call order),
+    `save(path)`, `archs` (the archs the calls ran on)."""
+
+    def __init__(self):
+        self._seen: dict = {}
+        self.archs: set[str] = set()
+
+    def observe(self, op: str, arch: str, call: dict, plan) -> None:
+        """ops/plans.py observer: one call's problem (cheap: no checks, no compile)."""
+        p = _gemm(call, plan.problem) if op == "gemm" else _attention(op, call, plan.problem)
+        self._seen.setdefault(p, None)
+        self.archs.add(arch)
+
+    @property
+    def problems(self) -> list[dict]:
+        return [p.to_dict() for p in self._seen]
+
+    def save(self, path: str | Path) -> Path:
+        """Write the problems as YAML (JSON for a .json path) for `wmma-gen sweep --problems`."""
+        from autotune.problems import dump
+        return dump(list(self._seen), path)
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+
+@contextlib.contextmanager
+def record_problems() -> Iterator[ProblemRecording]:
+    """Record the distinct problems the wmma_gen.torch ops (and any device-resident call)
+    issue inside the block, forward and backward; see the module doc."""
+    from ..ops import device_calls, plans
+    rec = ProblemRecording()
+    device_calls._fast.clear()       # remembered call shapes skip planning: plan each shape once more
+    plans.observers.append(rec.observe)
+    try:
+        yield rec
+    finally:
+        plans.observers.remove(rec.observe)
