@@ -28,11 +28,11 @@ from ... import schedule_files as sf
 from ...errors import ScheduleError
 from ...schedule_files import SCHEMA, SCHEMA_VERSION, SOURCES, ScheduleFileError, ScheduleFileWarning  # noqa: F401
 from ...targets import get_target
+from .directive import HEAD_DIMS     # the op's own table: what a file's head_dim may be
 from .schedule import AttentionSchedule
 
 OP = "attention"
 DTYPES = ("f16", "bf16")
-HEAD_DIMS = (32, 64, 80, 96, 128, 256)
 DEFAULT_DIR = sf.SHIPPED_DIR     # the shipped files (last in the search path)
 
 

@@ -1,0 +1,132 @@
+"""Problem files (autotune/problems.py): what `wmma-gen sweep --problems FILE` reads, and every
+refusal naming the item, the field, the value and what is allowed (issue 25 item 2)."""
+import json
+
+import pytest
+import yaml
+
+from autotune.problems import AttentionProblem, GemmProblem, ProblemFileError, dumps, load, parse
+from wmma_gen.cli.main import main
+
+GEMM = {"op": "gemm", "dtype": "f16", "layout": "NT", "batch": 4, "m": 64, "n": 96, "k": 128,
+        "epilogue": {"bias": True, "activation": "gelu"}}
+ATTN = {"op": "attention", "dtype": "f16", "head_dim": 64, "batch": 2, "heads": 8, "kv_heads": 2, "seq_q": 128,
+        "seq_k": 512, "causal": True, "window": [64, 0]}
+
+
+def write(tmp_path, items, name="problems.yaml"):
+    path = tmp_path / name
+    path.write_text(json.dumps(items) if name.endswith(".json") else yaml.safe_dump(items))
+    return path
+
+
+@pytest.mark.parametrize("name", ["problems.yaml", "problems.json"])
+def test_a_file_gives_its_problems_with_defaults_and_no_duplicates(tmp_path, name):
+    bwd = {"op": "attention_bwd", "dtype": "bf16", "head_dim": 128, "heads": 4, "seq_q": 256, "seq_k": 256}
+    got = load(write(tmp_path, [GEMM, ATTN, GEMM, bwd, {"op": "gemm", "dtype": "i8", "m": 32, "n": 32, "k": 64}],
+                     name), "gfx1100")
+    assert got == (GemmProblem("f16", 64, 96, 128, layout="NT", batch=4, bias=True, activation="gelu"),
+                   AttentionProblem("attention", "f16", 64, 8, 128, 512, batch=2, kv_heads=2, causal=True,
+                                    window=(64, 0)),
+                   AttentionProblem("attention_bwd", "bf16", 128, 4, 256, 256),
+                   GemmProblem("i8", 32, 32, 64))
+    assert got[2].kv_heads == 4 and got[2].window is None and got[2].layout == "bshd"
+    d = got[0].directive()
+    assert (d.layout, d.batch, d.bias, d.activation, d.out_dtype) == ("NT", 4, "n", "gelu", "f32")
+    a = got[1].directive()
+    assert a.window and a.causal and a.return_lse and not got[2].directive().return_lse
+    assert got[1].sizes() == {"batch": 2, "heads": 8, "kv_heads": 2, "seq_q": 128, "seq_k": 512,
+                              "window_left": 64, "window_right": 0}
+
+
+@pytest.mark.parametrize("name", ["p.yaml", "p.json"])
+def test_dump_round_trips(tmp_path, name):
+    problems = load(write(tmp_path, [GEMM, ATTN, {**ATTN, "varlen": True, "window": None, "op": "attention_bwd"}]))
+    path = tmp_path / name
+    path.write_text(dumps(problems, path))
+    assert load(path) == problems
+    assert [p.to_dict() for p in problems] == (json.loads if name.endswith("json") else yaml.safe_load)(
+        path.read_text())
+
+
+BAD = [
+    ("gemm", {"op": "conv"}, "problems[0].op = 'conv' is not allowed: one of gemm, attention, attention_bwd"),
+    ("gemm", {"M": 64}, "problems[0].M = 64 is not allowed: a field of gemm: one of op, dtype, layout, batch, m"),
+    ("gemm", {"m": None}, "problems[0].m = None is not allowed: an integer >= 1"),
+    ("gemm", {"layout": "XY"}, "problems[0].layout = 'XY' is not allowed: one of NN, NT, TN, TT"),
+    ("gemm", {"batch": 0}, "problems[0].batch = 0 is not allowed: an integer >= 1"),
+    ("gemm", {"k": True}, "problems[0].k = True is not allowed: an integer >= 1"),
+    ("gemm", {"epilogue": {"activation": "tanh"}},
+     "problems[0].epilogue.activation = 'tanh' is not allowed: '' or one of relu, gelu, gelu_tanh, silu"),
+    ("gemm", {"epilogue": {"bias": "yes"}}, "problems[0].epilogue.bias = 'yes' is not allowed: true or false"),
+    ("gemm", {"epilogue": {"scale": 2}}, "problems[0].epilogue.scale = 2 is not allowed: bias or activation"),
+    ("gemm", {"epilogue": "gelu"}, "problems[0].epilogue = 'gelu' is not allowed: a mapping"),
+    ("gemm", {"out_dtype": "i32"}, "problems[0].out_dtype = 'i32' is not allowed: one of f32, f16, bf16"),
+    ("gemm", {"dtype": "fp8"}, "problems[0].dtype = 'fp8' is not allowed: gemm on gfx1100 takes f16, bf16, i8, i4"),
+    ("gemm", {"m": 1 << 16, "k": 1 << 16}, "problems[0].m/n/k = [65536, 96, 65536] is not allowed: a problem the "
+                                           "kernels can index"),
+    ("attention", {"head_dim": 50}, "problems[0].head_dim = 50 is not allowed: one of "),
+    ("attention", {"kv_heads": 3}, "problems[0].kv_heads = 3 is not allowed: a divisor of heads=8"),
+    ("attention", {"window": [16]}, "problems[0].window = [16] is not allowed: None or a pair (left, right)"),
+    ("attention", {"window": [-2, 0]}, "problems[0].window = [-2, 0] is not allowed: None or a pair"),
+    ("attention", {"causal": "yes"}, "problems[0].causal = 'yes' is not allowed: true or false"),
+    ("attention", {"varlen": True, "layout": "bhsd"}, "problems[0].layout = 'bhsd' is not allowed: 'bshd' when varlen"),
+    ("attention", {"seq_q": 0}, "problems[0].seq_q = 0 is not allowed: an integer >= 1 and <= 1048576"),
+    ("attention", {"dtype": "i8"}, "problems[0].dtype = 'i8' is not allowed: one of f16, bf16"),
+    ("attention", {"m": 64}, "problems[0].m = 64 is not allowed: a field of attention: one of op, dtype, head_dim"),
+]
+
+
+@pytest.mark.parametrize("base, change, message", BAD, ids=[m.split(" = ")[0].split(".", 1)[1] + f"-{i}"
+                                                             for i, (_, _, m) in enumerate(BAD)])
+def test_a_bad_item_is_refused_naming_item_field_value_and_allowed(tmp_path, base, change, message):
+    item = {**(GEMM if base == "gemm" else ATTN), **change}
+    path = write(tmp_path, [item])
+    with pytest.raises(ProblemFileError) as err:
+        load(path, "gfx1100")
+    assert str(err.value) == f"{path}: {message}" or str(err.value).startswith(f"{path}: {message}")
+    assert "\n" not in str(err.value)
+
+
+def test_a_missing_field_and_the_item_index_are_named(tmp_path):
+    path = write(tmp_path, [GEMM, {k: v for k, v in ATTN.items() if k != "seq_k"}])
+    with pytest.raises(ProblemFileError, match=r"problems\[1\]\.seq_k = None is not allowed: given: attention needs "
+                                               r"dtype, head_dim, heads, seq_q, seq_k"):
+        load(path)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("op: gemm\n", "<root> = 'dict' is not allowed: a non-empty list of problems"),
+    ("[]\n", "<root> = 'list' is not allowed: a non-empty list"),
+    ("- [1, 2\n", "<yaml> = "),
+    ("- 3\n", "problems[0] = 'int' is not allowed: a mapping of fields"),
+])
+def test_a_bad_file_is_refused_in_one_line(tmp_path, text, message):
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    with pytest.raises(ProblemFileError) as err:
+        load(path)
+    assert str(err.value).startswith(f"{path}: {message}") and "\n" not in str(err.value)
+
+
+def test_parse_without_arch_skips_only_the_target_check():
+    assert parse([{**GEMM, "dtype": "fp8"}])[0].dtype == "fp8"
+
+
+def test_cli_refuses_a_bad_file_in_one_line_before_any_study(tmp_path, capsys):
+    path = write(tmp_path, [GEMM, {**ATTN, "heads": 6, "kv_heads": 4}])
+    assert main(["sweep", "--problems", str(path), "--arch", "gfx1100", "--results", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"wmma-gen sweep: error: {path}: problems[1].kv_heads = 4 is not allowed: a divisor of heads=6 "
+                   "(grouped-query attention)")
+    assert not (tmp_path / "r" / "gfx1100").exists()
+
+
+@pytest.mark.parametrize("flags, named", [(["--shapes", "64"], "--shapes"), (["--dtypes", "f16"], "--dtypes"),
+                                          (["--head-dims", "64"], "--head-dims"), (["--op", "attention_bwd"], "--op")])
+def test_cli_refuses_flags_that_choose_problems_beside_the_file(tmp_path, capsys, flags, named):
+    path = write(tmp_path, [GEMM, ATTN])
+    assert main(["sweep", "--problems", str(path), "--arch", "gfx1100", "--results", str(tmp_path / "r"),
+                 *flags]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"wmma-gen sweep: error: {named}=") and "\n" not in err
