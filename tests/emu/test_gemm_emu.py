@@ -131,7 +131,7 @@ def test_gemm_api_i4_and_i8():
      "bias.shape"),
     (lambda: wmma_gen.gemm(np.zeros((4, 8), np.float16), np.zeros((8, 4), np.float16), beta=1.0), "c"),
     (lambda: wmma_gen.gemm(np.zeros((2, 4, 8), np.float16), np.zeros((3, 8, 4), np.float16)), "batch"),
-    (lambda: wmma_gen.gemm(np.zeros((4, 8), np.float16), np.zeros((8, 4), np.float16), device="cuda"), "device"),
+    (lambda: wmma_gen.gemm(np.zeros((4, 8), np.float16), np.zeros((8, 4), np.float16), device="rocm"), "device"),
     (lambda: wmma_gen.gemm(np.zeros((4, 8), np.float16), np.zeros((8, 4), np.float16), alpha=1e39), "alpha"),
     (lambda: wmma_gen.gemm(np.zeros((4, 8), np.float16), np.zeros((8, 4), np.float16), beta=float("nan")), "beta"),
     (lambda: wmma_gen.gemm(np.zeros((4, 8), np.float16), np.zeros((8, 4), np.float16), alpha="2"), "alpha"),
