@@ -161,7 +161,8 @@ def loads(text: str, path="<memory>"):
     try:
         return yaml.safe_load(text)
     except (yaml.YAMLError, RecursionError) as e:
-        raise ProblemFileError(path, None, "<yaml>", " ".join(str(e).split())[:200], "a YAML list of problems") from None
+        raise ProblemFileError(path, None, "<yaml>", " ".join(str(e).split())[:200],
+                               "a YAML list of problems") from None
 
 
 def parse(doc: object, path="<memory>", arch: Optional[str] = None) -> tuple[Problem, ...]:

@@ -96,7 +96,8 @@ class SweepConfig:
             raise ScheduleError("device", self.device, "auto, hip or emu")
         for p in self.problems:
             if getattr(p, "op", None) != self.op:
-                raise ScheduleError("problems", p, f"problems of op {self.op} (autotune/problems.py), one config per op")
+                raise ScheduleError("problems", p, f"problems of op {self.op} (autotune/problems.py): "
+                                                   "one config per op")
 
     def items(self) -> list[tuple]:
         """(directive, problem) of every study of this sweep (the op's adapter decides)."""

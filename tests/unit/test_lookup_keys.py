@@ -19,7 +19,8 @@ C = Schedule(block_m=64, block_n=32, block_k=32, waves_m=2, waves_n=1)
 FWD = [{"block_m": bm, "block_n": 64, "waves": w, "kv_buffers": 1, "q_in": "regs", "load_bits": 128, "split_kv": 1,
         "sched": "default"} for bm, w in ((128, 8), (64, 4), (32, 2))]
 BWD = [{"block_m": 32, "block_n": 64, "waves": 4, "d_split": 1, "dq_block_m": bm, "dq_block_n": 32, "dq_waves": w,
-        "dq_d_split": 1, "buffering": 1, "dq": "separate", "prepass_rows": 128} for bm, w in ((64, 4), (32, 2), (128, 8))]
+        "dq_d_split": 1, "buffering": 1, "dq": "separate", "prepass_rows": 128}
+       for bm, w in ((64, 4), (32, 2), (128, 8))]
 
 
 def write(tmp_path, op: str, entries: list) -> object:

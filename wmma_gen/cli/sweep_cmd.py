@@ -160,8 +160,8 @@ def table(rows: list[dict]) -> str:
         best = f"{r['best']:9.2f}" if r["best"] is not None else f"{'-':>9}"
         frac = f"{100 * r['fraction_of_peak']:5.1f}%" if r["fraction_of_peak"] is not None else f"{'-':>6}"
         band = (f"{r['est_low']:.1f}-{r['est_high']:.1f}" if r.get("est_low") is not None else "-")
-        lines.append(f"{r['dtype']:5} {r['shape']:>{w}} {r['complete']:>4} {r['pruned']:>6} {r['fail']:>4} {best} {band:>15} "
-                     f"{r['unit']:7} {frac} {r['source'] or '-':6}  {r['schedule'] or 'no valid schedule'}")
+        lines.append(f"{r['dtype']:5} {r['shape']:>{w}} {r['complete']:>4} {r['pruned']:>6} {r['fail']:>4} {best} "
+                     f"{band:>15} {r['unit']:7} {frac} {r['source'] or '-':6}  {r['schedule'] or 'no valid schedule'}")
     return "\n".join(lines)
 
 

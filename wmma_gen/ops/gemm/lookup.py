@@ -18,8 +18,8 @@ Schedule.from_dict for the schedule and Schedule.problems for legality.
 directive and whose macro tile fits the problem (`fits`), and returns its Schedule. Nearest:
 the same accumulator, then the same layout, then the smallest
 |log2 M/Mb| + |log2 N/Nb| + |log2 K/Kb| + |log2 batch/batch_b|, then the same epilogue (bias,
-activation). A batch-1, no-epilogue call ranks the entries of an older file as before. Fallback, documented: no file, no legal entry, or a file that fails
-validation (a ScheduleFileWarning naming the file and field) -> the next file in the search
+activation). A batch-1, no-epilogue call ranks the entries of an older file as before.
+Fallback, documented: no file, no legal entry, or a file that fails validation (a ScheduleFileWarning naming the file and field) -> the next file in the search
 path, else None, and the caller uses its default schedule. A user-passed schedule always
 wins; that is the caller's rule.
 """
@@ -112,8 +112,9 @@ def lookup_entry(arch: str, directive: GemmDirective, directory: str | Path | No
     t = get_target(arch)
 
     def pick(entries: list[Entry]) -> Optional[Entry]:
-        ranked = sorted(entries, key=lambda e: (e.directive.acc != directive.acc, e.directive.layout != directive.layout,
-                                                e.distance(directive), e.epilogue_mismatch(directive)))
+        ranked = sorted(entries, key=lambda e: (e.directive.acc != directive.acc,
+                                                e.directive.layout != directive.layout, e.distance(directive),
+                                                e.epilogue_mismatch(directive)))
         for e in ranked:
             if (fits(e.schedule, directive) and not e.schedule.problems(directive, t)
                     and (accept is None or accept(e.schedule))):
