@@ -102,7 +102,30 @@ def _object(printed: str, stage: str) -> bytes:
 
 
 def lower(text: str, arch: str) -> str:
-    return _run(text, lowering_pipeline(arch), "lower")
+    return _function_attributes(_run(text, lowering_pipeline(arch), "lower"))
+
+
+def _function_attributes(lowered: str) -> str:
+    """Make a kernel's `llvm.passthrough` (LLVM function attributes a builder asks for, e.g.
+    "amdgpu-sched-strategy") llvm.func's own `passthrough`, which translation emits. LLVM 24's
+    gpu-to-rocdl moves it there itself; LLVM 23's keeps it as a discardable attribute that
+    translation drops. The printed result is the same under both."""
+    if "llvm.passthrough" not in lowered:
+        return lowered
+    with ir.Context():
+        module = ir.Module.parse(lowered)
+
+        def visit(op):
+            op = op.operation
+            if op.name == "llvm.func" and "llvm.passthrough" in op.attributes:
+                op.attributes["passthrough"] = op.attributes["llvm.passthrough"]
+                del op.attributes["llvm.passthrough"]
+            for region in op.regions:
+                for block in region.blocks:
+                    for child in block.operations:
+                        visit(child)
+        visit(module.operation)
+        return str(module)
 
 
 def hsaco(lowered: str, arch: str) -> bytes:

@@ -37,10 +37,11 @@ from ...kernels.module import gpu_module_text
 from ...kernels.signature import KernelSource
 from ...kernels.tiles import TilePlan, load_tile, plan_tile, store_tile
 from ...kernels.views import as_index, i32, pointer_type, strided_view
+from ...numerics import BITS
 from ...targets import Target
 from .directive import GemmDirective
 from .epilogue import store_tile_results
-from .schedule import Schedule
+from .schedule import Schedule, vgpr_estimate
 from .signature import GemmKey, buffer_args, gemm_signature, scalar_args
 from .splitk import arrived_last, reduce_and_store, write_partials
 
@@ -108,6 +109,9 @@ def _kernel(d: GemmDirective, s: Schedule, t: Target, key: GemmKey, name: str) -
                       known_block_size=ir.DenseI32ArrayAttr.get([s.threads, 1, 1]))
     f.attributes["sym_name"] = ir.StringAttr.get(name)
     f.attributes["gpu.kernel"] = ir.UnitAttr.get()
+    if (strategy := sched_strategy(d, s, t)) is not None:
+        # LLVM function attributes: `llvm.passthrough` on gpu.func (compile.lower makes it llvm.func's)
+        f.attributes["llvm.passthrough"] = ir.Attribute.parse(f'[["amdgpu-sched-strategy", "{strategy}"]]')
     f.attributes["workgroup_attributions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(lds_types))
     block = f.body.blocks.append(*arg_types, *lds_types)
     with ir.InsertionPoint(block):
@@ -135,6 +139,36 @@ def _kernel(d: GemmDirective, s: Schedule, t: Target, key: GemmKey, name: str) -
                              val["counters"], ctx.batch, tile, ctx.tid, row0, col0, ctx.lane, accs,
                              s.frags_m, s.frags_n, *bounds, last)
         gpu.ReturnOp([])
+
+
+# Register headroom (vgpr_estimate, of 256) below which the latency-first scheduler is chosen.
+ILP_VGPR_LIMIT = 200
+# Measured exceptions (bench/gemm_static_quality.py, LLVM 23 and 24), as (family, operand bits,
+# accumulator bits, layout or None for all):
+# - gfx12 16-bit NN: 0.358 v_wmma/issued with the default strategy under both, iterative-ilp
+#   0.352 (LLVM 23);
+# - gfx12 16-bit operands with f32 accumulators: 4-12 VGPRs spilled with the epilogue kept
+#   after the last WMMA (main_loop), and without that a hazard v_nop (VOP1 opcode 0) that the
+#   emulator does not decode yet (docs/mlir_providers.md).
+ILP_EXCEPT = {("gfx12", 16, 16, "NN"), ("gfx12", 16, 32, None)}
+
+
+def sched_strategy(d: GemmDirective, s: Schedule, t: Target) -> str | None:
+    """LLVM's machine-scheduler strategy for this kernel: the "amdgpu-sched-strategy" function
+    attribute, read by GCNTargetMachine::createMachineScheduler (llvm/lib/Target/AMDGPU/
+    AMDGPUTargetMachine.cpp: max-ilp, max-memory-clause, iterative-ilp, ...); None keeps the
+    default occupancy-first GCNMaxOccupancySchedStrategy. "iterative-ilp" when both operands
+    are staged and the schedule leaves register headroom: measured (bench/gemm_static_quality.py,
+    LLVM 23 and 24) it raises the default main loops' v_wmma per issued instruction on gfx12
+    (16-bit TN 0.318 -> 0.332 under LLVM 24; the default strategy's waits differed by LLVM
+    version) and for 8-bit operands on gfx11, while with the 224-VGPR gfx11 16-bit defaults it
+    spilled 237-335 VGPRs. The occupancy it gives up is not there to take: these kernels run
+    one or two workgroups per WGP, bounded by LDS."""
+    key = (t.family, BITS[d.dtype], BITS[d.acc])
+    if (s.lds == "ab" and vgpr_estimate(s, d, t) <= ILP_VGPR_LIMIT
+            and key + (d.layout,) not in ILP_EXCEPT and key + (None,) not in ILP_EXCEPT):
+        return "iterative-ilp"
+    return None
 
 
 def _views(d: GemmDirective, s: Schedule, ptr: dict, x: dict) -> dict:
@@ -363,4 +397,8 @@ def _double_buffered(c: Ctx, accs: list) -> list:
     rem = (0 if odd else 1) if c.s.k_unroll == 2 else 0     # (nk - 1) % 2
     accs = _loop(0, irb.sub(nk, 1), rem, c.s.k_unroll, accs, _Body(c, prefetch=True))
     last = irb.sub(nk, 1)
-    return compute_tile(c, Pos(step=irb.mul(last, c.s.block_k)), irb.c(0 if odd else 1), accs)
+    accs = compute_tile(c, Pos(step=irb.mul(last, c.s.block_k)), irb.c(0 if odd else 1), accs)
+    # The epilogue starts after the last WMMA: interleaved with it (iterative-ilp did), a
+    # reused fragment register needed a hazard v_nop between C stores and the last WMMAs
+    irb.sched_barrier("none")
+    return accs
