@@ -90,7 +90,9 @@ def study_name(cfg, d, p) -> str:
 
 
 def row(d, p) -> dict:
-    return {"dtype": d.dtype, "head_dim": d.head_dim, "causal": d.causal, **{k: p[k] for k in PROBLEM_COLUMNS[3:]}}
+    """The study's problem columns, plus EXTRA_COLUMNS (for a ladder that carries them)."""
+    return {"dtype": d.dtype, "head_dim": d.head_dim, "causal": d.causal, **{k: p[k] for k in PROBLEM_COLUMNS[3:]},
+            "window": d.window, "varlen": d.varlen}
 
 
 def size(r) -> float:
@@ -226,7 +228,7 @@ def documents(df, arch: str, space: tuple = SPACE) -> dict:
     best = df[(df["arch"] == arch) & (df["rank"] == 1) & (df["validated"].astype(bool))]
     docs = {}
     for dtype, rows in best.groupby("dtype", sort=True):
-        key = ["head_dim", "causal", "seq_k", "seq_q"] + [c for c in FLAG_COLUMNS if c in rows.columns]
+        key = ["head_dim", "causal", "seq_k", "seq_q"] + [c for c in EXTRA_COLUMNS if c in rows.columns]
         rows = rows.sort_values(key + ["tflops"], ascending=[True] * len(key) + [False]).drop_duplicates(key)
         entries = [{"head_dim": int(r["head_dim"]), "causal": bool(r["causal"]), "bucket": bucket(r), **flags(r),
                     "schedule": {k.name: _plain(r[k.name]) for k in space},
@@ -243,7 +245,10 @@ def documents(df, arch: str, space: tuple = SPACE) -> dict:
     return docs
 
 
-FLAG_COLUMNS = ("window", "varlen")    # ladder columns, when the ladder carries them
+# Key fields beyond PROBLEM_COLUMNS, with the value an older study or ladder implies: row() gives
+# them; a ladder that carries them (as optional columns) makes documents() export them (lookup.py
+# prefers the same flags).
+EXTRA_COLUMNS = {"window": False, "varlen": False}
 
 
 def bucket(r) -> dict:
@@ -254,7 +259,7 @@ def bucket(r) -> dict:
 
 def flags(r) -> dict:
     """window / varlen of the entry when the ladder row says and they are set (lookup.py prefers the same)."""
-    return {c: True for c in FLAG_COLUMNS if c in r.index and _plain(r[c]) is True}
+    return {c: True for c in EXTRA_COLUMNS if c in r.index and _plain(r[c]) is True}
 
 
 def validate_document(doc: dict, path) -> None:

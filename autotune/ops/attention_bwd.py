@@ -18,7 +18,7 @@ from wmma_gen.targets import get_target
 
 from ..space import suggest_schedule
 from . import attention as fwd
-from .attention import (BATCH, DTYPES, HEADS, PROBLEM_COLUMNS, SIZE_LABEL, cli_fields,  # noqa: F401
+from .attention import (BATCH, DTYPES, EXTRA_COLUMNS, HEADS, PROBLEM_COLUMNS, SIZE_LABEL, cli_fields,  # noqa: F401
                         label, row, series, size)
 
 OP = "attention_bwd"

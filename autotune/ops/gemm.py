@@ -93,7 +93,9 @@ def study_name(cfg, d: GemmDirective, p=None) -> str:
 
 
 def row(d: GemmDirective, p=None) -> dict:
-    return {"dtype": d.dtype, "acc": d.acc, "layout": d.layout, "m": d.m, "n": d.n, "k": d.k, "batch": d.batch}
+    """The study's problem columns, plus EXTRA_COLUMNS (for a ladder that carries them)."""
+    return {"dtype": d.dtype, "acc": d.acc, "layout": d.layout, "m": d.m, "n": d.n, "k": d.k, "batch": d.batch,
+            "bias": d.bias, "activation": d.activation}
 
 
 def size(r) -> float:
@@ -309,7 +311,7 @@ def documents(df, arch: str) -> dict[str, dict]:
     best = df[(df["arch"] == arch) & (df["rank"] == 1) & (df["validated"].astype(bool))]
     docs: dict[str, dict] = {}
     for (op, dtype), rows in best.groupby(["op", "dtype"], sort=True):
-        key = ["acc", "layout", "m", "n", "k", "batch"] + [c for c in EPILOGUE_COLUMNS if c in rows.columns]
+        key = ["acc", "layout", "m", "n", "k", "batch"] + [c for c in EXTRA_COLUMNS if c in rows.columns]
         rows = rows.sort_values(key + ["tflops"], ascending=[True] * len(key) + [False]).drop_duplicates(key)
         entries = []
         for _, r in rows.iterrows():
@@ -338,7 +340,10 @@ def documents(df, arch: str) -> dict[str, dict]:
     return docs
 
 
-EPILOGUE_COLUMNS = ("bias", "activation")   # ladder columns, when the ladder carries them
+# Key fields beyond PROBLEM_COLUMNS, with the value an older study or ladder implies: row() gives
+# them; a ladder that carries them (as optional columns) makes documents() export them
+# ("epilogue", which lookup.py prefers to match).
+EXTRA_COLUMNS = {"bias": "", "activation": ""}
 
 
 def bucket(r) -> dict:
@@ -350,9 +355,9 @@ def bucket(r) -> dict:
 
 def epilogue(r) -> dict:
     """{"epilogue": {bias, activation}} when the ladder row says (lookup.py prefers the same), else {}."""
-    if not all(c in r.index for c in EPILOGUE_COLUMNS):
+    if not all(c in r.index for c in EXTRA_COLUMNS):
         return {}
-    bias, act = (_scalar(r[c]) for c in EPILOGUE_COLUMNS)
+    bias, act = (_scalar(r[c]) for c in EXTRA_COLUMNS)
     return {"epilogue": {"bias": bias if bias in ("n", "m") else "", "activation": act if act in ACTIVATIONS else ""}}
 
 

@@ -131,3 +131,46 @@ def test_the_log_line_names_the_new_key_fields(tmp_path, monkeypatch, capsys):
     assert capsys.readouterr().err.splitlines() == [
         "wmma_gen schedules: gemm gfx1100 f16 m=256 n=256 k=256 acc=f32 layout=NT batch=8 bias=n activation=gelu "
         f"-> {path} (given) bucket m=256 n=256 k=256 acc=f32 layout=NT batch=8 bias=n activation=gelu"]
+
+
+def _ladder_rows(op: str, rows: list[dict]):
+    """Rank-1 validated ladder rows of `op` with its EXTRA_COLUMNS (as a ladder carrying them would)."""
+    import pandas as pd
+
+    from autotune import ladder
+    from autotune.ops import adapter
+    ad = adapter(op)
+    common = dict(arch="gfx1100", op=op, dtype="f16", rank=1, seconds=1e-3, tflops=5.0, unit="TFLOP/s",
+                  peak_tflops=122.88, fraction_of_peak=0.04, source="model", validated=True, vgprs=64,
+                  lds_bytes=0, occupancy=4.0, isa_hash="ab" * 16, toolchain_mlir="m", toolchain_lld="l",
+                  timestamp="2026-01-01 00:00:00", study="s", trial=0)
+    return pd.DataFrame([{**common, **r} for r in rows], columns=ladder.columns(op) + list(ad.EXTRA_COLUMNS))
+
+
+def test_documents_export_the_extra_key_fields_when_the_ladder_carries_them(tmp_path):
+    from autotune.ops import adapter
+    g = _ladder_rows("gemm", [dict(acc="f32", layout="NT", m=256, n=256, k=256, batch=4, bias="n", activation="gelu",
+                                   **C.to_dict()),
+                              dict(acc="f32", layout="NT", m=256, n=256, k=256, batch=4, bias="", activation="",
+                                   **A.to_dict())])
+    (doc,) = adapter("gemm").documents(g, "gfx1100").values()
+    assert [(e["bucket"], e["epilogue"]) for e in doc["entries"]] == [
+        ({"m": 256, "n": 256, "k": 256, "batch": 4}, {"bias": "", "activation": ""}),
+        ({"m": 256, "n": 256, "k": 256, "batch": 4}, {"bias": "n", "activation": "gelu"})]
+    (tmp_path / "gfx1100-gemm-f16.json").write_text(json.dumps(doc))
+    assert gemm.lookup("gfx1100", d(batch=4, bias="n", activation="gelu"), tmp_path) == C
+    assert gemm.lookup("gfx1100", d(batch=4), tmp_path) == A
+    a_ = _ladder_rows("attention", [dict(head_dim=64, causal=True, batch=1, heads=4, kv_heads=2, seq_q=128,
+                                         seq_k=1024, window=True, varlen=False, **FWD[2])])
+    (doc,) = adapter("attention").documents(a_, "gfx1100").values()
+    (e,) = doc["entries"]
+    assert (e["bucket"], e.get("window"), "varlen" in e) == ({"seq": 1024, "seq_q": 128}, True, False)
+    attn.parse(doc)
+
+
+def test_rows_give_the_extra_key_fields():
+    from autotune.ops import adapter
+    assert set(adapter("gemm").EXTRA_COLUMNS) <= set(adapter("gemm").row(d(bias="n", activation="silu")))
+    p = {"batch": 1, "heads": 2, "kv_heads": 1, "seq_q": 8, "seq_k": 8}
+    r = adapter("attention_bwd").row(AttentionDirective("f16", 64, window=True, op="attention_bwd"), p)
+    assert (r["window"], r["varlen"]) == (True, False)
