@@ -85,6 +85,12 @@ def _run(plan: Plan, device, operands: dict, alloc, stream, fast_key: tuple | No
             _fast.popitem(last=False)
 
 
+def forget_call_shapes() -> None:
+    """Drop the remembered call shapes: the next call of each shape plans again (what
+    wmma_gen.torch.record_problems needs to see every problem a block issues)."""
+    _fast.clear()
+
+
 def _fast_call(key: tuple, device, ptrs: dict, stream) -> bool:
     """A repeat of a remembered call shape: patch the pointers and enqueue; False if unknown."""
     hit = _fast.get(key)

@@ -174,7 +174,9 @@ def _attention_bwd(arch, *, out_dtype, **call) -> Plan:
     spec = make_spec(arch, call["dtype"], p["head_dim"], causal=call["causal"],
                      window=(p["window_left"], p["window_right"]) != (-1, -1), varlen=varlen,
                      layout=call["layout"], out=out_dtype)
-    s = lookup(arch, call["dtype"], p["head_dim"], call["causal"], p["seq_k"]) or default_schedule(arch, p["head_dim"])
+    s = lookup(arch, call["dtype"], p["head_dim"], call["causal"], p["seq_k"], seq_q=p["seq_q"],
+               window=(p["window_left"], p["window_right"]) != (-1, -1), varlen=varlen) \
+        or default_schedule(arch, p["head_dim"])
     kernels = build_backward(spec, s)
     steps = tuple(Step(compile_mlir(src.mlir, arch), src.signature) for _, src in kernels.items())
     return Plan(steps, p)

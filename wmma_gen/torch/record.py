@@ -75,7 +75,7 @@ def record_problems() -> Iterator[ProblemRecording]:
     issue inside the block, forward and backward; see the module doc."""
     from ..ops import device_calls, plans
     rec = ProblemRecording()
-    device_calls._fast.clear()       # remembered call shapes skip planning: plan each shape once more
+    device_calls.forget_call_shapes()       # remembered call shapes skip planning: plan each shape once more
     plans.observers.append(rec.observe)
     try:
         yield rec

@@ -58,7 +58,7 @@ def choose_schedule(d, problem, arch: str) -> AttentionSchedule:
         split = min(8, max(2, problem.seq_k // 512))
         return default_schedule(get_target(arch), d, split_kv=split)
     from .lookup import lookup
-    found = lookup(arch, d, problem.seq_k)
+    found = lookup(arch, d, problem.seq_k, seq_q=problem.seq_q)
     return found if found is not None else default_schedule(get_target(arch), d)
 
 

@@ -60,7 +60,8 @@ def run_backward(q, k, v, o, do, lse, *, scale=None, causal=False, window=None, 
                      varlen=p.varlen, layout=p.layout, out=out_dtype)
     if schedule is None:   # the exported tuned schedule nearest in length, else the default
         from .lookup import lookup
-        schedule = lookup(arch, p.dtype, p.head_dim, p.causal, p.seq_k)
+        schedule = lookup(arch, p.dtype, p.head_dim, p.causal, p.seq_k, seq_q=p.seq_q,
+                          window=p.window is not None, varlen=p.varlen)
     s = schedule or default_schedule(arch, p.head_dim)
     kernels = build_backward(spec, s)
     if device is None:
