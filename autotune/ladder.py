@@ -53,8 +53,8 @@ def _est_band(arch: str, op: str, dtype: str, tflops: float, source: str) -> tup
 def columns(op: str) -> list[str]:
     """arch, op, the op's problem columns, study/trial/rank, its schedule knobs, the results."""
     ad = adapter(op)
-    return (["arch", "op"] + ad.PROBLEM_COLUMNS + ["study", "trial", "rank"] + [k.name for k in ad.SPACE]
-            + RESULT_COLUMNS)
+    return (["arch", "op"] + ad.PROBLEM_COLUMNS + list(getattr(ad, "EXTRA_COLUMNS", {}))
+            + ["study", "trial", "rank"] + [k.name for k in ad.SPACE] + RESULT_COLUMNS)
 
 
 def required(op: str) -> list[str]:
@@ -137,7 +137,8 @@ def study_rows(study: optuna.Study, top_k: int = 3) -> list[dict]:
     ua = study.user_attrs
     ad = adapter(ua.get("op", "gemm"))
     d = ua["directive"]
-    problem = ua.get("row") or {c: d[c] for c in ad.PROBLEM_COLUMNS}
+    # EXTRA_COLUMNS (epilogue; window/varlen) with what studies from before they existed imply
+    problem = {**getattr(ad, "EXTRA_COLUMNS", {}), **(ua.get("row") or {c: d[c] for c in ad.PROBLEM_COLUMNS})}
     df = study.trials_dataframe(attrs=("number", "state", "value", "datetime_complete", "user_attrs"),
                                 multi_index=False)
     if df.empty or "user_attrs_validated" not in df:
@@ -243,6 +244,8 @@ def read(path: str | Path) -> pd.DataFrame:
         raise LadderError(f"{what}: op {op!r} is not one the tuner knows; {redo}") from None
     fill = {"object_sha256": "", "default_source": None}
     df = df.assign(**{c: fill.get(c, float("nan")) for c in OPTIONAL_COLUMNS if c not in df.columns})
+    for c, v in getattr(adapter(op), "EXTRA_COLUMNS", {}).items():   # older ladders: what they imply
+        df[c] = df[c].where(df[c].notna(), v) if c in df.columns else v
     missing = [c for c in cols if c not in df.columns]
     if missing:
         raise LadderError(f"{what} lacks columns {', '.join(missing)} (another schema, or an older wmma_gen); {redo}")

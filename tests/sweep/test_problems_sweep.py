@@ -86,10 +86,12 @@ def test_the_calls_of_those_problems_run_the_exported_schedules(exported, monkey
     lines = capsys.readouterr().err.splitlines()
     gemm_file, fwd_file, bwd_file = (out / f"gfx1100-{op}-f16.json" for op in ("gemm", "attention", "attention_bwd"))
     assert (f"wmma_gen schedules: gemm gfx1100 f16 m=64 n=64 k=64 acc=f32 layout=NT batch=2 bias=n activation=gelu "
-            f"-> {gemm_file} (WMMA_GEN_SCHEDULES) bucket m=64 n=64 k=64 acc=f32 layout=NT batch=2") in lines
+            f"-> {gemm_file} (WMMA_GEN_SCHEDULES) bucket m=64 n=64 k=64 acc=f32 layout=NT batch=2 bias=n activation=gelu") in lines
     assert any(x.startswith("wmma_gen schedules: attention gfx1100 f16 head_dim=32 causal=True window=True")
-               and x.endswith(f"-> {fwd_file} (WMMA_GEN_SCHEDULES) bucket head_dim=32 causal=True seq=80 seq_q=48")
+               and x.endswith(f"-> {fwd_file} (WMMA_GEN_SCHEDULES) bucket head_dim=32 causal=True seq=80 seq_q=48 "
+                              "window=True")
                for x in lines), lines
-    assert any(x.startswith("wmma_gen schedules: attention_bwd gfx1100 f16 head_dim=32 causal=True seq_k=80")
-               and x.endswith(f"-> {bwd_file} (WMMA_GEN_SCHEDULES) bucket head_dim=32 causal=True seq=80 seq_q=48")
+    assert any(x.startswith("wmma_gen schedules: attention_bwd gfx1100 f16 head_dim=32 causal=True seq_k=80 window=True")
+               and x.endswith(f"-> {bwd_file} (WMMA_GEN_SCHEDULES) bucket head_dim=32 causal=True seq=80 seq_q=48 "
+                              "window=True")
                for x in lines), lines
