@@ -2,14 +2,17 @@
 
 LARGE is the large-GEMM default: 128x256x32 macro tile, 2x4 waves (64x64 per wave, 16 WMMA
 tiles), A and B staged through double-buffered LDS with prefetch, 128-bit loads, two K tiles
-per loop iteration. Measured on the compiled ISA (bench/gemm_static_quality.py): no spills
-on gfx1100/gfx1151/gfx1201 for NN, NT and TN, 64 v_wmma per main-loop iteration.
+per loop iteration. Measured on the compiled ISA (bench/gemm_static_quality.py, both MLIR
+providers): no spills on gfx1100/gfx1151/gfx1201 for every dtype and layout, 64 v_wmma per
+main-loop iteration. `sched_strategy` is the LLVM scheduler the kernel builder asks for: chosen
+here because it was measured on this tile.
 """
 from __future__ import annotations
 
+from ...numerics import BITS
 from ...targets import Target
 from .directive import GemmDirective
-from .schedule import KNOBS, Schedule
+from .schedule import KNOBS, Schedule, vgpr_estimate
 
 LARGE = Schedule(block_m=128, block_n=256, block_k=32, waves_m=2, waves_n=4, lds="ab", buffers=2,
                  lds_pad=8, lds_store_bits=32, load_bits=128, k_unroll=2, raster="grouped", group_m=4)
@@ -56,3 +59,35 @@ def fitted_default(d: GemmDirective, t: Target, base: Schedule = LARGE) -> Sched
                                                          k_unroll=2 if t.family == "gfx12" else 1))
     s = s.replace(lds=lds, buffers=s.buffers if lds != "none" else 1, lds_pad=s.lds_pad if lds != "none" else 0)
     return s.validate(d, t)
+
+
+# Where iterative-ilp was measured to help (bench/gemm_static_quality.py, LLVM 23 and 24): the
+# large default tile -- 8 waves of 4x4 fragments, both operands double-buffered in LDS -- with
+# register headroom (vgpr_estimate, of 256). Elsewhere it was measured to hurt: the gfx11 16-bit
+# default (224 estimated) spilled 237-335 VGPRs, the shipped tuned gfx1100 f16 tiles spilled 6
+# or lost density. Measured exceptions, (family, operand bits, accumulator bits, layout or None):
+# - gfx12 16-bit NN: 0.358 v_wmma/issued with the default strategy under both LLVMs,
+#   iterative-ilp 0.352 (LLVM 23);
+# - gfx12 16-bit operands with f32 accumulators: 4-12 VGPRs spilled with the epilogue kept
+#   after the last WMMA (kernel.main_loop), and without that a hazard v_nop (VOP1 opcode 0) that the
+#   emulator does not decode yet (docs/mlir_providers.md).
+ILP_VGPR_LIMIT = 200
+ILP_EXCEPT = {("gfx12", 16, 16, "NN"), ("gfx12", 16, 32, None)}
+
+
+def sched_strategy(d: GemmDirective, s: Schedule, t: Target) -> str | None:
+    """LLVM's machine-scheduler strategy for this kernel: the "amdgpu-sched-strategy" function
+    attribute, read by GCNTargetMachine::createMachineScheduler (llvm/lib/Target/AMDGPU/
+    AMDGPUTargetMachine.cpp: max-ilp, max-memory-clause, iterative-ilp, ...); None keeps the
+    default occupancy-first GCNMaxOccupancySchedStrategy. "iterative-ilp" where measured to
+    help (above): e.g. gfx1201 16-bit TT 0.360 -> 0.386/0.395 (LLVM 23/24), gfx1100 i8 NT
+    0.454 -> 0.460, and LLVM 24's lower default-strategy figures (gfx1100 i8 NT 0.435, gfx1201
+    fp8 NT 0.520) back above LLVM 23's. The occupancy it gives up is not there to take: these
+    kernels run one or two workgroups per WGP, bounded by LDS. A schedule knob would let the
+    tuner choose it; the schedule table does not have one yet."""
+    key = (t.family, BITS[d.dtype], BITS[d.acc])
+    large = s.frags_m == s.frags_n == 4 and s.waves_m * s.waves_n == 8 and s.lds == "ab" and s.buffers == 2
+    if (large and vgpr_estimate(s, d, t) <= ILP_VGPR_LIMIT
+            and key + (d.layout,) not in ILP_EXCEPT and key + (None,) not in ILP_EXCEPT):
+        return "iterative-ilp"
+    return None

@@ -37,11 +37,11 @@ from ...kernels.module import gpu_module_text
 from ...kernels.signature import KernelSource
 from ...kernels.tiles import TilePlan, load_tile, plan_tile, store_tile
 from ...kernels.views import as_index, i32, pointer_type, strided_view
-from ...numerics import BITS
 from ...targets import Target
 from .directive import GemmDirective
 from .epilogue import store_tile_results
-from .schedule import Schedule, vgpr_estimate
+from .defaults import sched_strategy
+from .schedule import Schedule
 from .signature import GemmKey, buffer_args, gemm_signature, scalar_args
 from .splitk import arrived_last, reduce_and_store, write_partials
 
@@ -139,36 +139,6 @@ def _kernel(d: GemmDirective, s: Schedule, t: Target, key: GemmKey, name: str) -
                              val["counters"], ctx.batch, tile, ctx.tid, row0, col0, ctx.lane, accs,
                              s.frags_m, s.frags_n, *bounds, last)
         gpu.ReturnOp([])
-
-
-# Register headroom (vgpr_estimate, of 256) below which the latency-first scheduler is chosen.
-ILP_VGPR_LIMIT = 200
-# Measured exceptions (bench/gemm_static_quality.py, LLVM 23 and 24), as (family, operand bits,
-# accumulator bits, layout or None for all):
-# - gfx12 16-bit NN: 0.358 v_wmma/issued with the default strategy under both, iterative-ilp
-#   0.352 (LLVM 23);
-# - gfx12 16-bit operands with f32 accumulators: 4-12 VGPRs spilled with the epilogue kept
-#   after the last WMMA (main_loop), and without that a hazard v_nop (VOP1 opcode 0) that the
-#   emulator does not decode yet (docs/mlir_providers.md).
-ILP_EXCEPT = {("gfx12", 16, 16, "NN"), ("gfx12", 16, 32, None)}
-
-
-def sched_strategy(d: GemmDirective, s: Schedule, t: Target) -> str | None:
-    """LLVM's machine-scheduler strategy for this kernel: the "amdgpu-sched-strategy" function
-    attribute, read by GCNTargetMachine::createMachineScheduler (llvm/lib/Target/AMDGPU/
-    AMDGPUTargetMachine.cpp: max-ilp, max-memory-clause, iterative-ilp, ...); None keeps the
-    default occupancy-first GCNMaxOccupancySchedStrategy. "iterative-ilp" when both operands
-    are staged and the schedule leaves register headroom: measured (bench/gemm_static_quality.py,
-    LLVM 23 and 24) it raises the default main loops' v_wmma per issued instruction on gfx12
-    (16-bit TN 0.318 -> 0.332 under LLVM 24; the default strategy's waits differed by LLVM
-    version) and for 8-bit operands on gfx11, while with the 224-VGPR gfx11 16-bit defaults it
-    spilled 237-335 VGPRs. The occupancy it gives up is not there to take: these kernels run
-    one or two workgroups per WGP, bounded by LDS."""
-    key = (t.family, BITS[d.dtype], BITS[d.acc])
-    if (s.lds == "ab" and vgpr_estimate(s, d, t) <= ILP_VGPR_LIMIT
-            and key + (d.layout,) not in ILP_EXCEPT and key + (None,) not in ILP_EXCEPT):
-        return "iterative-ilp"
-    return None
 
 
 def _views(d: GemmDirective, s: Schedule, ptr: dict, x: dict) -> dict:
