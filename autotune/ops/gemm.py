@@ -53,11 +53,11 @@ def cli_fields(args, base: dict) -> dict:
 
 
 def label(ua: dict) -> str:
-    d = ua["directive"]
-    tags = _tags(GemmDirective.from_dict(d)).replace("-biasn", " +bias").replace("-biasm", " +row_bias")
+    d = GemmDirective.from_dict(ua["directive"])      # fills what older studies did not store (layout NN)
+    tags = _tags(d).replace("-biasn", " +bias").replace("-biasm", " +row_bias")
     tags = tags.replace("-", " ")
-    shape = f"{d['m']}x{d['n']}x{d['k']}"
-    return shape if d["layout"] == "NN" and not tags else f"{d['layout']} {shape}{tags}"
+    shape = f"{d.m}x{d.n}x{d.k}"
+    return shape if d.layout == "NN" and not tags else f"{d.layout} {shape}{tags}"
 
 
 def _tags(d: GemmDirective) -> str:
