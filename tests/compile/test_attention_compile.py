@@ -8,13 +8,13 @@ from wmma_gen.compiler import compile_mlir
 from wmma_gen.model.isa_loop import find_main_loop
 from wmma_gen.ops.attention.combine import build_attention_combine
 from wmma_gen.ops.attention.defaults import default_schedule
-from wmma_gen.ops.attention.directive import AttentionDirective
+from wmma_gen.ops.attention.directive import HEAD_DIMS as ALL_HEAD_DIMS, AttentionDirective
 from wmma_gen.ops.attention.kernel import build_attention
 from wmma_gen.ops.attention.schedule import AttentionSchedule
 from wmma_gen.targets import get_target
 
 ARCHS = ["gfx1100", "gfx1151", "gfx1201"]
-HEAD_DIMS = [32, 64, 80, 96, 128, 256]
+HEAD_DIMS = list(ALL_HEAD_DIMS)   # every head dim the directive accepts (16..256 step 16)
 
 
 def _compile(arch, d, s):

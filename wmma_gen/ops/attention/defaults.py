@@ -12,8 +12,18 @@ quality (0 spills, main-loop WMMA density; bench/attention_table.py) and the mod
 (model 65 -> 87 TFLOP/s), gfx1201 0.133 -> 0.144 (65 -> 134). head_dim 256 keeps Q in LDS
 (a 128-query Q tile would not fit the 64 KiB) with 16-key tiles and the minreg scheduler.
 
+Head dims 16, 48, 112 and 144..240 (every multiple of 16): swept over block_m 64/128 (FQ 1, 2),
+block_n 16..128, q_in, load_bits 64/128 and sched; kept the candidates with 0 spills in the
+heaviest variant (bf16, causal + window + varlen + LSE), ranked by the model (f16, B=1, H=16,
+S=4096) and, within ~2% of the best, took the one with the most VGPR headroom, e.g. gfx1100
+hd144 128x32/8 waves q_in=lds (148 VGPRs, model 58.5) over 128x64/8 waves (247 VGPRs, 61.2,
+spills with masks); gfx1201 hd192 128x64/8 waves (235 VGPRs, model 95.1). Above hd~176 on
+gfx11 (Q^T fragments: D/2 VGPRs) Q goes to LDS and tiles shrink toward hd256's.
+
 Decode (split_kv > 1: at most 16 queries per sequence) keeps 64-query, 4-wave tiles: a
-128-query tile would run 8 waves for at most one busy 16-query block.
+128-query tile would run 8 waves for at most one busy 16-query block. Decode is memory bound
+(the model ties every spill-free candidate), so new head dims take the spill-free decode tile
+with the most VGPR headroom.
 """
 from __future__ import annotations
 
@@ -22,26 +32,57 @@ from .schedule import AttentionSchedule
 
 _DEFAULTS = {
     # (family, head_dim): schedule knobs (prefill)
+    ("gfx11", 16): {"block_m": 128, "block_n": 128, "waves": 8},
     ("gfx11", 32): {"block_m": 128, "block_n": 64, "waves": 8},
+    ("gfx11", 48): {"block_m": 128, "block_n": 128, "waves": 8, "q_in": "lds"},
     ("gfx11", 64): {"block_m": 128, "block_n": 128, "waves": 8},
     ("gfx11", 80): {"block_m": 128, "block_n": 32, "waves": 8},
     ("gfx11", 96): {"block_m": 128, "block_n": 64, "waves": 8},
+    ("gfx11", 112): {"block_m": 128, "block_n": 64, "waves": 8},
     ("gfx11", 128): {"block_m": 128, "block_n": 64, "waves": 8},
+    ("gfx11", 144): {"block_m": 128, "block_n": 32, "waves": 8, "q_in": "lds"},
+    ("gfx11", 160): {"block_m": 128, "block_n": 32, "waves": 8, "load_bits": 64},
+    ("gfx11", 176): {"block_m": 128, "block_n": 16, "waves": 8, "q_in": "lds", "sched": "minreg"},
+    ("gfx11", 192): {"block_m": 64, "block_n": 32, "waves": 4, "q_in": "lds", "load_bits": 64},
+    ("gfx11", 208): {"block_m": 64, "block_n": 32, "waves": 4, "q_in": "lds"},
+    ("gfx11", 224): {"block_m": 64, "block_n": 16, "waves": 4, "q_in": "lds", "load_bits": 64},
+    ("gfx11", 240): {"block_m": 64, "block_n": 16, "waves": 4, "q_in": "lds", "load_bits": 64},
     ("gfx11", 256): {"block_m": 64, "block_n": 16, "waves": 4, "q_in": "lds", "load_bits": 64, "sched": "minreg"},
+    ("gfx12", 16): {"block_m": 128, "block_n": 128, "waves": 8},
     ("gfx12", 32): {"block_m": 128, "block_n": 128, "waves": 8},
+    ("gfx12", 48): {"block_m": 128, "block_n": 128, "waves": 8, "sched": "minreg"},
     ("gfx12", 64): {"block_m": 128, "block_n": 128, "waves": 8},
     ("gfx12", 80): {"block_m": 128, "block_n": 32, "waves": 8},
     ("gfx12", 96): {"block_m": 128, "block_n": 64, "waves": 8, "sched": "minreg"},
+    ("gfx12", 112): {"block_m": 128, "block_n": 128, "waves": 8},
     ("gfx12", 128): {"block_m": 128, "block_n": 64, "waves": 8},
+    ("gfx12", 144): {"block_m": 128, "block_n": 64, "waves": 8, "load_bits": 64},
+    ("gfx12", 160): {"block_m": 128, "block_n": 64, "waves": 8, "load_bits": 64},
+    ("gfx12", 176): {"block_m": 128, "block_n": 64, "waves": 8, "load_bits": 64},
+    ("gfx12", 192): {"block_m": 128, "block_n": 64, "waves": 8, "load_bits": 64},
+    ("gfx12", 208): {"block_m": 128, "block_n": 32, "waves": 8, "sched": "minreg"},
+    ("gfx12", 224): {"block_m": 128, "block_n": 32, "waves": 8, "sched": "minreg"},
+    ("gfx12", 240): {"block_m": 128, "block_n": 16, "waves": 8, "sched": "minreg"},
     ("gfx12", 256): {"block_m": 64, "block_n": 16, "waves": 4, "q_in": "lds", "sched": "minreg"},
 }
 _DECODE = {
     # (family, head_dim): knobs replacing the prefill ones when split_kv > 1
     **{(fam, hd): {"block_m": 64, "block_n": 64, "waves": 4} for fam in ("gfx11", "gfx12") for hd in (32, 64, 128)},
+    ("gfx11", 16): {"block_m": 64, "block_n": 64, "waves": 4},
+    ("gfx11", 48): {"block_m": 64, "block_n": 64, "waves": 4},
     ("gfx11", 80): {"block_m": 64, "block_n": 32, "waves": 4},
-    ("gfx12", 80): {"block_m": 64, "block_n": 32, "waves": 4},
     ("gfx11", 96): {"block_m": 64, "block_n": 64, "waves": 4, "q_in": "lds"},
+    ("gfx11", 112): {"block_m": 64, "block_n": 32, "waves": 4},
+    ("gfx11", 144): {"block_m": 64, "block_n": 16, "waves": 4},
+    ("gfx11", 160): {"block_m": 64, "block_n": 16, "waves": 4, "load_bits": 64},
+    ("gfx11", 176): {"block_m": 64, "block_n": 32, "waves": 4, "q_in": "lds"},
+    **{("gfx11", hd): {"block_m": 64, "block_n": 16, "waves": 4, "q_in": "lds", "sched": "minreg", **kw}
+       for hd, kw in ((192, {"load_bits": 64}), (208, {}), (224, {}), (240, {}))},
+    ("gfx12", 16): {"block_m": 64, "block_n": 32, "waves": 4},
+    ("gfx12", 80): {"block_m": 64, "block_n": 32, "waves": 4},
     ("gfx12", 96): {"block_m": 64, "block_n": 64, "waves": 4, "sched": "minreg"},
+    **{("gfx12", hd): {"block_m": 64, "block_n": 16, "waves": 4, "sched": "minreg"} for hd in (48, 112, 144, 160, 176, 192)},
+    **{("gfx12", hd): {"block_m": 64, "block_n": 16, "waves": 4} for hd in (208, 224, 240)},
 }
 
 

@@ -18,7 +18,8 @@ When Sq > Sk, causal queries i < Sq - Sk see no key: their output row is 0 and t
 
 Fields:
   dtype       "f16" | "bf16"         Q, K, V, O (and dO, dQ, dK, dV) element type; f32 accumulation
-  head_dim    32, 64, 80, 96, 128 or 256
+  head_dim    a multiple of 16 from 16 to 256 (HEAD_DIMS; WMMA tiles are 16 wide), each with a
+              spill-free default schedule forward (attention/defaults.py) and backward
   causal      bottom-right aligned causal mask
   window      a sliding window is applied (its left/right sizes are runtime arguments)
   varlen      packed sequences addressed through cu_seqlens_q / cu_seqlens_k
@@ -35,7 +36,7 @@ from dataclasses import asdict, dataclass
 from ...errors import ScheduleError
 
 DTYPES = ("f16", "bf16")
-HEAD_DIMS = (32, 64, 80, 96, 128, 256)
+HEAD_DIMS = tuple(range(16, 257, 16))
 LAYOUTS = ("bshd", "bhsd")
 OPS = ("attention", "attention_bwd")
 

@@ -205,6 +205,16 @@ def tile_ranges(a, b, limit, tile: int, full_from, full_to, fixed_ok) -> Ranges:
     return Ranges(t_lo, t_hi, f_lo, f_hi)
 
 
+def head_cols(dpart, per_wave: int, j: int, blocks: int):
+    """(shift, d0) of a wave's j-th 16-column head-dim block: its first column is shift + d0.
+    Part dpart owns blocks dpart*per_wave + j (schedule.blocks_per_wave); when the split is
+    uneven the last part's surplus blocks repeat block blocks-1 (recomputed and stored again:
+    the same values to the same place). Even splits keep d0 a constant (store immediates)."""
+    if blocks % per_wave == 0:
+        return irb.mul(dpart, 16 * per_wave), 16 * j
+    return irb.mul(irb.minu(irb.add(irb.mul(dpart, per_wave), j), blocks - 1), 16), 0
+
+
 def slot(family: str, r):
     """LDS column (slot) of stream row r (index value) in slot order (module docstring)."""
     if family == "gfx12":

@@ -7,6 +7,13 @@ hd128 no head-dim split is needed (block_m / dq_block_n shrink instead: every WM
 work); hd256 splits the head dimension across waves (d_split: each such wave recomputes S
 and dP, so part of its WMMAs are redundant). block_m and dq_block_n keep the streamed LDS
 tiles inside 64 KiB. tests/compile/test_attention_bwd_quality.py checks spills and density.
+
+Head dims 16, 48, 112 and 144..240: each kernel's knobs swept (block_m / dq_block_n 16-64,
+waves 1-8, split 1/2/4) on gfx1100 and gfx1201, ranked by the model's per-kernel time (f16,
+B=1, H=16, S=4096) among spill-free candidates, preferring VGPR headroom within ~10%; then
+checked spill-free for f16/bf16 x dense/causal+window+varlen on gfx1100, gfx1151, gfx1201.
+D/16 = 9, 11, 13, 15 (144, 176, 208, 240) has no even split: schedule.blocks_per_wave gives
+the last wave part one repeated block (blocks.head_cols), e.g. hd144 gfx11 dK/dV 5 + 4(+1).
 """
 from __future__ import annotations
 
@@ -14,20 +21,50 @@ from ...targets import get_target
 from .schedule import AttentionBwdSchedule
 
 S = AttentionBwdSchedule
+
+
+def _s(dkdv: tuple[int, int, int], dq: tuple[int, int, int]) -> AttentionBwdSchedule:
+    """dkdv = (block_m, waves, d_split), dq = (dq_block_n, dq_waves, dq_d_split); each wave
+    owns one 16-key / 16-query slice, so block_n and dq_block_m follow."""
+    (bm, w, ds), (bn, qw, qds) = dkdv, dq
+    return S(block_m=bm, block_n=16 * (w // ds), waves=w, d_split=ds,
+             dq_block_m=16 * (qw // qds), dq_block_n=bn, dq_waves=qw, dq_d_split=qds)
+
+
 _HD128 = S(block_m=16, block_n=64, waves=4, dq_block_m=64, dq_block_n=16, dq_waves=4)
 _TABLE: dict[tuple[str, int], AttentionBwdSchedule] = {
+    ("gfx11", 16): _s((64, 4, 1), (64, 4, 1)),
     ("gfx11", 32): S(block_m=64, block_n=64, waves=4, dq_block_m=64, dq_block_n=64, dq_waves=4),
+    ("gfx11", 48): _s((64, 8, 1), (32, 8, 1)),
     ("gfx11", 64): S(block_m=32, block_n=64, waves=4, dq_block_m=64, dq_block_n=32, dq_waves=4),
     ("gfx11", 80): S(block_m=32, block_n=64, waves=4, dq_block_m=64, dq_block_n=32, dq_waves=4),
     ("gfx11", 96): S(block_m=32, block_n=64, waves=4, dq_block_m=64, dq_block_n=32, dq_waves=4),
+    ("gfx11", 112): _s((32, 8, 2), (16, 4, 1)),
     ("gfx11", 128): _HD128,
+    ("gfx11", 144): _s((16, 8, 2), (16, 4, 1)),
+    ("gfx11", 160): _s((16, 4, 2), (16, 4, 1)),
+    ("gfx11", 176): _s((16, 4, 2), (32, 4, 2)),
+    ("gfx11", 192): _s((16, 4, 2), (16, 8, 4)),
+    ("gfx11", 208): _s((16, 4, 2), (16, 4, 2)),
+    ("gfx11", 224): _s((16, 4, 4), (16, 8, 4)),
+    ("gfx11", 240): _s((16, 4, 4), (16, 8, 4)),
     ("gfx11", 256): S(block_m=16, block_n=16, waves=2, d_split=2, dq_block_m=32, dq_block_n=16, dq_waves=4,
                       dq_d_split=2),
+    ("gfx12", 16): _s((64, 4, 1), (64, 4, 1)),
     ("gfx12", 32): S(block_m=64, block_n=64, waves=4, dq_block_m=64, dq_block_n=64, dq_waves=4),
+    ("gfx12", 48): _s((64, 8, 1), (32, 4, 1)),
     ("gfx12", 64): S(block_m=32, block_n=64, waves=4, dq_block_m=64, dq_block_n=32, dq_waves=4),
     ("gfx12", 80): S(block_m=32, block_n=64, waves=4, dq_block_m=64, dq_block_n=32, dq_waves=4),
     ("gfx12", 96): S(block_m=16, block_n=64, waves=4, dq_block_m=64, dq_block_n=32, dq_waves=4),
+    ("gfx12", 112): _HD128,
     ("gfx12", 128): _HD128,
+    ("gfx12", 144): _s((16, 8, 2), (16, 4, 1)),
+    ("gfx12", 160): _s((16, 4, 2), (16, 8, 4)),
+    ("gfx12", 176): _s((16, 8, 4), (16, 4, 2)),
+    ("gfx12", 192): _s((16, 8, 4), (16, 4, 2)),
+    ("gfx12", 208): _s((16, 8, 4), (16, 8, 4)),
+    ("gfx12", 224): _s((16, 4, 4), (16, 8, 4)),
+    ("gfx12", 240): _s((16, 4, 4), (16, 8, 4)),
     ("gfx12", 256): S(block_m=16, block_n=16, waves=4, d_split=4, dq_block_m=32, dq_block_n=16, dq_waves=4,
                       dq_d_split=2),
 }

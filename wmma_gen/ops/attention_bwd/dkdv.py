@@ -1,6 +1,7 @@
 """dK/dV kernel: one workgroup per (key tile, kv head, sequence), FA-2 backward with the
 softmax recomputed from the forward LSE. Wave w owns keys ks = 16*(w % WK) of the tile and
-head-dim columns [dp*DD, (dp+1)*DD) of dK, dV (WK = waves/d_split, dp = w // WK).
+head-dim columns [dp*DD, (dp+1)*DD) of dK, dV (WK = waves/d_split, dp = w // WK,
+DD = 16*ceil(D/16/d_split); an uneven split's last part repeats its last block: blocks.head_cols).
 
     stage K, V tile (natural [key][d]) in LDS
     dK^T, dV^T = 0                                   # (DD x 16 keys) f32 per wave
@@ -25,11 +26,11 @@ from ...compiler.mlir_api import arith, scf
 from ...kernels import irb
 from ...kernels.signature import KernelSource, Signature
 from .args import BwdSpec, build_module, grid_fn, kernel_args
-from .blocks import (LOG2E, Ranges, Shifted, block_id, idx, seq_bounds, stage_row_values, stage_rows, tensor,
-                     thread_id, tile_ranges, visibility)
+from .blocks import (LOG2E, Ranges, Shifted, block_id, head_cols, idx, seq_bounds, stage_row_values, stage_rows,
+                     tensor, thread_id, tile_ranges, visibility)
 from .operands import (element_mask, frag, mma, slot_values, softmax_grad, store_transposed_acc,
                        to_b_operand, zero_acc)
-from .schedule import PAD, AttentionBwdSchedule
+from .schedule import PAD, AttentionBwdSchedule, blocks_per_wave
 
 
 class _K:
@@ -63,7 +64,7 @@ def _body(spec: BwdSpec, s: AttentionBwdSchedule, vals, lds) -> None:
     k.lane, wave = irb.rem(k.tid, 32), irb.div(k.tid, 32)
     wk = s.waves // s.d_split
     k.ks = irb.mul(irb.rem(wave, wk), 16)                  # wave's keys inside the tile
-    k.dd = spec.head_dim // 16 // s.d_split                # 16-column head-dim blocks per wave
+    k.dd = blocks_per_wave(spec.head_dim, s.d_split)      # 16-column head-dim blocks per wave
     k.dpart = irb.div(wave, wk)
     k.b, k.hk = block_id("z"), block_id("y")
     k.n0 = irb.mul(block_id("x"), s.block_n)
@@ -145,7 +146,7 @@ def _query_tile(k, h, m0, accs: list, masked: bool) -> list:
         dsb.append(to_b_operand(fam, dt, ds, lane))
     out = list(accs)
     for j in range(k.dd):
-        drow = irb.add(irb.mul(k.dpart, 16 * k.dd), 16 * j)
+        drow = irb.add(*head_cols(k.dpart, k.dd, j, d // 16))
         for i in range(fm):
             out[j] = mma(frag(k.lds_dot, dt, fam, drow, 16 * i, lane), pb[i], out[j])
             out[k.dd + j] = mma(frag(k.lds_qt, dt, fam, drow, 16 * i, lane), dsb[i], out[k.dd + j])
@@ -154,8 +155,8 @@ def _query_tile(k, h, m0, accs: list, masked: bool) -> list:
 
 def _store(k, accs: list) -> None:
     key = irb.add(irb.add(k.n0, k.ks), irb.rem(k.lane, 16))
-    part = irb.mul(k.dpart, 16 * k.dd)     # the wave's head-dim columns start here
     for j in range(k.dd):
+        part, d0 = head_cols(k.dpart, k.dd, j, k.spec.head_dim // 16)   # the block's first column
         for out, acc, scale in ((k.dV, accs[j], None), (k.dK, accs[k.dd + j], k.scale)):
             store_transposed_acc(k.fam, Shifted(out, part), acc, scale, k.b, k.hk, k.seq.k0, key,
-                                 k.seq.sk, 16 * j, k.lane)
+                                 k.seq.sk, d0, k.lane)

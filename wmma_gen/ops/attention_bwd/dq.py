@@ -1,7 +1,8 @@
 """dQ kernel: one workgroup per (query tile, query head, sequence); the softmax and dP are
 recomputed here (schedule.py documents why: determinism without atomics). Wave w owns
 queries qs = 16*(w % WQ) of the tile and head-dim columns [dp*DD, (dp+1)*DD) of dQ
-(WQ = dq_waves/dq_d_split, dp = w // WQ). Everything is computed transposed, so keys run
+(WQ = dq_waves/dq_d_split, dp = w // WQ, DD = 16*ceil(D/16/dq_d_split); an uneven split's
+last part repeats its last block: blocks.head_cols). Everything is computed transposed, so keys run
 down the accumulator rows and the per-query LSE and Di are one scalar per lane:
 
     stage Q, dO tile (natural [query][d]) in LDS; lse2 = LSE*log2e, Di of the lane's query
@@ -22,10 +23,10 @@ from ...compiler.mlir_api import arith, scf
 from ...kernels import irb
 from ...kernels.signature import KernelSource, Signature
 from .args import BwdSpec, build_module, grid_fn, kernel_args
-from .blocks import (LOG2E, Ranges, Shifted, block_id, idx, load_row_value, seq_bounds, stage_rows, tensor,
-                     thread_id, tile_ranges, visibility)
+from .blocks import (LOG2E, Ranges, Shifted, block_id, head_cols, idx, load_row_value, seq_bounds, stage_rows,
+                     tensor, thread_id, tile_ranges, visibility)
 from .operands import element_mask, frag, mma, softmax_grad, splat, store_transposed_acc, to_b_operand, zero_acc
-from .schedule import PAD, AttentionBwdSchedule
+from .schedule import PAD, AttentionBwdSchedule, blocks_per_wave
 
 
 class _K:
@@ -58,7 +59,7 @@ def _body(spec: BwdSpec, s: AttentionBwdSchedule, vals, lds) -> None:
     k.lane, wave = irb.rem(k.tid, 32), irb.div(k.tid, 32)
     wq = s.dq_waves // s.dq_d_split
     k.qs = irb.mul(irb.rem(wave, wq), 16)
-    k.dd = spec.head_dim // 16 // s.dq_d_split
+    k.dd = blocks_per_wave(spec.head_dim, s.dq_d_split)
     k.dpart = irb.div(wave, wq)
     k.b, k.h = block_id("z"), block_id("y")
     k.hk = irb.div(k.h, irb.div(idx(vals["heads"]), idx(vals["kv_heads"])))
@@ -124,14 +125,14 @@ def _key_tile(k, n0, accs: list, masked: bool) -> list:
         dsb.append(to_b_operand(fam, dt, ds, lane))
     out = list(accs)
     for j in range(k.dd):
-        drow = irb.add(irb.mul(k.dpart, 16 * k.dd), 16 * j)
+        drow = irb.add(*head_cols(k.dpart, k.dd, j, d // 16))
         for i in range(fn):
             out[j] = mma(frag(k.lds_kt, dt, fam, drow, 16 * i, lane), dsb[i], out[j])
     return out
 
 
 def _store(k, accs: list) -> None:
-    part = irb.mul(k.dpart, 16 * k.dd)
     for j in range(k.dd):
+        part, d0 = head_cols(k.dpart, k.dd, j, k.spec.head_dim // 16)
         store_transposed_acc(k.fam, Shifted(k.dQ, part), accs[j], k.scale, k.b, k.h, k.seq.q0, k.query,
-                             k.seq.sq, 16 * j, k.lane)
+                             k.seq.sq, d0, k.lane)

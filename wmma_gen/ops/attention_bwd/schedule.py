@@ -3,7 +3,8 @@
 Three kernels (prepass.py, dkdv.py, dq.py) share one schedule:
 
   dK/dV kernel  one workgroup per (key tile of `block_n` keys, kv head, sequence); `waves`
-                waves, each owning 16 keys x head_dim/`d_split` of the dK/dV accumulators;
+                waves, each owning 16 keys x ceil(head_dim/16/`d_split`) 16-column blocks of
+                the dK/dV accumulators;
                 the query tiles of `block_m` rows are streamed through LDS.
   dQ kernel     one workgroup per (query tile of `dq_block_m` rows, query head, sequence);
                 `dq_waves` waves, each owning 16 queries x head_dim/`dq_d_split` of dQ; the
@@ -102,10 +103,19 @@ def keys_cover_waves(s, head_dim, dtype, t) -> str | None:
     return None
 
 
+def blocks_per_wave(head_dim: int, split: int) -> int:
+    """16-column head-dim blocks each of `split` waves accumulates: ceil(D/16 / split). When
+    split does not divide D/16 the last part's surplus blocks repeat its last block (dkdv.py,
+    dq.py: blocks.head_cols), e.g. D=240, split 2: blocks 0-7 and 8-14 (+14 again)."""
+    return -(-(head_dim // 16) // split)
+
+
 def head_dim_split(s, head_dim, dtype, t) -> str | None:
+    blocks = head_dim // 16
     for name, k in (("d_split", s.d_split), ("dq_d_split", s.dq_d_split)):
-        if (head_dim // 16) % k:
-            return f"{name}={k} must divide head_dim/16={head_dim // 16}"
+        if (k - 1) * blocks_per_wave(head_dim, k) >= blocks:
+            return (f"{name}={k} leaves a wave without a head-dim block at head_dim/16={blocks} "
+                    f"(ceil({blocks}/{k}) = {blocks_per_wave(head_dim, k)} blocks per wave)")
     return None
 
 
@@ -122,10 +132,10 @@ def vgpr_estimate(s, head_dim, kernel: str, t) -> int:
     their 16-bit B-operand copies, one A fragment and addresses."""
     frag = 8 if t.family == "gfx11" else 4
     if kernel == "dkdv":
-        acc = 2 * (head_dim // 16 // s.d_split) * 8
+        acc = 2 * blocks_per_wave(head_dim, s.d_split) * 8
         rows = s.block_m // 16
     else:
-        acc = (head_dim // 16 // s.dq_d_split) * 8
+        acc = blocks_per_wave(head_dim, s.dq_d_split) * 8
         rows = s.dq_block_n // 16
     return acc + rows * (2 * 8 + 2 * frag) + 2 * frag + 16
 
