@@ -27,7 +27,7 @@ def test_fail_exits_1(capsys, monkeypatch):
 
 @pytest.mark.parametrize("args,needle", [
     (["--window", "left"], "window"),
-    (["--head-dim", "48"], "head_dim"),
+    (["--head-dim", "40"], "head_dim"),
     (["--heads", "3", "--kv-heads", "2"], "kv"),
 ])
 def test_bad_input_exits_2_naming_the_argument(capsys, args, needle):

@@ -75,5 +75,5 @@ def test_bad_input_names_the_argument_and_launches_nothing(kwargs, field):
     with pytest.raises(ValueError, match="kv"):
         wmma_gen.attention(np.zeros((1, 8, 3, 64), np.float16), kv, kv, device=dev)
     with pytest.raises(ValueError, match="head_dim|64"):
-        wmma_gen.attention(q_ok[..., :48], kv[..., :48], kv[..., :48], device=dev)
+        wmma_gen.attention(q_ok[..., :40], kv[..., :40], kv[..., :40], device=dev)
     assert _Counting.launches == 0
