@@ -29,7 +29,7 @@ def test_varlen_refuses_paged_kv_and_non_int32_offsets():
 
 
 @pytest.mark.parametrize("dtype,shape,match", [(torch.float32, (1, 16, 2, 32), "q.dtype"),
-                                               (torch.float16, (1, 16, 2, 48), "head_dim=48"),
+                                               (torch.float16, (1, 16, 2, 40), "head_dim=40"),
                                                (torch.float16, (16, 2, 32), "q.shape")])
 def test_unsupported_dtype_head_dim_rank(dtype, shape, match):
     with pytest.raises(ValueError, match=match):
