@@ -82,9 +82,10 @@ def register(sub) -> None:
 
 
 def head_dim(text: str) -> int:
-    allowed = (32, 64, 80, 96, 128, 256)
-    if not text.isdigit() or int(text) not in allowed:
-        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: one of {', '.join(map(str, allowed))}")
+    from ..ops.attention.directive import HEAD_DIMS    # light module: no MLIR import
+    if not text.isdigit() or int(text) not in HEAD_DIMS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: a multiple of 16 from 16 to 256 "
+                                         f"({', '.join(map(str, HEAD_DIMS))})")
     return int(text)
 
 
