@@ -20,23 +20,15 @@ FORBIDDEN = ("hipMalloc", "hipFree", "hipMemcpy", "hipMemcpyAsync", "hipMemset",
 
 
 @pytest.fixture
-def stub_dev(stub_library):
-    """(runtime, HipDevice over it, a stream the caller created)."""
-    from hipstub import EmuHipRuntime
+def stub_dev(stub):
+    """(runtime, HipDevice over it, a stream the caller created); `stub` is tests/conftest.py's."""
     from wmma_gen.device.hip import HipDevice
-    runtime = EmuHipRuntime("gfx1100")
-    stub_library.install(runtime)
-    ok, why = stub_library.connected()
-    if not ok:
-        stub_library.uninstall()
-        pytest.skip(why)
+    runtime = stub
     dev = HipDevice()
     _, stream = dev.hip.hipStreamCreate()
     yield runtime, dev, stream
     dev.hip.hipStreamDestroy(stream)
     dev.close()
-    stub_library.uninstall()
-    assert not runtime.crashes, "stub callbacks raised:\n" + "\n".join(runtime.crashes)
     assert not runtime.faults, "kernels faulted:\n" + "\n".join(runtime.faults)
 
 
