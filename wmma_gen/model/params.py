@@ -18,7 +18,9 @@ instruction's K (`wmma_cycles`), so the peak and the model can never disagree.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import contextlib
+import contextvars
+from dataclasses import asdict, dataclass, replace
 
 from ..targets import Target, get_target
 
@@ -91,9 +93,28 @@ PARAMS: dict[str, ModelParams] = {p.arch: p for p in (
 )}
 
 
+_CHANGED: contextvars.ContextVar[dict] = contextvars.ContextVar("wmma_gen_model_params", default={})
+
+
 def params_for(arch: str) -> ModelParams:
     get_target(arch)  # unknown arch -> ScheduleError listing the known ones
-    return PARAMS[arch]
+    changes = _CHANGED.get().get(arch)
+    return replace(PARAMS[arch], **changes) if changes else PARAMS[arch]
+
+
+@contextlib.contextmanager
+def changed(arch: str, **values):
+    """Run the model with some of `arch`'s parameters replaced, in this context only (the
+    sensitivity check of model/robustness.py varies the `assumption` rows of SOURCES)."""
+    unknown = sorted(set(values) - set(SOURCES))
+    if unknown:
+        raise ValueError(f"model parameter {unknown[0]!r} is not allowed: one of {', '.join(SOURCES)}")
+    params_for(arch)
+    token = _CHANGED.set({**_CHANGED.get(), arch: {**_CHANGED.get().get(arch, {}), **values}})
+    try:
+        yield params_for(arch)
+    finally:
+        _CHANGED.reset(token)
 
 
 def wmma_cycles(t: Target, dtype: str, acc: str) -> float:

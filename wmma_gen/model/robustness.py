@@ -1,0 +1,49 @@
+"""Does a model-ranked win survive the model's own guesses? (issue 25 item 3)
+
+The GPU-less model (ops/*/model.py) rests on parameters no document here confirms: the rows of
+params.SOURCES marked "assumption" (L2 bandwidth per clock, latencies, MALL bandwidth, ...). A
+tuned schedule that beats the default only because one of those guesses happens to favour it is
+not evidence: gfx1100 f16 4096^3 ranked a 4-tiles-per-wave 128x32 tile above the 16-tiles-per-wave
+default purely on `l2_bytes_per_clk` = 2048 (at 1024 the default wins by 1.5x), while published
+tuned configurations measured on a real RX 7900 XTX never pick fewer than 8 WMMA tiles per wave
+(adelj88/rocm_wmma_gemm's tuned configs; rocBLAS's 4096^3 kernel is MT128x128, tinygrad #5569).
+
+`flips` varies each assumption by FACTORS, one at a time (the others stay at their values), and
+returns every variation under which the ranking reverses. Export keeps a model-ranked entry over
+the default only when there is none; a GPU measurement (source=hip) needs no such check.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from . import params
+
+ASSUMPTIONS = tuple(k for k, v in params.SOURCES.items() if v.startswith("assumption"))
+FACTORS = (0.5, 2.0)
+
+
+@dataclass(frozen=True)
+class Flip:
+    parameter: str
+    factor: float
+    mine: float       # the tuned schedule's figure under the variation
+    base: float       # the default's
+
+    def __str__(self) -> str:
+        return f"{self.parameter} x{self.factor:g}: {self.mine:.2f} < default {self.base:.2f}"
+
+
+def flips(arch: str, figures: Callable[[], tuple[float, float]]) -> list[Flip]:
+    """The one-at-a-time variations of the model's assumptions under which `figures()` --
+    (tuned, default) TFLOP/s from the model, computed inside the call -- gives tuned < default."""
+    base = params.params_for(arch)
+    out = []
+    for name in ASSUMPTIONS:
+        value = getattr(base, name)
+        for f in FACTORS:
+            with params.changed(arch, **{name: type(value)(value * f)}):
+                mine, dflt = figures()
+            if mine < dflt * (1 - 1e-9):
+                out.append(Flip(name, f, mine, dflt))
+    return out
