@@ -49,10 +49,11 @@ _fast: "OrderedDict[tuple, tuple]" = OrderedDict()   # call key -> (device, ((co
 MAX_FAST = 1024
 
 
-def _run(plan: Plan, device, operands: dict, alloc, stream, fast_key: tuple | None = None) -> None:
+def _run(plan: Plan, device, operands: dict, alloc, stream, fast_key: tuple | None = None) -> tuple | None:
     """Enqueue the plan's kernels in order; a buffer no operand provides is allocated once
     (contiguous) and shared by name with the later kernels (e.g. delta, O_part). A plan that
-    needed no scratch and ran on prepacked templates is remembered under `fast_key`."""
+    needed no scratch and ran on prepacked templates is remembered under `fast_key`, which is
+    returned then (a replay token: `replay(token, ptrs, stream)`), else None."""
     ops = dict(operands)
     scratch, host, ready = False, False, []
     for step in plan.steps:           # check every step before the first launch
@@ -83,12 +84,30 @@ def _run(plan: Plan, device, operands: dict, alloc, stream, fast_key: tuple | No
         _fast[fast_key] = (device, tuple(used), host)
         if len(_fast) > MAX_FAST:
             _fast.popitem(last=False)
+        return fast_key
+    return None
 
 
 def forget_call_shapes() -> None:
     """Drop the remembered call shapes: the next call of each shape plans again (what
     wmma_gen.torch.record_problems needs to see every problem a block issues)."""
     _fast.clear()
+
+
+def replay(token: tuple, ptrs: dict, stream) -> bool:
+    """Enqueue a remembered call shape again with new addresses (kernel argument name ->
+    address, e.g. {"A": .., "B": .., "C": .., "bias": 0, "C0": 0}): what the repeat call of
+    the op with operands of the same shapes, strides, dtypes, devices and 16-byte offsets does,
+    minus building Operands and the key. False (nothing enqueued) if the shape was forgotten
+    (forget_call_shapes, LRU) -- the caller then makes the full call."""
+    return _fast_call(token, None, ptrs, stream)
+
+
+def placement() -> tuple:
+    """What besides the operands decides where an unrouted call runs: the routing of
+    device/select.routed and, for CPU operands, WMMA_GEN_ARCH (part of every call key)."""
+    route = getattr(_route, "value", None)
+    return (None if route is None else id(route[0]), os.environ.get("WMMA_GEN_ARCH") if route is None else None)
 
 
 def _fast_call(key: tuple, device, ptrs: dict, stream) -> bool:
@@ -144,8 +163,9 @@ def _as3(op: Operand, name: str, batch: int | None = None) -> Operand:
 
 def gemm_into(a, b, c, *, layout: str = "NN", bias=None, c0=None, alpha: float = 1.0, beta: float = 0.0,
               activation: str | None = None, unsigned: bool = False, device=None, arch: str | None = None,
-              stream=None, alloc=None) -> None:
+              stream=None, alloc=None) -> tuple | None:
     """c = act(alpha * op(a) @ op(b) + beta * c0 + bias), written into c (see the module doc).
+    Returns a replay token (see `replay`) when this call shape is remembered, else None.
     a, b as stored ('T' = that operand stored transposed: a (K, M), b (N, K)), 2-D or with a
     leading batch axis (2-D broadcasts); c (M, N) or (batch, M, N), its dtype the output's;
     bias f32 (N,). Any outer strides are passed to the kernel; the inner stride must be 1."""
@@ -163,7 +183,7 @@ def gemm_into(a, b, c, *, layout: str = "NN", bias=None, c0=None, alpha: float =
     ptrs = {"A": A.ptr, "B": B.ptr, "C": C.ptr, "bias": named["bias"].ptr if "bias" in named else 0,
             "C0": named["c0"].ptr if "c0" in named else 0}
     if _fast_call(fast, device, ptrs, stream):
-        return
+        return fast
     if A.dtype != B.dtype:
         raise ScheduleError("b.dtype", B.dtype, f"{A.dtype}, the dtype of a")
     if A.dtype not in OUT_OF:
@@ -185,7 +205,7 @@ def gemm_into(a, b, c, *, layout: str = "NN", bias=None, c0=None, alpha: float =
         ops["C0"] = _batch_view(C03, batch)
     if bias is not None:
         ops["bias"] = named["bias"]
-    _run(plan, device, ops, alloc, stream, fast)
+    return _run(plan, device, ops, alloc, stream, fast)
 
 
 def _batch_view(op: Operand, batch: int) -> Operand:
@@ -252,16 +272,17 @@ def _np_view(op: Operand) -> np.ndarray:
 
 def attention_into(q, k, v, o, lse=None, *, causal: bool = False, window=None, scale=None, cu_seqlens_q=None,
                    cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None, layout: str = "bshd", device=None,
-                   arch: str | None = None, stream=None, alloc=None) -> None:
+                   arch: str | None = None, stream=None, alloc=None) -> tuple | None:
     """Flash-attention forward into o (and lse when given): see the module doc and
-    wmma_gen.attention for shapes, masks (bottom-right causal), GQA and varlen."""
+    wmma_gen.attention for shapes, masks (bottom-right causal), GQA and varlen. Returns a
+    replay token (`replay`) when this call shape is remembered, else None."""
     named = _attention_named(q, k, v, o, lse, {"cu_seqlens_q": cu_seqlens_q, "cu_seqlens_k": cu_seqlens_k})
     varlen = "cu_seqlens_q" in named and named["cu_seqlens_q"].device == "cpu"   # host offsets: plan reads them
     fast = None if varlen else _call_key("attention", device, arch, named, layout, causal,
                                          None if window is None else tuple(window), scale, max_seqlen_q, max_seqlen_k)
     names = {"q": "Q", "k": "K", "v": "V", "o": "O", "lse": "LSE"}
     if fast is not None and _fast_call(fast, device, {names.get(n, n): x.ptr for n, x in named.items()}, stream):
-        return
+        return fast
     device, arch, alloc, _keep = _place(named, device, arch, alloc)
     plan = _attention_plan("attention", named, arch, causal=causal, window=window, scale=scale,
                            max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, layout=layout)
@@ -271,7 +292,7 @@ def attention_into(q, k, v, o, lse=None, *, causal: bool = False, window=None, s
     for n in ("cu_seqlens_q", "cu_seqlens_k"):
         if n in named:
             ops[n] = named[n]
-    _run(plan, device, ops, alloc, stream, fast)
+    return _run(plan, device, ops, alloc, stream, fast)
 
 
 def attention_backward_into(q, k, v, o, do, lse, dq, dk, dv, *, causal: bool = False, window=None, scale=None,

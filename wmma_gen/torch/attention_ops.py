@@ -39,17 +39,26 @@ def _keywords(cu_q, cu_k, max_q, max_k, causal, left, right, scale, layout) -> d
     return kw
 
 
+def attention_call(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[Tensor], cu_seqlens_k: Optional[Tensor],
+                   max_seqlen_q: int, max_seqlen_k: int, causal: bool, window_left: int, window_right: int,
+                   scale: float, layout: str) -> tuple[Tensor, Tensor, Optional[tuple]]:
+    """(o, lse, replay token or None): the op's body, plus the core's token when q, k, v went
+    to the kernel as they are (no kernel_view copy) -- what replay.py may record."""
+    kq, kk, kv = kernel_view(q), kernel_view(k), kernel_view(v)
+    o = torch.empty(kq.shape, dtype=kq.dtype, device=kq.device)
+    lse = torch.empty(_lse_shape(kq, cu_seqlens_q is not None, layout), dtype=torch.float32, device=kq.device)
+    keep: list = []
+    token = attention_into(kq, kk, kv, o, lse, stream=stream_of(kq), alloc=torch_alloc(kq.device, keep),
+                           **_keywords(cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
+                                       window_left, window_right, scale, layout))
+    return o, lse, (token if kq is q and kk is k and kv is v else None)
+
+
 def attention_eager(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[Tensor], cu_seqlens_k: Optional[Tensor],
               max_seqlen_q: int, max_seqlen_k: int, causal: bool, window_left: int, window_right: int,
               scale: float, layout: str) -> tuple[Tensor, Tensor]:
-    q, k, v = kernel_view(q), kernel_view(k), kernel_view(v)
-    o = torch.empty(q.shape, dtype=q.dtype, device=q.device)
-    lse = torch.empty(_lse_shape(q, cu_seqlens_q is not None, layout), dtype=torch.float32, device=q.device)
-    keep: list = []
-    attention_into(q, k, v, o, lse, stream=stream_of(q), alloc=torch_alloc(q.device, keep),
-                   **_keywords(cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
-                               window_left, window_right, scale, layout))
-    return o, lse
+    return attention_call(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, window_left,
+                          window_right, scale, layout)[:2]
 
 
 attention = torch.library.custom_op("wmma_gen::attention", attention_eager, mutates_args=())

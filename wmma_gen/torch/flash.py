@@ -17,9 +17,10 @@ import warnings
 
 import torch
 
+from ..ops import device_calls
 from ..ops.attention.directive import HEAD_DIMS
-from . import attention_ops
-from .runtime import check_dtype, check_tensors, direct
+from . import attention_ops, replay
+from .runtime import check_dtype, check_tensors, direct, stream_of
 
 DTYPES = ("f16", "bf16")
 
@@ -70,6 +71,19 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     with return_attn_probs=True (no probabilities: that needs dropout, which is unsupported).
     The backward is always deterministic (`deterministic` is accepted and has no effect).
     Tensors with a strided last dim are made contiguous on their device (one copy)."""
+    straight = direct(q, k, v)
+    if straight:                  # a repeat of a known shape key: allocate and enqueue (replay.py)
+        key = replay.key("flash_attn_func", (q, k, v), dropout_p, softmax_scale, causal, tuple(window_size or ()),
+                         softcap, alibi_slopes is None, return_attn_probs)
+        hit = replay.get(key)
+        if hit is not None:
+            token, ((oshape, odtype), (lshape, ldtype)) = hit
+            out = torch.empty(oshape, dtype=odtype, device=q.device)
+            lse = torch.empty(lshape, dtype=ldtype, device=q.device)
+            ptrs = {"Q": q.data_ptr(), "K": k.data_ptr(), "V": v.data_ptr(), "O": out.data_ptr(), "LSE": lse.data_ptr()}
+            if device_calls.replay(token, ptrs, stream_of(q)):
+                return (out, lse, None) if return_attn_probs else out
+            replay.forget(key)
     _refuse(dropout_p=(dropout_p, 0.0), softcap=(softcap, 0.0), alibi_slopes=(alibi_slopes, None))
     check_tensors(q=q, k=k, v=v)
     d = _check(q, k, v, 4, "(batch, seqlen, nheads, headdim) as flash-attn takes")
@@ -79,8 +93,12 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
                       "headdim)? Use scaled_dot_product_attention for that layout.", stacklevel=2)
     left, right = _window(window_size)
     scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(d)
-    out, lse = _attention(q, k, v, None, None, q.shape[1], k.shape[1], bool(causal),
-                                            left, right, scale, "bshd")
+    args = (q, k, v, None, None, q.shape[1], k.shape[1], bool(causal), left, right, scale, "bshd")
+    if straight:
+        out, lse, token = attention_ops.attention_call(*args)
+        replay.record(key, token, (out.shape, out.dtype), (lse.shape, lse.dtype))
+    else:
+        out, lse = torch.ops.wmma_gen.attention(*args)
     return (out, lse, None) if return_attn_probs else out
 
 

@@ -40,14 +40,21 @@ def out_dtype_of(a: Tensor, out_dtype: str) -> torch.dtype:
     return TORCH_DTYPE[out_dtype or DEFAULT_OUT[DTYPE_NAME[a.dtype]]]
 
 
+def gemm_call(a: Tensor, b: Tensor, bias: Optional[Tensor], layout: str, activation: str,
+              out_dtype: str) -> tuple[Tensor, Optional[tuple]]:
+    """(c, replay token or None): the op's body, plus the core's token when a and b went to
+    the kernel as they are (no kernel_view copy) -- what replay.py may record."""
+    ka, kb = kernel_view(a), kernel_view(b)
+    c = torch.empty(out_shape(ka, kb, layout), dtype=out_dtype_of(ka, out_dtype), device=ka.device)
+    keep: list = []
+    token = gemm_into(ka, kb, c, layout=layout, bias=bias, activation=activation or None, stream=stream_of(ka),
+                      alloc=torch_alloc(ka.device, keep))
+    return c, (token if ka is a and kb is b else None)
+
+
 def gemm_eager(a: Tensor, b: Tensor, bias: Optional[Tensor], layout: str, activation: str, out_dtype: str) -> Tensor:
     """The op's body; linear/matmul call it straight when runtime.direct() says so."""
-    a, b = kernel_view(a), kernel_view(b)
-    c = torch.empty(out_shape(a, b, layout), dtype=out_dtype_of(a, out_dtype), device=a.device)
-    keep: list = []
-    gemm_into(a, b, c, layout=layout, bias=bias, activation=activation or None, stream=stream_of(a),
-              alloc=torch_alloc(a.device, keep))
-    return c
+    return gemm_call(a, b, bias, layout, activation, out_dtype)[0]
 
 
 gemm = torch.library.custom_op("wmma_gen::gemm", gemm_eager, mutates_args=())

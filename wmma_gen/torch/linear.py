@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import torch
 
-from . import gemm_ops
-from .runtime import check_dtype, check_tensors, direct
+from ..ops import device_calls
+from . import gemm_ops, replay
+from .runtime import check_dtype, check_tensors, direct, stream_of
 
 FLOAT = ("f16", "bf16")
 DTYPES = FLOAT + ("i8",)
@@ -28,6 +29,18 @@ def linear(x, weight, bias=None, activation=None):
     x (..., in), weight (out, in), bias (out,) in any float dtype (added in f32). x's leading
     dims are flattened with reshape (a view when x is contiguous, else one device-side copy);
     a weight with a strided last dim is made contiguous on its device."""
+    straight = direct(x, weight, bias)
+    if straight:                  # a repeat of a known shape key: allocate and enqueue (replay.py)
+        key = replay.key("linear", (x, weight, bias), activation)
+        hit = replay.get(key)
+        if hit is not None:
+            token, ((shape, dtype),) = hit
+            y = torch.empty(shape, dtype=dtype, device=x.device)
+            ptrs = {"A": x.data_ptr(), "B": weight.data_ptr(), "C": y.data_ptr(),
+                    "bias": 0 if bias is None else bias.data_ptr(), "C0": 0}
+            if device_calls.replay(token, ptrs, stream_of(x)):
+                return y
+            replay.forget(key)
     check_tensors(x=x, weight=weight, bias=bias)
     dt = check_dtype("x", x, DTYPES)
     _same_dtype("weight", weight, "x", x)
@@ -43,10 +56,17 @@ def linear(x, weight, bias=None, activation=None):
         if tuple(bias.shape) != (weight.shape[0],) or not bias.is_floating_point():
             raise ValueError(f"bias (shape {tuple(bias.shape)}, {bias.dtype}) is not allowed: a float tensor of "
                              f"shape ({weight.shape[0]},)")
-        bias = bias.float()
-    op = gemm_ops.gemm_eager if direct(x, weight, bias) else torch.ops.wmma_gen.gemm
-    y = op(x.reshape(-1, x.shape[-1]), weight, bias, "NT", activation or "", "")
-    return y.reshape(*x.shape[:-1], weight.shape[0])
+        f32 = bias.float()
+        same_bias, bias = f32 is bias, f32
+    x2 = x.reshape(-1, x.shape[-1])
+    if not straight:
+        return torch.ops.wmma_gen.gemm(x2, weight, bias, "NT", activation or "", "").reshape(
+            *x.shape[:-1], weight.shape[0])
+    y, token = gemm_ops.gemm_call(x2, weight, bias, "NT", activation or "", "")
+    y = y.reshape(*x.shape[:-1], weight.shape[0])
+    if x2.data_ptr() == x.data_ptr() and (bias is None or same_bias):    # no copy on the way in
+        replay.record(key, token, (y.shape, y.dtype))
+    return y
 
 
 def matmul(a, b):

@@ -1,0 +1,142 @@
+"""wmma_gen/torch/replay.py: a repeat call of a known shape key skips the front end's checks
+and the core's planning -- and is right, on the caller's stream, with the new tensors'
+addresses; anything that changes the key, needs autograd, or was copied on the way in takes
+the full path. Through real hip-python + HipDevice over the HIP stand-in (tests/hipstub),
+whose runtime runs the kernels on the emulator (host pointers are device pointers)."""
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))     # tests/ -> `import hipstub`
+
+from wmma_gen.device.select import routed  # noqa: E402
+from wmma_gen.ops import device_calls  # noqa: E402
+from wmma_gen.torch import flash_attn_func, launch_stream, linear, replay  # noqa: E402
+from wmma_gen.torch import gemm_ops, attention_ops  # noqa: E402
+
+
+@pytest.fixture
+def stub_dev(stub):
+    from wmma_gen.device.hip import HipDevice
+    dev = HipDevice()
+    _, stream = dev.hip.hipStreamCreate()
+    replay.clear()
+    yield stub, dev, stream
+    replay.clear()
+    dev.hip.hipStreamDestroy(stream)
+    dev.close()
+    assert not stub.faults, "kernels faulted:\n" + "\n".join(stub.faults)
+
+
+@pytest.fixture
+def full_calls(monkeypatch):
+    """How many times each front end took the full path (the op body below the checks)."""
+    seen = {"gemm": 0, "attention": 0}
+    g, a = gemm_ops.gemm_call, attention_ops.attention_call
+
+    def gemm_call(*args, **kw):
+        seen["gemm"] += 1
+        return g(*args, **kw)
+
+    def attention_call(*args, **kw):
+        seen["attention"] += 1
+        return a(*args, **kw)
+    monkeypatch.setattr(gemm_ops, "gemm_call", gemm_call)
+    monkeypatch.setattr(attention_ops, "attention_call", attention_call)
+    return seen
+
+
+def _ref_linear(x, w, b):
+    return torch.nn.functional.gelu(x.double() @ w.double().T + (0 if b is None else b.double()))
+
+
+def _close(y, ref, tol=6 * 2 ** -11):
+    assert (y.double() - ref).abs().max() <= tol * max(1.0, float(ref.abs().max())), (y, ref)
+
+
+def test_linear_repeat_is_replayed_with_new_addresses_and_right(stub_dev, full_calls):
+    runtime, dev, stream = stub_dev
+    w = (torch.randn(48, 64) / 8).half()
+    b = torch.randn(48)
+    with routed(dev), launch_stream(int(stream)):
+        xs = [torch.randn(2, 16, 64).half() for _ in range(3)]
+        ys = [linear(x, w, b, activation="gelu") for x in xs]
+        n = len(runtime.launches)
+        again = linear(xs[0], w, b, activation="gelu")
+    assert full_calls["gemm"] == 1                        # only the first call planned
+    assert len(runtime.launches) == n + 1 and runtime.launches[-1].stream == int(stream)
+    assert xs[0].data_ptr() in runtime.launches[-1].explicit and again.data_ptr() in runtime.launches[-1].explicit
+    assert again.shape == (2, 16, 48) and again.dtype == torch.float16
+    for x, y in zip(xs, ys):
+        _close(y, _ref_linear(x, w, b))
+    assert torch.equal(again, ys[0])
+
+
+def test_linear_key_changes_take_the_full_path(stub_dev, full_calls):
+    runtime, dev, stream = stub_dev
+    w = (torch.randn(32, 64) / 8).half()
+    with routed(dev), launch_stream(int(stream)):
+        linear(torch.randn(16, 64).half(), w)
+        linear(torch.randn(32, 64).half(), w)                    # another M
+        linear(torch.randn(16, 64).half(), w, activation="relu")  # another epilogue
+        big = torch.randn(16, 65).half()[:, 1:]                  # 2-byte offset: another alignment
+        y = linear(big, w)
+    assert full_calls["gemm"] == 4
+    ref = big.double() @ w.double().T
+    _close(y, ref)
+
+
+def test_copies_and_autograd_are_never_replayed(stub_dev, full_calls):
+    runtime, dev, stream = stub_dev
+    w = (torch.randn(32, 64) / 8).half()
+    xt = torch.randn(64, 8).half()
+    with routed(dev), launch_stream(int(stream)):
+        for _ in range(2):                      # x.T reshaped: a copy each call (new address)
+            y = linear(xt.T.reshape(2, 4, 64).transpose(0, 1), w)
+        assert full_calls["gemm"] == 2
+        b16 = torch.randn(32).half()            # an f16 bias becomes an f32 copy each call
+        for _ in range(2):
+            linear(torch.ones(4, 64).half(), w, b16)
+        assert full_calls["gemm"] == 4
+        xg = torch.randn(8, 64).half().requires_grad_()
+        for _ in range(2):
+            linear(xg, w)                       # autograd graph: through the custom op, every time
+        assert full_calls["gemm"] == 6
+    _close(y, xt.T.reshape(2, 4, 64).transpose(0, 1).double() @ w.double().T)
+
+
+def test_forgotten_shapes_fall_back_to_the_full_call(stub_dev, full_calls):
+    runtime, dev, stream = stub_dev
+    w = (torch.randn(32, 64) / 8).half()
+    x = torch.randn(16, 64).half()
+    with routed(dev), launch_stream(int(stream)):
+        linear(x, w)
+        device_calls.forget_call_shapes()      # what record_problems does
+        y = linear(x, w)
+        assert full_calls["gemm"] == 2
+        linear(x, w)
+        assert full_calls["gemm"] == 2          # recorded again
+    _close(y, x.double() @ w.double().T)
+
+
+def test_flash_attn_repeat_is_replayed_and_right(stub_dev, full_calls):
+    runtime, dev, stream = stub_dev
+    k, v = torch.randn(1, 32, 1, 32).half(), torch.randn(1, 32, 1, 32).half()
+    with routed(dev), launch_stream(int(stream)):
+        q1, q2 = torch.randn(1, 32, 2, 32).half(), torch.randn(1, 32, 2, 32).half()
+        o1 = flash_attn_func(q1, k, v, causal=True)
+        o2, lse2, _ = flash_attn_func(q2, k, v, causal=True, return_attn_probs=True)
+        o2b, lse2b, _ = flash_attn_func(q2, k, v, causal=True, return_attn_probs=True)
+        assert full_calls["attention"] == 2     # the return_attn_probs flag is part of the key
+        o1b = flash_attn_func(q1, k, v, causal=True)
+        assert full_calls["attention"] == 2
+        flash_attn_func(q1, k, v, causal=False)
+        assert full_calls["attention"] == 3
+    assert torch.equal(o1b, o1) and torch.equal(o2b, o2) and torch.equal(lse2b, lse2)
+    for q, o in ((q1, o1), (q2, o2)):
+        ref = torch.nn.functional.scaled_dot_product_attention(
+            q.double().transpose(1, 2), k.double().transpose(1, 2).expand(1, 2, 32, 32),
+            v.double().transpose(1, 2).expand(1, 2, 32, 32), is_causal=True).transpose(1, 2)
+        _close(o, ref, 4 * 2 ** -11)

@@ -1,0 +1,54 @@
+"""Repeat calls of the torch lane without redoing what cannot have changed (issue 23: host
+overhead per call).
+
+A front end's *shape key* holds, per tensor, (shape, strides, dtype, device, address mod 16),
+plus the op's own arguments and the call's placement (device_calls.placement). Every check the
+front end makes and everything the core decides (kernels, kernarg packing, the 16-byte
+alignment the GEMM key reads) is a function of that key, so the second call of a key needs only
+its outputs allocated and the kernels enqueued with the new addresses (device_calls.replay).
+
+An entry is recorded only when the first call ran straight on its tensors (no reshape copy, no
+kernel_view copy, no scratch: the core returned a replay token) and `runtime.direct` held; a
+replay happens only when `direct` holds again (eager, no autograd graph, no modes). If the core
+forgot the shape (forget_call_shapes, its LRU), the replay reports False and the caller makes
+the full call, which records again.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from ..ops import device_calls
+
+MAX_ENTRIES = 1024
+_entries: "OrderedDict[tuple, tuple]" = OrderedDict()
+
+
+def tensor_key(t) -> tuple | None:
+    if t is None:
+        return None
+    return (t.shape, t.stride(), t.dtype, t.device, t.data_ptr() % 16)
+
+
+def key(op: str, tensors: tuple, *args) -> tuple:
+    return (op, tuple(tensor_key(t) for t in tensors), args, device_calls.placement())
+
+
+def get(k: tuple):
+    return _entries.get(k)
+
+
+def record(k: tuple, token: tuple | None, *outputs) -> None:
+    """Remember `k` -> (token, outputs) where outputs are (shape, dtype) to allocate per call."""
+    if token is None:
+        return
+    _entries[k] = (token, outputs)
+    if len(_entries) > MAX_ENTRIES:
+        _entries.popitem(last=False)
+
+
+def forget(k: tuple) -> None:
+    _entries.pop(k, None)
+
+
+def clear() -> None:
+    _entries.clear()
