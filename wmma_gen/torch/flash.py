@@ -25,10 +25,34 @@ from .runtime import check_dtype, check_tensors, direct, stream_of
 DTYPES = ("f16", "bf16")
 
 
-def _attention(q, k, v, *rest):
-    """The forward op, straight when nothing needs torch's dispatcher (runtime.direct)."""
-    op = attention_ops.attention_eager if direct(q, k, v) else torch.ops.wmma_gen.attention
-    return op(q, k, v, *rest)
+def _attention(q, k, v, *rest, key=None):
+    """The forward op, straight when nothing needs torch's dispatcher (runtime.direct); a
+    straight call is remembered under the front end's replay `key` (replay.py)."""
+    if key is None:
+        return torch.ops.wmma_gen.attention(q, k, v, *rest)
+    out, lse, token = attention_ops.attention_call(q, k, v, *rest)
+    if key:                       # () = straight but not replayable (varlen: offsets are data)
+        replay.record(key, token, (out.shape, out.dtype), (lse.shape, lse.dtype))
+    return out, lse
+
+
+def _replay_key(front: str, q, k, v, *args):
+    """(key, (out, lse) of a replayed call or None); key None when the call cannot be replayed
+    or recorded (runtime.direct is False)."""
+    if not direct(q, k, v):
+        return None, None
+    key = replay.key(front, (q, k, v), *args)
+    hit = replay.get(key)
+    if hit is None:
+        return key, None
+    token, ((oshape, odtype), (lshape, ldtype)) = hit
+    out = torch.empty(oshape, dtype=odtype, device=q.device)
+    lse = torch.empty(lshape, dtype=ldtype, device=q.device)
+    ptrs = {"Q": q.data_ptr(), "K": k.data_ptr(), "V": v.data_ptr(), "O": out.data_ptr(), "LSE": lse.data_ptr()}
+    if device_calls.replay(token, ptrs, stream_of(q)):
+        return key, (out, lse)
+    replay.forget(key)
+    return key, None
 
 
 def _refuse(**unsupported) -> None:
@@ -71,19 +95,10 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     with return_attn_probs=True (no probabilities: that needs dropout, which is unsupported).
     The backward is always deterministic (`deterministic` is accepted and has no effect).
     Tensors with a strided last dim are made contiguous on their device (one copy)."""
-    straight = direct(q, k, v)
-    if straight:                  # a repeat of a known shape key: allocate and enqueue (replay.py)
-        key = replay.key("flash_attn_func", (q, k, v), dropout_p, softmax_scale, causal, tuple(window_size or ()),
-                         softcap, alibi_slopes is None, return_attn_probs)
-        hit = replay.get(key)
-        if hit is not None:
-            token, ((oshape, odtype), (lshape, ldtype)) = hit
-            out = torch.empty(oshape, dtype=odtype, device=q.device)
-            lse = torch.empty(lshape, dtype=ldtype, device=q.device)
-            ptrs = {"Q": q.data_ptr(), "K": k.data_ptr(), "V": v.data_ptr(), "O": out.data_ptr(), "LSE": lse.data_ptr()}
-            if device_calls.replay(token, ptrs, stream_of(q)):
-                return (out, lse, None) if return_attn_probs else out
-            replay.forget(key)
+    key, done = _replay_key("flash_attn_func", q, k, v, dropout_p, softmax_scale, causal, tuple(window_size or ()),
+                            softcap, alibi_slopes is None)
+    if done is not None:          # a repeat of a known shape key: allocated and enqueued (replay.py)
+        return (done[0], done[1], None) if return_attn_probs else done[0]
     _refuse(dropout_p=(dropout_p, 0.0), softcap=(softcap, 0.0), alibi_slopes=(alibi_slopes, None))
     check_tensors(q=q, k=k, v=v)
     d = _check(q, k, v, 4, "(batch, seqlen, nheads, headdim) as flash-attn takes")
@@ -93,12 +108,8 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
                       "headdim)? Use scaled_dot_product_attention for that layout.", stacklevel=2)
     left, right = _window(window_size)
     scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(d)
-    args = (q, k, v, None, None, q.shape[1], k.shape[1], bool(causal), left, right, scale, "bshd")
-    if straight:
-        out, lse, token = attention_ops.attention_call(*args)
-        replay.record(key, token, (out.shape, out.dtype), (lse.shape, lse.dtype))
-    else:
-        out, lse = torch.ops.wmma_gen.attention(*args)
+    out, lse = _attention(q, k, v, None, None, q.shape[1], k.shape[1], bool(causal), left, right, scale, "bshd",
+                          key=key)
     return (out, lse, None) if return_attn_probs else out
 
 
@@ -122,8 +133,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     left, right = _window(window_size)
     scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(d)
     out, lse = _attention(q, k, v, cu_seqlens_q.contiguous(), cu_seqlens_k.contiguous(),
-                                            int(max_seqlen_q), int(max_seqlen_k), bool(causal), left, right,
-                                            scale, "bshd")
+                          int(max_seqlen_q), int(max_seqlen_k), bool(causal), left, right, scale, "bshd",
+                          key=() if direct(q, k, v, cu_seqlens_q, cu_seqlens_k) else None)
     return (out, lse, None) if return_attn_probs else out
 
 
@@ -134,6 +145,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     H != Hkv only with enable_gqa=True. attn_mask and dropout_p != 0 (or a dtype / head dim
     the kernels lack) raise NotImplementedError/ValueError -- unless fallback=True, which
     calls torch's own SDPA for exactly those calls (the caller's explicit choice)."""
+    if attn_mask is None:
+        rkey, done = _replay_key("sdpa", query, key, value, dropout_p, is_causal, scale, enable_gqa)
+        if done is not None:      # a repeat of a known shape key: allocated and enqueued (replay.py)
+            return done[0]
+    else:
+        rkey = None
     problem = _sdpa_unsupported(query, key, value, attn_mask, dropout_p)
     if problem is not None:
         if fallback:
@@ -153,8 +170,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         key, value, causal = key[:, :, :sq], value[:, :, :sq], True
     d = query.shape[-1]
     s = float(scale) if scale is not None else 1.0 / math.sqrt(d)
-    out, _ = _attention(query, key, value, None, None, sq, key.shape[2], causal, left, right,
-                                          s, "bhsd")
+    out, _ = _attention(query, key, value, None, None, sq, key.shape[2], causal, left, right, s, "bhsd", key=rkey)
     return out
 
 
