@@ -15,6 +15,7 @@ from ..compiler.mlir_api import arith, vector
 from .. import layouts
 from . import irb
 from .globalmem import Pos, Stored, read_row_run, read_scalar
+from .lanes import acc_coords, acc_coords_split, lane_run  # noqa: F401  (re-exported; lanes.py owns them)
 
 
 def as_wmma_operand(v: ir.Value, dtype: str, n: int) -> ir.Value:
@@ -22,20 +23,6 @@ def as_wmma_operand(v: ir.Value, dtype: str, n: int) -> ir.Value:
     if dtype in ("i4", "fp8", "bf8"):
         return vector.bitcast(irb.vec(n, irb.value_type(dtype)), v)
     return v
-
-
-def lane_run(family: str, lane, base_outer, k0):
-    """(outer index, first k) of the calling lane's run in a 16x16 fragment.
-
-    One contiguous run per lane (k = 8*(lane//16) + i on gfx12) is loaded for A and B alike.
-    For 16-bit types gfx12 hardware orders K differently inside the fragment (layouts.py);
-    the WMMA sums over every K slot, so a permutation shared by A and B leaves D unchanged
-    and the single wide load is kept (verified on the emulator, which models the hardware
-    order)."""
-    outer = irb.add(base_outer, irb.rem(lane, 16))
-    if family == "gfx12":  # half-waves hold different K halves
-        k0 = irb.add(k0, irb.mul(irb.div(lane, 16), 8))
-    return outer, k0
 
 
 def load_fragment_global(x: Stored, k_contiguous: bool, family: str, b, outer: Pos, k: Pos, lane,
@@ -98,21 +85,6 @@ def wmma(a: ir.Value, b: ir.Value, acc: ir.Value, k: int, unsigned: bool) -> ir.
     """acc += A @ B on one 16x16 tile (amdgpu.wmma -> v_wmma_*)."""
     uns = ir.UnitAttr.get() if unsigned else None
     return amdgpu.WMMAOp(16, 16, k, a, b, acc, unsignedA=uns, unsignedB=uns).result
-
-
-def acc_coords(family: str, lane, v: int):
-    """(row, col) inside the 16x16 tile of this lane's accumulator value v (layouts.c_coord)."""
-    if family == "gfx11":  # row 2v + lane/16
-        return irb.add(irb.div(lane, 16), 2 * v), irb.rem(lane, 16)
-    return irb.add(irb.mul(irb.div(lane, 16), 8), v), irb.rem(lane, 16)  # row 8*(lane/16) + v
-
-
-def acc_coords_split(family: str, lane, v: int):
-    """acc_coords as (row per lane, row constant, column per lane): the row is lane//16 + 2v on
-    gfx11 (RDNA3 ISA guide 7.9) and 8*(lane//16) + v on gfx12 (layouts.c_coord)."""
-    if family == "gfx11":
-        return irb.div(lane, 16), 2 * v, irb.rem(lane, 16)
-    return irb.mul(irb.div(lane, 16), 8), v, irb.rem(lane, 16)
 
 
 def acc_values(family: str, acc_bits: int, acc: ir.Value):

@@ -8,10 +8,10 @@ elements along the stored row is wholly inside or wholly outside when w divides 
 length, so one clamped vector load plus one select covers it; `chunk_width` picks such a
 w, never wider than `align` (so every vector access is aligned to its own width).
 
-Addressing (the FLAT-global "saddr" form, as the attention kernels use it): every access is
-`global_load/store v_off, s[base:base+1] offset:imm` -- a uniform 64-bit base in SGPRs plus a
-zero-extended unsigned 32-bit per-lane VGPR offset plus an immediate (RDNA3 ISA guide
-ch. 10 "Global, Scratch and Flat Instructions", SADDR field; RDNA4 ISA guide, same chapter).
+Addressing (the FLAT-global "saddr" form, kernels/saddr.py, shared with the attention kernels):
+every access is `global_load/store v_off, s[base:base+1] offset:imm` -- a uniform 64-bit base in
+SGPRs plus a zero-extended unsigned 32-bit per-lane VGPR offset plus an immediate (RDNA3 ISA
+guide ch. 10 "Global, Scratch and Flat Instructions", SADDR field; RDNA4 ISA guide, same chapter).
 A position is therefore given split by who knows it (`Pos`): the loop-invariant uniform part
 (batch, tile origin, split-K start, row constants) goes into the SGPR base; the per-lane part
 (thread and lane ids) is a loop-invariant 32-bit VGPR offset, to which the K loop's step is
@@ -34,11 +34,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..compiler.mlir_api import ir
-from ..compiler.mlir_api import _llvm_ops_gen as llvm
 from ..compiler.mlir_api import arith, vector
 
 from ..numerics import BITS
-from . import irb
+from . import irb, saddr
 
 MAX_OPERAND_BITS = 16   # byte offsets < 2 * 2**31 (see the module docstring)
 
@@ -169,26 +168,6 @@ def _axis(p: Pos, guard: bool, last, is_row: bool):
     return u0, _sub(irb.minu(p.total(), last), u0), 0
 
 
-def _i8_gep(ptr, off_i64):
-    i8 = ir.IntegerType.get_signless(8)
-    dyn = -2 ** 31  # LLVM::GEPOp::kDynamicIndex
-    flags = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 7)  # inbounds | nusw | nuw
-    if isinstance(off_i64, int):
-        return llvm.GEPOp(ptr.type, ptr, [], ir.DenseI32ArrayAttr.get([off_i64]), ir.TypeAttr.get(i8), flags).result
-    return llvm.GEPOp(ptr.type, ptr, [off_i64], ir.DenseI32ArrayAttr.get([dyn]), ir.TypeAttr.get(i8), flags).result
-
-
-def _zext_bytes(elems, nbytes: int):
-    """zext(i32(elems) * nbytes) as i64: the multiply is unsigned 32-bit (exact, see the
-    module docstring), so the backend sees a zero-extended 32-bit offset."""
-    i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
-    e = arith.index_cast(i32, elems)
-    if nbytes > 1:
-        e = arith.MulIOp(e, arith.ConstantOp(i32, nbytes).result,
-                         overflowFlags=ir.Attribute.parse("#arith.overflow<nuw>")).result
-    return llvm.ZExtOp(i64, e).result
-
-
 def _address(x: Stored, b, row: Pos, col: Pos, w_clamp: int):
     """The address of (b, row, col) in the SADDR form: base = ptr + bytes * (b*sb + row0*sr
     + col0) (uniform, loop-invariant: SGPRs), VGPR offset = bytes * (rows*sr + cols) of the
@@ -204,28 +183,24 @@ def _address(x: Stored, b, row: Pos, col: Pos, w_clamp: int):
     r0, rl, _ = _axis(row, x.guard_rows, irb.sub(x.rows, 1), True)
     c0, cl, cc = _axis(col, x.guard_cols, irb.sub(x.cols, w_clamp), False)
     base_elems = _add(_add(_mul(b, x.sb), _mul(r0, x.sr)), c0)
-    base = _i8_gep(x.ptr, _zext_bytes(base_elems, x.elem_bytes))
+    base = saddr.offset_by(x.ptr, saddr.byte_offset(base_elems, x.elem_bytes))
     lane = None
     if rl is not None:
         lane = _mul(rl, x.sr)
     if cl is not None:
         lane = cl if lane is None else _add(lane, cl)
-    p = base if lane is None else _i8_gep(base, _zext_bytes(lane, x.elem_bytes))
-    return _i8_gep(p, cc * x.elem_bytes) if cc else p
+    p = base if lane is None else saddr.offset_by(base, saddr.byte_offset(lane, x.elem_bytes))
+    return saddr.gep_bytes(p, cc * x.elem_bytes) if cc else p
 
 
 def _load(x: Stored, b, row: Pos, col: Pos, n: int, w_clamp: int) -> ir.Value:
     """vector<n x storage> (or the scalar for n=0) at (b, row, col), without the zero select."""
-    st = irb.storage_type(x.dtype)
-    t = irb.vec(n, st) if n else st
-    return llvm.LoadOp(t, _address(x, b, row, col, w_clamp),
-                       alignment=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), x.elem_bytes)).result
+    return saddr.load(_address(x, b, row, col, w_clamp), n, irb.storage_type(x.dtype), x.elem_bytes)
 
 
 def write(x: Stored, b, row: Pos, col: Pos, value: ir.Value) -> None:
     """Store one storage element at (b, row, col) (unguarded: callers predicate edges)."""
-    llvm.StoreOp(value, _address(x, b, row, col, 1),
-                 alignment=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), x.elem_bytes))
+    saddr.store(value, _address(x, b, row, col, 1), x.elem_bytes)
 
 
 def read_chunk(x: Stored, b, row: Pos, col: Pos, w: int) -> ir.Value:

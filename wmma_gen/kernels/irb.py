@@ -65,6 +65,28 @@ def mul(a, b):
     return arith.MulIOp(a, _v(b)).result
 
 
+def _nsw():
+    return ir.Attribute.parse("#arith.overflow<nsw>")
+
+
+def iadd(a, b):
+    """index add, no signed wrap (index math of non-negative values < 2**31: attention)."""
+    return arith.AddIOp(a, _v(b), overflowFlags=_nsw()).result
+
+
+def imul(a, b):
+    """index multiply, no signed wrap (as iadd)."""
+    return arith.MulIOp(a, _v(b), overflowFlags=_nsw()).result
+
+
+def imin(a, b):
+    return arith.MinSIOp(a, _v(b)).result
+
+
+def imax(a, b):
+    return arith.MaxSIOp(a, _v(b)).result
+
+
 def div(a, b):
     return arith.DivUIOp(a, _v(b)).result
 

@@ -14,7 +14,7 @@ from ..compiler.mlir_api import ir
 from ..compiler.mlir_api import arith, memref, vector
 
 from . import irb
-from .attention_blocks import PERM_HI, PERM_LO, perm_b32
+from .lanes import PERM_HI, PERM_LO, perm_b32
 from .globalmem import Pos, Stored, chunk_width, concat, read_chunk
 
 

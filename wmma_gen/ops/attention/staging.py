@@ -17,7 +17,7 @@ Addressing: one unsigned 32-bit byte offset per row a thread reads (`addresses` 
 computed once before the key loop (`lane_offsets`: base of the (sequence, head) + row *
 row_stride + column). Per tile the caller adds only the uniform tile offset: one
 v_add_nc_u32 per row, and each load is the global "saddr" form
-(attention_blocks.global_load).
+(kernels/saddr.py, through attention_blocks.global_load).
 
 Bounds without per-lane clamps in the loop: the caller passes the tile's first row already
 shifted to first' = max(0, min(first, seq - BLOCK)) (uniform), and `lane_offsets` clamps the
@@ -32,12 +32,13 @@ from dataclasses import dataclass
 from ...compiler.mlir_api import ir
 from ...compiler.mlir_api import arith, vector
 
-from ...kernels import irb
-from ...kernels.attention_blocks import (PERM_HI, PERM_LO, byte_offset, global_load, i32_type, iadd, imin, imul,
-                                         perm_b32)
+from ...kernels import irb, saddr
+from ...kernels.attention_blocks import byte_offset, global_load, i32_type
+from ...kernels.irb import iadd, imin, imul
+from ...kernels.lanes import PERM_HI, PERM_LO, perm_b32
 
 CONTIG_BYTES = 64  # bytes a row group reads contiguously per load (half a 128-byte line)
-MAX_IMM = 4096     # immediate byte offsets stay below this (gfx11: 13-bit signed field)
+MAX_IMM = saddr.MAX_IMM  # immediate byte offsets stay below this (gfx11: 13-bit signed field)
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,7 @@ def load(p: TileCopy, ptr, offsets: list, tile_off) -> list:
 
 def _pack_column(words: list, j: int):
     """The 16-bit element j of each i32-word vector in `words` (rows of a group), packed two per
-    i32 (low half first): one v_perm_b32 per word (attention_blocks.perm_b32; LLVM makes two or
+    i32 (low half first): one v_perm_b32 per word (lanes.perm_b32; LLVM makes two or
     three ops of the equivalent and/shift/or on gfx11)."""
     halves = [vector.extract(x, [], [j // 2]) for x in words]
     sel = PERM_LO if j % 2 == 0 else PERM_HI

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from ...compiler.mlir_api import _gpu_ops_gen as gpu, ir, scf
 from ...kernels import irb
 from ...kernels.fragments import load_fragment_global, load_fragment_lds, storage_elems, wmma
-from ...kernels.attention_blocks import global_pointer_type
+from ...kernels.saddr import pointer_type as global_pointer_type
 from ...kernels.globalmem import Pos, Stored
 from ...kernels.module import gpu_module_text
 from ...kernels.signature import KernelSource
