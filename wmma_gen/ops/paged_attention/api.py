@@ -1,0 +1,87 @@
+"""wmma_gen.paged_attention(): numpy in, numpy out, through the paged decode kernel and the
+dense forward's split-KV combine kernel.
+
+    o = paged_attention(q, k_cache, v_cache, block_table, seq_lens, causal=True)
+    o, lse = paged_attention(..., return_lse=True)
+
+q (batch, Sq, heads, D) with Sq = 1..16 query tokens per sequence; k_cache / v_cache
+(num_blocks, block_size, kv_heads, D) in vLLM's layout (float16 arrays, bf16 as uint16 bits
+or float arrays with dtype="bf16", or uint8 fp8 bits with kv_dtype="fp8e4m3" / "fp8e5m2" and
+k_scale / v_scale: a float or one per kv head); block_table (batch, max_blocks) int32;
+seq_lens (batch,) int32 = cached length per sequence including the Sq new tokens (query i is at
+position seq_len - Sq + i; causal is bottom-right). Returns o like q and lse (batch, heads, Sq)
+float32 (natural log; -inf and o = 0 for rows that see no key).
+
+Checked here: shapes, dtypes, 0 <= seq_lens[b] <= max_blocks * block_size. Block ids are NOT
+checked (the caller's responsibility, as in vLLM): an id outside [0, num_blocks) reads
+outside the cache -- the emulator faults naming the address, a GPU reads garbage or faults.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import hostdata
+from ...compiler import compile_mlir
+from ...device.launcher import launch
+from ...device.select import arch_of, get_device
+from ...knobs import as_schedule
+from ...targets import get_target
+from ..attention.combine import build_attention_combine
+from .defaults import default_schedule
+from .directive import PagedAttentionDirective
+from .inputs import paged_inputs
+from .kernel import build_paged_attention
+from .schedule import PagedSchedule
+
+_MEMO: dict[tuple, tuple] = {}
+
+
+def combine_directive(d):
+    """The dense forward's directive whose combine kernel finishes this op's partials (bshd O
+    (batch, Sq, heads, D) and LSE (batch, heads, Sq))."""
+    from ..attention.directive import AttentionDirective
+    return AttentionDirective(d.dtype, d.head_dim, return_lse=d.return_lse)
+
+
+def compile_paged(d, s: PagedSchedule, arch: str):
+    """((KernelSource, CompiledKernel) of the paged kernel, same of its combine), per process."""
+    key = (d.to_json(), repr(s), get_target(arch).arch)
+    if key not in _MEMO:
+        t = get_target(arch)
+        src = build_paged_attention(d, s, t)
+        csrc = build_attention_combine(combine_directive(d), s, t)
+        _MEMO[key] = ((src, compile_mlir(src.mlir, arch)), (csrc, compile_mlir(csrc.mlir, arch)))
+    return _MEMO[key]
+
+
+def run_paged(inp, arch: str, device, schedule: PagedSchedule | None = None):
+    """Launch on validated inputs (inputs.paged_inputs); returns ({"O", ["LSE"]}, timings)."""
+    d, p = inp.directive, inp.problem
+    s = schedule if schedule is not None else default_schedule(d, arch, p["heads"] // p["kv_heads"] * p["seq_q"],
+                                                               p["max_blocks"] * d.block_size)
+    s.validate(d, get_target(arch))
+    (src, ck), (csrc, cck) = compile_paged(d, s, arch)
+    outs, t1 = launch(ck, src.signature, p, device, {n: inp.arrays[n] for n in src.signature.inputs})
+    final, t2 = launch(cck, csrc.signature, {**p, "seq_k": 1}, device,
+                       {n: outs[n] for n in csrc.signature.inputs})
+    return final, [t1, t2]
+
+
+def paged_attention(q, k_cache, v_cache, block_table, seq_lens, *, causal: bool = True, scale=None, window=None,
+                    softcap=None, kv_dtype: str | None = None, k_scale=None, v_scale=None, return_lse: bool = False,
+                    dtype: str | None = None, arch: str | None = None, device=None, schedule=None):
+    """Paged-KV decode attention (see the module doc). Bad input raises ValueError naming the
+    argument before anything is compiled or launched."""
+    schedule = as_schedule(PagedSchedule, schedule)
+    inp = paged_inputs(q, k_cache, v_cache, block_table, seq_lens, causal=causal, scale=scale, window=window,
+                       softcap=softcap, kv_dtype=kv_dtype, k_scale=k_scale, v_scale=v_scale,
+                       return_lse=return_lse, dtype=dtype)
+    dev = get_device(device)
+    outs, _ = run_paged(inp, arch_of(dev, arch), dev, schedule)
+    o = outs["O"]
+    if inp.directive.dtype == "bf16":
+        o = hostdata.output_array(o.tobytes(), "bf16", o.shape)
+    return (o, outs["LSE"]) if return_lse else o
+
+
+__all__ = ["paged_attention", "PagedAttentionDirective", "compile_paged", "run_paged"]

@@ -1,0 +1,82 @@
+"""`PagedAttentionDirective`: *what* a paged-KV decode attention kernel computes -- never sizes.
+
+For sequence b with cached length L = seq_lens[b] (the new query tokens included) and Sq query
+tokens, query i sits at position L - Sq + i (bottom-right alignment, as the dense forward's
+directive.py). Key j of the sequence lives in the cache at
+
+    K[j] = k_cache[block_table[b, j // block_size], j % block_size, g]   (vLLM's layout:
+           k_cache / v_cache (num_blocks, block_size, kv_heads, head_dim)),  g = h // (H // Hkv)
+
+    O[b, i, h] = sum_j softmax_j(cap(scale * k_scale * Q[b, i, h] . K[j])) v_scale * V[j]
+
+over the keys visible to query i: all j < L; causal keeps j <= L - Sq + i; window (left, right)
+as the dense forward (runtime sizes, -1 unbounded); cap(x) = softcap * tanh(x / softcap) when
+softcap is on. Rows that see no key (L = 0, or causal rows before the cache) give O = 0 and
+LSE = -inf.
+
+Fields:
+  dtype       "f16" | "bf16"   Q and O element type (f32 accumulation)
+  kv_dtype    the cache's element type: "f16" | "bf16" (= dtype), or "fp8e4m3" / "fp8e5m2"
+              (OCP FP8, one byte; dequantised to dtype in registers with per-kv-head scales --
+              a per-tensor scale is the same value for every head)
+  head_dim    a multiple of 16 from 16 to 256 (WMMA tiles are 16 wide)
+  block_size  rows per cache block (vLLM's default is 16)
+  causal, window, softcap, return_lse: flags (their sizes are runtime arguments)
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+from ...errors import ScheduleError
+
+DTYPES = ("f16", "bf16")
+KV_DTYPES = ("f16", "bf16", "fp8e4m3", "fp8e5m2")
+HEAD_DIMS = tuple(range(16, 257, 16))
+BLOCK_SIZES = (16, 32, 64, 128)
+
+
+@dataclass(frozen=True)
+class PagedAttentionDirective:
+    dtype: str
+    head_dim: int
+    block_size: int = 16
+    kv_dtype: str = ""          # "" = same as dtype
+    causal: bool = True
+    window: bool = False
+    softcap: bool = False
+    return_lse: bool = False
+
+    def __post_init__(self):
+        if self.dtype not in DTYPES:
+            raise ScheduleError("dtype", self.dtype, f"one of {', '.join(DTYPES)}")
+        if self.kv_dtype == "":
+            object.__setattr__(self, "kv_dtype", self.dtype)
+        if self.kv_dtype not in KV_DTYPES or self.kv_dtype in DTYPES and self.kv_dtype != self.dtype:
+            raise ScheduleError("kv_dtype", self.kv_dtype, f"{self.dtype!r} (the query dtype) or fp8e4m3 / fp8e5m2")
+        if isinstance(self.head_dim, bool) or self.head_dim not in HEAD_DIMS:
+            raise ScheduleError("head_dim", self.head_dim, f"one of {', '.join(map(str, HEAD_DIMS))}")
+        if isinstance(self.block_size, bool) or self.block_size not in BLOCK_SIZES:
+            raise ScheduleError("block_size", self.block_size, f"one of {', '.join(map(str, BLOCK_SIZES))}")
+        for name in ("causal", "window", "softcap", "return_lse"):
+            if not isinstance(getattr(self, name), bool):
+                raise ScheduleError(name, getattr(self, name), "True or False")
+
+    @property
+    def fp8(self) -> bool:
+        return self.kv_dtype.startswith("fp8")
+
+    # what bounds.py / operands.py of the dense forward read from a directive
+    @property
+    def varlen(self) -> bool:
+        return False
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PagedAttentionDirective":
+        return cls(**d)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)

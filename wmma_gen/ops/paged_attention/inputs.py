@@ -1,0 +1,136 @@
+"""What a user passes to wmma_gen.paged_attention, checked and normalised (nothing compiled).
+
+    paged_inputs(q, k_cache, v_cache, block_table, seq_lens, *, causal, scale, window, softcap,
+                 kv_dtype, k_scale, v_scale, return_lse, dtype) -> PagedInputs(directive, problem, arrays)
+
+Every mistake raises ScheduleError (a ValueError) naming the argument, the value and what is
+allowed. Block ids are not checked (the caller's responsibility; api.py says why).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ... import hostdata
+from ...errors import ScheduleError
+from .directive import BLOCK_SIZES, HEAD_DIMS, KV_DTYPES, PagedAttentionDirective
+
+MAX_SQ = 16   # query tokens per sequence (decode; the packed rows share 16-row WMMA tiles)
+FP8_STORAGE = {"fp8e4m3": "fp8", "fp8e5m2": "bf8"}
+
+
+@dataclass(frozen=True, eq=False)
+class PagedInputs:
+    directive: PagedAttentionDirective
+    problem: dict
+    arrays: dict
+
+
+def _array(x, name: str, ndim: int) -> np.ndarray:
+    a = np.asarray(x)
+    if a.ndim != ndim:
+        raise ScheduleError(f"{name}.shape", a.shape, f"{ndim} dimensions")
+    return a
+
+
+def _dtype(q: np.ndarray, dtype) -> str:
+    if dtype is None:
+        if q.dtype == np.float16:
+            return "f16"
+        raise ScheduleError("dtype", None, f"'f16' or 'bf16' for q of numpy dtype {q.dtype} (None infers f16 "
+                            "from float16 arrays only)")
+    if dtype not in ("f16", "bf16"):
+        raise ScheduleError("dtype", dtype, "None, 'f16' or 'bf16'")
+    return dtype
+
+
+def _stored(a: np.ndarray, dtype: str, name: str) -> np.ndarray:
+    if dtype == "bf16" and a.dtype == np.uint16:
+        return a                                   # bf16 bits as given
+    return hostdata.as_stored(a, dtype, field=name)
+
+
+def _kv_scales(k_scale, v_scale, kv_heads: int, fp8: bool) -> np.ndarray | None:
+    if not fp8:
+        for n, x in (("k_scale", k_scale), ("v_scale", v_scale)):
+            if x is not None:
+                raise ScheduleError(n, x, "None unless kv_dtype is fp8e4m3 / fp8e5m2 (16-bit caches are unscaled)")
+        return None
+    out = np.ones((2, kv_heads), np.float32)
+    for row, (n, x) in enumerate((("k_scale", k_scale), ("v_scale", v_scale))):
+        if x is None:
+            continue
+        a = np.asarray(x, np.float64)
+        if a.shape not in ((), (kv_heads,)) or not (np.isfinite(a) & (a > 0)).all():
+            raise ScheduleError(n, x, f"a positive finite float or one per kv head (shape ({kv_heads},))")
+        out[row] = a
+    return out
+
+
+def _window(window) -> tuple[int, int]:
+    if window is None:
+        return -1, -1
+    ok = isinstance(window, (tuple, list)) and len(window) == 2 and all(
+        isinstance(w, (int, np.integer)) and not isinstance(w, bool) and w >= -1 for w in window)
+    if not ok:
+        raise ScheduleError("window", window, "None or (left, right) ints >= -1 (-1: unbounded)")
+    return int(window[0]), int(window[1])
+
+
+def paged_inputs(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, scale=None, window=None, softcap=None,
+                 kv_dtype=None, k_scale=None, v_scale=None, return_lse=False, dtype=None) -> PagedInputs:
+    q = _array(q, "q", 4)
+    k_cache, v_cache = _array(k_cache, "k_cache", 4), _array(v_cache, "v_cache", 4)
+    block_table, seq_lens = _array(block_table, "block_table", 2), _array(seq_lens, "seq_lens", 1)
+    B, Sq, H, D = q.shape
+    nb, bs, Hkv, Dk = k_cache.shape
+    if v_cache.shape != k_cache.shape:
+        raise ScheduleError("v_cache.shape", v_cache.shape, f"k_cache's shape {k_cache.shape}")
+    if not 1 <= Sq <= MAX_SQ:
+        raise ScheduleError("q.shape[1]", Sq, f"1..{MAX_SQ} query tokens per sequence (decode)")
+    if D not in HEAD_DIMS or Dk != D:
+        raise ScheduleError("q.shape[3]", D, f"one of {HEAD_DIMS} and equal to k_cache.shape[3]={Dk}")
+    if bs not in BLOCK_SIZES:
+        raise ScheduleError("k_cache.shape[1]", bs, f"a block size in {BLOCK_SIZES}")
+    if Hkv < 1 or H % Hkv:
+        raise ScheduleError("k_cache.shape[2]", Hkv, f"a divisor of the query heads {H}")
+    for n, a, rows in (("block_table", block_table, B), ("seq_lens", seq_lens, B)):
+        if a.dtype != np.int32:
+            raise ScheduleError(f"{n}.dtype", str(a.dtype), "int32")
+        if a.shape[0] != B:
+            raise ScheduleError(f"{n}.shape[0]", a.shape[0], f"the batch {B} (q.shape[0])")
+    cap = block_table.shape[1] * bs
+    if B and (seq_lens.min() < 0 or seq_lens.max() > cap):
+        bad = int(seq_lens.min()) if seq_lens.min() < 0 else int(seq_lens.max())
+        raise ScheduleError("seq_lens", bad, f"0 <= seq_len <= max_blocks * block_size = {cap}")
+    if kv_dtype is not None and kv_dtype not in KV_DTYPES:
+        raise ScheduleError("kv_dtype", kv_dtype, f"None or one of {', '.join(KV_DTYPES)}")
+    dt = _dtype(q, dtype)
+    kvd = kv_dtype or dt
+    fp8 = kvd in FP8_STORAGE
+    if fp8:
+        for n, a in (("k_cache", k_cache), ("v_cache", v_cache)):
+            if a.dtype != np.uint8:
+                raise ScheduleError(f"{n}.dtype", str(a.dtype), f"uint8 bytes for kv_dtype={kvd}")
+    scales = _kv_scales(k_scale, v_scale, Hkv, fp8)
+    if softcap is not None and softcap != 0:
+        softcap = hostdata.f32_scalar("softcap", softcap)
+        if softcap <= 0:
+            raise ScheduleError("softcap", softcap, "None, 0 (off) or a positive float")
+    left, right = _window(window)
+    if not isinstance(causal, bool):
+        raise ScheduleError("causal", causal, "True or False")
+    scale = None if scale is None else hostdata.f32_scalar("scale", scale)
+    d = PagedAttentionDirective(dt, int(D), int(bs), kvd, causal, (left, right) != (-1, -1), bool(softcap),
+                                bool(return_lse))
+    arrays = {"Q": _stored(q, dt, "q"),
+              "K_cache": k_cache if fp8 else _stored(k_cache, dt, "k_cache"),
+              "V_cache": v_cache if fp8 else _stored(v_cache, dt, "v_cache"),
+              "block_table": block_table, "seq_lens": seq_lens}
+    if fp8:
+        arrays["kv_scales"] = scales
+    problem = dict(batch=int(B), heads=int(H), kv_heads=int(Hkv), seq_q=int(Sq), num_blocks=int(nb),
+                   max_blocks=int(block_table.shape[1]), head_dim=int(D), scale=scale, softcap=softcap or 0.0,
+                   window_left=left, window_right=right)
+    return PagedInputs(d, problem, arrays)

@@ -1,0 +1,286 @@
+"""Paged-KV decode attention kernel: PagedAttentionDirective + PagedSchedule + Target -> MLIR
+module and Signature, on the dense forward's blocks (attention/operands.py, softmax.py,
+bounds.py, staging.py; kernels/attention_blocks.py for the swap-A/B layout).
+
+One workgroup owns one (sequence b, kv head g), one split of its keys and BLOCK_M packed query
+rows r = head_in_group * Sq + i (GQA: every query head sharing g reads the same K/V tile once):
+
+    Q^T fragments -> registers (B operands; row r's head and token from r)
+    m = -inf, l = 0, O^T = 0
+    [n_lo, n_hi) = this split's key tiles among those any query sees (bounds.tile_range)
+    K(n_lo), V(n_lo) -> registers                    (cache_tiles: via block_table)
+    for n0 in range(n_lo, n_hi, BLOCK_N):            # scf.for, the tile's registers carried
+        K -> LDS_K, V -> LDS_V^T ; barrier
+        issue loads of K, V (n0 + BLOCK_N)
+        S^T = K @ Q^T                                  (operands.scores)
+        S^T = softcap * tanh(S^T * scale / softcap)    (directive.softcap)
+        S^T = -inf outside each row's band             (boundary tiles only, uniform branch)
+        P, m, l, alpha = online_softmax(S^T)           (softmax.py)
+        O^T = alpha O^T + V^T @ P^T                    (operands.pv) ; barrier
+    O_part = v_scale * O^T / l ; LSE_part = ln2 (m + log2 l)   (per split; combine merges)
+
+Row r of query token i of sequence b sees keys per the dense forward's bounds with Sq query
+tokens and Sk = seq_lens[b] keys (bottom-right: token i at position Sk - Sq + i). FP8 caches
+are widened in registers (cache_tiles.py); the K scale (x 2**8 for E4M3) is folded into the
+softmax's exp2 factor, the V scale into the epilogue's 1/l.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ...compiler.mlir_api import ir
+from ...compiler.mlir_api import _amdgpu_ops_gen as amdgpu
+from ...compiler.mlir_api import _gpu_ops_gen as gpu
+from ...compiler.mlir_api import arith, memref, scf, vector
+
+from ...kernels import attention_blocks as ab
+from ...kernels import irb
+from ...kernels.attention_blocks import iadd, imin, imul
+from ...kernels.module import gpu_module_text
+from ...kernels.signature import KernelSource
+from ...targets import Target
+from ..attention import operands, softmax, staging
+from ..attention.bounds import lane_band, masked, tile_range
+from ..attention.schedule import LDS_PAD
+from . import cache_tiles
+from .schedule import PagedSchedule
+from .signature import F32_SCALARS, SCALARS, buffer_names, paged_signature
+
+LOG2E = 1.0 / math.log(2.0)
+GLOBAL_PTRS = ("Q", "K_cache", "V_cache")
+E4M3_SHIFT = 256.0   # cache_tiles: E4M3 bits widened to halves are x * 2**-8
+
+
+def kernel_name(d, s: PagedSchedule) -> str:
+    flags = "".join(f for f, on in (("c", d.causal), ("w", d.window), ("s", d.softcap), ("l", d.return_lse)) if on)
+    kv = "" if d.kv_dtype == d.dtype else f"_{d.kv_dtype}"
+    return (f"paged_{d.dtype}{kv}_d{d.head_dim}_bs{d.block_size}{'_' + flags if flags else ''}"
+            f"_n{s.block_n}w{s.waves}f{s.frags_q}_split{s.split_kv}")
+
+
+def build_paged_attention(d, s: PagedSchedule, t: Target, key=None) -> KernelSource:
+    """The paged decode kernel for directive d, schedule s and target t (no specialization key:
+    every size is a run-time argument)."""
+    s.validate(d, t)
+    name = kernel_name(d, s)
+    text = gpu_module_text(name, t.arch, lambda: _kernel(d, s, t, name))
+    return KernelSource(name, text, t.arch, paged_signature(d, s, name))
+
+
+def _lds(rows: int, cols: int) -> ir.MemRefType:
+    return ir.MemRefType.get([rows, cols], ir.F16Type.get(),
+                             memory_space=ir.Attribute.parse("#gpu.address_space<workgroup>"))
+
+
+@dataclass
+class PagedCtx:
+    """What the kernel's phases (and the dense forward's bounds/operands helpers) read."""
+    d: object
+    s: PagedSchedule
+    fam: str
+    ptr: dict
+    sc: dict
+    lds_k: object
+    lds_v: object
+    tid: object
+    lane: object
+    wave: object
+    split: object
+    b: object
+    kvh: object
+    row0: object        # first packed row of the workgroup
+    group_rows: object  # kv_group * seq_q
+    seq_q: object
+    seq_k: object       # seq_lens[b]
+    c: object           # exp2 factor of the scores: scale * k_scale * log2 e (log2 e with softcap)
+    cap_in: object      # scale * k_scale / softcap (softcap only)
+    v_scale: object
+    cap: object = None    # softcap (f32)
+    q0: object = None   # bounds.tile_range: the workgroup's rows span every query token
+    copy_k: staging.TileCopy = None
+    copy_v: staging.TileCopy = None
+    bands: list = None
+    full: tuple = None
+
+    def packed_row(self, f: int):
+        return iadd(self.row0, iadd(imul(self.wave, 16 * self.s.frags_q), iadd(irb.rem(self.lane, 16), 16 * f)))
+
+    def query(self, f: int):
+        """Query token (0..Sq-1) of the lane's packed row in block f (padding rows clamped)."""
+        return irb.rem(imin(self.packed_row(f), irb.sub(self.group_rows, 1)), self.seq_q)
+
+    def head(self, f: int):
+        r = imin(self.packed_row(f), irb.sub(self.group_rows, 1))
+        return iadd(imul(self.kvh, self.sc["kv_group"]), irb.div(r, self.seq_q))
+
+
+def _kernel(d, s: PagedSchedule, t: Target, name: str) -> None:
+    bufs = buffer_names(d)
+    buf_types = [ab.global_pointer_type() if n in GLOBAL_PTRS else ab.pointer_type(dt) for n, dt in bufs]
+    scalar_types = [ab.f32_type() if n in F32_SCALARS else ab.i32_type() for n in SCALARS]
+    lds_types = [_lds(s.block_n, d.head_dim + LDS_PAD), _lds(d.head_dim, s.block_n + LDS_PAD)]
+    arg_types = buf_types + scalar_types
+    f = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(arg_types, [])),
+                      known_block_size=ir.DenseI32ArrayAttr.get([s.threads, 1, 1]))
+    f.attributes["sym_name"] = ir.StringAttr.get(name)
+    f.attributes["gpu.kernel"] = ir.UnitAttr.get()
+    f.attributes["workgroup_attributions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(lds_types))
+    block = f.body.blocks.append(*arg_types, *lds_types)
+    with ir.InsertionPoint(block):
+        args = list(block.arguments)
+        ptrs = dict(zip([n for n, _ in bufs], args[:len(bufs)], strict=True))
+        sc = dict(zip(SCALARS, args[len(bufs):len(bufs) + len(SCALARS)], strict=True))
+        c = _context(d, s, t, ptrs, sc, args[len(bufs) + len(SCALARS):])
+        o, m, l = main_loop(c)
+        epilogue(c, o, m, l)
+        gpu.ReturnOp([])
+
+
+def _context(d, s, t, ptrs, sc, lds) -> PagedCtx:
+    f32 = ab.f32_type()
+    tid = gpu.ThreadIdOp(ir.Attribute.parse("#gpu<dim x>")).result
+    bx = gpu.BlockIdOp(ir.Attribute.parse("#gpu<dim x>")).result
+    kvh = gpu.BlockIdOp(ir.Attribute.parse("#gpu<dim y>")).result
+    b = gpu.BlockIdOp(ir.Attribute.parse("#gpu<dim z>")).result
+    tile, split = (irb.div(bx, s.split_kv), irb.rem(bx, s.split_kv)) if s.split_kv > 1 else (bx, irb.c(0))
+    views = {n: p if n in GLOBAL_PTRS else ab.flat_view(p, dt) for (n, dt), p in zip(buffer_names(d), ptrs.values())}
+    x = {n: arith.index_cast(irb.index(), v) for n, v in sc.items() if n not in F32_SCALARS}
+    seq_k = arith.index_cast(irb.index(), memref.load(views["seq_lens"], [b]))
+    k_scale, v_scale = irb.cf(1.0, f32), irb.cf(1.0, f32)
+    if d.fp8:
+        kv_heads = irb.div(x["heads"], x["kv_group"])
+        shift = irb.cf(E4M3_SHIFT if d.kv_dtype == "fp8e4m3" else 1.0, f32)
+        k_scale = arith.mulf(memref.load(views["kv_scales"], [kvh]), shift)
+        v_scale = arith.mulf(memref.load(views["kv_scales"], [iadd(kv_heads, kvh)]), shift)
+    qk = arith.mulf(sc["scale"], k_scale)
+    if d.softcap:
+        c, cap_in = irb.cf(LOG2E, f32), arith.divf(qk, sc["softcap"])
+    else:
+        c, cap_in = arith.mulf(qk, irb.cf(LOG2E, f32)), None
+    return PagedCtx(d, s, t.family, views, x, lds[0], lds[1], tid, irb.rem(tid, 32), irb.div(tid, 32), split, b,
+                    kvh, imul(tile, s.block_m), imul(x["kv_group"], x["seq_q"]), x["seq_q"], seq_k, c, cap_in,
+                    v_scale, cap=sc["softcap"], q0=irb.c(0), copy_k=cache_tiles.plan(s, d, False), copy_v=cache_tiles.plan(s, d, True))
+
+
+def q_fragments(c: PagedCtx) -> list:
+    """Q^T B operands [f][kd]: the lane's packed row is query token i of head h (GQA packing);
+    the head-dim runs of the row are immediate offsets of one lane address."""
+    n = ab.run_len(c.fam)
+    out = []
+    for f in range(c.s.frags_q):
+        row = iadd(imul(c.b, c.sc["q_sb"]), iadd(imul(c.query(f), c.sc["q_ss"]), imul(c.head(f), c.sc["q_sh"])))
+        off = ab.byte_offset(iadd(row, ab.run_offset(c.fam, c.lane)), c.d.dtype)
+        out.append([ab.global_load(c.ptr["Q"], off, n, c.d.dtype, imm=2 * 16 * kd) for kd in range(c.d.head_dim // 16)])
+    return out
+
+
+def _load(c: PagedCtx, n0) -> list:
+    k = cache_tiles.load_tile(c, c.copy_k, "K", n0)
+    v = cache_tiles.load_tile(c, c.copy_v, "V", n0)
+    if not c.d.fp8:
+        k, v = operands.lds_half(c.d.dtype, k), operands.lds_half(c.d.dtype, v)
+    return k + v
+
+
+def _flatten(x):
+    return [v for row in x for v in row]
+
+
+def _unflatten(vals, nf: int):
+    per = len(vals) // nf
+    return [list(vals[i * per:(i + 1) * per]) for i in range(nf)]
+
+
+def main_loop(c: PagedCtx):
+    s, d = c.s, c.d
+    f32 = ab.f32_type()
+    nf, dts = s.frags_q, d.head_dim // 16
+    o = [[irb.zeros(irb.vec(8, f32)) for _ in range(dts)] for _ in range(nf)]
+    m = [irb.cf(softmax.NEG_INF, f32) for _ in range(nf)]
+    l = [irb.cf(0.0, f32) for _ in range(nf)]
+    start, end, full_lo, full_hi = tile_range(c)
+    q = q_fragments(c)
+    c.bands = [lane_band(c, f) for f in range(nf)]
+    c.full = (full_lo, full_hi)
+    init = _flatten(o) + m + l
+    run = scf.IfOp(irb.lt(start, end), [v.type for v in init], has_else=True)
+    with ir.InsertionPoint(run.then_block):
+        regs = _load(c, start)
+        nk = c.copy_k.regs
+        loop = scf.ForOp(start, end, irb.c(s.block_n), init + regs)
+        with ir.InsertionPoint(loop.body):
+            n0 = loop.induction_variable
+            it = list(loop.inner_iter_args)
+            o = _unflatten(it[:nf * dts], nf)
+            m, l = it[nf * dts:nf * dts + nf], it[nf * dts + nf:len(init)]
+            tile = it[len(init):]
+            staging.store(c.copy_k, c.lds_k, c.tid, tile[:nk])
+            staging.store(c.copy_v, c.lds_v, c.tid, tile[nk:])
+            amdgpu.LDSBarrierOp()
+            nxt = _load(c, imin(iadd(n0, s.block_n), irb.sub(end, s.block_n)))
+            o, m, l = tile_step(c, n0, q, o, m, l)
+            amdgpu.LDSBarrierOp()   # every wave is done with the LDS tiles before they are rewritten
+            scf.YieldOp(_flatten(o) + m + l + nxt)
+        scf.YieldOp(list(loop.results)[:len(init)])
+    with ir.InsertionPoint(run.else_block):
+        scf.YieldOp(init)
+    res = list(run.results)
+    return _unflatten(res[:nf * dts], nf), res[nf * dts:nf * dts + nf], res[nf * dts + nf:]
+
+
+def _softcap(c: PagedCtx, x):
+    """cap * tanh(x * scale / cap) on vector<8 x f32>: tanh(y) = 1 - 2 / (2**(2 y log2 e) + 1)
+    (exp2 -> inf or 0 gives exactly +-1, never NaN)."""
+    f32 = ab.f32_type()
+    y = arith.mulf(x, ab.splat(c.cap_in, 8))
+    e = vector.from_elements(irb.vec(8, f32), [ab.exp2(vector.extract(arith.mulf(
+        y, ab.splat(irb.cf(2 * LOG2E, f32), 8)), [], [v])) for v in range(8)])
+    one = ab.splat(irb.cf(1.0, f32), 8)
+    th = arith.subf(one, arith.divf(ab.splat(irb.cf(2.0, f32), 8), arith.addf(e, one)))
+    return arith.mulf(th, ab.splat(c.cap, 8))
+
+
+def tile_step(c: PagedCtx, n0, q, o, m, l):
+    """Scores, softcap, mask (boundary tiles only), online softmax and O^T += V^T P^T."""
+    nf = c.s.frags_q
+    s_acc = operands.scores(c, q)
+    if c.d.softcap:
+        s_acc = [[_softcap(c, x) for x in row] for row in s_acc]
+    full_lo, full_hi = c.full
+    need = arith.OrIOp(irb.lt(n0, full_lo),
+                       arith.CmpIOp(arith.CmpIPredicate.sgt, iadd(n0, c.s.block_n - 1), full_hi).result).result
+    flat = _flatten(s_acc)
+    sel = scf.IfOp(need, [x.type for x in flat], has_else=True)
+    with ir.InsertionPoint(sel.then_block):
+        scf.YieldOp(_flatten(masked(c, s_acc, n0, n0, c.bands)))
+    with ir.InsertionPoint(sel.else_block):
+        scf.YieldOp(flat)
+    s_acc = _unflatten(list(sel.results), nf)
+    p_ops, m2, l2, o = [], [], [], list(o)
+    for f in range(nf):
+        p, mn, ln, alpha = softmax.online_softmax(c.fam, s_acc[f], m[f], l[f], c.c)
+        o[f] = softmax.rescale(o[f], alpha)
+        p_ops.append([ab.p_operand(c.fam, ab.to_dtype(x, c.d.dtype), c.lane, full_exec=True) for x in p])
+        m2.append(mn)
+        l2.append(ln)
+    return operands.pv(c, p_ops, o), m2, l2
+
+
+def epilogue(c: PagedCtx, o, m, l) -> None:
+    """This split's O (times the V scale, f32) and LSE at partial row (split, h, b * Sq + i)."""
+    for f in range(c.s.frags_q):
+        inv, lse = softmax.finish(m[f], l[f])      # full exec: before the per-row branch
+        inv = arith.mulf(inv, c.v_scale)
+        st = scf.IfOp(irb.lt(c.packed_row(f), c.group_rows))
+        with ir.InsertionPoint(st.then_block):
+            row = iadd(imul(c.b, c.seq_q), c.query(f))
+            hr = iadd(imul(iadd(imul(c.split, c.sc["heads"]), c.head(f)), c.sc["rows"]), row)
+            base = iadd(imul(hr, c.d.head_dim), ab.acc_row0(c.lane))
+            for dt, acc in enumerate(o[f]):
+                vector.store(arith.mulf(acc, ab.splat(inv, 8)), c.ptr["O_part"], [iadd(base, 16 * dt)])
+            first = scf.IfOp(irb.lt(c.lane, 16))
+            with ir.InsertionPoint(first.then_block):
+                memref.store(lse, c.ptr["LSE_part"], [hr])
+                scf.YieldOp([])
+            scf.YieldOp([])

@@ -1,0 +1,101 @@
+"""PagedSchedule: *how* paged decode attention is computed (STYLE rule 6).
+
+A workgroup owns one (sequence, kv head) and BLOCK_M = 16 * waves * frags_q *packed query
+rows*: the GQA group's query heads times the Sq query tokens (row r = head-in-group * Sq + i),
+so one K/V tile read from the cache serves every query head that shares it. It walks its
+share (split_kv) of the sequence's key tiles of BLOCK_N keys; BLOCK_N divides the cache's
+block_size, so a tile lies inside one cache block and its address is one table entry.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...knobs import Knob, KnobSchedule
+from ...targets import Target
+from ..attention.schedule import LDS_PAD
+
+SPACE: tuple[Knob, ...] = (
+    Knob("block_n", (16, 32, 64), "keys per main-loop tile (BLOCK_N); must divide the directive's block_size"),
+    Knob("waves", (1, 2, 4), "waves per workgroup; each owns frags_q blocks of 16 packed query rows"),
+    Knob("frags_q", (1, 2), "16-row query blocks per wave (FQ)"),
+    Knob("load_bits", (32, 64, 128), "width of each global load per lane, in bits"),
+    Knob("split_kv", (1, 2, 4, 8, 16), "workgroups per (sequence, kv head) over disjoint key ranges; partial\n"
+         "O and LSE are merged by the dense forward's deterministic combine kernel"),
+)
+
+
+@dataclass(frozen=True)
+class PagedSchedule(KnobSchedule):
+    block_n: int = 16
+    waves: int = 1
+    frags_q: int = 1
+    load_bits: int = 128
+    split_kv: int = 1
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.waves
+
+    @property
+    def block_m(self) -> int:
+        """packed query rows per workgroup"""
+        return 16 * self.waves * self.frags_q
+
+    def lds_bytes(self, d) -> int:
+        """K tile [BLOCK_N][D+pad] + V^T tile [D][BLOCK_N+pad], f16."""
+        return 2 * (self.block_n * (d.head_dim + LDS_PAD) + d.head_dim * (self.block_n + LDS_PAD))
+
+
+def dtype_supported(s: PagedSchedule, d, t: Target) -> str | None:
+    if (d.dtype, "f32") not in t.wmma:
+        return f"dtype {d.dtype} has no f32-accumulating WMMA on {t.arch}"
+    return None
+
+
+def tile_in_block(s: PagedSchedule, d, t: Target) -> str | None:
+    if d.block_size % s.block_n:
+        return f"block_n={s.block_n} must divide block_size={d.block_size} (a key tile lies in one cache block)"
+    return None
+
+
+def workgroup_size(s: PagedSchedule, d, t: Target) -> str | None:
+    if s.threads > t.max_workgroup_threads:
+        return f"waves*32={s.threads} threads exceeds {t.max_workgroup_threads}"
+    return None
+
+
+def lds_budget(s: PagedSchedule, d, t: Target) -> str | None:
+    if s.lds_bytes(d) > t.lds_bytes:
+        return f"LDS {s.lds_bytes(d)} bytes (block_n={s.block_n}, head_dim={d.head_dim}) exceeds {t.lds_bytes}"
+    return None
+
+
+def row_bytes(d) -> int:
+    return d.head_dim * (1 if d.fp8 else 2)
+
+
+def vgpr_estimate(s: PagedSchedule, d, t: Target) -> int:
+    """VGPRs per lane at least: O^T (8 per 16x16 tile), S^T, Q^T fragments, the next K and V
+    tiles in flight (staging registers), one A fragment and ~24 for addresses and state."""
+    fq, dts = s.frags_q, d.head_dim // 16
+    frag = 8 if t.family == "gfx11" else 4
+    staging = 2 * -(-s.block_n * row_bytes(d) // (4 * s.threads))
+    return fq * dts * 8 + fq * (s.block_n // 16) * 8 + fq * dts * frag + staging + frag + 24
+
+
+def vgpr_budget(s: PagedSchedule, d, t: Target) -> str | None:
+    need = vgpr_estimate(s, d, t)
+    if need > t.max_vgprs_per_wave:
+        return f"needs about {need} VGPRs per lane; max {t.max_vgprs_per_wave}: lower block_n or frags_q, or add waves"
+    return None
+
+
+def staging_divides(s: PagedSchedule, d, t: Target) -> str | None:
+    w = s.load_bits // 8
+    if row_bytes(d) % w:
+        return f"load_bits={s.load_bits} ({w} bytes) must divide a cache row of {row_bytes(d)} bytes"
+    return None
+
+
+CONSTRAINTS = (dtype_supported, tile_in_block, workgroup_size, lds_budget, vgpr_budget, staging_divides)
+PagedSchedule.bind(SPACE, CONSTRAINTS)
