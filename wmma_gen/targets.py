@@ -14,6 +14,19 @@ No hardware literal lives anywhere else in wmma_gen. Each number carries its sou
           Chips and Cheese, "Strix Halo's Memory Subsystem" (2025: 2 MB L2 + 32 MB MALL) and
           "Evaluating the Infinity Cache in AMD Strix Halo" (2025) for gfx1151; Strix Point's
           iGPU has a 2 MB L2 and no Infinity Cache (same article's comparison).
+  [ELF]   llvm/test/CodeGen/AMDGPU/elf-header-flags-mach.ll (EF_AMDGPU_MACH_AMDGCN_GFX11xx values:
+          gfx1103 0x44, gfx1152 0x55, gfx1153 0x58, gfx1170 0x5D, gfx1171 0x5E); gfx1170's 0x5D
+          also read back from the e_flags of a code object built here (LLVM 23, mlir-gml 0.0.4).
+  [RDNA4M] gfx1170/gfx1171 ("RDNA 4m"): gfx11-numbered processors (GFX11 encodings, s_waitcnt,
+          system-SGPR workgroup ids) whose WMMA is the GFX12 one: llvm/llvm-project PR #180731
+          ("[AMDGPU] Add WMMA and SWMMAC instructions for gfx1170") adds FeatureWMMA256bInsts
+          (GFX11 WMMA) and FeatureWMMA128bInsts ("GFX1170 and GFX12 WMMA and SWMMAC"), with
+          `_gfx1170` Real encodings in VOP3PInstructions.td; GCNProcessors.td gives gfx1170/
+          gfx1171 FeatureISAVersion11_7_Common. Checked on compiler output here: gfx1170's
+          v_wmma_f32_16x16x16_f16 takes 4-VGPR A/B (8 halves, the GFX12 layout) under VOP3P
+          opcode 0x40, and its i8 variant 2-VGPR A/B under 0x44.
+  [UNKNOWN] no public product figure (unreleased or unnamed part): the field is None, and
+          peak/model code raises an error naming the field instead of inventing a number.
   [CALIB] sustained WMMA clock: calibrated against others' published measurements
           (docs/calibration/points.csv, fit by bench/calibrate.py, report in
           results/model_calibration.md); each target's `sustained_source` says which points.
@@ -73,10 +86,10 @@ def _gfx12_instrs() -> dict[tuple[str, str], WmmaInstr]:
 class Target:
     arch: str
     name: str                 # product used for the clock/CU/bandwidth figures
-    family: str               # "gfx11" | "gfx12": WMMA layout family (layouts.py)
-    cus: int                  # [SPEC]
-    boost_ghz: float          # [SPEC]
-    mem_bw_gbs: float         # [SPEC] peak DRAM bandwidth, GB/s
+    family: str               # "gfx11" | "gfx12": WMMA layout family (layouts.py), NOT the name prefix
+    cus: int | None           # [SPEC]; None = [UNKNOWN]
+    boost_ghz: float | None   # [SPEC]; None = [UNKNOWN]
+    mem_bw_gbs: float | None  # [SPEC] peak DRAM bandwidth, GB/s; None = [UNKNOWN]
     wave_size: int = 32       # WMMA is wave32-only on RDNA ([ISA3] 7.9)
     lds_bytes: int = 65536    # [LLVM] AMDGPUUsage: 64 KiB LDS per workgroup on gfx11/gfx12
     vgprs_per_simd: int = 1536   # [LLVM] 1536 with FeatureGFX11FullVGPRs, else 1024
@@ -87,13 +100,19 @@ class Target:
     max_workgroup_threads: int = 1024  # [LLVM] AMDGPUUsage: flat workgroup size limit
     elf_mach: int = 0              # [LLVM] AMDGPUUsage "AMDGPU EF_AMDGPU_MACH Values"
     wmma: dict = field(default_factory=dict)  # (in_dtype, acc) -> WmmaInstr
-    rate: dict = field(default_factory=dict)  # in_dtype -> dense FLOPs/clock/CU [RATE]
+    rate: dict = field(default_factory=dict)  # in_dtype -> dense FLOPs/clock/CU [RATE]; None = [UNKNOWN]
     l2_bytes: int = 0              # [CACHE] GPU L2; 0 = unknown
     infinity_cache_bytes: int = 0  # [CACHE] Infinity Cache / MALL; 0 = none
     sustained_ghz: float = 0.0     # [CALIB] clock the WMMA pipe sustains under load; 0 = no data (boost used)
     sustained_source: str = ""     # which published points it comes from, and how
+    encoding: str = ""             # ISA encoding family of everything but WMMA; "" = same as family ([RDNA4M])
+    vgprs_source: str = "[LLVM]"   # where vgprs_per_simd / vgpr_granule come from
 
     def __post_init__(self):
+        if not self.encoding:
+            object.__setattr__(self, "encoding", self.family)
+        if self.encoding not in ("gfx11", "gfx12"):
+            raise ValueError(f"Target.encoding={self.encoding!r}: expected gfx11 or gfx12")
         if self.sustained_ghz and not self.sustained_source:
             raise ValueError(f"{self.arch}: sustained_ghz={self.sustained_ghz} needs its sustained_source")
         if self.family not in ("gfx11", "gfx12"):
@@ -117,13 +136,36 @@ class Target:
     def accs(self, dtype: str) -> tuple[str, ...]:
         return tuple(acc for dt, acc in self.wmma if dt == dtype)
 
+    @property
+    def unknown(self) -> tuple[str, ...]:
+        """The product facts without a public figure ([UNKNOWN])."""
+        facts = {"cus": self.cus, "boost_ghz": self.boost_ghz, "mem_bw_gbs": self.mem_bw_gbs,
+                 **{f"rate[{d}]": r for d, r in self.rate.items()}}
+        return tuple(k for k, v in facts.items() if v is None)
+
+    def peak_known(self, dtype: str) -> bool:
+        return None not in (self.cus, self.boost_ghz, self.rate.get(dtype))
+
+    def require(self, fact: str):
+        """The value of product fact `fact` (cus, boost_ghz, mem_bw_gbs), or an error naming it
+        when no public figure exists: the peak and the model never run on an invented number."""
+        value = getattr(self, fact)
+        if value is None:
+            raise ScheduleError(f"{self.arch}.{fact}", None, f"no public figure for {self.name}: the peak rate and "
+                                f"the performance model need it (known for {', '.join(known_product_archs())})")
+        return value
+
     def peak_tflops(self, dtype: str) -> float:
         """Dense peak in TFLOP/s (TOP/s for integers) = rate x CUs x clock."""
-        return self.rate[dtype] * self.cus * self.boost_ghz * 1e9 / 1e12
+        rate = self.rate[dtype]
+        if rate is None:
+            raise ScheduleError(f"{self.arch}.rate[{dtype}]", None, f"no public WMMA rate for {self.name}")
+        return rate * self.require("cus") * self.require("boost_ghz") * 1e9 / 1e12
 
     def sustained_peak_tflops(self, dtype: str) -> float:
         """Dense peak at the sustained WMMA clock ([CALIB]); the nominal peak where none is known."""
-        return self.peak_tflops(dtype) * (self.sustained_ghz or self.boost_ghz) / self.boost_ghz
+        peak = self.peak_tflops(dtype)
+        return peak * (self.sustained_ghz or self.boost_ghz) / self.boost_ghz
 
     def instr(self, dtype: str, acc: str) -> WmmaInstr:
         try:
@@ -133,7 +175,17 @@ class Target:
             raise ScheduleError("dtype/acc", f"{dtype}/{acc}", f"{self.arch} supports {allowed}") from None
 
 
+def _gfx1170_instrs() -> dict[tuple[str, str], WmmaInstr]:
+    # [RDNA4M]: the GFX12 WMMA (8 A/B elements per lane). fp8/bf8 (VOP3P 0x46-0x49 on GFX12) are
+    # left out: the emulator decodes gfx1170 with the GFX11 opcode tables, which lack those
+    # opcodes, so no fp8 kernel could be verified for it here.
+    return {k: v for k, v in _gfx12_instrs().items() if k[0] not in ("fp8", "bf8")}
+
+
 _R11 = {"f16": 512, "bf16": 512, "i8": 512, "i4": 1024}
+# [UNKNOWN] gfx1170/gfx1171: GFX12-style WMMA says nothing about its rate per CU (llama.cpp's
+# RDNA4_M family note: "more like RDNA4, with 128b WMMA. But they're not identical").
+_R_UNKNOWN = {"f16": None, "bf16": None, "i8": None, "i4": None}
 _R12 = {"f16": 1024, "bf16": 1024, "fp8": 2048, "bf8": 2048, "i8": 2048, "i4": 4096}
 
 # [CALIB] sustained WMMA clocks: bench/calibrate.py fits them on docs/calibration/points.csv (others'
@@ -158,12 +210,32 @@ TARGETS: dict[str, Target] = {t.arch: t for t in (
     # RX 7600: 32 CU, 2.655 GHz boost, 288 GB/s [SPEC]; 1024 VGPRs/SIMD [LLVM]
     Target("gfx1102", "Radeon RX 7600", "gfx11", 32, 2.655, 288.0, vgprs_per_simd=1024, vgpr_granule=16,
            wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x47, l2_bytes=2 << 20, infinity_cache_bytes=32 << 20),
+    # Radeon 780M (Phoenix / Hawk Point, Ryzen 9 7940HS): 12 CU, 2.8 GHz, LPDDR5X-7500 128-bit = 120 GB/s
+    # [SPEC]; 1024 VGPRs/SIMD [LLVM]; GPU L2 size [UNKNOWN] (0); no Infinity Cache
+    Target("gfx1103", "Radeon 780M (Phoenix)", "gfx11", 12, 2.8, 120.0, vgprs_per_simd=1024, vgpr_granule=16,
+           wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x44),
     # Radeon 890M (Strix Point): 16 CU, 2.9 GHz, LPDDR5X-7500 128-bit = 120 GB/s [SPEC]
     Target("gfx1150", "Radeon 890M (Strix Point)", "gfx11", 16, 2.9, 120.0, vgprs_per_simd=1024,
            vgpr_granule=16, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x43, l2_bytes=2 << 20),
     # Radeon 8060S (Strix Halo): 40 CU, 2.9 GHz, LPDDR5X-8000 256-bit = 256 GB/s [SPEC]
     Target("gfx1151", "Radeon 8060S (Strix Halo)", "gfx11", 40, 2.9, 256.0, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x4a,
            l2_bytes=2 << 20, infinity_cache_bytes=32 << 20, sustained_ghz=1.782, sustained_source=_SUSTAINED["gfx1151"]),
+    # Radeon 860M (Krackan Point, Ryzen AI 7 350): 8 CU, 3.0 GHz, LPDDR5X-8000 128-bit = 128 GB/s [SPEC];
+    # 1024 VGPRs/SIMD [LLVM]; L2 [UNKNOWN] (0); no Infinity Cache
+    Target("gfx1152", "Radeon 860M (Krackan Point)", "gfx11", 8, 3.0, 128.0, vgprs_per_simd=1024, vgpr_granule=16,
+           wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x55),
+    # gfx1153: in LLVM's processor table (GFX11.5, ELF 0x58 [ELF]) without a public product: CUs, clock and
+    # bandwidth [UNKNOWN]; RDNA3.5 WMMA rate per CU as gfx1150/1151 [RATE]; 1024 VGPRs/SIMD [LLVM]
+    Target("gfx1153", "gfx1153 (product not public)", "gfx11", None, None, None, vgprs_per_simd=1024,
+           vgpr_granule=16, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x58),
+    # gfx1170 / gfx1171 ("RDNA 4m", AMDGPUUsage product TBA): GFX11 encodings with GFX12 WMMA [RDNA4M];
+    # CUs, clock, bandwidth, WMMA rate and caches [UNKNOWN]. VGPR file: LLVM's FeatureISAVersion11_7 feature
+    # list was not among the sources read here, so the smaller 1024/SIMD file is assumed (an occupancy
+    # estimate can then only be low, never high)
+    *[Target(arch, f"{arch} (RDNA 4m, product not public)", "gfx12", None, None, None, vgprs_per_simd=1024,
+             vgpr_granule=16, wmma=_gfx1170_instrs(), rate=_R_UNKNOWN, elf_mach=mach, encoding="gfx11",
+             vgprs_source="assumption: AMDGPU.td FeatureISAVersion11_7 not read; 1024 is the conservative file")
+      for arch, mach in (("gfx1170", 0x5D), ("gfx1171", 0x5E))],
     # RX 9060 XT: 32 CU, 3.13 GHz boost, 322 GB/s [SPEC]
     Target("gfx1200", "Radeon RX 9060 XT", "gfx12", 32, 3.13, 322.0, wmma=_gfx12_instrs(), rate=_R12, elf_mach=0x48,
            l2_bytes=4 << 20, infinity_cache_bytes=32 << 20),
@@ -171,6 +243,11 @@ TARGETS: dict[str, Target] = {t.arch: t for t in (
     Target("gfx1201", "Radeon RX 9070 XT", "gfx12", 64, 2.97, 644.6, wmma=_gfx12_instrs(), rate=_R12, elf_mach=0x4e,
            l2_bytes=8 << 20, infinity_cache_bytes=64 << 20, sustained_ghz=3.052, sustained_source=_SUSTAINED["gfx1201"]),
 )}
+
+
+def known_product_archs() -> tuple[str, ...]:
+    """Targets whose CUs, clock and bandwidth have public figures (the model runs on them)."""
+    return tuple(a for a, t in TARGETS.items() if not t.unknown)
 
 
 def get_target(arch: str) -> Target:

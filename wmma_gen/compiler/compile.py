@@ -170,6 +170,7 @@ def compile_mlir(text: str, arch: str, cache: KernelCache | None | bool = None) 
             return CompiledKernel(payload["name"], arch, text, payload["hsaco"],
                                   KernelMetadata.from_dict(payload["metadata"]), key, tc, "hit", 0.0)
     t0 = time.perf_counter()
+    toolchain.require_chip(arch)  # an LLVM that does not know the chip would abort the process
     obj = hsaco(lower(text, arch), arch)
     meta = read_metadata(obj)
     kernel = CompiledKernel(meta.name, arch, text, obj, meta, key, tc,

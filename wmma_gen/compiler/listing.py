@@ -84,11 +84,13 @@ def listing(hsaco: bytes) -> str:
 
     from ..emu.decode import decode, load_code_object
     from ..emu.decode.codeobject import CodeObjectError
+    from ..emu.isa.table import family as isa_family
     try:
         co = load_code_object(hsaco)
     except CodeObjectError as e:       # the linker handed back something that is not a code object
         raise CompileError("the linked code object cannot be read", diagnostics=str(e)) from None
-    family = get_target(co.arch).family
+    get_target(co.arch)                # unknown arch -> error listing the known ones
+    family = isa_family(co.arch)       # encoding family: gfx11 for gfx1170 even though its WMMA is gfx12's
     feats = "".join(f":{k}{'+' if v else '-'}" for k, v in sorted(co.features.items()))
     out = ["; decoded from the code object's machine code (wmma_gen.compiler.listing); rebuild with",
            f"; llvm-mc -triple=amdgcn-amd-amdhsa -mcpu={co.arch} -filetype=obj kernel.s -o kernel.o && "

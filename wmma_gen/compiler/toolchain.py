@@ -8,11 +8,13 @@ toolkit folder whose llvm/bin/ld.lld forwards to the chosen one.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,3 +101,80 @@ def sources_hash() -> str:
         h.update(p.read_bytes())
     return h.hexdigest()[:16]
 
+
+
+# --- does the loaded provider's LLVM know the chip? -------------------------------------------
+# An LLVM that does not know a processor only prints "'gfx1171' is not a recognized processor for
+# this target (ignoring processor)" on stderr and goes on with generic features; the first WMMA
+# then aborts the whole process ("LLVM ERROR: Do not know how to split this operator's operand",
+# seen with mlir-gml 0.0.4 / LLVM 23.0.0git for gfx1171, which FlyDSL's LLVM 24.0.0git knows).
+# So a trivial kernel for the chip is compiled first, with stderr captured, and checked.
+_UNRECOGNIZED = "is not a recognized processor"
+
+
+@contextlib.contextmanager
+def _stderr_captured():
+    """Redirect file descriptor 2 (where LLVM's errs() writes) to a temporary file; yields it."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as f:
+        os.dup2(f.fileno(), 2)
+        try:
+            yield f
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+@functools.lru_cache(maxsize=None)
+def chip_problem(arch: str) -> str:
+    """Why the loaded MLIR provider's LLVM cannot compile for `arch` ("" if it can)."""
+    from . import mlir_api
+    text = ('module attributes {gpu.container_module} { gpu.module @probe [#rocdl.target<chip = "%s">] '
+            '{ llvm.func @k() attributes {rocdl.kernel} { llvm.return } } }' % arch)
+    with _stderr_captured() as err:
+        try:
+            with mlir_api.ir.Context():
+                module = mlir_api.ir.Module.parse(text)
+                mlir_api.passmanager.PassManager.parse("builtin.module(gpu-module-to-binary{format=isa})").run(
+                    module.operation)
+        except Exception as e:  # the binding's own failure text is the answer
+            return f"{type(e).__name__}: {str(e).strip()[:300]}"
+        err.seek(0)
+        said = err.read().decode(errors="replace")
+    lines = [ln.strip() for ln in said.splitlines() if _UNRECOGNIZED in ln]
+    return lines[0] if lines else ""
+
+
+def _other_providers_knowing(arch: str) -> list[str]:
+    """Installed providers other than the loaded one whose LLVM knows `arch` (each asked in a
+    subprocess, since one process loads one provider; only run on the error path)."""
+    from . import mlir_api
+    found = []
+    for name in mlir_api.PROVIDERS:
+        if name == mlir_api.NAME:
+            continue
+        code = f"from wmma_gen.compiler import toolchain; print('OK' if not toolchain.chip_problem({arch!r}) else 'NO')"
+        env = {**os.environ, mlir_api.SETTING: name}
+        try:
+            out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if out.returncode == 0 and out.stdout.strip().endswith("OK"):
+            found.append(name)
+    return found
+
+
+def require_chip(arch: str) -> None:
+    """Raise CompileError naming the arch, the loaded provider and the provider(s) that know it
+    when the loaded provider's LLVM does not know `arch` (instead of letting LLVM abort)."""
+    why = chip_problem(arch)
+    if not why:
+        return
+    from . import mlir_api
+    p = mlir_api.provider()
+    others = _other_providers_knowing(arch)
+    fix = (f"set {mlir_api.SETTING}={others[0]} (provider '{others[0]}' knows {arch})" if others else
+           f"no installed provider knows {arch}: install one whose LLVM does (`pip install flydsl` brings LLVM 24)")
+    raise CompileError(f"arch={arch} is not supported by MLIR provider '{p.name}' ({p.identity}): its LLVM does "
+                       f"not know the processor", diagnostics=f"{why}\nfix: {fix}")

@@ -22,6 +22,7 @@ import contextlib
 import contextvars
 from dataclasses import asdict, dataclass, replace
 
+from ..errors import ScheduleError
 from ..targets import Target, get_target
 
 
@@ -60,7 +61,7 @@ SOURCES: dict[str, str] = {
     "vmem_latency_clk": "assumption: ~500 clocks global load-to-use (L2 hit mix)",
     "l0_bytes_per_clk": "assumption: 128 B/clk vector L0 per CU",
     "vmem_min_clk": "assumption: 4 clocks address processing per wave32 VMEM instruction",
-    "l2_bytes": "[TPU] L2 size of the product in targets.py",
+    "l2_bytes": "[TPU] L2 size of the product in targets.py; gfx1103/gfx1152: assumption 2 MB (as Strix Point)",
     "l2_bytes_per_clk": "assumption: 64 B/clk per L2 channel, channels scaled with the memory bus",
     "mall_bytes": "[SPEC] AMD product pages: Infinity Cache 96/64/32 MB (RX 7900 XTX/7800 XT/7600), "
                   "64/32 MB (RX 9070 XT/9060 XT); [TPU] 32 MB MALL on Strix Halo, none on Strix Point",
@@ -86,8 +87,10 @@ PARAMS: dict[str, ModelParams] = {p.arch: p for p in (
     _p("gfx1100", 6, 2048, 96),   # Navi 31: 6 MB L2 [TPU], 96 MB Infinity Cache [SPEC]
     _p("gfx1101", 4, 1536, 64),   # Navi 32: 4 MB L2, 64 MB IC
     _p("gfx1102", 2, 1024, 32),   # Navi 33: 2 MB L2, 32 MB IC
+    _p("gfx1103", 2, 1024, 0),    # Phoenix: L2 unknown in targets.py -> assumption: 2 MB as Strix Point; no MALL
     _p("gfx1150", 2, 1024, 0),    # Strix Point: 2 MB L2, no MALL
     _p("gfx1151", 2, 1024, 32),   # Strix Halo: 2 MB L2, 32 MB MALL
+    _p("gfx1152", 2, 1024, 0),    # Krackan Point: L2 unknown -> assumption: 2 MB as Strix Point; no MALL
     _p("gfx1200", 4, 1024, 32),   # Navi 44: 4 MB L2, 32 MB IC
     _p("gfx1201", 8, 2048, 64),   # Navi 48: 8 MB L2, 64 MB IC
 )}
@@ -97,7 +100,11 @@ _CHANGED: contextvars.ContextVar[dict] = contextvars.ContextVar("wmma_gen_model_
 
 
 def params_for(arch: str) -> ModelParams:
-    get_target(arch)  # unknown arch -> ScheduleError listing the known ones
+    t = get_target(arch)  # unknown arch -> ScheduleError listing the known ones
+    if arch not in PARAMS:  # gfx1153, gfx1170, gfx1171: no public CUs/clock/bandwidth (targets [UNKNOWN])
+        raise ScheduleError(f"{arch} model", ", ".join(t.unknown),
+                            f"no public figure for these facts of {t.name}, so the model cannot estimate it; "
+                            f"compile and the emulator work, model-ranked sweeps need one of {', '.join(PARAMS)}")
     changes = _CHANGED.get().get(arch)
     return replace(PARAMS[arch], **changes) if changes else PARAMS[arch]
 
@@ -122,6 +129,8 @@ def wmma_cycles(t: Target, dtype: str, acc: str) -> float:
     flops per instruction (2*16*16*K) / (FLOPs per clock per CU / SIMDs per CU).
     gfx11 f16: 8192 / 256 = 32 clocks; gfx12 f16: 16; gfx12 fp8: 8."""
     k = t.instr(dtype, acc).k
+    if t.rate[dtype] is None:
+        t.peak_tflops(dtype)  # raises the error naming the unknown rate
     return 2 * 16 * 16 * k / (t.rate[dtype] / t.simds_per_cu)
 
 

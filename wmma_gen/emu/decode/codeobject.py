@@ -29,7 +29,8 @@ SHT_SYMTAB, SHT_NOTE, SHT_DYNSYM = 2, 7, 11
 STT_FUNC, STT_OBJECT = 2, 1
 # EF_AMDGPU_MACH_AMDGCN_* (AMDGPUUsage "AMDGPU ELF Header e_flags for Code Object V4 and After")
 MACH = {0x041: "gfx1100", 0x046: "gfx1101", 0x047: "gfx1102", 0x044: "gfx1103", 0x043: "gfx1150",
-        0x04a: "gfx1151", 0x055: "gfx1152", 0x058: "gfx1153", 0x048: "gfx1200", 0x04e: "gfx1201"}
+        0x04a: "gfx1151", 0x055: "gfx1152", 0x058: "gfx1153", 0x05d: "gfx1170", 0x05e: "gfx1171", 0x048: "gfx1200",
+        0x04e: "gfx1201"}  # gfx1170/gfx1171: llvm test/CodeGen/AMDGPU/elf-header-flags-mach.ll
 # LLVM 23+ (e.g. Triton 3.9's) spells the arch "amdgpu11.00" instead of "amdgcn": "amdgpu11.00-amd-amdhsa-unknown-gfx1100"
 _TARGET = re.compile(r"^(?:amdgcn|amdgpu[\d.]*)-amd-amdhsa-[\w.]*-(gfx[0-9a-f]+)((?::[\w-]+[+-])*)$")
 

@@ -282,3 +282,11 @@ TABLE = {
     16:v_dual_add_nc_u32 17:v_dual_lshlrev_b32 18:v_dual_and_b32
     """),
 }
+
+# gfx1170/gfx1171 only: VOP3 opcodes of HasIEEEMinimumMaximumInsts, numbered as on GFX12
+# (optables_gfx12). Read from code objects LLVM 23 built here for gfx1170 (attention forward),
+# whose assembly LLVM itself prints with these names; the row gate (table.IEEE_MINMAX) makes
+# them fault as illegal on the other gfx11 processors. Siblings (v_minimum*, f16) not observed.
+TABLE["vop3"].update(parse("""
+    558:v_maximum3_f32 870:v_maximum_f32
+"""))

@@ -20,7 +20,7 @@ def _tables():
 def row(name: str, family: str):
     ops, wmma = _tables()
     base = name.replace("v_dual_", "v_", 1) if name.startswith("v_dual_") else name
-    return wmma[family].get(base) or ops.get(base)
+    return wmma[getattr(family, "wmma", family)].get(base) or ops.get(base)  # table.Family: gfx1170 -> gfx12 WMMA
 
 
 def roles(name: str, family: str) -> tuple[str, list[str], list[str]]:

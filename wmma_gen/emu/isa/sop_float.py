@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .ieee import _quiet, ieee_max, ieee_min, num_max, num_min
-from .table import GFX12, Op, rows
+from .table import GFX12, SALU_FLOAT, Op, rows
 from .vop_float import _cvt_pk_rtz, _ieee, _to_int, fma
 from .vopc import FLOAT_CONDS
 
@@ -23,7 +23,7 @@ f16, f32, i32, u32 = np.float16, np.float32, np.int32, np.uint32
 # FeatureSALUFloatInsts (llvm AMDGPU.td, FeatureISAVersion11_5_Common) and GFX12: llvm
 # SOPInstructions.td defines these rows SOP1/SOP2/SOPC_Real_gfx11_gfx12 ("GFX1150, GFX12");
 # on GFX12 s_{min,max}_f{32,16} print as s_{min,max}_num_f{32,16} (old names stay aliases).
-ARCHS = frozenset({"gfx1150", "gfx1151"}) | GFX12
+ARCHS = SALU_FLOAT
 C2, C1, CC = ("RDNA3.5 ISA §6.8, §16.1 SOP2", "RDNA3.5 ISA §6.8, §16.3 SOP1", "RDNA3.5 ISA §6.8, §16.4 SOPC")
 
 

@@ -33,16 +33,47 @@ TYPES = {
 }
 
 
-# Processor families (llvm/docs/AMDGPUUsage.rst "Processors": GFX11 = RDNA3/RDNA3.5,
-# GFX12 = RDNA4). wmma_gen.targets lists the ones the generator compiles for.
+# Processor families (llvm/docs/AMDGPUUsage.rst "Processors": GFX11 = RDNA3/RDNA3.5 and the
+# gfx117x "RDNA 4m" parts, GFX12 = RDNA4). wmma_gen.targets lists the ones the generator compiles
+# for. The sets name ENCODING families: gfx1170/gfx1171 decode and run as GFX11 (s_waitcnt,
+# system-SGPR workgroup ids, GFX11 opcode tables) but their WMMA is GFX12's (llvm PR #180731:
+# FeatureWMMA128bInsts "for GFX1170 and GFX12"; same VOP3P opcodes 0x40-0x45, 8 A/B elements
+# per lane), hence WMMA12_ON_GFX11 and Family.wmma.
 GFX11 = frozenset({"gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152",
-                   "gfx1153"})
+                   "gfx1153", "gfx1170", "gfx1171"})
 GFX12 = frozenset({"gfx1200", "gfx1201"})
+WMMA12_ON_GFX11 = frozenset({"gfx1170", "gfx1171"})
+# FeatureSALUFloatInsts (llvm AMDGPU.td: FeatureISAVersion11_5_Common and, per PR #180185,
+# FeatureISAVersion11_7_0; gfx1170 code built here uses s_mul_f32) and GFX12.
+SALU_FLOAT = frozenset({"gfx1150", "gfx1151", "gfx1152", "gfx1153", "gfx1170", "gfx1171"}) | GFX12
+# HasIEEEMinimumMaximumInsts (v_maximum_f32, v_maximum3_f32, ...): GFX12 and gfx1170/gfx1171, for
+# which LLVM selects them too (attention code built here for gfx1170 holds both; vop_float.py).
+IEEE_MINMAX = GFX12 | WMMA12_ON_GFX11
 
 
-def family(arch: str) -> str:
-    """'gfx12' for a GFX12 processor, else 'gfx11' (also for an unknown/empty target)."""
-    return "gfx12" if arch in GFX12 else "gfx11"
+class Family(str):
+    """An encoding family name ('gfx11' / 'gfx12'; compares and hashes as that string) that
+    also names the family of its WMMA instructions (`wmma`): 'gfx12' on gfx1170/gfx1171."""
+    __slots__ = ("wmma",)
+
+    def __new__(cls, name: str, wmma: str = ""):
+        self = super().__new__(cls, name)
+        self.wmma = wmma or name
+        return self
+
+    def __reduce__(self):
+        return Family, (str(self), self.wmma)
+
+
+def family(arch: str) -> Family:
+    """'gfx12' for a GFX12 processor, else 'gfx11' (also for an unknown/empty target); its
+    `.wmma` is the WMMA family (wmma_family)."""
+    return Family("gfx12" if arch in GFX12 else "gfx11", wmma_family(arch))
+
+
+def wmma_family(arch: str) -> str:
+    """Family of the WMMA rows (layout and operand sizes) `arch` runs: 'gfx12' or 'gfx11'."""
+    return "gfx12" if arch in GFX12 | WMMA12_ON_GFX11 else "gfx11"
 
 
 def allowed(archs: frozenset, arch: str) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .ieee import _is_snan, _quiet, ieee_max, ieee_min, num_max, num_min
-from .table import GFX12, Op, rows
+from .table import GFX12, IEEE_MINMAX, Op, rows
 
 f16, f32, f64 = np.float16, np.float32, np.float64
 u16, u32, u64, i16, i32, i64 = np.uint16, np.uint32, np.uint64, np.int16, np.int32, np.int64
@@ -361,9 +361,9 @@ def _pseudo_scalar(fn, dt):
 PSEUDO_SCALAR = [Op(f"v_s_{n}_{t}", "salu", t, t, _pseudo_scalar(fn, {"f32": f32, "f16": f16}[t]), C_PST,
                     archs=GFX12) for n, fn in _TRANS.items() for t in ("f32", "f16")]
 
-FLOAT12 = rows(*[Op(f"v_{name}_{t}", "valu", t, f"{t} {t}", _ieee(name == "maximum"), CITE, archs=GFX12)
+FLOAT12 = rows(*[Op(f"v_{name}_{t}", "valu", t, f"{t} {t}", _ieee(name == "maximum"), CITE, archs=IEEE_MINMAX)
                  for name in ("maximum", "minimum") for t in ("f32", "f16", "f64")],
-               *[Op(f"v_{name}3_{t}", "valu", t, f"{t} {t} {t}", _ieee3(name == "maximum"), CITE, archs=GFX12)
+               *[Op(f"v_{name}3_{t}", "valu", t, f"{t} {t} {t}", _ieee3(name == "maximum"), CITE, archs=IEEE_MINMAX)
                  for name in ("maximum", "minimum") for t in ("f32", "f16")],
                *[Op(f"v_{n}_{t}", "valu", t, f"{t} {t} {t}", _ieee_mm(n.startswith("maximum")), CITE, archs=GFX12)
                  for n in ("maximumminimum", "minimummaximum") for t in ("f32", "f16")],

@@ -59,7 +59,7 @@ def bind(ins: Instr, labels: dict[str, int], arch: str = ""):
     try:
         if ins.pair is not None:
             return bind_vopd(ins, OPS)
-        fam = family(arch)
+        fam = family(arch).wmma   # the WMMA family: gfx12 on gfx1170/gfx1171 (table.WMMA12_ON_GFX11)
         if ins.base in WMMA_TABLES[fam]:
             return bind_vec.bind_wmma(WMMA_TABLES[fam][ins.base], ins, replicated=(fam == "gfx11"))
         other = [f for f, t in WMMA_TABLES.items() if ins.base in t]
