@@ -1,5 +1,5 @@
-"""Paged-KV decode attention on the emulator against the float64 reference: random paged caches and the comparison with the float64
-reference (wmma_gen/ops/paged_attention/reference.py).
+"""Paged-KV decode attention on the emulator against the float64 reference
+(wmma_gen/ops/paged_attention/reference.py), on random paged caches.
 
 Tolerances (absolute, per output element), u = unit roundoff of the query dtype (f16 2**-11,
 bf16 2**-8): as the dense forward's (tests/emu/attention_fwd_helpers.py): P is rounded to the
