@@ -226,13 +226,13 @@ TARGETS: dict[str, Target] = {t.arch: t for t in (
            wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x55),
     # gfx1153: in LLVM's processor table (GFX11.5, ELF 0x58 [ELF]) without a public product: CUs, clock and
     # bandwidth [UNKNOWN]; RDNA3.5 WMMA rate per CU as gfx1150/1151 [RATE]; 1024 VGPRs/SIMD [LLVM]
-    Target("gfx1153", "gfx1153 (product not public)", "gfx11", None, None, None, vgprs_per_simd=1024,
+    Target("gfx1153", "RDNA 3.5 (not public)", "gfx11", None, None, None, vgprs_per_simd=1024,
            vgpr_granule=16, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x58),
     # gfx1170 / gfx1171 ("RDNA 4m", AMDGPUUsage product TBA): GFX11 encodings with GFX12 WMMA [RDNA4M];
     # CUs, clock, bandwidth, WMMA rate and caches [UNKNOWN]. VGPR file: LLVM's FeatureISAVersion11_7 feature
     # list was not among the sources read here, so the smaller 1024/SIMD file is assumed (an occupancy
     # estimate can then only be low, never high)
-    *[Target(arch, f"{arch} (RDNA 4m, product not public)", "gfx12", None, None, None, vgprs_per_simd=1024,
+    *[Target(arch, "RDNA 4m (product not public)", "gfx12", None, None, None, vgprs_per_simd=1024,
              vgpr_granule=16, wmma=_gfx1170_instrs(), rate=_R_UNKNOWN, elf_mach=mach, encoding="gfx11",
              vgprs_source="assumption: AMDGPU.td FeatureISAVersion11_7 not read; 1024 is the conservative file")
       for arch, mach in (("gfx1170", 0x5D), ("gfx1171", 0x5E))],

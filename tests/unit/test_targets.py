@@ -5,7 +5,8 @@ from wmma_gen.targets import TARGETS, get_target
 
 
 def test_all_issue_targets_present():
-    assert set(TARGETS) == {"gfx1100", "gfx1101", "gfx1102", "gfx1150", "gfx1151", "gfx1200", "gfx1201"}
+    assert set(TARGETS) == {"gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153",
+                            "gfx1170", "gfx1171", "gfx1200", "gfx1201"}
 
 
 @pytest.mark.parametrize("arch,dtype,tflops", [("gfx1100", "f16", 122.88), ("gfx1151", "f16", 59.392),

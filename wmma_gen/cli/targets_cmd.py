@@ -19,17 +19,19 @@ def run(args) -> int:
                      "mem_bw_gbs": t.mem_bw_gbs, "lds_bytes": t.lds_bytes, "vgprs_per_simd": t.vgprs_per_simd,
                      "vgpr_granule": t.vgpr_granule,
                      "wmma": {f"{d}/{a}": i.mnemonic for (d, a), i in t.wmma.items()},
-                     "peak_tflops": {d: round(t.peak_tflops(d), 1) for d in t.dtypes},
+                     "peak_tflops": {d: round(t.peak_tflops(d), 1) if t.peak_known(d) else None for d in t.dtypes},
                      "sustained_peak_tflops": ({d: round(t.sustained_peak_tflops(d), 1) for d in t.dtypes}
                                                if t.sustained_ghz else None)})
     lines = [f"{'arch':8} {'name':28} {'CUs':>4} {'boost':>5} {'sust.':>5} {'GB/s':>6}  "
              "peak dense TFLOP/s (TOP/s for ints): nominal/sustained"]
     for r in rows:
         sus = r["sustained_peak_tflops"] or {}
-        peaks = " ".join(f"{d}={v}/{sus.get(d, '-')}" for d, v in r["peak_tflops"].items())
+        peaks = " ".join(f"{d}={'?' if v is None else v}/{sus.get(d, '-')}" for d, v in r["peak_tflops"].items())
         ghz = f"{r['sustained_ghz']:.2f}" if r["sustained_ghz"] else "-"
-        lines.append(f"{r['arch']:8} {r['name']:28} {r['cus']:>4} {r['boost_ghz']:>5} {ghz:>5} {r['mem_bw_gbs']:>6}  {peaks}")
+        cus, boost, bw = (("?" if r[k] is None else r[k]) for k in ("cus", "boost_ghz", "mem_bw_gbs"))
+        lines.append(f"{r['arch']:8} {r['name'][:28]:28} {cus:>4} {boost:>5} {ghz:>5} {bw:>6}  {peaks}")
     lines.append("GHz: boost (product page) and sustained WMMA clock, calibrated on others' published measurements "
-                 "(targets.py [CALIB], results/model_calibration.md); '-' = no published point, the model uses boost")
+                 "(targets.py [CALIB], results/model_calibration.md); '-' = no published point, the model uses boost; "
+                 "'?'/None = no public figure for the part (targets.py [UNKNOWN]): no peak, no model estimate")
     emit(args, rows, "\n".join(lines))
     return 0
