@@ -20,10 +20,10 @@ from ...compiler.mlir_api import ir
 from ...compiler.mlir_api import _gpu_ops_gen as gpu
 from ...compiler.mlir_api import arith, memref, scf, vector
 
-from ...kernels import irb
+from ...kernels import attention_mask as am
+from ...kernels import irb, lanes
+from ...kernels.attention_mask import BIG, Ranges, tile_ranges  # noqa: F401  (re-exported)
 from .args import BwdSpec
-
-BIG = 1 << 30   # "unbounded" window side; sizes stay far below it
 LOG2E = 1.4426950408889634
 FLAT = 2 ** 31 - 1
 
@@ -49,22 +49,6 @@ def block_id(d: str):
 
 def thread_id():
     return gpu.ThreadIdOp(ir.Attribute.parse("#gpu<dim x>")).result
-
-
-def scmp(pred: str, a, b):
-    return arith.CmpIOp(getattr(arith.CmpIPredicate, pred), a, irb._v(b)).result
-
-
-def smax(a, b):
-    return arith.MaxSIOp(a, irb._v(b)).result
-
-
-def smin(a, b):
-    return arith.MinSIOp(a, irb._v(b)).result
-
-
-def lor(a, b):
-    return arith.OrIOp(a, b).result
 
 
 def if_then(cond, fn) -> None:
@@ -134,75 +118,32 @@ def tensor(vals, name: str, dtype: str) -> Tensor:
     return Tensor(flat(vals[name], dtype), dtype, idx(vals[f"{name}_sb"]), ss, idx(vals[f"{name}_sh"]))
 
 
-# --- visibility ------------------------------------------------------------------------
+# --- visibility (the rule: kernels/attention_mask.py) -----------------------------------------
 
-@dataclass
+@dataclass(frozen=True)
 class Vis:
-    """Key j is visible to query i iff lo <= j - i - off <= hi (lo/hi: index values)."""
-    lo: object
-    hi: object
-    spec: BwdSpec
+    """The kernel's visibility band (attention_mask.Band) with the sequence bounds of `Seq`."""
+    band: am.Band
+
+    @property
+    def lo(self):
+        return self.band.lo
+
+    @property
+    def hi(self):
+        return self.band.hi
 
     def visible(self, i, j, seq: Seq):
         """i1: (i, j) inside the sequence and visible."""
-        ok = irb.land(irb.lt(i, seq.sq), irb.lt(j, seq.sk))
-        if self.spec.causal or self.spec.window:
-            t = irb.sub(irb.sub(j, i), seq.off)
-            ok = irb.land(ok, scmp("sle", t, self.hi))
-            if self.spec.window:
-                ok = irb.land(ok, scmp("sge", t, self.lo))
-        return ok
+        return self.band.visible(i, j, seq.sq, seq.sk)
 
 
 def visibility(spec: BwdSpec, vals) -> Vis:
-    lo, hi = irb.c(-BIG), irb.c(BIG)
     if spec.window:
-        left, right = idx(vals["window_left"]), idx(vals["window_right"])
-        lo = irb.select(scmp("slt", left, 0), irb.c(-BIG), irb.sub(irb.c(0), left))
-        hi = irb.select(scmp("slt", right, 0), irb.c(BIG), right)
-    if spec.causal:
-        hi = smin(hi, 0)
-    return Vis(lo, hi, spec)
-
-
-@dataclass
-class Ranges:
-    """Stream tiles [t_lo, t_hi) that see the fixed tile; [f_lo, f_hi) of them need no mask."""
-    t_lo: object
-    t_hi: object
-    f_lo: object
-    f_hi: object
-
-    @property
-    def masked(self):
-        return irb.add(irb.sub(self.f_lo, self.t_lo), irb.sub(self.t_hi, self.f_hi))
-
-    def masked_tile(self, t):
-        """Index of the t-th masked tile (those before f_lo, then those from f_hi)."""
-        first = irb.sub(self.f_lo, self.t_lo)
-        return irb.select(irb.lt(t, first), irb.add(self.t_lo, t), irb.add(self.f_hi, irb.sub(t, first)))
-
-
-def _floor_count(x, tile: int):
-    """#{n >= 0 : n*tile <= x}"""
-    return irb.select(scmp("slt", x, 0), irb.c(0), irb.add(arith.DivSIOp(x, irb.c(tile)).result, 1))
-
-
-def tile_ranges(a, b, limit, tile: int, full_from, full_to, fixed_ok) -> Ranges:
-    """Tiles of `tile` stream elements covering [a, b) clipped to [0, limit); fully valid
-    ones are those n with n*tile >= full_from, n*tile <= full_to, (n+1)*tile <= limit, when
-    fixed_ok (the fixed tile lies inside its sequence)."""
-    a = smax(a, 0)
-    b = smax(smin(b, limit), a)
-    cap = irb.div(limit, tile)
-    t_lo = irb.div(a, tile)
-    t_hi = irb.div(irb.add(b, tile - 1), tile)
-    f_lo = irb.div(irb.add(smax(full_from, 0), tile - 1), tile)
-    f_hi = smin(_floor_count(full_to, tile), cap)
-    f_hi = irb.select(fixed_ok, f_hi, irb.c(0))
-    f_lo = smin(smax(f_lo, t_lo), t_hi)
-    f_hi = smin(smax(f_hi, f_lo), t_hi)
-    return Ranges(t_lo, t_hi, f_lo, f_hi)
+        v = am.Visibility(spec.causal, True, idx(vals["window_left"]), idx(vals["window_right"]))
+    else:
+        v = am.Visibility(spec.causal, False)
+    return Vis(am.relative_band(v))
 
 
 def head_cols(dpart, per_wave: int, j: int, blocks: int):
@@ -215,18 +156,8 @@ def head_cols(dpart, per_wave: int, j: int, blocks: int):
     return irb.mul(irb.minu(irb.add(irb.mul(dpart, per_wave), j), blocks - 1), 16), 0
 
 
-def slot(family: str, r):
-    """LDS column (slot) of stream row r (index value) in slot order (module docstring)."""
-    if family == "gfx12":
-        return r
-    within = irb.rem(r, 16)
-    return irb.add(irb.mul(irb.div(r, 16), 16), irb.add(irb.mul(irb.rem(within, 2), 8), irb.div(within, 2)))
-
-
-def slot_of_const(family: str, r: int) -> int:
-    if family == "gfx12":
-        return r
-    return 16 * (r // 16) + 8 * (r % 2) + (r % 16) // 2
+slot = lanes.slot                      # LDS column (slot) of stream row r (module docstring)
+slot_of_const = lanes.sigma16_const
 
 
 # --- staging ---------------------------------------------------------------------------

@@ -24,10 +24,11 @@ from ...compiler.mlir_api import _gpu_ops_gen as gpu
 from ...compiler.mlir_api import arith, scf
 
 from ...kernels import irb
+from ...kernels.attention_mask import query_tiles_seeing
 from ...kernels.signature import KernelSource, Signature
 from .args import BwdSpec, build_module, grid_fn, kernel_args
 from .blocks import (LOG2E, Ranges, Shifted, block_id, head_cols, idx, seq_bounds, stage_row_values, stage_rows,
-                     tensor, thread_id, tile_ranges, visibility)
+                     tensor, thread_id, visibility)
 from .operands import (element_mask, frag, mma, slot_values, softmax_grad, store_transposed_acc,
                        to_b_operand, zero_acc)
 from .schedule import PAD, AttentionBwdSchedule, blocks_per_wave
@@ -84,14 +85,7 @@ def _body(spec: BwdSpec, s: AttentionBwdSchedule, vals, lds) -> None:
 
 
 def _ranges(k) -> Ranges:
-    s, seq, vis = k.s, k.seq, k.vis
-    n_end = irb.minu(irb.add(k.n0, s.block_n), seq.sk)
-    a = irb.sub(irb.sub(k.n0, seq.off), vis.hi)           # first query that sees key n0
-    b = irb.sub(irb.sub(n_end, seq.off), vis.lo)          # one past the last that sees n_end-1
-    full_from = irb.sub(irb.sub(irb.add(k.n0, s.block_n - 1), seq.off), vis.hi)
-    full_to = irb.sub(irb.sub(k.n0, seq.off), irb.add(vis.lo, s.block_m - 1))
-    fixed_ok = irb.lt(irb.add(k.n0, s.block_n - 1), seq.sk)
-    return tile_ranges(a, b, seq.sq, s.block_m, full_from, full_to, fixed_ok)
+    return query_tiles_seeing(k.vis.band, k.n0, k.s.block_n, k.s.block_m, k.seq.sq, k.seq.sk)
 
 
 def _key_tile(k) -> list:

@@ -21,10 +21,11 @@ from ...compiler.mlir_api import _gpu_ops_gen as gpu
 from ...compiler.mlir_api import arith, scf
 
 from ...kernels import irb
+from ...kernels.attention_mask import key_tiles_seen
 from ...kernels.signature import KernelSource, Signature
 from .args import BwdSpec, build_module, grid_fn, kernel_args
 from .blocks import (LOG2E, Ranges, Shifted, block_id, head_cols, idx, load_row_value, seq_bounds, stage_rows,
-                     tensor, thread_id, tile_ranges, visibility)
+                     tensor, thread_id, visibility)
 from .operands import element_mask, frag, mma, softmax_grad, splat, store_transposed_acc, to_b_operand, zero_acc
 from .schedule import PAD, AttentionBwdSchedule, blocks_per_wave
 
@@ -76,14 +77,7 @@ def _body(spec: BwdSpec, s: AttentionBwdSchedule, vals, lds) -> None:
 
 
 def _ranges(k) -> Ranges:
-    s, seq, vis = k.s, k.seq, k.vis
-    m_end = irb.minu(irb.add(k.m0, s.dq_block_m), seq.sq)
-    a = irb.add(irb.add(k.m0, seq.off), vis.lo)            # first key query m0 sees
-    b = irb.add(irb.add(m_end, seq.off), vis.hi)           # one past the last key m_end-1 sees
-    full_from = irb.add(irb.add(vis.lo, seq.off), irb.add(k.m0, s.dq_block_m - 1))
-    full_to = irb.sub(irb.add(irb.add(k.m0, seq.off), vis.hi), s.dq_block_n - 1)
-    fixed_ok = irb.lt(irb.add(k.m0, s.dq_block_m - 1), seq.sq)
-    return tile_ranges(a, b, seq.sk, s.dq_block_n, full_from, full_to, fixed_ok)
+    return key_tiles_seen(k.vis.band, k.m0, k.s.dq_block_m, k.s.dq_block_n, k.seq.sq, k.seq.sk)
 
 
 def _query_tile(k) -> list:
