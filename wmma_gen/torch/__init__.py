@@ -14,10 +14,11 @@ torch.compile(fullgraph=True) see one opaque op. Tensors on an AMD GPU (ROCm tor
 slow). Nothing is copied to the host. `import wmma_gen` never imports this package (or torch).
 """
 from .flash import flash_attn_func, flash_attn_varlen_func, scaled_dot_product_attention
+from .kvcache import flash_attn_with_kvcache
 from .linear import linear, matmul
 from .record import record_problems
 from .runtime import launch_stream
 from .warmup import warmup
 
-__all__ = ["flash_attn_func", "flash_attn_varlen_func", "scaled_dot_product_attention", "linear", "matmul",
-           "warmup", "launch_stream", "record_problems"]
+__all__ = ["flash_attn_func", "flash_attn_varlen_func", "flash_attn_with_kvcache", "scaled_dot_product_attention",
+           "linear", "matmul", "warmup", "launch_stream", "record_problems"]

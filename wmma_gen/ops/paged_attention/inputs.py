@@ -78,15 +78,16 @@ def _window(window) -> tuple[int, int]:
     return int(window[0]), int(window[1])
 
 
-def paged_inputs(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, scale=None, window=None, softcap=None,
-                 kv_dtype=None, k_scale=None, v_scale=None, return_lse=False, dtype=None) -> PagedInputs:
-    q = _array(q, "q", 4)
-    k_cache, v_cache = _array(k_cache, "k_cache", 4), _array(v_cache, "v_cache", 4)
-    block_table, seq_lens = _array(block_table, "block_table", 2), _array(seq_lens, "seq_lens", 1)
-    B, Sq, H, D = q.shape
-    nb, bs, Hkv, Dk = k_cache.shape
-    if v_cache.shape != k_cache.shape:
-        raise ScheduleError("v_cache.shape", v_cache.shape, f"k_cache's shape {k_cache.shape}")
+def check_shapes(q, k, v, table, lens) -> dict:
+    """The problem's sizes from the shapes of q, k_cache, v_cache, block_table, seq_lens."""
+    for n, sh, nd in (("q", q, 4), ("k_cache", k, 4), ("v_cache", v, 4), ("block_table", table, 2),
+                      ("seq_lens", lens, 1)):
+        if len(sh) != nd:
+            raise ScheduleError(f"{n}.shape", tuple(sh), f"{nd} dimensions")
+    B, Sq, H, D = q
+    nb, bs, Hkv, Dk = k
+    if tuple(v) != tuple(k):
+        raise ScheduleError("v_cache.shape", tuple(v), f"k_cache's shape {tuple(k)}")
     if not 1 <= Sq <= MAX_SQ:
         raise ScheduleError("q.shape[1]", Sq, f"1..{MAX_SQ} query tokens per sequence (decode)")
     if D not in HEAD_DIMS or Dk != D:
@@ -95,15 +96,47 @@ def paged_inputs(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, sca
         raise ScheduleError("k_cache.shape[1]", bs, f"a block size in {BLOCK_SIZES}")
     if Hkv < 1 or H % Hkv:
         raise ScheduleError("k_cache.shape[2]", Hkv, f"a divisor of the query heads {H}")
-    for n, a, rows in (("block_table", block_table, B), ("seq_lens", seq_lens, B)):
+    for n, sh in (("block_table", table), ("seq_lens", lens)):
+        if sh[0] != B:
+            raise ScheduleError(f"{n}.shape[0]", sh[0], f"the batch {B} (q.shape[0])")
+    return dict(batch=int(B), heads=int(H), kv_heads=int(Hkv), seq_q=int(Sq), num_blocks=int(nb),
+                max_blocks=int(table[1]), head_dim=int(D), block_size=int(bs))
+
+
+def check_lens(lens: np.ndarray, capacity: int) -> None:
+    """0 <= seq_lens[b] <= max_blocks * block_size (host values)."""
+    if lens.size and (lens.min() < 0 or lens.max() > capacity):
+        bad = int(lens.min()) if lens.min() < 0 else int(lens.max())
+        raise ScheduleError("seq_lens", bad, f"0 <= seq_len <= max_blocks * block_size = {capacity}")
+
+
+def check_options(*, causal, scale, window, softcap) -> dict:
+    """Runtime values of the options (the problem's scale, softcap, window sides)."""
+    if not isinstance(causal, bool):
+        raise ScheduleError("causal", causal, "True or False")
+    if softcap is not None and softcap != 0:
+        softcap = hostdata.f32_scalar("softcap", softcap)
+        if softcap <= 0:
+            raise ScheduleError("softcap", softcap, "None, 0 (off) or a positive float")
+    left, right = _window(window)
+    scale = None if scale is None else hostdata.f32_scalar("scale", scale)
+    return dict(scale=scale, softcap=softcap or 0.0, window_left=left, window_right=right)
+
+
+def directive_for(dt: str, kvd: str, p: dict, causal: bool, return_lse: bool) -> PagedAttentionDirective:
+    return PagedAttentionDirective(dt, p["head_dim"], p["block_size"], kvd, causal,
+                                   (p["window_left"], p["window_right"]) != (-1, -1), p["softcap"] > 0, return_lse)
+
+
+def paged_inputs(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, scale=None, window=None, softcap=None,
+                 kv_dtype=None, k_scale=None, v_scale=None, return_lse=False, dtype=None) -> PagedInputs:
+    q, k_cache, v_cache = np.asarray(q), np.asarray(k_cache), np.asarray(v_cache)
+    block_table, seq_lens = np.asarray(block_table), np.asarray(seq_lens)
+    p = check_shapes(q.shape, k_cache.shape, v_cache.shape, block_table.shape, seq_lens.shape)
+    for n, a in (("block_table", block_table), ("seq_lens", seq_lens)):
         if a.dtype != np.int32:
             raise ScheduleError(f"{n}.dtype", str(a.dtype), "int32")
-        if a.shape[0] != B:
-            raise ScheduleError(f"{n}.shape[0]", a.shape[0], f"the batch {B} (q.shape[0])")
-    cap = block_table.shape[1] * bs
-    if B and (seq_lens.min() < 0 or seq_lens.max() > cap):
-        bad = int(seq_lens.min()) if seq_lens.min() < 0 else int(seq_lens.max())
-        raise ScheduleError("seq_lens", bad, f"0 <= seq_len <= max_blocks * block_size = {cap}")
+    check_lens(seq_lens, p["max_blocks"] * p["block_size"])
     if kv_dtype is not None and kv_dtype not in KV_DTYPES:
         raise ScheduleError("kv_dtype", kv_dtype, f"None or one of {', '.join(KV_DTYPES)}")
     dt = _dtype(q, dtype)
@@ -113,24 +146,13 @@ def paged_inputs(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, sca
         for n, a in (("k_cache", k_cache), ("v_cache", v_cache)):
             if a.dtype != np.uint8:
                 raise ScheduleError(f"{n}.dtype", str(a.dtype), f"uint8 bytes for kv_dtype={kvd}")
-    scales = _kv_scales(k_scale, v_scale, Hkv, fp8)
-    if softcap is not None and softcap != 0:
-        softcap = hostdata.f32_scalar("softcap", softcap)
-        if softcap <= 0:
-            raise ScheduleError("softcap", softcap, "None, 0 (off) or a positive float")
-    left, right = _window(window)
-    if not isinstance(causal, bool):
-        raise ScheduleError("causal", causal, "True or False")
-    scale = None if scale is None else hostdata.f32_scalar("scale", scale)
-    d = PagedAttentionDirective(dt, int(D), int(bs), kvd, causal, (left, right) != (-1, -1), bool(softcap),
-                                bool(return_lse))
+    scales = _kv_scales(k_scale, v_scale, p["kv_heads"], fp8)
+    p.update(check_options(causal=causal, scale=scale, window=window, softcap=softcap))
+    d = directive_for(dt, kvd, p, causal, bool(return_lse))
     arrays = {"Q": _stored(q, dt, "q"),
               "K_cache": k_cache if fp8 else _stored(k_cache, dt, "k_cache"),
               "V_cache": v_cache if fp8 else _stored(v_cache, dt, "v_cache"),
               "block_table": block_table, "seq_lens": seq_lens}
     if fp8:
         arrays["kv_scales"] = scales
-    problem = dict(batch=int(B), heads=int(H), kv_heads=int(Hkv), seq_q=int(Sq), num_blocks=int(nb),
-                   max_blocks=int(block_table.shape[1]), head_dim=int(D), scale=scale, softcap=softcap or 0.0,
-                   window_left=left, window_right=right)
-    return PagedInputs(d, problem, arrays)
+    return PagedInputs(d, p, arrays)

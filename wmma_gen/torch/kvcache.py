@@ -1,0 +1,154 @@
+"""flash-attn's flash_attn_with_kvcache on the paged decode kernel (ops/paged_attention):
+
+    out = flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=None,
+                                  block_table=None, softmax_scale=None, causal=False,
+                                  window_size=(-1, -1), softcap=0.0, return_softmax_lse=False)
+
+Shapes and semantics are flash-attn's: q (batch, seqlen_q, nheads, hd) with seqlen_q 1..16;
+k_cache / v_cache (num_blocks, page_block_size, nheads_k, hd) with block_table (batch,
+max_blocks) int32, or without block_table a contiguous cache (batch, seqlen_cache, nheads_k,
+hd); cache_seqlens (int or (batch,) int32) = tokens already in the cache. k / v (batch,
+seqlen_new, nheads_k, hd), when given, are written into the cache IN PLACE at positions
+cache_seqlens .. cache_seqlens + seqlen_new - 1 before attending (device-side torch indexing,
+no host copy), and the attention then covers cache_seqlens + seqlen_new keys. causal is aligned
+bottom-right (query i at position L - seqlen_q + i). Returns out, or (out, softmax_lse
+(batch, nheads, seqlen_q) f32) with return_softmax_lse=True.
+
+FP8 caches (torch.float8_e4m3fn / float8_e5m2) are dequantised in registers with k_descale /
+v_descale (flash-attn 3's names: a float or one per kv head; default 1); new k / v must already
+be in the cache's dtype. rotary_*, cache_batch_idx, cache_leftpad, alibi_slopes and num_splits
+are flash-attn arguments this lane does not support (NotImplementedError when set).
+
+The call is torch.ops.wmma_gen.paged_attention (a custom op with a fake implementation, so
+torch.compile sees one opaque op); the cache append is plain torch ops before it. Inference
+only: no autograd formula.
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from ..ops.paged_attention.device import paged_attention_into
+from ..ops.paged_attention.directive import BLOCK_SIZES
+from .runtime import check_tensors, direct, kernel_view, stream_of, torch_alloc
+
+FP8 = {torch.float8_e4m3fn: "fp8e4m3", torch.float8_e5m2: "fp8e5m2"}
+
+
+def paged_call(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_table: Tensor, seq_lens: Tensor,
+               kv_scales: Optional[Tensor], causal: bool, window_left: int, window_right: int, scale: float,
+               softcap: float) -> tuple[Tensor, Tensor]:
+    q = kernel_view(q)
+    o = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    lse = torch.empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32, device=q.device)
+    keep: list = []
+    window = None if (window_left, window_right) == (-1, -1) else (window_left, window_right)
+    paged_attention_into(q, k_cache, v_cache, block_table, seq_lens, o, lse, causal=causal, scale=scale,
+                         window=window, softcap=softcap or None, kv_dtype=FP8.get(k_cache.dtype),
+                         kv_scales=kv_scales, stream=stream_of(q), alloc=torch_alloc(q.device, keep))
+    return o, lse
+
+
+paged_attention = torch.library.custom_op("wmma_gen::paged_attention", paged_call, mutates_args=())
+
+
+@paged_attention.register_fake
+def _(q, k_cache, v_cache, block_table, seq_lens, kv_scales, causal, window_left, window_right, scale, softcap):
+    return q.new_empty(q.shape), q.new_empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32)
+
+
+def _refuse(**unsupported) -> None:
+    for name, value in unsupported.items():
+        if value is not None and value is not False and value != 0:
+            raise NotImplementedError(f"{name}={value!r} is not supported by wmma_gen's flash_attn_with_kvcache; "
+                                      "use flash-attn for it")
+
+
+def contiguous_pages(cache: Tensor, name: str) -> tuple[Tensor, int]:
+    """A (batch, seqlen_cache, Hkv, D) cache as (batch * seqlen_cache / bs, bs, Hkv, D) pages (a
+    view, no copy) with the largest supported block size bs dividing seqlen_cache; returns
+    (pages, blocks per sequence)."""
+    B, S = cache.shape[0], cache.shape[1]
+    bs = next((b for b in sorted(BLOCK_SIZES, reverse=True) if S % b == 0), None)
+    if bs is None or (B > 1 and cache.stride(0) != S * cache.stride(1)):
+        raise ValueError(f"{name}.shape={tuple(cache.shape)} (strides {cache.stride()}) is not allowed without "
+                         f"block_table: seqlen_cache a multiple of 16 and sequences stored back to back")
+    pages = cache.as_strided((B * S // bs, bs) + tuple(cache.shape[2:]),
+                             (bs * cache.stride(1),) + tuple(cache.stride()[1:]))
+    return pages, S // bs
+
+
+def _append(k_cache: Tensor, v_cache: Tensor, k: Tensor, v: Tensor, lens: Tensor, table: Tensor) -> None:
+    """k / v at positions lens[b] + i of sequence b, through the (paged) block table, in place."""
+    for n, new, cache in (("k", k, k_cache), ("v", v, v_cache)):
+        if new.dtype != cache.dtype or new.shape[0] != lens.shape[0] or new.shape[2:] != cache.shape[2:]:
+            raise ValueError(f"{n}.shape={tuple(new.shape)} {new.dtype} is not allowed: (batch, seqlen_new, "
+                             f"{cache.shape[2]}, {cache.shape[3]}) of the cache's dtype {cache.dtype}")
+    bs = k_cache.shape[1]
+    pos = lens.long()[:, None] + torch.arange(k.shape[1], device=k.device)[None, :]
+    blk = table.long().gather(1, pos // bs)
+    off = pos % bs
+    k_cache[blk, off] = k
+    v_cache[blk, off] = v
+
+
+def _scales(k_cache: Tensor, k_descale, v_descale) -> Optional[Tensor]:
+    if k_cache.dtype not in FP8:
+        if k_descale is not None or v_descale is not None:
+            raise ValueError("k_descale / v_descale are not allowed for a 16-bit cache: only fp8 caches are scaled")
+        return None
+    hk = k_cache.shape[2]
+    out = torch.ones((2, hk), dtype=torch.float32, device=k_cache.device)
+    for row, x in enumerate((k_descale, v_descale)):
+        if x is not None:
+            out[row] = torch.as_tensor(x, dtype=torch.float32, device=k_cache.device).reshape(-1).expand(hk)
+    return out
+
+
+def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None, rotary_sin=None,
+                            cache_seqlens=None, cache_batch_idx=None, cache_leftpad=None, block_table=None,
+                            softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
+                            rotary_interleaved=True, alibi_slopes=None, num_splits=0, return_softmax_lse=False,
+                            k_descale=None, v_descale=None):
+    """See the module doc (flash-attn's argument names, order and semantics)."""
+    _refuse(rotary_cos=rotary_cos, rotary_sin=rotary_sin, cache_batch_idx=cache_batch_idx,
+            cache_leftpad=cache_leftpad, alibi_slopes=alibi_slopes, num_splits=num_splits)
+    check_tensors(q=q, k_cache=k_cache, v_cache=v_cache, k=k, v=v, block_table=block_table,
+                  cache_seqlens=cache_seqlens if isinstance(cache_seqlens, Tensor) else None)
+    if (k is None) != (v is None):
+        raise ValueError("k and v are given together or not at all (the new tokens' keys and values)")
+    for n, t in (("q", q), ("k_cache", k_cache), ("v_cache", v_cache)):
+        if t.dim() != 4:
+            raise ValueError(f"{n}.shape={tuple(t.shape)} is not allowed: 4-D as flash-attn takes")
+    B = q.shape[0]
+    if cache_seqlens is None:
+        cache_seqlens = 0
+    if isinstance(cache_seqlens, int):
+        lens = torch.full((B,), cache_seqlens, dtype=torch.int32, device=q.device)
+    else:
+        if cache_seqlens.dtype != torch.int32 or tuple(cache_seqlens.shape) != (B,):
+            raise ValueError(f"cache_seqlens ({cache_seqlens.dtype}, shape {tuple(cache_seqlens.shape)}) is not "
+                             f"allowed: an int or a torch.int32 tensor of shape ({B},)")
+        lens = cache_seqlens
+    if block_table is None:
+        k_pages, per = contiguous_pages(k_cache, "k_cache")
+        v_pages, _ = contiguous_pages(v_cache, "v_cache")
+        table = torch.arange(k_pages.shape[0], dtype=torch.int32, device=q.device).reshape(B, per)
+    else:
+        if block_table.dtype != torch.int32 or block_table.dim() != 2:
+            raise ValueError(f"block_table ({block_table.dtype}, shape {tuple(block_table.shape)}) is not allowed: "
+                             "a 2-D torch.int32 tensor (batch, max_blocks)")
+        k_pages, v_pages, table = k_cache, v_cache, block_table
+    if k is not None:
+        _append(k_pages, v_pages, k, v, lens, table)
+        lens = (lens + k.shape[1]).to(torch.int32)
+    scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
+    left, right = (-1, -1) if window_size is None else (int(window_size[0]), int(window_size[1]))
+    scales = _scales(k_cache, k_descale, v_descale)
+    args = (q, k_pages, v_pages, table.contiguous(), lens.contiguous(), scales, bool(causal), left, right, scale,
+            float(softcap or 0.0))
+    out, lse = paged_call(*args) if direct(q) else torch.ops.wmma_gen.paged_attention(*args)
+    return (out, lse) if return_softmax_lse else out
