@@ -24,6 +24,7 @@ from wmma_gen.model.isa_loop import find_main_loop
 from wmma_gen.ops import registry
 from wmma_gen.ops.attention.directive import AttentionDirective
 from wmma_gen.ops.attention_bwd.run import build_backward, make_spec
+from wmma_gen.targets import get_target
 
 ARCHS = ("gfx1100", "gfx1151", "gfx1201")
 OUT = Path("results")
@@ -45,7 +46,7 @@ def main() -> None:
     spec_op = registry.get("attention_bwd")
     rows = []
     for arch in ARCHS:
-        family = "gfx12" if arch.startswith("gfx12") else "gfx11"
+        family = get_target(arch).family   # WMMA family from the table, never the name (gfx1170 is gfx12-style)
         for hd in (64, 128):
             for causal in (False, True):
                 d = AttentionDirective("f16", hd, causal=causal, op="attention_bwd")

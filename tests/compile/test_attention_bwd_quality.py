@@ -9,6 +9,7 @@ from wmma_gen.compiler import compile_mlir
 from wmma_gen.model.isa_loop import find_main_loop
 from wmma_gen.ops.attention.directive import HEAD_DIMS
 from wmma_gen.ops.attention_bwd import build_backward, default_schedule, make_spec
+from wmma_gen.targets import get_target
 
 ARCHS = ("gfx1100", "gfx1151", "gfx1201")
 DENSITY = {"gfx11": 0.07, "gfx12": 0.10}
@@ -32,7 +33,7 @@ def test_default_schedules_do_not_spill(arch, d, causal):
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("causal", [False, True])
 def test_main_loop_wmma_density_hd128(arch, causal):
-    fam = "gfx12" if arch.startswith("gfx12") else "gfx11"
+    fam = get_target(arch).family   # WMMA family from the table, never the name (gfx1170 is gfx12-style)
     for name, ck in _compiled(arch, 128, causal).items():
         if name == "prepass":
             continue

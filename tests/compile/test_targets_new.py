@@ -1,0 +1,93 @@
+"""The archs users run (issue #27 item 4): gfx1103, gfx1152, gfx1153 (RDNA3/3.5, GFX11 WMMA,
+1024 VGPRs/SIMD) and gfx1170/gfx1171 ("RDNA 4m": GFX11 encodings, GFX12 WMMA). Each compiles a
+small GEMM to a code object whose ELF mach and WMMA operand sizes match targets.py; an arch the
+loaded provider's LLVM does not know is refused with an error naming it (not an LLVM abort);
+the default schedules compile without spills; unknown product facts raise instead of guessing."""
+import re
+
+import pytest
+
+from wmma_gen.compiler import toolchain
+from wmma_gen.compiler.mlir_api import provider
+from wmma_gen.emu.decode.codeobject import load_code_object
+from wmma_gen.errors import CompileError, ScheduleError
+from wmma_gen.model.params import params_for
+from wmma_gen.ops.gemm.build import compile_gemm
+from wmma_gen.ops.gemm.defaults import fitted_default
+from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.schedule import Schedule
+from wmma_gen.targets import get_target
+
+NEW = ("gfx1103", "gfx1152", "gfx1153", "gfx1170", "gfx1171")
+# A/B VGPRs of one f16 WMMA operand: 16 halves per lane on GFX11 WMMA, 8 on GFX12 WMMA.
+A_VGPRS = {"gfx11": 8, "gfx12": 4}
+
+
+def _needs_chip(arch):
+    why = toolchain.chip_problem(arch)
+    if why:
+        pytest.skip(f"MLIR provider '{provider().name}' does not know {arch} ({why}); "
+                    "test_unknown_chip_is_refused_naming_arch_and_provider covers it")
+
+
+def _small(arch, dtype="f16"):
+    d = GemmDirective(dtype, 64, 64, 64, acc="f32" if dtype == "f16" else "i32")
+    return compile_gemm(d, Schedule(block_m=64, block_n=64, block_k=32), arch, cache=False)
+
+
+@pytest.mark.parametrize("arch", NEW)
+def test_code_object_mach_and_wmma_operands_follow_the_table(arch):
+    _needs_chip(arch)
+    t = get_target(arch)
+    k = _small(arch).compiled
+    co = load_code_object(k.hsaco)
+    assert co.arch == arch and co.mach == t.elf_mach
+    wmma = re.findall(r"^\s*v_wmma_f32_16x16x16_f16 v\[(\d+):(\d+)\], v\[(\d+):(\d+)\]", k.isa, re.M)
+    assert wmma, k.isa[:2000]
+    assert {int(hi) - int(lo) + 1 for _, _, lo, hi in wmma} == {A_VGPRS[t.family]}
+
+
+@pytest.mark.parametrize("arch", ("gfx1170", "gfx1171"))
+def test_rdna4m_is_gfx11_encoded_with_gfx12_wmma(arch):
+    t = get_target(arch)
+    assert (t.family, t.encoding) == ("gfx12", "gfx11")
+    _needs_chip(arch)
+    isa = _small(arch, "i8").compiled.isa
+    assert "s_waitcnt" in isa and "s_wait_loadcnt" not in isa          # GFX11 counters, not GFX12's
+    assert re.search(r"v_wmma_i32_16x16x16_iu8 v\[\d+:\d+\], v\[(\d+):(\d+)\]", isa)
+    lo, hi = map(int, re.search(r"v_wmma_i32_16x16x16_iu8 v\[\d+:\d+\], v\[(\d+):(\d+)\]", isa).groups())
+    assert hi - lo + 1 == 2                                          # 8 bytes per lane: GFX12 iu8
+
+
+def test_unknown_chip_is_refused_naming_arch_and_provider():
+    unknown = [a for a in NEW if toolchain.chip_problem(a)]
+    if not unknown:
+        pytest.skip(f"provider '{provider().name}' knows every new arch")
+    arch = unknown[0]
+    with pytest.raises(CompileError, match=rf"arch={arch} is not supported by MLIR provider '{provider().name}'"):
+        _small(arch)
+
+
+@pytest.mark.parametrize("arch", ("gfx1153", "gfx1170", "gfx1171"))
+def test_unknown_product_facts_raise_instead_of_guessing(arch):
+    t = get_target(arch)
+    assert "cus" in t.unknown and not t.peak_known("f16")
+    with pytest.raises(ScheduleError, match=rf"{arch}\.(cus|rate\[f16\])"):
+        t.peak_tflops("f16")
+    with pytest.raises(ScheduleError, match="cannot estimate"):
+        params_for(arch)
+
+
+def test_known_product_peaks_are_rate_times_cus_times_clock():
+    assert get_target("gfx1103").peak_tflops("f16") == pytest.approx(512 * 12 * 2.8e9 / 1e12)
+    assert get_target("gfx1152").peak_tflops("i4") == pytest.approx(1024 * 8 * 3.0e9 / 1e12)
+    assert params_for("gfx1103").mall_bytes == 0
+
+
+@pytest.mark.parametrize("arch", NEW)
+@pytest.mark.parametrize("dtype, layout", [("f16", "NN"), ("f16", "TN"), ("i8", "TT")])
+def test_gemm_default_does_not_spill(arch, dtype, layout):
+    _needs_chip(arch)
+    d = GemmDirective(dtype, 4096, 4096, 4096, acc="f32" if dtype == "f16" else "i32", layout=layout)
+    md = compile_gemm(d, fitted_default(d, get_target(arch)), arch).compiled.metadata
+    assert md.spills == 0 and md.scratch_bytes == 0, md
