@@ -29,7 +29,7 @@ from ...compiler.mlir_api import arith, memref, vector
 
 from ...kernels import irb
 from ...kernels.attention_blocks import byte_offset, global_load, i32_type, iadd, imul, perm_b32
-from ..attention import staging
+from ..attention import operands, staging
 
 E5M2_LO = 0x010C000C  # perm_b32(x, x, .) = byte0 << 8 | byte1 << 24
 E5M2_HI = 0x030C020C  # byte2 << 8 | byte3 << 24
@@ -49,7 +49,8 @@ def block_of(c, n0):
 
 
 def load_tile(c, p: staging.TileCopy, which: str, n0) -> list:
-    """This thread's registers of the K or V tile at key n0 (16-bit values, LDS-ready)."""
+    """This thread's registers of the K or V tile at key n0 as loaded (fp8: raw bytes, widened
+    by `lds_values` only when stored, so the loads stay in flight across the tile's math)."""
     x = "k" if which == "K" else "v"
     blk = block_of(c, n0)
     base = iadd(imul(c.kvh, c.sc[f"{x}_sh"]), imul(irb.rem(n0, c.d.block_size), c.sc[f"{x}_ss"]))
@@ -61,8 +62,16 @@ def load_tile(c, p: staging.TileCopy, which: str, n0) -> list:
     out = []
     for off in offs:
         o = arith.addi(off, tile_off)
-        out += [widen(c.d, global_load(ptr, o, p.w, "fp8", imm=k * p.lpr * p.w)) for k in range(p.cpt)]
+        out += [global_load(ptr, o, p.w, "fp8", imm=k * p.lpr * p.w) for k in range(p.cpt)]
     return out
+
+
+def lds_values(d, regs: list) -> list:
+    """Loaded registers -> f16-declared vectors for the LDS tile (bf16 bits reinterpreted, fp8
+    widened)."""
+    if d.fp8:
+        return [widen(d, x) for x in regs]
+    return operands.lds_half(d.dtype, regs)
 
 
 def widen(d, raw):

@@ -56,7 +56,8 @@ def kernel_name(d, s: PagedSchedule) -> str:
     flags = "".join(f for f, on in (("c", d.causal), ("w", d.window), ("s", d.softcap), ("l", d.return_lse)) if on)
     kv = "" if d.kv_dtype == d.dtype else f"_{d.kv_dtype}"
     return (f"paged_{d.dtype}{kv}_d{d.head_dim}_bs{d.block_size}{'_' + flags if flags else ''}"
-            f"_n{s.block_n}w{s.waves}f{s.frags_q}_split{s.split_kv}")
+            f"_n{s.block_n}w{s.waves}f{s.frags_q}_split{s.split_kv}{'_ql' if s.q_in == 'lds' else ''}"
+            f"{'' if s.prefetch else '_np'}")
 
 
 def build_paged_attention(d, s: PagedSchedule, t: Target, key=None) -> KernelSource:
@@ -83,6 +84,7 @@ class PagedCtx:
     sc: dict
     lds_k: object
     lds_v: object
+    lds_q: object
     tid: object
     lane: object
     wave: object
@@ -120,6 +122,8 @@ def _kernel(d, s: PagedSchedule, t: Target, name: str) -> None:
     buf_types = [ab.global_pointer_type() if n in GLOBAL_PTRS else ab.pointer_type(dt) for n, dt in bufs]
     scalar_types = [ab.f32_type() if n in F32_SCALARS else ab.i32_type() for n in SCALARS]
     lds_types = [_lds(s.block_n, d.head_dim + LDS_PAD), _lds(d.head_dim, s.block_n + LDS_PAD)]
+    if s.q_in == "lds":
+        lds_types.append(_lds(s.block_m, d.head_dim + LDS_PAD))
     arg_types = buf_types + scalar_types
     f = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(arg_types, [])),
                       known_block_size=ir.DenseI32ArrayAttr.get([s.threads, 1, 1]))
@@ -158,7 +162,7 @@ def _context(d, s, t, ptrs, sc, lds) -> PagedCtx:
         c, cap_in = irb.cf(LOG2E, f32), arith.divf(qk, sc["softcap"])
     else:
         c, cap_in = arith.mulf(qk, irb.cf(LOG2E, f32)), None
-    return PagedCtx(d, s, t.family, views, x, lds[0], lds[1], tid, irb.rem(tid, 32), irb.div(tid, 32), split, b,
+    return PagedCtx(d, s, t.family, views, x, lds[0], lds[1], lds[2] if len(lds) > 2 else None, tid, irb.rem(tid, 32), irb.div(tid, 32), split, b,
                     kvh, imul(tile, s.block_m), imul(x["kv_group"], x["seq_q"]), x["seq_q"], seq_k, c, cap_in,
                     v_scale, cap=sc["softcap"], q0=irb.c(0), copy_k=cache_tiles.plan(s, d, False), copy_v=cache_tiles.plan(s, d, True))
 
@@ -175,12 +179,19 @@ def q_fragments(c: PagedCtx) -> list:
     return out
 
 
+def q_to_lds(c: PagedCtx, q: list) -> None:
+    """q_in="lds": each lane writes its fragments' runs at its (workgroup-local) packed row, as
+    operands.q_from_lds reads them back (gfx11's two half-waves write the same bytes)."""
+    row0 = iadd(imul(c.wave, 16 * c.s.frags_q), irb.rem(c.lane, 16))
+    col = ab.run_offset(c.fam, c.lane)
+    for f, frags in enumerate(q):
+        for kd, x in enumerate(frags):
+            vector.store(operands.lds_half(c.d.dtype, [x])[0], c.lds_q, [iadd(row0, 16 * f), iadd(col, 16 * kd)])
+    amdgpu.LDSBarrierOp()
+
+
 def _load(c: PagedCtx, n0) -> list:
-    k = cache_tiles.load_tile(c, c.copy_k, "K", n0)
-    v = cache_tiles.load_tile(c, c.copy_v, "V", n0)
-    if not c.d.fp8:
-        k, v = operands.lds_half(c.d.dtype, k), operands.lds_half(c.d.dtype, v)
-    return k + v
+    return cache_tiles.load_tile(c, c.copy_k, "K", n0) + cache_tiles.load_tile(c, c.copy_v, "V", n0)
 
 
 def _flatten(x):
@@ -201,12 +212,15 @@ def main_loop(c: PagedCtx):
     l = [irb.cf(0.0, f32) for _ in range(nf)]
     start, end, full_lo, full_hi = tile_range(c)
     q = q_fragments(c)
+    if s.q_in == "lds":
+        q_to_lds(c, q)
+        q = None
     c.bands = [lane_band(c, f) for f in range(nf)]
     c.full = (full_lo, full_hi)
     init = _flatten(o) + m + l
     run = scf.IfOp(irb.lt(start, end), [v.type for v in init], has_else=True)
     with ir.InsertionPoint(run.then_block):
-        regs = _load(c, start)
+        regs = _load(c, start) if s.prefetch else []
         nk = c.copy_k.regs
         loop = scf.ForOp(start, end, irb.c(s.block_n), init + regs)
         with ir.InsertionPoint(loop.body):
@@ -214,12 +228,12 @@ def main_loop(c: PagedCtx):
             it = list(loop.inner_iter_args)
             o = _unflatten(it[:nf * dts], nf)
             m, l = it[nf * dts:nf * dts + nf], it[nf * dts + nf:len(init)]
-            tile = it[len(init):]
-            staging.store(c.copy_k, c.lds_k, c.tid, tile[:nk])
-            staging.store(c.copy_v, c.lds_v, c.tid, tile[nk:])
+            tile = it[len(init):] if s.prefetch else _load(c, n0)
+            staging.store(c.copy_k, c.lds_k, c.tid, cache_tiles.lds_values(d, tile[:nk]))
+            staging.store(c.copy_v, c.lds_v, c.tid, cache_tiles.lds_values(d, tile[nk:]))
             amdgpu.LDSBarrierOp()
-            nxt = _load(c, imin(iadd(n0, s.block_n), irb.sub(end, s.block_n)))
-            o, m, l = tile_step(c, n0, q, o, m, l)
+            nxt = _load(c, imin(iadd(n0, s.block_n), irb.sub(end, s.block_n))) if s.prefetch else []
+            o, m, l = tile_step(c, n0, q if q is not None else operands.q_from_lds(c), o, m, l)
             amdgpu.LDSBarrierOp()   # every wave is done with the LDS tiles before they are rewritten
             scf.YieldOp(_flatten(o) + m + l + nxt)
         scf.YieldOp(list(loop.results)[:len(init)])

@@ -21,6 +21,10 @@ SPACE: tuple[Knob, ...] = (
     Knob("load_bits", (32, 64, 128), "width of each global load per lane, in bits"),
     Knob("split_kv", (1, 2, 4, 8, 16), "workgroups per (sequence, kv head) over disjoint key ranges; partial\n"
          "O and LSE are merged by the dense forward's deterministic combine kernel"),
+    Knob("prefetch", (True, False), "issue the next tile's K/V loads before this tile's math (its registers\n"
+         "stay live across it) or load each tile right before storing it to LDS"),
+    Knob("q_in", ("regs", "lds"), "Q^T fragments kept in registers for the whole loop, or staged once in LDS\n"
+         "and re-read per tile (D/2 fewer VGPRs on gfx11, D/4 on gfx12)"),
 )
 
 
@@ -31,6 +35,8 @@ class PagedSchedule(KnobSchedule):
     frags_q: int = 1
     load_bits: int = 128
     split_kv: int = 1
+    prefetch: bool = True
+    q_in: str = "regs"
 
     @property
     def threads(self) -> int:
@@ -42,8 +48,9 @@ class PagedSchedule(KnobSchedule):
         return 16 * self.waves * self.frags_q
 
     def lds_bytes(self, d) -> int:
-        """K tile [BLOCK_N][D+pad] + V^T tile [D][BLOCK_N+pad], f16."""
-        return 2 * (self.block_n * (d.head_dim + LDS_PAD) + d.head_dim * (self.block_n + LDS_PAD))
+        """K tile [BLOCK_N][D+pad] + V^T tile [D][BLOCK_N+pad] (+ Q [BLOCK_M][D+pad]), f16."""
+        q = self.block_m * (d.head_dim + LDS_PAD) if self.q_in == "lds" else 0
+        return 2 * (self.block_n * (d.head_dim + LDS_PAD) + d.head_dim * (self.block_n + LDS_PAD) + q)
 
 
 def dtype_supported(s: PagedSchedule, d, t: Target) -> str | None:
@@ -75,12 +82,17 @@ def row_bytes(d) -> int:
 
 
 def vgpr_estimate(s: PagedSchedule, d, t: Target) -> int:
-    """VGPRs per lane at least: O^T (8 per 16x16 tile), S^T, Q^T fragments, the next K and V
-    tiles in flight (staging registers), one A fragment and ~24 for addresses and state."""
+    """VGPRs per lane at least: O^T (8 per 16x16 tile) and Q^T fragments (q_in="regs") all
+    along; during the math S^T, one A fragment and the next K and V tiles' staging registers
+    (prefetch; fp8 bytes stay raw until stored); during the copy the staging registers (fp8
+    widened to 16 bits); ~24 for addresses and state."""
     fq, dts = s.frags_q, d.head_dim // 16
     frag = 8 if t.family == "gfx11" else 4
-    staging = 2 * -(-s.block_n * row_bytes(d) // (4 * s.threads))
-    return fq * dts * 8 + fq * (s.block_n // 16) * 8 + fq * dts * frag + staging + frag + 24
+    staging = 2 * -(-s.block_n * d.head_dim * 2 // (4 * s.threads))
+    loaded = 2 * -(-s.block_n * row_bytes(d) // (4 * s.threads))
+    held = fq * dts * 8 + (fq * dts * frag if s.q_in == "regs" else 0) + 24
+    math = fq * (s.block_n // 16) * 8 + frag + (loaded if s.prefetch else 0)
+    return held + max(math, staging + loaded)
 
 
 def vgpr_budget(s: PagedSchedule, d, t: Target) -> str | None:

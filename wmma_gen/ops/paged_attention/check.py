@@ -1,0 +1,80 @@
+"""Correctness gate of paged decode attention: seeded random paged caches (shuffled,
+non-contiguous block tables), the kernel vs the float64 reference (reference.py).
+
+Tolerances (absolute; u = unit roundoff of the query dtype, f16 2^-11, bf16 2^-8), as the dense
+forward's check.py: O within 3u * max|v_scale * V| (P rounded to the dtype before the second
+WMMA, O once at the end); LSE within 1e-5 * (1 + max|LSE| + softcap) (f32 scores; softcap adds
+the f32 tanh). Rows that see no key must give O = 0 and LSE = -inf exactly.
+
+Problem keys: batch, heads, kv_heads, seq_q, head_dim, and optionally seq_lens (a list; default
+random in 0..3*block_size+5 per sequence), block_size (16), window_left / window_right,
+softcap, kv_dtype.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ... import hostdata
+from .reference import paged_attention_reference
+
+UNIT = {"f16": 2.0 ** -11, "bf16": 2.0 ** -8}
+FP8_STORAGE = {"fp8e4m3": "fp8", "fp8e5m2": "bf8"}
+
+
+@dataclass(frozen=True)
+class PagedCheck:
+    passed: bool
+    max_abs: float
+    tol: float
+    worst: str
+    source: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def random_paged(problem: dict, dtype: str, seed: int):
+    """(q, k_cache, v_cache stored; their float64 values; block_table; seq_lens)."""
+    rng = np.random.default_rng(seed)
+    B, H, Hkv, Sq, D = (problem[x] for x in ("batch", "heads", "kv_heads", "seq_q", "head_dim"))
+    bs = problem.get("block_size", 16)
+    lens = np.asarray(problem.get("seq_lens", rng.integers(0, 3 * bs + 6, B)), np.int32)
+    need = [-(-int(L) // bs) for L in lens]
+    width, nb = max(max(need), 1), sum(need) + 2
+    table = np.zeros((B, width), np.int32)
+    ids = rng.permutation(nb)
+    at = 0
+    for b, n in enumerate(need):
+        table[b, :n] = ids[at:at + n]
+        at += n
+    q = hostdata.rounded(rng.standard_normal((B, Sq, H, D)), dtype)
+    store = FP8_STORAGE.get(problem.get("kv_dtype"))
+    caches = []
+    for _ in range(2):
+        x = rng.standard_normal((nb, bs, Hkv, D))
+        stored = hostdata.encode(x * 4, store) if store else hostdata.rounded(x, dtype)
+        caches.append((stored, hostdata.decode(stored, store) if store else stored))
+    return q, caches, table, lens
+
+
+def check_paged(problem: dict, *, dtype="f16", causal=True, window=None, scale=None, softcap=None, arch="gfx1100",
+                device=None, seed=0, schedule=None, **_) -> PagedCheck:
+    from .api import paged_attention
+    q, ((k, k64), (v, v64)), table, lens = random_paged(problem, dtype, seed)
+    kvd = problem.get("kv_dtype")
+    o, lse = paged_attention(q, k, v, table, lens, causal=causal, window=window, scale=scale, softcap=softcap,
+                             kv_dtype=kvd, return_lse=True, dtype=dtype, arch=arch, device=device, schedule=schedule)
+    ro, rl = paged_attention_reference(q, k64, v64, table, lens, causal=causal, window=window, scale=scale,
+                                       softcap=softcap)
+    otol = 3 * UNIT[dtype] * max(np.abs(v64).max(initial=0.0), 1.0)
+    fin = np.isfinite(rl)
+    ltol = 1e-5 * (1 + np.abs(rl[fin]).max(initial=0.0) + (softcap or 0.0))
+    oerr = float(np.abs(o.astype(np.float64) - ro).max(initial=0.0))
+    lerr = float(np.abs(lse[fin] - rl[fin]).max(initial=0.0))
+    same_dead = bool(np.array_equal(np.isneginf(lse), ~fin))
+    worst = ("o", oerr, otol) if oerr / otol >= lerr / ltol else ("lse", lerr, ltol)
+    from ...device.select import get_device
+    src = getattr(get_device(device), "source", "emulator")
+    return PagedCheck(bool(same_dead and oerr <= otol and lerr <= ltol), worst[1], float(worst[2]), worst[0], src)
