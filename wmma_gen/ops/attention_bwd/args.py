@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from ...compiler.mlir_api import ir
 from ...compiler.mlir_api import _gpu_ops_gen as gpu
 
-from ...kernels import irb
+from ...kernels import irb, saddr
 from ...kernels.module import gpu_module_text
 from ...kernels.signature import KArg
 
@@ -86,6 +86,8 @@ KERNEL_TENSORS = {
     "dkdv": ("q", "k", "v", "do", "lse", "delta", "dk", "dv"),
     "dq": ("q", "k", "v", "do", "lse", "delta", "dq"),
 }
+SADDR_READS = ("q", "k", "v", "o", "do")   # read in the saddr form (kernels/global_tensor.py); the
+#                                           rest stay flat memref views (bare pointers)
 SIZE_SCALARS = ("heads", "kv_heads", "seq_q", "seq_k", "window_left", "window_right")
 
 
@@ -119,6 +121,8 @@ def grid_fn(kernel: str, rows: int):
 def _arg_type(a: KArg) -> ir.Type:
     if a.role == "scalar":
         return ir.F32Type.get() if a.dtype == "f32" else ir.IntegerType.get_signless(32)
+    if a.name in SADDR_READS:
+        return saddr.pointer_type()
     return ir.MemRefType.get([1], irb.storage_type(a.dtype))
 
 

@@ -23,7 +23,8 @@ from ...compiler.mlir_api import arith, memref, scf, vector
 from ...kernels import attention_mask as am
 from ...kernels import irb, lanes
 from ...kernels.attention_mask import BIG, Ranges, tile_ranges  # noqa: F401  (re-exported)
-from .args import BwdSpec
+from ...kernels.global_tensor import RowTensor
+from .args import SADDR_READS, BwdSpec
 LOG2E = 1.4426950408889634
 FLAT = 2 ** 31 - 1
 
@@ -81,18 +82,7 @@ def seq_bounds(spec: BwdSpec, vals, b) -> Seq:
     return Seq(q0, k0, irb.sub(q1, q0), irb.sub(k1, k0))
 
 
-@dataclass
-class Tensor:
-    """A 4-D (batch, seq, head, dim) tensor or a (batch, head, seq) row vector argument."""
-    ref: object
-    dtype: str
-    sb: object
-    ss: object
-    sh: object
-
-    def row_base(self, b, row0, h):
-        """Element offset of (b, row0, h, 0) (row vectors: of (b, h, row0))."""
-        return irb.add(irb.add(irb.mul(b, self.sb), irb.mul(row0, self.ss)), irb.mul(h, self.sh))
+Tensor = RowTensor   # (batch, seq, head, dim) tensor or (batch, head, seq) row vector argument
 
 
 @dataclass
@@ -114,8 +104,10 @@ class Shifted:
 
 
 def tensor(vals, name: str, dtype: str) -> Tensor:
+    """The argument `name`: its global pointer (SADDR_READS: read by Tensor.read) or a flat view."""
     ss = idx(vals[f"{name}_ss"]) if f"{name}_ss" in vals else irb.c(1)
-    return Tensor(flat(vals[name], dtype), dtype, idx(vals[f"{name}_sb"]), ss, idx(vals[f"{name}_sh"]))
+    ref = vals[name] if name in SADDR_READS else flat(vals[name], dtype)
+    return Tensor(ref, dtype, idx(vals[f"{name}_sb"]), ss, idx(vals[f"{name}_sh"]))
 
 
 # --- visibility (the rule: kernels/attention_mask.py) -----------------------------------------
@@ -185,7 +177,7 @@ def stage_rows(t: Tensor, family: str, b, h, seq_row0, row0, nvalid, rows: int, 
             row = irb.add(r, e)
             ok = irb.lt(irb.add(row0, row), nvalid)
             safe = irb.select(ok, row, irb.c(0))   # row0 < nvalid whenever a tile is staged
-            v = vector.load(irb.vec(w, st), t.ref, [irb.add(base, irb.add(irb.mul(safe, t.ss), c))])
+            v = t.read(base, irb.add(irb.mul(safe, t.ss), c), w)   # base uniform, row and column per lane
             chunks.append(irb.select(ok, v, irb.zeros(irb.vec(w, st))))
             if natural is not None:
                 vector.store(chunks[-1], natural, [irb.c(0), row, c])

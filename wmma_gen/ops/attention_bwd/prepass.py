@@ -31,17 +31,21 @@ def _body(spec: BwdSpec, rows: int, vals) -> None:
     O, dO = tensor(vals, "o", spec.dtype), tensor(vals, "do", spec.dtype)
     delta = tensor(vals, "delta", "f32")
     b, h = block_id("z"), block_id("y")
-    i = irb.add(irb.mul(block_id("x"), rows), thread_id())
+    row0, tid = irb.mul(block_id("x"), rows), thread_id()
+    i = irb.add(row0, tid)
     seq = seq_bounds(spec, vals, b)
     f32 = ir.F32Type.get()
-    st = irb.storage_type(spec.dtype)
 
     def row():
-        base_o, base_do = O.row_base(b, irb.add(seq.q0, i), h), dO.row_base(b, irb.add(seq.q0, i), h)
+        # saddr reads: the workgroup's first row is the uniform base, the thread's row the lane
+        # offset, the column the immediate (kernels/global_tensor.py)
+        first = irb.add(seq.q0, row0)
+        base_o, base_do = O.row_base(b, first, h), dO.row_base(b, first, h)
+        lane_o, lane_do = irb.mul(tid, O.ss), irb.mul(tid, dO.ss)
         acc = irb.zeros(irb.vec(8, f32))
         for d0 in range(0, spec.head_dim, 8):
-            o = arith.extf(irb.vec(8, f32), vector.load(irb.vec(8, st), O.ref, [irb.add(base_o, d0)]))
-            g = arith.extf(irb.vec(8, f32), vector.load(irb.vec(8, st), dO.ref, [irb.add(base_do, d0)]))
+            o = arith.extf(irb.vec(8, f32), O.read(base_o, lane_o, 8, d0))
+            g = arith.extf(irb.vec(8, f32), dO.read(base_do, lane_do, 8, d0))
             acc = arith.addf(acc, arith.mulf(o, g))
         total = vector.reduction(f32, vector.CombiningKind.ADD, acc)
         memref.store(total, delta.ref, [irb.add(delta.row_base(b, seq.q0, h), i)])
