@@ -12,6 +12,11 @@ seq_lens (batch,) int32 = cached length per sequence including the Sq new tokens
 position seq_len - Sq + i; causal is bottom-right). Returns o like q and lse (batch, heads, Sq)
 float32 (natural log; -inf and o = 0 for rows that see no key).
 
+Chunked prefill: cu_seqlens_q (batch + 1,) int32 offsets and q packed (total_q, heads, D):
+sequence b's chunk of Sq_b = cu[b+1] - cu[b] tokens (any length, 0 allowed) attends to its
+seq_lens[b] cached keys (the chunk included), bottom-right; o (total_q, heads, D), lse
+(heads, total_q).
+
 Checked here: shapes, dtypes, 0 <= seq_lens[b] <= max_blocks * block_size. Block ids are NOT
 checked (the caller's responsibility, as in vLLM): an id outside [0, num_blocks) reads
 outside the cache -- the emulator faults naming the address, a GPU reads garbage or faults.
@@ -38,9 +43,10 @@ _MEMO: dict[tuple, tuple] = {}
 
 def combine_directive(d):
     """The dense forward's directive whose combine kernel finishes this op's partials (bshd O
-    (batch, Sq, heads, D) and LSE (batch, heads, Sq))."""
+    (batch, Sq, heads, D) and LSE (batch, heads, Sq); varlen O (total_q, heads, D), LSE
+    (heads, total_q))."""
     from ..attention.directive import AttentionDirective
-    return AttentionDirective(d.dtype, d.head_dim, return_lse=d.return_lse)
+    return AttentionDirective(d.dtype, d.head_dim, return_lse=d.return_lse, varlen=d.varlen)
 
 
 def compile_paged(d, s: PagedSchedule, arch: str):
@@ -62,20 +68,21 @@ def run_paged(inp, arch: str, device, schedule: PagedSchedule | None = None):
     s.validate(d, get_target(arch))
     (src, ck), (csrc, cck) = compile_paged(d, s, arch)
     outs, t1 = launch(ck, src.signature, p, device, {n: inp.arrays[n] for n in src.signature.inputs})
-    final, t2 = launch(cck, csrc.signature, {**p, "seq_k": 1}, device,
+    final, t2 = launch(cck, csrc.signature, p, device,
                        {n: outs[n] for n in csrc.signature.inputs})
     return final, [t1, t2]
 
 
 def paged_attention(q, k_cache, v_cache, block_table, seq_lens, *, causal: bool = True, scale=None, window=None,
                     softcap=None, kv_dtype: str | None = None, k_scale=None, v_scale=None, return_lse: bool = False,
-                    dtype: str | None = None, arch: str | None = None, device=None, schedule=None):
+                    cu_seqlens_q=None, dtype: str | None = None, arch: str | None = None, device=None,
+                    schedule=None):
     """Paged-KV decode attention (see the module doc). Bad input raises ValueError naming the
     argument before anything is compiled or launched."""
     schedule = as_schedule(PagedSchedule, schedule)
     inp = paged_inputs(q, k_cache, v_cache, block_table, seq_lens, causal=causal, scale=scale, window=window,
                        softcap=softcap, kv_dtype=kv_dtype, k_scale=k_scale, v_scale=v_scale,
-                       return_lse=return_lse, dtype=dtype)
+                       return_lse=return_lse, dtype=dtype, cu_seqlens_q=cu_seqlens_q)
     dev = get_device(device)
     outs, _ = run_paged(inp, arch_of(dev, arch), dev, schedule)
     o = outs["O"]

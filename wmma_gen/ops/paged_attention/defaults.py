@@ -9,7 +9,8 @@
       on padding rows, which a memory-bound decode can afford);
   split_kv: about one split per 512 cache positions a sequence can hold (max_blocks *
       block_size), at most 16 -- decode has few (sequence, kv head) workgroups, so the key
-      range is what spreads over the GPU; the combine is deterministic.
+      range is what spreads over the GPU; the combine is deterministic. Prefill chunks (more
+      than 64 packed rows) have row tiles enough: no split.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ SPLITS = dict((k.name, k.domain) for k in SPACE)["split_kv"]
 def default_schedule(d, arch: str, group_rows: int = 16, capacity: int = 0) -> PagedSchedule:
     t = get_target(arch)
     blocks = -(-max(group_rows, 1) // 16)
-    split = max(x for x in SPLITS if x <= max(1, capacity // SPLIT_KEYS))
+    split = max(x for x in SPLITS if x <= max(1, capacity // SPLIT_KEYS)) if group_rows <= 64 else 1
     shapes = [(w, f) for f in (1, 2) for w in (1, 2, 4) if w * f >= min(blocks, 8)]
     for q_in, prefetch in (("regs", True), ("lds", True), ("lds", False)):
         for waves, frags in shapes:

@@ -22,6 +22,8 @@ Fields:
   head_dim    a multiple of 16 from 16 to 256 (WMMA tiles are 16 wide)
   block_size  rows per cache block (vLLM's default is 16)
   causal, window, softcap, return_lse: flags (their sizes are runtime arguments)
+  varlen      chunked prefill: q is packed (total_q, heads, D), sequence b's Sq_b = cu_seqlens_q[b+1]
+              - cu_seqlens_q[b] query tokens (any length, 0 allowed) against its cached prefix
 """
 from __future__ import annotations
 
@@ -46,6 +48,7 @@ class PagedAttentionDirective:
     window: bool = False
     softcap: bool = False
     return_lse: bool = False
+    varlen: bool = False        # chunked prefill: packed query chunks (total_q, H, D) + cu_seqlens_q
 
     def __post_init__(self):
         if self.dtype not in DTYPES:
@@ -58,18 +61,13 @@ class PagedAttentionDirective:
             raise ScheduleError("head_dim", self.head_dim, f"one of {', '.join(map(str, HEAD_DIMS))}")
         if isinstance(self.block_size, bool) or self.block_size not in BLOCK_SIZES:
             raise ScheduleError("block_size", self.block_size, f"one of {', '.join(map(str, BLOCK_SIZES))}")
-        for name in ("causal", "window", "softcap", "return_lse"):
+        for name in ("causal", "window", "softcap", "return_lse", "varlen"):
             if not isinstance(getattr(self, name), bool):
                 raise ScheduleError(name, getattr(self, name), "True or False")
 
     @property
     def fp8(self) -> bool:
         return self.kv_dtype.startswith("fp8")
-
-    # what bounds.py / operands.py of the dense forward read from a directive
-    @property
-    def varlen(self) -> bool:
-        return False
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -16,7 +16,7 @@ from ... import hostdata
 from ...errors import ScheduleError
 from .directive import BLOCK_SIZES, HEAD_DIMS, KV_DTYPES, PagedAttentionDirective
 
-MAX_SQ = 16   # query tokens per sequence (decode; the packed rows share 16-row WMMA tiles)
+MAX_SQ = 16   # query tokens per sequence in the dense (decode) form; chunks go packed (varlen)
 FP8_STORAGE = {"fp8e4m3": "fp8", "fp8e5m2": "bf8"}
 
 
@@ -78,18 +78,27 @@ def _window(window) -> tuple[int, int]:
     return int(window[0]), int(window[1])
 
 
-def check_shapes(q, k, v, table, lens) -> dict:
-    """The problem's sizes from the shapes of q, k_cache, v_cache, block_table, seq_lens."""
-    for n, sh, nd in (("q", q, 4), ("k_cache", k, 4), ("v_cache", v, 4), ("block_table", table, 2),
-                      ("seq_lens", lens, 1)):
+def check_shapes(q, k, v, table, lens, cu=None) -> dict:
+    """The problem's sizes from the shapes of q, k_cache, v_cache, block_table, seq_lens; with
+    cu (the host cu_seqlens_q of a chunked prefill) q is packed (total_q, heads, D)."""
+    for n, sh, nd in (("q", q, 3 if cu is not None else 4), ("k_cache", k, 4), ("v_cache", v, 4),
+                      ("block_table", table, 2), ("seq_lens", lens, 1)):
         if len(sh) != nd:
             raise ScheduleError(f"{n}.shape", tuple(sh), f"{nd} dimensions")
+    if cu is not None:
+        cu = np.asarray(cu, np.int64)
+        B, total = table[0], q[0]
+        if cu.shape != (B + 1,) or cu[0] != 0 or cu[-1] != total or (np.diff(cu) < 0).any():
+            raise ScheduleError("cu_seqlens_q", cu.tolist(), f"{B + 1} non-decreasing int32 offsets from 0 to "
+                                f"total_q={total} (q.shape[0])")
+        q = (B, max(int(np.diff(cu).max(initial=1)), 1)) + tuple(q[1:])
     B, Sq, H, D = q
     nb, bs, Hkv, Dk = k
     if tuple(v) != tuple(k):
         raise ScheduleError("v_cache.shape", tuple(v), f"k_cache's shape {tuple(k)}")
-    if not 1 <= Sq <= MAX_SQ:
-        raise ScheduleError("q.shape[1]", Sq, f"1..{MAX_SQ} query tokens per sequence (decode)")
+    if cu is None and not 1 <= Sq <= MAX_SQ:
+        raise ScheduleError("q.shape[1]", Sq, f"1..{MAX_SQ} query tokens per sequence (decode; longer chunks "
+                            "go packed with cu_seqlens_q)")
     if D not in HEAD_DIMS or Dk != D:
         raise ScheduleError("q.shape[3]", D, f"one of {HEAD_DIMS} and equal to k_cache.shape[3]={Dk}")
     if bs not in BLOCK_SIZES:
@@ -99,8 +108,11 @@ def check_shapes(q, k, v, table, lens) -> dict:
     for n, sh in (("block_table", table), ("seq_lens", lens)):
         if sh[0] != B:
             raise ScheduleError(f"{n}.shape[0]", sh[0], f"the batch {B} (q.shape[0])")
-    return dict(batch=int(B), heads=int(H), kv_heads=int(Hkv), seq_q=int(Sq), num_blocks=int(nb),
-                max_blocks=int(table[1]), head_dim=int(D), block_size=int(bs))
+    p = dict(batch=int(B), heads=int(H), kv_heads=int(Hkv), seq_q=int(Sq), num_blocks=int(nb),
+             max_blocks=int(table[1]), head_dim=int(D), block_size=int(bs))
+    if cu is not None:
+        p["total_q"] = int(cu[-1])
+    return p
 
 
 def check_lens(lens: np.ndarray, capacity: int) -> None:
@@ -125,14 +137,19 @@ def check_options(*, causal, scale, window, softcap) -> dict:
 
 def directive_for(dt: str, kvd: str, p: dict, causal: bool, return_lse: bool) -> PagedAttentionDirective:
     return PagedAttentionDirective(dt, p["head_dim"], p["block_size"], kvd, causal,
-                                   (p["window_left"], p["window_right"]) != (-1, -1), p["softcap"] > 0, return_lse)
+                                   (p["window_left"], p["window_right"]) != (-1, -1), p["softcap"] > 0, return_lse,
+                                   "total_q" in p)
 
 
 def paged_inputs(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, scale=None, window=None, softcap=None,
-                 kv_dtype=None, k_scale=None, v_scale=None, return_lse=False, dtype=None) -> PagedInputs:
+                 kv_dtype=None, k_scale=None, v_scale=None, return_lse=False, dtype=None,
+                 cu_seqlens_q=None) -> PagedInputs:
     q, k_cache, v_cache = np.asarray(q), np.asarray(k_cache), np.asarray(v_cache)
     block_table, seq_lens = np.asarray(block_table), np.asarray(seq_lens)
-    p = check_shapes(q.shape, k_cache.shape, v_cache.shape, block_table.shape, seq_lens.shape)
+    cu = None if cu_seqlens_q is None else np.asarray(cu_seqlens_q)
+    if cu is not None and cu.dtype != np.int32:
+        raise ScheduleError("cu_seqlens_q.dtype", str(cu.dtype), "int32")
+    p = check_shapes(q.shape, k_cache.shape, v_cache.shape, block_table.shape, seq_lens.shape, cu)
     for n, a in (("block_table", block_table), ("seq_lens", seq_lens)):
         if a.dtype != np.int32:
             raise ScheduleError(f"{n}.dtype", str(a.dtype), "int32")
@@ -153,6 +170,8 @@ def paged_inputs(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, sca
               "K_cache": k_cache if fp8 else _stored(k_cache, dt, "k_cache"),
               "V_cache": v_cache if fp8 else _stored(v_cache, dt, "v_cache"),
               "block_table": block_table, "seq_lens": seq_lens}
+    if cu is not None:
+        arrays["cu_seqlens_q"] = cu
     if fp8:
         arrays["kv_scales"] = scales
     return PagedInputs(d, p, arrays)

@@ -3,7 +3,9 @@ module and Signature, on the dense forward's blocks (attention/operands.py, soft
 bounds.py, staging.py; kernels/attention_blocks.py for the swap-A/B layout).
 
 One workgroup owns one (sequence b, kv head g), one split of its keys and BLOCK_M packed query
-rows r = head_in_group * Sq + i (GQA: every query head sharing g reads the same K/V tile once):
+rows r = i * group + head_in_group, token-major (GQA: every query head sharing g reads the same
+K/V tile once; a row tile spans ~BLOCK_M / group consecutive tokens, so causal chunks of a
+long prefill visit only the key tiles their tokens see):
 
     Q^T fragments -> registers (B operands; row r's head and token from r)
     m = -inf, l = 0, O^T = 0
@@ -93,13 +95,15 @@ class PagedCtx:
     kvh: object
     row0: object        # first packed row of the workgroup
     group_rows: object  # kv_group * seq_q
-    seq_q: object
+    seq_q: object       # query tokens of sequence b
+    q_start: object     # row of its first token in Q (varlen; 0 otherwise)
     seq_k: object       # seq_lens[b]
     c: object           # exp2 factor of the scores: scale * k_scale * log2 e (log2 e with softcap)
     cap_in: object      # scale * k_scale / softcap (softcap only)
     v_scale: object
     cap: object = None    # softcap (f32)
-    q0: object = None   # bounds.tile_range: the workgroup's rows span every query token
+    q0: object = None   # bounds.tile_range: first token of the row tile (it over-covers the last one by
+                        # < BLOCK_M tokens: at most extra, fully masked tiles)
     copy_k: staging.TileCopy = None
     copy_v: staging.TileCopy = None
     bands: list = None
@@ -108,13 +112,15 @@ class PagedCtx:
     def packed_row(self, f: int):
         return iadd(self.row0, iadd(imul(self.wave, 16 * self.s.frags_q), iadd(irb.rem(self.lane, 16), 16 * f)))
 
+    def _row(self, f: int):
+        return imin(self.packed_row(f), irb.sub(self.group_rows, 1))     # padding rows clamped
+
     def query(self, f: int):
-        """Query token (0..Sq-1) of the lane's packed row in block f (padding rows clamped)."""
-        return irb.rem(imin(self.packed_row(f), irb.sub(self.group_rows, 1)), self.seq_q)
+        """Query token (0..Sq-1) of the lane's packed row in block f."""
+        return irb.div(self._row(f), self.sc["kv_group"])
 
     def head(self, f: int):
-        r = imin(self.packed_row(f), irb.sub(self.group_rows, 1))
-        return iadd(imul(self.kvh, self.sc["kv_group"]), irb.div(r, self.seq_q))
+        return iadd(imul(self.kvh, self.sc["kv_group"]), irb.rem(self._row(f), self.sc["kv_group"]))
 
 
 def _kernel(d, s: PagedSchedule, t: Target, name: str) -> None:
@@ -136,8 +142,11 @@ def _kernel(d, s: PagedSchedule, t: Target, name: str) -> None:
         ptrs = dict(zip([n for n, _ in bufs], args[:len(bufs)], strict=True))
         sc = dict(zip(SCALARS, args[len(bufs):len(bufs) + len(SCALARS)], strict=True))
         c = _context(d, s, t, ptrs, sc, args[len(bufs) + len(SCALARS):])
-        o, m, l = main_loop(c)
-        epilogue(c, o, m, l)
+        live = scf.IfOp(irb.lt(c.row0, c.group_rows))   # row tiles past a short chunk (varlen) do nothing
+        with ir.InsertionPoint(live.then_block):
+            o, m, l = main_loop(c)
+            epilogue(c, o, m, l)
+            scf.YieldOp([])
         gpu.ReturnOp([])
 
 
@@ -151,6 +160,12 @@ def _context(d, s, t, ptrs, sc, lds) -> PagedCtx:
     views = {n: p if n in GLOBAL_PTRS else ab.flat_view(p, dt) for (n, dt), p in zip(buffer_names(d), ptrs.values())}
     x = {n: arith.index_cast(irb.index(), v) for n, v in sc.items() if n not in F32_SCALARS}
     seq_k = arith.index_cast(irb.index(), memref.load(views["seq_lens"], [b]))
+    if d.varlen:
+        q_start = arith.index_cast(irb.index(), memref.load(views["cu_seqlens_q"], [b]))
+        seq_q = irb.sub(arith.index_cast(irb.index(), memref.load(views["cu_seqlens_q"], [iadd(b, 1)])), q_start)
+    else:
+        q_start, seq_q = irb.c(0), x["seq_q"]
+    row0 = imul(tile, s.block_m)
     k_scale, v_scale = irb.cf(1.0, f32), irb.cf(1.0, f32)
     if d.fp8:
         kv_heads = irb.div(x["heads"], x["kv_group"])
@@ -163,8 +178,8 @@ def _context(d, s, t, ptrs, sc, lds) -> PagedCtx:
     else:
         c, cap_in = arith.mulf(qk, irb.cf(LOG2E, f32)), None
     return PagedCtx(d, s, t.family, views, x, lds[0], lds[1], lds[2] if len(lds) > 2 else None, tid, irb.rem(tid, 32), irb.div(tid, 32), split, b,
-                    kvh, imul(tile, s.block_m), imul(x["kv_group"], x["seq_q"]), x["seq_q"], seq_k, c, cap_in,
-                    v_scale, cap=sc["softcap"], q0=irb.c(0), copy_k=cache_tiles.plan(s, d, False), copy_v=cache_tiles.plan(s, d, True))
+                    kvh, row0, imul(x["kv_group"], seq_q), seq_q, q_start, seq_k, c, cap_in,
+                    v_scale, cap=sc["softcap"], q0=irb.div(row0, x["kv_group"]), copy_k=cache_tiles.plan(s, d, False), copy_v=cache_tiles.plan(s, d, True))
 
 
 def q_fragments(c: PagedCtx) -> list:
@@ -173,7 +188,8 @@ def q_fragments(c: PagedCtx) -> list:
     n = ab.run_len(c.fam)
     out = []
     for f in range(c.s.frags_q):
-        row = iadd(imul(c.b, c.sc["q_sb"]), iadd(imul(c.query(f), c.sc["q_ss"]), imul(c.head(f), c.sc["q_sh"])))
+        token = iadd(c.q_start, c.query(f))
+        row = iadd(imul(c.b, c.sc["q_sb"]), iadd(imul(token, c.sc["q_ss"]), imul(c.head(f), c.sc["q_sh"])))
         off = ab.byte_offset(iadd(row, ab.run_offset(c.fam, c.lane)), c.d.dtype)
         out.append([ab.global_load(c.ptr["Q"], off, n, c.d.dtype, imm=2 * 16 * kd) for kd in range(c.d.head_dim // 16)])
     return out
@@ -288,7 +304,7 @@ def epilogue(c: PagedCtx, o, m, l) -> None:
         inv = arith.mulf(inv, c.v_scale)
         st = scf.IfOp(irb.lt(c.packed_row(f), c.group_rows))
         with ir.InsertionPoint(st.then_block):
-            row = iadd(imul(c.b, c.seq_q), c.query(f))
+            row = iadd(c.q_start, c.query(f)) if c.d.varlen else iadd(imul(c.b, c.seq_q), c.query(f))
             hr = iadd(imul(iadd(imul(c.split, c.sc["heads"]), c.head(f)), c.sc["rows"]), row)
             base = iadd(imul(hr, c.d.head_dim), ab.acc_row0(c.lane))
             for dt, acc in enumerate(o[f]):

@@ -27,10 +27,22 @@ def gather_sequence(cache: np.ndarray, table_row: np.ndarray, length: int) -> np
 
 
 def paged_attention_reference(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, scale=None, window=None,
-                              softcap=None, k_scale=None, v_scale=None):
+                              softcap=None, k_scale=None, v_scale=None, cu_seqlens_q=None):
     """(o (B, Sq, H, D) float64, lse (B, H, Sq) float64); k_scale / v_scale per kv head
-    (arrays of kv_heads) or scalars, default 1."""
+    (arrays of kv_heads) or scalars, default 1. With cu_seqlens_q (chunked prefill) q is
+    packed (total_q, H, D) and the results are o (total_q, H, D), lse (H, total_q)."""
     q = np.asarray(q, np.float64)
+    if cu_seqlens_q is not None:
+        cu = np.asarray(cu_seqlens_q)
+        o, lse = np.zeros(q.shape), np.full((q.shape[1], q.shape[0]), -np.inf)
+        for b in range(len(cu) - 1):
+            a, e = int(cu[b]), int(cu[b + 1])
+            if e > a:
+                ob, lb = paged_attention_reference(q[None, a:e], k_cache, v_cache, block_table[b:b + 1],
+                                                   seq_lens[b:b + 1], causal=causal, scale=scale, window=window,
+                                                   softcap=softcap, k_scale=k_scale, v_scale=v_scale)
+                o[a:e], lse[:, a:e] = ob[0], lb[0]
+        return o, lse
     B, Sq, H, D = q.shape
     Hkv = k_cache.shape[2]
     group = H // Hkv
