@@ -38,3 +38,19 @@ def test_bad_offsets_named():
     with pytest.raises(ValueError, match=r"cu_seqlens_q.*non-decreasing int32 offsets from 0 to total_q=5"):
         paged_attention(q, k, k, table, np.array([3, 3], np.int32), cu_seqlens_q=np.array([0, 4, 3], np.int32),
                         arch="gfx1100", device="emu")
+
+
+def test_device_call_chunked_prefill():
+    """paged_attention_into with CPU operands (the emulator): o / lse written in place."""
+    from wmma_gen.ops.paged_attention.device import paged_attention_into
+    rng = np.random.default_rng(8)
+    chunks, lens = [3, 20], [40, 20]
+    table = block_table(rng, lens, 16, 8)
+    cu = np.array([0, 3, 23], np.int32)
+    q = rng.standard_normal((23, 2, 32)).astype(np.float16)
+    k, v = (rng.standard_normal((8, 16, 1, 32)).astype(np.float16) for _ in range(2))
+    o, lse = np.zeros_like(q), np.zeros((2, 23), np.float32)
+    paged_attention_into(q, k, v, table, np.array(lens, np.int32), o, lse, cu_seqlens_q=cu, arch="gfx1201")
+    ro, rl = paged_attention_reference(q, k, v, table, np.array(lens, np.int32), cu_seqlens_q=cu)
+    assert np.abs(o - ro).max() <= 3 * UNIT["f16"] * np.abs(v).max()
+    assert np.allclose(lse, rl, rtol=1e-5, atol=1e-5)

@@ -4,7 +4,12 @@ for the emulator), as ops/device_calls.attention_into does for the dense forward
 
     paged_attention_into(q, k_cache, v_cache, block_table, seq_lens, o, lse=None, *, causal=True,
                          scale=None, window=None, softcap=None, kv_dtype=None, kv_scales=None,
-                         device=None, arch=None, stream=None, alloc=None)
+                         cu_seqlens_q=None, max_seqlen_q=None, device=None, arch=None, stream=None,
+                         alloc=None)
+
+Chunked prefill: q / o packed (total_q, heads, D), lse (heads, total_q), cu_seqlens_q (batch + 1,)
+int32 on the device; GPU offsets are never read on the host, so max_seqlen_q (the longest
+chunk) must be given with them (as flash-attn's varlen calls).
 
 Two enqueues on `stream` (the paged kernel, the dense forward's combine), no host copy, no sync.
 The split-KV partials come from `alloc(shape, dtype, zero)` (device_calls' contract). kv_scales
@@ -16,6 +21,8 @@ seq_lens and block ids are the caller's responsibility (never copied to the host
 from __future__ import annotations
 
 from collections import OrderedDict
+
+import numpy as np
 
 from ...device.operand import as_operand
 from ...errors import ScheduleError
@@ -43,10 +50,29 @@ def _kv_dtype(named: dict, dt: str, kv_dtype) -> str:
     return want
 
 
-def plan_for(named: dict, arch: str, *, causal, scale, window, softcap, kv_dtype, return_lse) -> Plan:
+def _offsets(named: dict, max_seqlen_q):
+    """Host cu_seqlens_q for check_shapes: read from CPU memory, or for GPU offsets (never read
+    on the host) a stand-in with the right ends; then max_seqlen_q (the caller's) is the grid's."""
+    cu = named["cu_seqlens_q"]
+    if cu.dtype != "i32" or cu.ndim != 1:
+        raise ScheduleError("cu_seqlens_q", f"{cu.dtype} {cu.shape}", "a 1-D int32 tensor of batch + 1 offsets")
+    if cu.device == "cpu":
+        return np.array(device_calls._np_view(cu)), None
+    if not isinstance(max_seqlen_q, (int, np.integer)) or isinstance(max_seqlen_q, bool) or max_seqlen_q < 1:
+        raise ScheduleError("max_seqlen_q", max_seqlen_q, "an int >= 1 (the longest chunk): GPU cu_seqlens_q are "
+                            "not read on the host")
+    ends = np.zeros(cu.shape[0], np.int64)
+    ends[-1] = named["q"].shape[0]
+    return ends, int(max_seqlen_q)
+
+
+def plan_for(named: dict, arch: str, *, causal, scale, window, softcap, kv_dtype, return_lse,
+             max_seqlen_q=None) -> Plan:
     """(paged kernel, combine) and the problem for these operand shapes (kept per call shape)."""
+    cu, longest = _offsets(named, max_seqlen_q) if "cu_seqlens_q" in named else (None, None)
     key = (arch, tuple((n, x.shape, x.dtype) for n, x in named.items()), causal, scale,
-           None if window is None else tuple(window), softcap, kv_dtype, return_lse)
+           None if window is None else tuple(window), softcap, kv_dtype, return_lse,
+           None if cu is None else (tuple(cu), longest))
     plan = _plans.get(key)
     if plan is not None:
         _plans.move_to_end(key)
@@ -55,7 +81,9 @@ def plan_for(named: dict, arch: str, *, causal, scale, window, softcap, kv_dtype
     if q.dtype not in ("f16", "bf16"):
         raise ScheduleError("q.dtype", q.dtype, "f16 or bf16")
     p = check_shapes(q.shape, named["k_cache"].shape, named["v_cache"].shape, named["block_table"].shape,
-                     named["seq_lens"].shape)
+                     named["seq_lens"].shape, cu)
+    if longest is not None:
+        p["seq_q"] = longest
     for n in ("block_table", "seq_lens"):
         if named[n].dtype != "i32":
             raise ScheduleError(f"{n}.dtype", named[n].dtype, "int32")
@@ -76,21 +104,22 @@ def plan_for(named: dict, arch: str, *, causal, scale, window, softcap, kv_dtype
 
 
 def paged_attention_into(q, k_cache, v_cache, block_table, seq_lens, o, lse=None, *, causal: bool = True,
-                         scale=None, window=None, softcap=None, kv_dtype=None, kv_scales=None, device=None,
-                         arch: str | None = None, stream=None, alloc=None) -> None:
+                         scale=None, window=None, softcap=None, kv_dtype=None, kv_scales=None, cu_seqlens_q=None,
+                         max_seqlen_q=None, device=None, arch: str | None = None, stream=None, alloc=None) -> None:
     """Paged decode attention into o (batch, Sq, heads, D) and lse (batch, heads, Sq) f32 when
     given; see the module doc and wmma_gen.paged_attention for shapes and semantics."""
     named = {n: as_operand(x, n) for n, x in (("q", q), ("k_cache", k_cache), ("v_cache", v_cache),
                                                ("block_table", block_table), ("seq_lens", seq_lens), ("o", o),
-                                               ("lse", lse), ("kv_scales", kv_scales)) if x is not None}
+                                               ("lse", lse), ("kv_scales", kv_scales), ("cu_seqlens_q", cu_seqlens_q))
+             if x is not None}
     device, arch, alloc, _keep = device_calls._place(named, device, arch, alloc)
     plan = plan_for(named, arch, causal=causal, scale=scale, window=window, softcap=softcap, kv_dtype=kv_dtype,
-                    return_lse=lse is not None)
+                    return_lse=lse is not None, max_seqlen_q=max_seqlen_q)
     if named["seq_lens"].device == "cpu":
         check_lens(device_calls._np_view(named["seq_lens"]), plan.problem["max_blocks"] * plan.problem["block_size"])
     ops = {"Q": named["q"], "K_cache": named["k_cache"], "V_cache": named["v_cache"],
            "block_table": named["block_table"], "seq_lens": named["seq_lens"], "O": named["o"]}
-    for n, k in (("lse", "LSE"), ("kv_scales", "kv_scales")):
+    for n, k in (("lse", "LSE"), ("kv_scales", "kv_scales"), ("cu_seqlens_q", "cu_seqlens_q")):
         if n in named:
             ops[k] = named[n]
     device_calls._run(plan, device, ops, alloc, stream)
