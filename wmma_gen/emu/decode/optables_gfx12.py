@@ -174,7 +174,7 @@ TABLE = {
     """),
     # §15.3.2 VOP1 opcodes
     "vop1": parse("""
-    1:v_mov_b32 2:v_readfirstlane_b32 3:v_cvt_i32_f64 4:v_cvt_f64_i32 5:v_cvt_f32_i32 6:v_cvt_f32_u32
+    0:v_nop 1:v_mov_b32 2:v_readfirstlane_b32 3:v_cvt_i32_f64 4:v_cvt_f64_i32 5:v_cvt_f32_i32 6:v_cvt_f32_u32
     7:v_cvt_u32_f32 8:v_cvt_i32_f32 10:v_cvt_f16_f32 11:v_cvt_f32_f16 12:v_cvt_nearest_i32_f32
     13:v_cvt_floor_i32_f32 14:v_cvt_off_f32_i4 15:v_cvt_f32_f64 16:v_cvt_f64_f32 17:v_cvt_f32_ubyte0
     18:v_cvt_f32_ubyte1 19:v_cvt_f32_ubyte2 20:v_cvt_f32_ubyte3 21:v_cvt_u32_f64 22:v_cvt_f64_u32
