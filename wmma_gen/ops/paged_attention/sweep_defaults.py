@@ -1,6 +1,6 @@
 """Regenerates defaults.py's TABLE (compiler output, no timing): for each family (gfx1100,
 gfx1201 as its representative), head dim, cache kind (16-bit / fp8) and packed-row blocks
-(1, 2, 4, 8 blocks of 16 rows), the first candidate in preference order whose code object has
+(1, 2, 4 blocks of 16 rows), the first candidate in preference order whose code object has
 0 VGPR spills, in the heaviest variant (bf16, causal + window + softcap + LSE, block_size 16).
 
     python -m wmma_gen.ops.paged_attention.sweep_defaults > /tmp/table.txt
@@ -13,7 +13,7 @@ from .directive import HEAD_DIMS, PagedAttentionDirective
 from .schedule import PagedSchedule
 
 ARCHS = {"gfx11": "gfx1100", "gfx12": "gfx1201"}
-BLOCKS = (1, 2, 4, 8)
+BLOCKS = (1, 2, 4)   # more packed rows take more row tiles (the 4-block entry)
 MODES = (("regs", True), ("lds", True), ("regs", False), ("lds", False))
 
 
@@ -27,7 +27,7 @@ def candidates(blocks: int):
 def pick(arch: str, head_dim: int, kv: str, blocks: int):
     d = PagedAttentionDirective("bf16", head_dim, 16, kv, True, True, True, True)
     for knobs in candidates(blocks):
-        s = PagedSchedule(block_n=16, load_bits=128 if head_dim % 64 == 0 or kv == "bf16" else 64, **knobs)
+        s = PagedSchedule(block_n=16, load_bits=128, **knobs)
         if s.problems(d, get_target(arch)):
             continue
         (_, ck), _ = compile_paged(d, s, arch)
