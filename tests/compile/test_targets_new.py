@@ -7,11 +7,16 @@ import re
 
 import pytest
 
-from wmma_gen.compiler import toolchain
+from wmma_gen.compiler import compile_mlir, toolchain
 from wmma_gen.compiler.mlir_api import provider
 from wmma_gen.emu.decode.codeobject import load_code_object
 from wmma_gen.errors import CompileError, ScheduleError
 from wmma_gen.model.params import params_for
+from wmma_gen.ops.attention.defaults import default_schedule as fwd_default
+from wmma_gen.ops.attention.directive import AttentionDirective
+from wmma_gen.ops.attention.kernel import build_attention
+from wmma_gen.ops.attention_bwd import build_backward, make_spec
+from wmma_gen.ops.attention_bwd import default_schedule as bwd_default
 from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.ops.gemm.defaults import fitted_default
 from wmma_gen.ops.gemm.directive import GemmDirective
@@ -91,3 +96,18 @@ def test_gemm_default_does_not_spill(arch, dtype, layout):
     d = GemmDirective(dtype, 4096, 4096, 4096, acc="f32" if dtype == "f16" else "i32", layout=layout)
     md = compile_gemm(d, fitted_default(d, get_target(arch)), arch).compiled.metadata
     assert md.spills == 0 and md.scratch_bytes == 0, md
+
+
+@pytest.mark.parametrize("arch", NEW)
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_attention_defaults_do_not_spill(arch, head_dim):
+    """Forward and the three backward kernels (causal: the bigger masks) at their defaults; the
+    1024-VGPR gfx1152/gfx1153 take their own hd128 dQ tile (attention_bwd/defaults._ARCH)."""
+    _needs_chip(arch)
+    t = get_target(arch)
+    d = AttentionDirective("f16", head_dim, causal=True, return_lse=True)
+    kernels = {"forward": build_attention(d, fwd_default(t, d), t)}
+    kernels.update(build_backward(make_spec(arch, "f16", head_dim, causal=True), bwd_default(arch, head_dim)).items())
+    for name, src in kernels.items():
+        md = compile_mlir(src.mlir, arch).metadata
+        assert md.spills == 0 and md.scratch_bytes == 0, (arch, head_dim, name, md)

@@ -1,10 +1,14 @@
 """The archs users run (issue #27 item 4) on the emulator: a small GEMM (f16 and i8) and a small
 attention forward compiled for gfx1103, gfx1152, gfx1153, gfx1170 and gfx1171 run their machine
 code and match numpy. gfx1170/gfx1171 decode with the GFX11 tables but execute the GFX12 WMMA
-rows (emu.isa.table.WMMA12_ON_GFX11); gfx1171 needs a provider whose LLVM knows it (FlyDSL's)."""
+rows (emu.isa.table.WMMA12_ON_GFX11); gfx1171 needs a provider whose LLVM knows it (FlyDSL's).
+The backward runs where a default differs from its family's: gfx1152/gfx1153 hd128 (dq_block_n=32,
+attention_bwd/defaults._ARCH) and gfx1170 (GFX12 tables on a GFX11-encoded part)."""
 import pickle
 
+import numpy as np
 import pytest
+from attention_bwd_cases import check as check_bwd
 from attention_fwd_helpers import check
 
 from wmma_gen.compiler import toolchain
@@ -51,3 +55,9 @@ def test_small_attention_forward_matches_reference(arch):
     _needs_chip(arch)
     d = AttentionDirective("f16", 64, return_lse=True)
     check(arch, d, default_schedule(get_target(arch), d), heads=1, kv_heads=1, seq_q=40, seq_k=72)
+
+
+@pytest.mark.parametrize("arch, head_dim", [("gfx1152", 128), ("gfx1153", 128), ("gfx1170", 64), ("gfx1171", 64)])
+def test_small_attention_backward_matches_reference(arch, head_dim):
+    _needs_chip(arch)
+    check_bwd(arch, np.random.default_rng(head_dim), heads=1, kv_heads=1, sq=40, sk=50, d=head_dim, causal=True)

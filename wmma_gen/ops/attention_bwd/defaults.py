@@ -17,6 +17,8 @@ the last wave part one repeated block (blocks.head_cols), e.g. hd144 gfx11 dK/dV
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ...targets import get_target
 from .schedule import AttentionBwdSchedule
 
@@ -70,5 +72,14 @@ _TABLE: dict[tuple[str, int], AttentionBwdSchedule] = {
 }
 
 
+# Per-arch entries, consulted first. The 1024-VGPR RDNA3.5 parts (gfx1150, gfx1152, gfx1153) compile
+# the gfx11 hd128 dQ kernel (dq_block_n=16) to 256 VGPRs + 10 spilled (44 B scratch; LLVM 23, f16,
+# dense and causal), where gfx1103 (also 1024) needs 135. dq_block_n=32 is spill-free there (155-158
+# VGPRs) and model-ranked (source=model, gfx1152 f16 B=1 H=16 S=4096) 2.74 vs 2.62 TFLOP/s dense,
+# 2.67 vs 2.99 causal (the spilling default's estimate does not charge its scratch traffic).
+_ARCH: dict[tuple[str, int], AttentionBwdSchedule] = {
+    (arch, 128): replace(_HD128, dq_block_n=32) for arch in ("gfx1150", "gfx1152", "gfx1153")}
+
+
 def default_schedule(arch: str, head_dim: int) -> AttentionBwdSchedule:
-    return _TABLE[(get_target(arch).family, head_dim)]
+    return _ARCH.get((arch, head_dim)) or _TABLE[(get_target(arch).family, head_dim)]
