@@ -60,13 +60,14 @@ def compile_paged(d, s: PagedSchedule, arch: str):
     return _MEMO[key]
 
 
-def run_paged(inp, arch: str, device, schedule: PagedSchedule | None = None):
-    """Launch on validated inputs (inputs.paged_inputs); returns ({"O", ["LSE"]}, timings)."""
+def run_paged(inp, arch: str, device, schedule: PagedSchedule | None = None, kernels: dict | None = None):
+    """Launch on validated inputs (inputs.paged_inputs); returns ({"O", ["LSE"]}, timings).
+    `kernels`: {"paged": (src, ck), "combine": (src, ck)} to run instead of compiling (the gate)."""
     d, p = inp.directive, inp.problem
     s = schedule if schedule is not None else default_schedule(d, arch, p["heads"] // p["kv_heads"] * p["seq_q"],
                                                                p["max_blocks"] * d.block_size)
     s.validate(d, get_target(arch))
-    (src, ck), (csrc, cck) = compile_paged(d, s, arch)
+    (src, ck), (csrc, cck) = compile_paged(d, s, arch) if kernels is None else (kernels["paged"], kernels["combine"])
     outs, t1 = launch(ck, src.signature, p, device, {n: inp.arrays[n] for n in src.signature.inputs})
     final, t2 = launch(cck, csrc.signature, p, device,
                        {n: outs[n] for n in csrc.signature.inputs})
@@ -76,19 +77,20 @@ def run_paged(inp, arch: str, device, schedule: PagedSchedule | None = None):
 def paged_attention(q, k_cache, v_cache, block_table, seq_lens, *, causal: bool = True, scale=None, window=None,
                     softcap=None, kv_dtype: str | None = None, k_scale=None, v_scale=None, return_lse: bool = False,
                     cu_seqlens_q=None, dtype: str | None = None, arch: str | None = None, device=None,
-                    schedule=None):
+                    schedule=None, _kernels=None, _return_lse=None):
     """Paged-KV decode attention (see the module doc). Bad input raises ValueError naming the
     argument before anything is compiled or launched."""
     schedule = as_schedule(PagedSchedule, schedule)
     inp = paged_inputs(q, k_cache, v_cache, block_table, seq_lens, causal=causal, scale=scale, window=window,
                        softcap=softcap, kv_dtype=kv_dtype, k_scale=k_scale, v_scale=v_scale,
-                       return_lse=return_lse, dtype=dtype, cu_seqlens_q=cu_seqlens_q)
+                       return_lse=return_lse if _return_lse is None else _return_lse, dtype=dtype,
+                       cu_seqlens_q=cu_seqlens_q)
     dev = get_device(device)
-    outs, _ = run_paged(inp, arch_of(dev, arch), dev, schedule)
+    outs, _ = run_paged(inp, arch_of(dev, arch), dev, schedule, _kernels)
     o = outs["O"]
     if inp.directive.dtype == "bf16":
         o = hostdata.output_array(o.tobytes(), "bf16", o.shape)
-    return (o, outs["LSE"]) if return_lse else o
+    return (o, outs.get("LSE")) if return_lse else o
 
 
 __all__ = ["paged_attention", "PagedAttentionDirective", "compile_paged", "run_paged"]

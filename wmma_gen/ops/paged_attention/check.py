@@ -59,15 +59,21 @@ def random_paged(problem: dict, dtype: str, seed: int):
     return q, caches, table, lens
 
 
-def check_paged(problem: dict, *, dtype="f16", causal=True, window=None, scale=None, softcap=None, arch="gfx1100",
-                device=None, seed=0, schedule=None, **_) -> PagedCheck:
+def check_paged(problem: dict, *, dtype="f16", causal=True, window=None, scale=None, softcap=None, kv_dtype=None,
+                return_lse=True, arch="gfx1100", device=None, seed=0, schedule=None, kernels=None) -> PagedCheck:
+    """`kernels` ({"paged": (src, ck), "combine": (src, ck)}, a CompiledSet's pairs) makes the
+    check run exactly those objects (the gate certifies what is timed and exported)."""
     from .api import paged_attention
-    q, ((k, k64), (v, v64)), table, lens = random_paged(problem, dtype, seed)
-    kvd = problem.get("kv_dtype")
+    q, ((k, k64), (v, v64)), table, lens = random_paged({**problem, "kv_dtype": kv_dtype or problem.get("kv_dtype")},
+                                                        dtype, seed)
+    kvd = kv_dtype or problem.get("kv_dtype")
     o, lse = paged_attention(q, k, v, table, lens, causal=causal, window=window, scale=scale, softcap=softcap,
-                             kv_dtype=kvd, return_lse=True, dtype=dtype, arch=arch, device=device, schedule=schedule)
+                             kv_dtype=kvd, return_lse=True, dtype=dtype, arch=arch, device=device, schedule=schedule,
+                             _kernels=kernels, _return_lse=return_lse)
     ro, rl = paged_attention_reference(q, k64, v64, table, lens, causal=causal, window=window, scale=scale,
                                        softcap=softcap)
+    if lse is None:                        # a directive without LSE: the O rows that see nothing must be 0
+        lse = np.where((o == 0).all(axis=-1).transpose(0, 2, 1), -np.inf, rl).astype(np.float32)
     otol = 3 * UNIT[dtype] * max(np.abs(v64).max(initial=0.0), 1.0)
     fin = np.isfinite(rl)
     ltol = 1e-5 * (1 + np.abs(rl[fin]).max(initial=0.0) + (softcap or 0.0))
