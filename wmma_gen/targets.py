@@ -25,6 +25,12 @@ No hardware literal lives anywhere else in wmma_gen. Each number carries its sou
           gfx1171 FeatureISAVersion11_7_Common. Checked on compiler output here: gfx1170's
           v_wmma_f32_16x16x16_f16 takes 4-VGPR A/B (8 halves, the GFX12 layout) under VOP3P
           opcode 0x40, and its i8 variant 2-VGPR A/B under 0x44.
+  [VGPRPROBE] LLVM's own VGPR-file model, read back from compiler output (tests/compile/
+          test_targets_new.py): under "amdgpu-waves-per-eu"="6,6" LLVM 23 and 24 cap a ~220-VGPR
+          kernel at 160 VGPRs (1024/6 rounded down to the granule 16) on gfx1170/gfx1171, as on
+          gfx1102/gfx1103, and report "final occupancy is 5" at 171-175 VGPRs; gfx1100/gfx1151
+          (FeatureGFX11FullVGPRs, 1536) keep 224. AMDGPU.td's FeatureISAVersion11_7 list itself
+          was not among the sources read.
   [UNKNOWN] no public product figure (unreleased or unnamed part): the field is None, and
           peak/model code raises an error naming the field instead of inventing a number.
   [CALIB] sustained WMMA clock: calibrated against others' published measurements
@@ -229,12 +235,10 @@ TARGETS: dict[str, Target] = {t.arch: t for t in (
     Target("gfx1153", "RDNA 3.5 (not public)", "gfx11", None, None, None, vgprs_per_simd=1024,
            vgpr_granule=16, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x58),
     # gfx1170 / gfx1171 ("RDNA 4m", AMDGPUUsage product TBA): GFX11 encodings with GFX12 WMMA [RDNA4M];
-    # CUs, clock, bandwidth, WMMA rate and caches [UNKNOWN]. VGPR file: LLVM's FeatureISAVersion11_7 feature
-    # list was not among the sources read here, so the smaller 1024/SIMD file is assumed (an occupancy
-    # estimate can then only be low, never high)
+    # CUs, clock, bandwidth, WMMA rate and caches [UNKNOWN]. VGPR file 1024/SIMD, granule 16 [VGPRPROBE]
     *[Target(arch, "RDNA 4m (product not public)", "gfx12", None, None, None, vgprs_per_simd=1024,
              vgpr_granule=16, wmma=_gfx1170_instrs(), rate=_R_UNKNOWN, elf_mach=mach, encoding="gfx11",
-             vgprs_source="assumption: AMDGPU.td FeatureISAVersion11_7 not read; 1024 is the conservative file")
+             vgprs_source="[VGPRPROBE]")
       for arch, mach in (("gfx1170", 0x5D), ("gfx1171", 0x5E))],
     # RX 9060 XT: 32 CU, 3.13 GHz boost, 322 GB/s [SPEC]
     Target("gfx1200", "Radeon RX 9060 XT", "gfx12", 32, 3.13, 322.0, wmma=_gfx12_instrs(), rate=_R12, elf_mach=0x48,

@@ -111,3 +111,21 @@ def test_attention_defaults_do_not_spill(arch, head_dim):
     for name, src in kernels.items():
         md = compile_mlir(src.mlir, arch).metadata
         assert md.spills == 0 and md.scratch_bytes == 0, (arch, head_dim, name, md)
+
+
+@pytest.mark.parametrize("arch", ("gfx1100",) + NEW)
+def test_vgpr_file_matches_llvms_occupancy_cap(arch):
+    """targets [VGPRPROBE]: asked for 6 waves per SIMD, LLVM caps a kernel that wants ~220 VGPRs at
+    the file / 6 rounded down to the allocation granule (1024 -> 160) or leaves it (1536 -> 256)."""
+    _needs_chip(arch)
+    t = get_target(arch)
+    d = AttentionDirective("f16", 128)
+    ref = get_target("gfx1100" if t.family == "gfx11" else "gfx1201")    # its hd128 tile wants > 160 VGPRs
+    src = build_attention(d, fwd_default(ref, d), t).mlir
+    text = src.replace("kernel attributes {known_block_size",
+                       'kernel attributes {llvm.passthrough = [["amdgpu-waves-per-eu", "6,6"]], known_block_size', 1)
+    assert text != src
+    cap = min(t.max_vgprs_per_wave, t.vgprs_per_simd // 6 // t.vgpr_granule * t.vgpr_granule)
+    md = compile_mlir(text, arch, cache=False).metadata
+    assert md.vgpr_count <= cap
+    assert (md.spills > 0) == (cap < 200), (md.vgpr_count, md.spills, cap)   # the uncapped kernel needs > 200
