@@ -81,3 +81,14 @@ def test_directive_fields():
         PagedAttentionDirective("f16", 64, kv_dtype="bf16")
     with pytest.raises(ScheduleError, match=r"block_size.*24"):
         PagedAttentionDirective("f16", 64, block_size=24)
+
+
+@pytest.mark.parametrize("bad", [4, -1])
+def test_out_of_range_block_id_faults_on_the_emulator(bad):
+    """Block ids are the caller's responsibility (not checked on the host, as in vLLM): on the
+    emulator a read outside the cache faults naming the kernel and the access."""
+    from wmma_gen.errors import EmulatorFault
+    q, k = np.zeros((1, 1, 2, 64), np.float16), np.zeros((4, 16, 1, 64), np.float16)
+    with pytest.raises(EmulatorFault, match=r"global access .* outside every allocation.*kernel=paged_"):
+        paged_attention(q, k, k, np.array([[0, bad]], np.int32), np.array([20], np.int32), arch="gfx1100",
+                        device="emu")

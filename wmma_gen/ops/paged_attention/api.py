@@ -23,8 +23,6 @@ outside the cache -- the emulator faults naming the address, a GPU reads garbage
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ... import hostdata
 from ...compiler import compile_mlir
 from ...device.launcher import launch

@@ -27,13 +27,6 @@ class PagedInputs:
     arrays: dict
 
 
-def _array(x, name: str, ndim: int) -> np.ndarray:
-    a = np.asarray(x)
-    if a.ndim != ndim:
-        raise ScheduleError(f"{name}.shape", a.shape, f"{ndim} dimensions")
-    return a
-
-
 def _dtype(q: np.ndarray, dtype) -> str:
     if dtype is None:
         if q.dtype == np.float16:

@@ -177,9 +177,10 @@ def _context(d, s, t, ptrs, sc, lds) -> PagedCtx:
         c, cap_in = irb.cf(LOG2E, f32), arith.divf(qk, sc["softcap"])
     else:
         c, cap_in = arith.mulf(qk, irb.cf(LOG2E, f32)), None
-    return PagedCtx(d, s, t.family, views, x, lds[0], lds[1], lds[2] if len(lds) > 2 else None, tid, irb.rem(tid, 32), irb.div(tid, 32), split, b,
-                    kvh, row0, imul(x["kv_group"], seq_q), seq_q, q_start, seq_k, c, cap_in,
-                    v_scale, cap=sc["softcap"], q0=irb.div(row0, x["kv_group"]), copy_k=cache_tiles.plan(s, d, False), copy_v=cache_tiles.plan(s, d, True))
+    return PagedCtx(d, s, t.family, views, x, lds[0], lds[1], lds[2] if len(lds) > 2 else None, tid,
+                    irb.rem(tid, 32), irb.div(tid, 32), split, b, kvh, row0, imul(x["kv_group"], seq_q), seq_q,
+                    q_start, seq_k, c, cap_in, v_scale, cap=sc["softcap"], q0=irb.div(row0, x["kv_group"]),
+                    copy_k=cache_tiles.plan(s, d, False), copy_v=cache_tiles.plan(s, d, True))
 
 
 def q_fragments(c: PagedCtx) -> list:

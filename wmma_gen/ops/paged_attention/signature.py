@@ -6,11 +6,12 @@
     bt_sb, scale (f32), softcap (f32), window_left, window_right        (scalars, i32 unless noted)
 
 Shapes: Q (batch, seq_q, heads, D), varlen (total_q, heads, D) with cu_seqlens_q (batch + 1,)
-after seq_lens (seq_q is then the longest chunk: grid size only); K_cache / V_cache (num_blocks, block_size, kv_heads, D);
-block_table (batch, max_blocks); seq_lens (batch,); kv_scales (2, kv_heads): row 0 scales K,
-row 1 scales V (fp8 caches only); O_part (split, heads, rows, D), LSE_part (split, heads, rows)
-with rows = batch * seq_q and row = b * seq_q + i (varlen: total_q and cu_seqlens_q[b] + i) -- exactly the dense forward's split-KV
-partials (attention/signature.py), so its combine kernel (attention/combine.py) finishes.
+after seq_lens (seq_q is then the longest chunk: grid size only); K_cache / V_cache
+(num_blocks, block_size, kv_heads, D); block_table (batch, max_blocks); seq_lens (batch,);
+kv_scales (2, kv_heads): row 0 scales K, row 1 scales V (fp8 caches only); O_part (split,
+heads, rows, D), LSE_part (split, heads, rows) with rows = batch * seq_q and row = b * seq_q + i
+(varlen: total_q and cu_seqlens_q[b] + i) -- exactly the dense forward's split-KV partials
+(attention/signature.py), so its combine kernel (attention/combine.py) finishes.
 Grid: (ceil(group * seq_q / BLOCK_M) * split_kv, kv_heads, batch); block (32 * waves, 1, 1).
 Problem keys: batch, heads, kv_heads, seq_q, num_blocks, max_blocks, and optionally scale
 (default 1/sqrt(D)), softcap (0 = off), window_left / window_right (-1: unbounded).
