@@ -3,7 +3,7 @@
 Reads ladders (autotune/ladder.py), keeps rank-1 rows whose correctness gate passed and
 writes one file per (arch, op, dtype) in the format every op's lookup reads back
 (wmma_gen/schedule_files.py; each op's entries from its tuning adapter's `documents`,
-autotune/ops/). Default destination: the user's schedules dir (wmma_gen.userdirs), which the
+ops/<op>/tuning.py). Default destination: the user's schedules dir (wmma_gen.userdirs), which the
 lookup reads before the shipped files.
 
 Never worse than the default (issue 25 item 3): a ladder's rank-1 row is exported only if its
@@ -42,7 +42,7 @@ def ladder_files(src: str | Path, arch: str) -> list[Path]:
     if src.is_file():
         return [src]
     for base in (src / arch, src):
-        found = [p for op in OPS for p in [base / f"{op}_ladder.parquet"] if p.is_file()]
+        found = [p for op in OPS() for p in [base / f"{op}_ladder.parquet"] if p.is_file()]
         if found:
             return found
     return []
@@ -62,13 +62,13 @@ def _figure(v) -> float:
 def beats_default(df: pd.DataFrame, arch: str, note: Optional[Callable[[str], None]] = None) -> pd.DataFrame:
     """`df` without the rank-1 rows (of `arch`, validated) that do not beat the op's default
     measured the same way; one `note` line per dropped (or unchecked) row."""
-    from .ops import adapter
+    from wmma_gen.ops.registry import tuning as adapter
     note = note or _stderr
     drop = []
     rows = df[(df["arch"] == arch) & (df["rank"] == 1) & (df["validated"].astype(bool))] if len(df) else df
     for i, r in rows.iterrows():
         ad = adapter(r["op"])
-        what = (f"{r['op']} {' '.join(f'{c}={r[c]}' for c in ad.PROBLEM_COLUMNS)}: best "
+        what = (f"{r['op']} {' '.join(f'{c}={r[c]}' for c in ad.columns)}: best "
                 f"{ad.schedule_text(r)} {float(r['tflops']):.2f} {r['unit']} ({r['source']}, study {r['study']})")
         src = r.get("default_source")
         dflt = _figure(r.get("default_tflops"))
@@ -89,9 +89,9 @@ def beats_default(df: pd.DataFrame, arch: str, note: Optional[Callable[[str], No
 
 def documents(df: pd.DataFrame, arch: str,
               note: Optional[Callable[[str], None]] = None) -> list[tuple[str, dict, object]]:
-    """(file name, document, adapter) of every op in `df` (one ladder: its columns are one op's),
+    """(file name, document, Tuning) of every op in `df` (one ladder: its columns are one op's),
     from the rows that beat the default (beats_default)."""
-    from .ops import adapter
+    from wmma_gen.ops.registry import tuning as adapter
     df = beats_default(df, arch, note)
     docs = []
     for op in sorted(set(df["op"])) if len(df) else []:

@@ -26,7 +26,9 @@ import pandas as pd
 
 from wmma_gen.errors import WmmaGenError
 
-from .ops import adapter
+from wmma_gen.ops import registry
+from wmma_gen.ops.registry import tuning as adapter
+
 from .plot import plot
 
 RESULT_COLUMNS = ["seconds", "tflops", "unit", "peak_tflops", "fraction_of_peak", "source", "est_low", "est_high",
@@ -47,27 +49,28 @@ def _est_band(arch: str, op: str, dtype: str, tflops: float, source: str) -> tup
     if source != "model":
         return float("nan"), float("nan")
     from wmma_gen.model.calibration import band_bounds
-    return band_bounds(arch, op, dtype, tflops)
+    return band_bounds(arch, registry.get(op).family, dtype, tflops)
 
 
 def columns(op: str) -> list[str]:
     """arch, op, the op's problem columns, study/trial/rank, its schedule knobs, the results."""
     ad = adapter(op)
-    return (["arch", "op"] + ad.PROBLEM_COLUMNS + list(getattr(ad, "EXTRA_COLUMNS", {}))
-            + ["study", "trial", "rank"] + [k.name for k in ad.SPACE] + RESULT_COLUMNS)
+    return (["arch", "op"] + list(ad.columns) + list(ad.extra_columns)
+            + ["study", "trial", "rank"] + [k.name for k in registry.get(op).space] + RESULT_COLUMNS)
 
 
 def required(op: str) -> list[str]:
     """Cells every row must have (the rest may be empty, e.g. occupancy on an old row)."""
     ad = adapter(op)
-    return (["arch", "op"] + ad.PROBLEM_COLUMNS + ["study", "trial", "rank"] + [k.name for k in ad.SPACE]
+    return (["arch", "op"] + list(ad.columns) + ["study", "trial", "rank"] + [k.name for k in registry.get(op).space]
             + ["tflops", "unit", "fraction_of_peak", "source", "validated", "vgprs", "lds_bytes", "isa_hash",
                "ladder_rows"])
 
 
-SCHEDULE_COLUMNS = [k.name for k in adapter("gemm").SPACE]
-COLUMNS = columns("gemm")
-REQUIRED = required("gemm")
+LEGACY_OP = "gemm"     # what a study or ladder from before studies recorded their op holds
+SCHEDULE_COLUMNS = [k.name for k in registry.get(LEGACY_OP).space]
+COLUMNS = columns(LEGACY_OP)
+REQUIRED = required(LEGACY_OP)
 
 
 class LadderError(WmmaGenError, ValueError):
@@ -108,7 +111,7 @@ def default_figure(study: optuna.Study) -> dict:
     any validated schedule beats it) or "missing" (a timed study without the default's trial:
     nothing to compare with)."""
     ua = study.user_attrs
-    op = ua.get("op", "gemm")
+    op = ua.get("op", LEGACY_OP)
     try:
         d, p, s = builtin_default(op, ua["directive"], ua["arch"], ua.get("problem") or ua.get("row"))
     except (WmmaGenError, ValueError, TypeError, KeyError):
@@ -127,7 +130,7 @@ def default_figure(study: optuna.Study) -> dict:
         return {"default_tflops": float("nan"), "default_source": "missing"}
     from wmma_gen.ops import registry
     try:
-        e = registry.get(op).estimate(d, s, p, ua["arch"])
+        e = registry.get(op).estimate_of(d, s, p, ua["arch"])
     except WmmaGenError:
         return {"default_tflops": 0.0, "default_source": "failed"}
     return {"default_tflops": float(e.tflops), "default_source": e.source}
@@ -135,10 +138,11 @@ def default_figure(study: optuna.Study) -> dict:
 
 def study_rows(study: optuna.Study, top_k: int = 3) -> list[dict]:
     ua = study.user_attrs
-    ad = adapter(ua.get("op", "gemm"))
+    op = ua.get("op", LEGACY_OP)
+    ad = adapter(op)
     d = ua["directive"]
-    # EXTRA_COLUMNS (epilogue; window/varlen) with what studies from before they existed imply
-    problem = {**getattr(ad, "EXTRA_COLUMNS", {}), **(ua.get("row") or {c: d[c] for c in ad.PROBLEM_COLUMNS})}
+    # extra columns (epilogue; window/varlen) with what studies from before they existed imply
+    problem = {**ad.extra_columns, **(ua.get("row") or {c: d[c] for c in ad.columns})}
     df = study.trials_dataframe(attrs=("number", "state", "value", "datetime_complete", "user_attrs"),
                                 multi_index=False)
     if df.empty or "user_attrs_validated" not in df:
@@ -151,7 +155,7 @@ def study_rows(study: optuna.Study, top_k: int = 3) -> list[dict]:
         tc = t.get("user_attrs_toolchain") or {}
         row = {"arch": ua["arch"], "op": ua["op"], **problem, "study": study.study_name,
                "trial": int(t["number"]), "rank": rank}
-        row.update({k.name: t["user_attrs_schedule"][k.name] for k in ad.SPACE})
+        row.update({k.name: t["user_attrs_schedule"][k.name] for k in registry.get(op).space})
         row.update({"seconds": t["user_attrs_seconds"], "tflops": t["value"], "unit": ua["unit"],
                     "peak_tflops": ua["peak_tflops"], "fraction_of_peak": t["value"] / ua["peak_tflops"],
                     "source": t["user_attrs_source"], "validated": bool(t["user_attrs_validated"]),
@@ -171,12 +175,12 @@ def study_rows(study: optuna.Study, top_k: int = 3) -> list[dict]:
 
 def build(studies: Iterable[optuna.Study], top_k: int = 3, op: str | None = None) -> pd.DataFrame:
     studies = list(studies)
-    op = op or (studies[0].user_attrs.get("op", "gemm") if studies else "gemm")
+    op = op or (studies[0].user_attrs.get("op", LEGACY_OP) if studies else LEGACY_OP)
     rows = [r for s in studies for r in study_rows(s, top_k)]
     for r in rows:
         r["ladder_rows"] = len(rows)
     df = pd.DataFrame(rows, columns=columns(op))
-    keys = [c for c in adapter(op).PROBLEM_COLUMNS if c != "acc"] + ["rank"]
+    keys = [c for c in adapter(op).columns if c != "acc"] + ["rank"]
     return df.sort_values(keys, ignore_index=True) if len(df) else df
 
 
@@ -244,7 +248,7 @@ def read(path: str | Path) -> pd.DataFrame:
         raise LadderError(f"{what}: op {op!r} is not one the tuner knows; {redo}") from None
     fill = {"object_sha256": "", "default_source": None}
     df = df.assign(**{c: fill.get(c, float("nan")) for c in OPTIONAL_COLUMNS if c not in df.columns})
-    for c, v in getattr(adapter(op), "EXTRA_COLUMNS", {}).items():   # older ladders: what they imply
+    for c, v in adapter(op).extra_columns.items():   # older ladders: what they imply
         df[c] = df[c].where(df[c].notna(), v) if c in df.columns else v
     missing = [c for c in cols if c not in df.columns]
     if missing:

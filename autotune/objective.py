@@ -12,7 +12,7 @@
 
 Every outcome is recorded in the trial's user attrs; an unexpected error is recorded as
 `error` and re-raised so Optuna marks the trial FAIL with its text (never an `inf`).
-Each op's subclass lives in its tuning adapter (autotune/ops/<op>.py) and supplies the
+Each op's subclass lives in its Tuning module (wmma_gen/ops/<op>/tuning.py) and supplies the
 stages marked above; this module imports no op.
 """
 from __future__ import annotations

@@ -46,15 +46,17 @@ from .runner import KEY, RunStats, _claim, _evaluate, _lost, _poll_seconds, _tel
 __all__ = ["compile_candidate", "run_study_pooled"]
 
 
-def compile_candidate(op: str, directive, schedule_json: str, arch: str) -> float:
-    """Pool job: compile one candidate with its op's compile stage (the adapter's
-    compile_schedule, the same call the objective makes) -- which fills the on-disk compile
-    cache -- and return the seconds it took. Runs in a worker process."""
-    from .ops import adapter
-    ad = adapter(op)
-    s = ad.SCHEDULE.from_dict(json.loads(schedule_json))
+def compile_candidate(op: str, item, schedule_json: str, arch: str) -> float:
+    """Pool job: compile one candidate of study item (directive, problem) through
+    ops/compile_op.py -- the objective's compile path, which fills the on-disk cache and its
+    index -- and return the seconds it took. Runs in a worker process."""
+    from wmma_gen.ops import registry
+    from wmma_gen.ops.compile_op import compile_op
+    spec = registry.get(op)
+    d, p = item
+    s = spec.schedule.from_dict(json.loads(schedule_json))
     t0 = time.perf_counter()
-    ad.compile_schedule(directive, s, arch)
+    compile_op(spec, d, s, spec.key_of(d, s, spec.make_problem(p)), arch)
     return time.perf_counter() - t0
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .ops import adapter
+from wmma_gen.ops.registry import tuning as adapter
 
 
 def _finite(v) -> bool:
@@ -74,7 +74,7 @@ def figure(df: pd.DataFrame, arch: str, op: str, peaks: dict[str, float],
             ticks = sorted(set(sub.apply(ad.size, axis=1).round(1)))
             ax.set_xticks(ticks, [f"{x:g}" for x in ticks])
             ax.minorticks_off()
-        ax.set_xlabel(ad.SIZE_LABEL)
+        ax.set_xlabel(ad.size_label)
         ax.set_ylabel(unit)
         ax.set_title(dt if len(sub) else f"{dt}: no validated schedule", fontsize=9)
         ax.grid(True, which="both", alpha=0.3)

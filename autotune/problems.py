@@ -9,7 +9,7 @@ op's fields (default in brackets):
        seq_k: 4096, batch: 2 [1], kv_heads: 8 [heads], causal: true [false],
        window: [256, 0] [null], varlen: false [false], layout: bshd [bshd]}
 
-Each item becomes one study tuned on exactly that problem (autotune/ops/<op>.py `items`); a
+Each item becomes one study tuned on exactly that problem (the op's Tuning `items`, ops/<op>/tuning.py); a
 problem listed twice is tuned once. Legality is the op's own: GemmDirective and AttentionDirective
 (layouts, activations, head dims, out dtypes), the sizes the kernels can index, the dtypes the
 target's WMMA takes, kv_heads dividing heads, a window as attention() takes it. A refused file
@@ -176,7 +176,8 @@ def parse(doc: object, path="<memory>", arch: Optional[str] = None) -> tuple[Pro
 
 
 def _item(item: object, i: int, path, arch: Optional[str]) -> Problem:
-    from .ops import TUNABLE
+    from wmma_gen.ops.registry import tunable
+    TUNABLE = tunable()
 
     def bad(field, value, allowed):
         raise ProblemFileError(path, i, field, value, allowed)
@@ -261,8 +262,8 @@ def _attention(item: dict, op: str, bad) -> AttentionProblem:
 def _on_target(p: Problem, arch: str, bad) -> None:
     from wmma_gen.targets import get_target
 
-    from .ops import adapter
-    allowed = tuple(dt for dt in adapter(p.op).DTYPES if dt in get_target(arch).dtypes)
+    from wmma_gen.ops.registry import tuning
+    allowed = tuple(dt for dt in tuning(p.op).dtypes if dt in get_target(arch).dtypes)
     if p.dtype not in allowed:
         bad("dtype", p.dtype, f"{p.op} on {arch} takes {', '.join(allowed)}")
 

@@ -15,12 +15,12 @@ from __future__ import annotations
 import optuna
 
 from . import ladder as ladder_mod
-from .ops import TUNABLE
+from wmma_gen.ops import registry
 from .storage import load_studies, open_storage
 
 
 def _selected(name: str, ua: dict, arch: str | None, op: str | None, prefix: str | None) -> bool:
-    if not {"arch", "op", "directive"} <= set(ua) or ua["op"] not in TUNABLE:
+    if not {"arch", "op", "directive"} <= set(ua) or ua["op"] not in registry.tunable():
         return False
     if prefix is not None and not name.startswith(f"{prefix}:"):
         return False

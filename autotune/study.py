@@ -39,15 +39,16 @@ from typing import Callable, Optional
 import optuna
 
 from wmma_gen.errors import DeviceError, ScheduleError
+from wmma_gen.ops import registry
+from wmma_gen.ops.registry import tuning as adapter
 from wmma_gen.targets import get_target
 from wmma_gen.userdirs import results_dir
 
 from . import reconcile as rec
 from .compile_pool import CompilePool
-from .ops import TUNABLE, adapter
 from .pipeline import compile_candidate, run_study_pooled
 from .runner import KEY, counted, run_study, uses_budget
-from .space import params_of
+from .space import params_of, suggest_schedule
 from .storage import claim_lock, is_rdb, load_studies, open_storage
 
 __all__ = ["SweepConfig", "SweepResult", "Hooks", "run_sweep", "work", "open_study", "open_storage", "counted",
@@ -55,7 +56,9 @@ __all__ = ["SweepConfig", "SweepResult", "Hooks", "run_sweep", "work", "open_stu
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
-OPS = TUNABLE   # ops the tuner can sweep (autotune/ops/); each brings its own adapter
+def OPS() -> tuple[str, ...]:
+    """Ops the tuner can sweep: those whose OpSpec declares a Tuning (ops/registry.py)."""
+    return registry.tunable()
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,7 @@ class SweepConfig:
                                                    "one config per op")
 
     def items(self) -> list[tuple]:
-        """(directive, problem) of every study of this sweep (the op's adapter decides)."""
+        """(directive, problem) of every study of this sweep (the op's Tuning decides)."""
         return adapter(self.op).items(self)
 
     def directives(self) -> list:
@@ -153,7 +156,7 @@ def open_study(cfg: SweepConfig, storage, d, worker: int = 0, p: dict | None = N
         if not study.get_trials(deepcopy=False):
             for s in ad.baselines(d, p, cfg.arch):
                 try:
-                    params = params_of(s, cfg.domains, ad.SPACE)
+                    params = params_of(s, cfg.domains, registry.get(cfg.op).space)
                 except ScheduleError:
                     continue
                 study.enqueue_trial(params, user_attrs={"baseline": True}, skip_if_exists=True)
@@ -218,15 +221,21 @@ def work(cfg: SweepConfig, worker: int = 0, hooks: Hooks | None = None, deadline
             obj = ad.objective(d, p, cfg.arch, device, domains=cfg.domains, gate_cache=gate_cache, seed=cfg.seed,
                                **hook_kw)
             common = dict(trials=cfg.trials, deadline=deadline, on_trial=hooks.on_trial,
-                          propose=lambda tr: ad.propose(tr, cfg.domains), lock=lambda: claim_lock(cfg.storage_url))
+                          propose=lambda tr: _propose(cfg.op, tr, cfg.domains), lock=lambda: claim_lock(cfg.storage_url))
             if pool is None:
                 stats = run_study(study, obj, **common)
             else:
                 job = hooks.pool_compile or compile_candidate
                 stats = run_study_pooled(study, obj, pool=pool, **common,
-                                         submit=lambda tr, d=d: pool.submit(job, cfg.op, d, tr.user_attrs[KEY], cfg.arch))
+                                         submit=lambda tr, d=d, p=p: pool.submit(job, cfg.op, (d, p), tr.user_attrs[KEY], cfg.arch))
             recovered += stats.recovered
     return recovered
+
+
+def _propose(op: str, trial, domains) -> str:
+    """A schedule suggested from the op's knob table (space.py), as JSON (the pipeline's key)."""
+    spec = registry.get(op)
+    return suggest_schedule(trial, domains, spec.space, spec.schedule).to_json()
 
 
 @contextlib.contextmanager
@@ -236,7 +245,7 @@ def _compile_pool(cfg: SweepConfig):
         yield None
         return
     pool = CompilePool(cfg.compile_workers, cfg.compile_timeout,
-                       preload=("autotune.pipeline", adapter(cfg.op).__name__, "wmma_gen.compiler"))
+                       preload=("autotune.pipeline", adapter(cfg.op).module, "wmma_gen.compiler"))
     try:
         yield pool
     finally:

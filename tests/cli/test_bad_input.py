@@ -241,8 +241,10 @@ def test_unwritable_cache_runs_uncached_with_one_warning(tmp_path, monkeypatch, 
     blocker.write_text("x")
     monkeypatch.setenv("WMMA_GEN_CACHE_DIR", str(blocker / "cache"))    # below a file: cannot be created
     monkeypatch.setattr(cache_mod, "_WARNED", set())
-    from wmma_gen.ops.gemm import build
-    monkeypatch.setattr(build, "_MEMO", {})    # a kernel compiled earlier in the session would skip the cache
+    from collections import OrderedDict
+
+    from wmma_gen.ops import compile_op
+    monkeypatch.setattr(compile_op, "_LRU", OrderedDict())   # a kernel compiled earlier in the session would skip the cache
     for _ in range(2):
         rc, text = _run(["compile", "--arch", "gfx1100", "--dtype", "f16", "--shape", "16x16x16",
                          "--block-m", "16", "--block-n", "16", "--block-k", "16", "--waves-m", "1", "--waves-n", "1",

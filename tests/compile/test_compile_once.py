@@ -41,11 +41,11 @@ gpu.module @m [#rocdl.target<chip = "gfx1100">] {
 @pytest.fixture
 def cold(tmp_path, monkeypatch):
     """Empty disk cache and memos; returns a function giving the codegens run since the start."""
-    from wmma_gen.ops.attention import api as attention_api
-    from wmma_gen.ops.gemm import build
+    from collections import OrderedDict
+
+    from wmma_gen.ops import compile_op
     monkeypatch.setenv("WMMA_GEN_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(build, "_MEMO", {})
-    monkeypatch.setattr(attention_api, "_MEMO", {})
+    monkeypatch.setattr(compile_op, "_LRU", OrderedDict())     # the one in-memory set of every op
     start = dict(CODEGENS)
     return lambda: {k: CODEGENS[k] - start.get(k, 0) for k in ("bin", "isa")}
 
@@ -142,7 +142,6 @@ def test_check_cli_compiles_once(cold, capsys):
 def test_gemm_api_runs_the_compiled_bytes(cold, ran):
     import wmma_gen
     from wmma_gen.device.emu import EmuDevice
-    from wmma_gen.ops.gemm import build
     rng = np.random.default_rng(0)
     a = rng.uniform(-1, 1, (32, 32)).astype(np.float16)
     b = rng.uniform(-1, 1, (32, 32)).astype(np.float16)
@@ -150,18 +149,20 @@ def test_gemm_api_runs_the_compiled_bytes(cold, ran):
     # f16 products are exact in f32; 32 terms of size <= 1 accumulate < 32 * 2^-24 * 32 error
     assert np.abs(out - a.astype(np.float64) @ b.astype(np.float64)).max() <= 32 * 2.0 ** -24 * 32
     assert cold() == {"bin": 1, "isa": 0}
-    (_, compiled), = build._MEMO.values()
+    from wmma_gen.ops import compile_op
+    (cs,) = compile_op._LRU.values()
+    compiled = cs.kernel("gemm")
     assert ran == [compiled.hsaco]
 
 
 def test_attention_api_compiles_each_kernel_once(cold, ran):
     import wmma_gen
     from wmma_gen.device.emu import EmuDevice
-    from wmma_gen.ops.attention import api as attention_api
+    from wmma_gen.ops import compile_op
     rng = np.random.default_rng(1)
     q, k, v = (rng.uniform(-1, 1, (1, 16, 1, 64)).astype(np.float16) for _ in range(3))
     wmma_gen.attention(q, k, v, device=EmuDevice())
-    kernels = [ck for _, ck in attention_api._MEMO.values()]
+    kernels = [ck for cs in compile_op._LRU.values() for _, ck in cs.compiled]
     assert kernels and cold() == {"bin": len(kernels), "isa": 0}
     assert set(ran) == {ck.hsaco for ck in kernels}
 
@@ -169,7 +170,7 @@ def test_attention_api_compiles_each_kernel_once(cold, ran):
 def test_tuner_gates_the_object_it_hashes(cold, ran, tmp_path):
     import optuna
 
-    from autotune.ops.gemm import GemmObjective as Objective
+    from wmma_gen.ops.gemm.tuning import GemmObjective as Objective
     from autotune.space import params_of
     from wmma_gen.device.emu import EmuDevice
     from wmma_gen.ops.gemm.directive import GemmDirective

@@ -1,4 +1,4 @@
-"""The attention backward tuned and exported like the forward (autotune/ops/attention_bwd.py):
+"""The attention backward tuned and exported like the forward (wmma_gen/ops/attention_bwd/tuning.py):
 gate on the ranked kernels, ladder, export, lookup by attention_backward()."""
 import json
 

@@ -1,5 +1,5 @@
 """The attention forward tuned like GEMM: studies, gate on the ranked object, ladder, export,
-lookup by attention() -- through the op-agnostic sweep (autotune/ops/attention.py)."""
+lookup by attention() -- through the op-agnostic sweep (wmma_gen/ops/attention/tuning.py)."""
 import json
 
 import numpy as np

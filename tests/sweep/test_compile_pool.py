@@ -19,7 +19,7 @@ from sweep_helpers import ARCH, SHAPE
 
 from autotune import export, ladder
 from autotune.compile_pool import CompilePool
-from autotune.ops.gemm import BASELINES
+from wmma_gen.ops.gemm.tuning import BASELINES
 from autotune.study import Hooks, run_sweep
 from wmma_gen.compiler import KernelCache
 from wmma_gen.errors import ScheduleError

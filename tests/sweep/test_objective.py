@@ -5,7 +5,7 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from autotune.ops.gemm import GemmObjective as Objective, gate_directive
+from wmma_gen.ops.gemm.tuning import GemmObjective as Objective, gate_directive
 from autotune.space import params_of
 from wmma_gen.device.select import get_device
 from wmma_gen.errors import CompileError

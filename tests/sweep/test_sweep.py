@@ -7,9 +7,9 @@ from optuna.trial import TrialState
 from sweep_helpers import ARCH
 
 from autotune import export, ladder
-from autotune.ops.gemm import gate_directive
-from autotune.ops import adapter
-from autotune.ops.gemm import BASELINES
+from wmma_gen.ops.gemm.tuning import gate_directive
+from wmma_gen.ops.registry import tuning as adapter
+from wmma_gen.ops.gemm.tuning import BASELINES
 from autotune.study import Hooks, open_storage, run_sweep
 from wmma_gen.cli.main import main
 from wmma_gen.ops.gemm import lookup as schedules_db

@@ -138,18 +138,18 @@ def _ladder_rows(op: str, rows: list[dict]):
     import pandas as pd
 
     from autotune import ladder
-    from autotune.ops import adapter
+    from wmma_gen.ops.registry import tuning as adapter
     ad = adapter(op)
     common = dict(arch="gfx1100", op=op, dtype="f16", rank=1, seconds=1e-3, tflops=5.0, unit="TFLOP/s",
                   peak_tflops=122.88, fraction_of_peak=0.04, source="model", validated=True, vgprs=64,
                   lds_bytes=0, occupancy=4.0, isa_hash="ab" * 16, toolchain_mlir="m", toolchain_lld="l",
                   timestamp="2026-01-01 00:00:00", study="s", trial=0)
-    assert set(ad.EXTRA_COLUMNS) <= set(ladder.columns(op))      # the ladder carries them
+    assert set(ad.extra_columns) <= set(ladder.columns(op))      # the ladder carries them
     return pd.DataFrame([{**common, **r} for r in rows], columns=ladder.columns(op))
 
 
 def test_documents_export_the_extra_key_fields_when_the_ladder_carries_them(tmp_path):
-    from autotune.ops import adapter
+    from wmma_gen.ops.registry import tuning as adapter
     g = _ladder_rows("gemm", [dict(acc="f32", layout="NT", m=256, n=256, k=256, batch=4, bias="n", activation="gelu",
                                    **C.to_dict()),
                               dict(acc="f32", layout="NT", m=256, n=256, k=256, batch=4, bias="", activation="",
@@ -170,8 +170,8 @@ def test_documents_export_the_extra_key_fields_when_the_ladder_carries_them(tmp_
 
 
 def test_rows_give_the_extra_key_fields():
-    from autotune.ops import adapter
-    assert set(adapter("gemm").EXTRA_COLUMNS) <= set(adapter("gemm").row(d(bias="n", activation="silu")))
+    from wmma_gen.ops.registry import tuning as adapter
+    assert set(adapter("gemm").extra_columns) <= set(adapter("gemm").row(d(bias="n", activation="silu")))
     p = {"batch": 1, "heads": 2, "kv_heads": 1, "seq_q": 8, "seq_k": 8}
     r = adapter("attention_bwd").row(AttentionDirective("f16", 64, window=True, op="attention_bwd"), p)
     assert (r["window"], r["varlen"]) == (True, False)

@@ -55,7 +55,7 @@ def test_every_op_has_a_model_estimate_labelled_model(name, arch):
     else:
         d = AttentionDirective("f16", 64, causal=True, op=name)
         p = dict(batch=1, heads=8, kv_heads=8, seq_q=1024, seq_k=1024)
-    e = spec.estimate(d, spec.default_schedule(d, arch), p, arch)
+    e = spec.estimate_of(d, spec.default_schedule(d, arch), p, arch)
     from wmma_gen.targets import get_target
     assert e.source == "model" and e.seconds > 0
     assert 0 < e.tflops <= get_target(arch).peak_tflops("f16") * 1.0001   # never above the dense peak

@@ -118,9 +118,9 @@ def run_attention_bwd(args, spec) -> int:
     p = dict(batch=args.batch, heads=args.heads, kv_heads=args.kv_heads, seq_q=args.seq_q, seq_k=args.seq_k)
     if window:
         p.update(window_left=window[0], window_right=window[1])
-    e = spec.estimate(d, s, p, args.arch)
+    e = spec.estimate_of(d, s, p, args.arch)
     from ..model.calibration import band_bounds
-    low, high = band_bounds(args.arch, "attention_bwd", d.dtype, e.tflops)
+    low, high = band_bounds(args.arch, spec.family, d.dtype, e.tflops)
     text = (f"kernels   attention_bwd {d.dtype} hd{d.head_dim}{' causal' if d.causal else ''} B{args.batch} "
             f"H{args.heads}/{args.kv_heads} Sq {args.seq_q} Sk {args.seq_k} on {args.arch} (pre-pass, dK/dV, dQ)\n"
             f"estimate (model)  {e.seconds * 1e3:.3f} ms  {e.tflops:.1f} TFLOP/s (band {low:.1f}-{high:.1f}, "

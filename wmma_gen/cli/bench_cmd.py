@@ -88,7 +88,7 @@ def run(args) -> int:
         return 2
     from autotune import ladder
     from autotune.export import ladder_files
-    from autotune.ops import adapter
+    from ..ops.registry import tuning as adapter
     from autotune.plot import plot
 
     from ..targets import get_target

@@ -83,8 +83,14 @@ def run_attention(args, spec) -> int:
          if args.schedule_json or given_knobs(args, spec) else None)
     device = get_device(args.device)
     t0 = time.perf_counter()
-    r = spec.check(problem, dtype=args.dtype, layout=args.attn_layout, causal=args.causal,
-                   window=window, arch=args.arch, device=device, seed=args.seed, schedule=s)
+    if s is None:      # the API's choice (tuned file or default), exactly as a user's call would make it
+        from ..ops.attention.check import check_attention
+        r = check_attention(problem, dtype=args.dtype, layout=args.attn_layout, causal=args.causal, window=window,
+                            backward=spec.name != "attention", arch=args.arch, device=device, seed=args.seed)
+    else:              # the given schedule's code objects, handed to the spec's check
+        from ..ops.compile_op import compile_op
+        p = spec.problem_from({**problem, **({"window_left": window[0], "window_right": window[1]} if window else {})})
+        r = spec.check(compile_op(spec, d, s, spec.key_of(d, s, p), args.arch), d, p, device, args.seed)
     total = time.perf_counter() - t0
     verdict = "PASS" if r.passed else "FAIL"
     data = {"op": args.op, "arch": args.arch, "device": device.name, "problem": problem, "dtype": args.dtype,

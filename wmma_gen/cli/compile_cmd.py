@@ -34,20 +34,20 @@ def _attention_kernel(args, spec):
     d = attention_directive(args, "attention")
     s = schedule_for(args, spec, base=spec.default_schedule(d, args.arch))
     src, c = compile_attention(d, s, args.arch)
-    return d.to_dict(), s.to_dict(), c, "(ceil(seq_q/BLOCK_M) * split_kv, heads, batch)", src.signature.block
+    return d.to_dict(), s.to_dict(), c, "(ceil(seq_q/BLOCK_M) * split_kv, heads, batch)", src.signature.block, src.mlir
 
 
 def run(args) -> int:
     spec = op_spec(args)    # --op is gemm or attention (attention_bwd builds three kernels: check/analyze it)
     if spec.name == "attention":
-        d_dict, s_dict, c, grid, block = _attention_kernel(args, spec)   # raises before anything is written
+        d_dict, s_dict, c, grid, block, mlir = _attention_kernel(args, spec)   # raises before anything is written
     else:
         from ..ops.gemm import default_schedule
         from ..ops.gemm.build import compile_gemm
         d = directive_from(args)
         s = schedule_for(args, spec, base=default_schedule(d, args.arch))
         k = compile_gemm(d, s, args.arch)  # raises before anything is written
-        d_dict, s_dict, c, grid, block = d.to_dict(), s.to_dict(), k.compiled, k.grid, k.block
+        d_dict, s_dict, c, grid, block, mlir = d.to_dict(), s.to_dict(), k.compiled, k.grid, k.block, k.source.mlir
     info = {"arch": args.arch, "op": args.op, "directive": d_dict, "schedule": s_dict,
             "grid": grid, "block": block, "kernel": c.name, "key": c.key,
             "hsaco_sha256": hashlib.sha256(c.hsaco).hexdigest(),
@@ -56,14 +56,15 @@ def run(args) -> int:
             "v_wmma": len(re.findall(r"^\s*v_wmma_", c.isa, re.M))}
     out = Path(args.out)
     try:
-        _write(out, {"kernel.mlir": c.mlir, "kernel.hsaco": c.hsaco,   # the object the emulator / a GPU runs
+        _write(out, {"kernel.mlir": mlir,                               # the source's text (an index hit holds none)
+                     "kernel.hsaco": c.hsaco,   # the object the emulator / a GPU runs
                      "kernel.s": c.isa,                                  # its listing, decoded from those bytes
                      "kernel.json": json.dumps(plain_json(info), indent=2, default=str)})
     except OSError as e:    # the disk filled up, or --out changed since it was checked
         raise WmmaGenError(f"--out {args.out}: cannot write the artifacts ({e.strerror or e}); nothing was "
                            "written") from None
     if args.print_mlir:
-        print(c.mlir)
+        print(mlir)
     m = c.metadata
     emit(args, info, f"{c.name} for {args.arch}: {info['v_wmma']} v_wmma, {m.vgpr_count} VGPRs, {m.sgpr_count} SGPRs, "
                      f"{m.spills} spills, LDS {m.lds_bytes} B, grid {grid} block {block} "

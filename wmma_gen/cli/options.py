@@ -280,6 +280,7 @@ def schedule_json(text: str) -> dict:
 
 
 def known_ops() -> tuple[str, ...]:
-    """Ops `wmma-gen sweep` accepts for --op: those with a tuning adapter (autotune/ops/)."""
-    from autotune.ops import TUNABLE
-    return TUNABLE
+    """Ops `wmma-gen sweep` offers for --op: the registry's (one without a Tuning is refused by
+    SweepConfig naming the sweepable ones; listing them here would load every op's builder)."""
+    from ..ops.registry import NAMES
+    return NAMES

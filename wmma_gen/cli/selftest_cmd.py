@@ -126,9 +126,9 @@ def attention_rows(op: str, arch: str, device) -> list[Case]:
 
 
 def _attention_check(op: str, dtype: str, arch: str, device) -> tuple[bool, str]:
-    from ..ops import registry
-    r = registry.get(op).check(dict(ATTENTION_PROBLEM), dtype=dtype, layout="bshd", causal=False, window=None,
-                               arch=arch, device=device, seed=0)
+    from ..ops.attention.check import check_attention      # the API's schedule choice, as a user's call
+    r = check_attention(dict(ATTENTION_PROBLEM), dtype=dtype, layout="bshd", causal=False, window=None,
+                        backward=op != "attention", arch=arch, device=device, seed=0)
     return r.passed, f"max abs {r.max_abs:.1e} in {r.worst} (tol {r.tol:.1e})"
 
 
@@ -173,7 +173,7 @@ def time_reference(device, arch: str, reference=REFERENCE, protocol=None, cache_
     kern = compile_gemm(d, s, arch)
     out = {"problem": f"gemm {dtype} NN {m}x{n}x{k}", "passed": True, "source": source_of(device)}
     for p in registry.get("gemm").gate_problems(d, s, kern.key):
-        small = replace(d, m=p["m"], n=p["n"], k=p["k"])
+        small = replace(d, m=p.m, n=p.n, k=p.k)
         r = check_gemm(small, s, arch, device, kernel=kern)
         if not r.passed:
             out.update(passed=False, error=f"gate {small.m}x{small.n}x{small.k}: max rel {r.max_rel:.1e} "

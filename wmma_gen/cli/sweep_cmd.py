@@ -23,9 +23,9 @@ from .options import (add_json, add_target, csv_list, emit, in_dtype, int_at_lea
 
 QUICK = {"dtypes": "f16,i8", "shapes": "1024,2048", "trials": 12}          # gemm (help text)
 DEFAULTS = {"dtypes": "f16,bf16,i8,i4", "shapes": "1024,2048,4096", "trials": 40}
-QUICK_OPS = ("gemm", "attention", "attention_bwd")   # what `--quick` sweeps when no --op is given
-# op-specific flag (dest) -> the SweepConfig field it feeds; an op takes the flag when its tuning
-# adapter's DEFAULTS table has that field (autotune/ops/<op>.py), so no per-op flag list is kept here
+DEFAULT_OP = "gemm"   # what `sweep` tunes without --op and --quick (--quick: every sweepable op)
+# op-specific flag (dest) -> the SweepConfig field it feeds; an op takes the flag when its Tuning's
+# defaults table has that field (ops/<op>/tuning.py), so no per-op flag list is kept here
 OP_FIELDS = {"head_dims": "head_dims", "seqs": "seqs", "causal": "causal", "shapes": "shapes", "shapes_file": "shapes"}
 
 
@@ -104,17 +104,17 @@ def study_prefix(text: str) -> str:
 
 def config_from(args, op: str = "gemm", problems: tuple = ()):
     """The SweepConfig of `op` from the parsed flags: op-specific fields (shapes, head dims,
-    ...) and defaults come from the op's tuning adapter (autotune/ops/); with `problems` (of
+    ...) and defaults come from the op's Tuning (ops/<op>/tuning.py); with `problems` (of
     this op, from --problems) exactly those studies."""
-    from autotune.ops import adapter
     from autotune.study import SweepConfig
 
+    from ..ops.registry import tuning
     from ..userdirs import results_dir
-    ad = adapter(op)
-    base = ad.QUICK if args.quick else ad.DEFAULTS
+    ad = tuning(op)
+    base = ad.quick if args.quick else ad.defaults
     extra = {"problems": problems} if problems else ad.cli_fields(args, base)
     dtypes = tuple(dict.fromkeys(p.dtype for p in problems)) or args.dtypes or base["dtypes"]
-    allowed = tuple(dt for dt in ad.DTYPES if dt in get_target(args.arch).dtypes)
+    allowed = tuple(dt for dt in ad.dtypes if dt in get_target(args.arch).dtypes)
     for dt in dtypes:
         if dt not in allowed:
             raise ScheduleError("--dtypes", dt, f"{op} on {args.arch} takes {', '.join(allowed)}")
@@ -129,11 +129,13 @@ def config_from(args, op: str = "gemm", problems: tuple = ()):
 def summarize(result, df) -> list[dict]:
     from optuna.trial import TrialState
 
-    from autotune.ops import adapter
+    from autotune.ladder import LEGACY_OP
+
+    from ..ops.registry import tuning
     rows = []
     for st in result.studies:
         ua, trials = st.user_attrs, st.get_trials(deepcopy=False)
-        ad = adapter(ua.get("op", "gemm"))
+        ad = tuning(ua.get("op", LEGACY_OP))
         d = ua["directive"]
         count = {s.name.lower(): sum(t.state == s for t in trials)
                  for s in (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)}
@@ -169,10 +171,10 @@ def table(rows: list[dict]) -> str:
 def check_op_flags(args, ops: tuple) -> None:
     """Refuse an op-specific flag that none of the ops swept takes (e.g. --head-dims for gemm,
     --shapes for attention), naming the ops and the flags each takes."""
-    from autotune.ops import adapter
-    takes = {op: [f"--{d.replace('_', '-')}" for d, f in OP_FIELDS.items() if f in adapter(op).DEFAULTS] for op in ops}
+    from ..ops.registry import tuning
+    takes = {op: [f"--{d.replace('_', '-')}" for d, f in OP_FIELDS.items() if f in tuning(op).defaults] for op in ops}
     bad = [f"--{d.replace('_', '-')}" for d, f in OP_FIELDS.items()
-           if getattr(args, d, None) is not None and not any(f in adapter(op).DEFAULTS for op in ops)]
+           if getattr(args, d, None) is not None and not any(f in tuning(op).defaults for op in ops)]
     if bad:
         what = "; ".join(f"--op {op} takes {', '.join(t) or 'none of them'}" for op, t in takes.items())
         e = ScheduleError("--op", "/".join(ops), what)
@@ -188,7 +190,8 @@ def run(args) -> int:
     if getattr(args, "problems", None):
         configs = problem_configs(args)
     else:
-        ops = (args.op,) if args.op else (QUICK_OPS if args.quick else ("gemm",))
+        from ..ops.registry import tunable
+        ops = (args.op,) if args.op else (tunable() if args.quick else (DEFAULT_OP,))
         check_op_flags(args, ops)
         configs = [config_from(args, op) for op in ops]
     if args.op is None and args.quick and not args.json and not getattr(args, "problems", None):

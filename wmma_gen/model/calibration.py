@@ -38,8 +38,8 @@ from . import params
 POINTS_CSV = Path(__file__).resolve().parents[2] / "docs" / "calibration" / "points.csv"
 KINDS = ("wmma_microbench", "library_gemm", "peer_attention")
 ROLES = ("fit:clock", "fit:gemm", "fit:loop", "held_out")
-FAMILY = {"peak": "peak", "gemm": "gemm", "attention": "loop", "attention_bwd": "loop"}   # op -> family
-FAMILY_OF_OP = {"gemm": "gemm", "attention": "loop", "attention_bwd": "loop"}             # registry op -> band
+FAMILY = {"peak": "peak", "gemm": "gemm", "attention": "loop", "attention_bwd": "loop"}   # point op -> family
+BANDS = ("gemm", "loop")     # the model bands; a registry op names its own (OpSpec.family)
 CONFIG_KEYS = {"peak": set(), "gemm": {"m", "n", "k", "layout"},
                "attention": {"batch", "heads", "seq", "head_dim", "causal"}}
 CONFIG_KEYS["attention_bwd"] = CONFIG_KEYS["attention"]
@@ -209,15 +209,27 @@ def bounds(tflops: float, t: Target, dtype: str, f: Factors) -> tuple[float, flo
     return tflops * f.band[0], min(tflops * f.band[1], cap)
 
 
-def band_for(arch: str, op: str) -> tuple[float, float]:
-    """(low, high) multipliers of a model TFLOP/s figure of `op` on `arch` (NaN if uncalibrated)."""
-    return factors(get_target(arch), FAMILY_OF_OP.get(op, "gemm")).band
+def band_family(name: str) -> str:
+    """The band of `name`: a band itself (an OpSpec.family), or a calibration point's op (its
+    FAMILY; peak points read the gemm band)."""
+    if name in BANDS:
+        return name
+    family = FAMILY.get(name)
+    if family is None:
+        raise ValueError(f"band={name!r} is not allowed: one of {', '.join(BANDS)} (an OpSpec.family) or a "
+                         f"calibration op ({', '.join(FAMILY)})")
+    return family if family in BANDS else "gemm"
 
 
-def band_bounds(arch: str, op: str, dtype: str, tflops: float) -> tuple[float, float]:
-    """(est_low, est_high) of a model TFLOP/s figure of registry op `op` (ladders, summaries)."""
+def band_for(arch: str, family: str) -> tuple[float, float]:
+    """(low, high) multipliers of a model TFLOP/s figure of band `family` on `arch` (NaN if uncalibrated)."""
+    return factors(get_target(arch), band_family(family)).band
+
+
+def band_bounds(arch: str, family: str, dtype: str, tflops: float) -> tuple[float, float]:
+    """(est_low, est_high) of a model TFLOP/s figure in band `family` (an OpSpec.family: ladders, summaries)."""
     t = get_target(arch)
-    return bounds(tflops, t, dtype, factors(t, FAMILY_OF_OP.get(op, "gemm")))
+    return bounds(tflops, t, dtype, factors(t, band_family(family)))
 
 
 # --- the fit --------------------------------------------------------------------------------

@@ -17,37 +17,32 @@ from __future__ import annotations
 import numpy as np
 
 from ... import hostdata
-from ...compiler import compile_mlir
 from ...device.launcher import launch
 from ...device.select import arch_of, get_device
 from ...targets import get_target
-from .combine import build_attention_combine
 from .defaults import default_schedule
 from .inputs import forward_inputs, public_scale
 from ...knobs import as_schedule
-from .kernel import build_attention
 from .schedule import AttentionSchedule
 
-_MEMO: dict[tuple, tuple] = {}
 DECODE_MAX_SQ = 16   # queries per sequence at or below which the default splits the keys
 DECODE_MIN_SK = 1024
 
 
+def compiled_forward(d, s: AttentionSchedule, arch: str):
+    """The forward's CompiledSet ({"attention"[, "combine"]}) through ops/compile_op.py."""
+    from .. import registry
+    from ..compile_op import compile_op
+    return compile_op(registry.get("attention"), d, s, None, arch)
+
+
 def compile_attention(d, s: AttentionSchedule, arch: str):
-    """(KernelSource, CompiledKernel) of the forward kernel, kept in memory per process."""
-    key = ("fwd", d.to_json(), repr(s), get_target(arch).arch)
-    if key not in _MEMO:
-        src = build_attention(d, s, get_target(arch))
-        _MEMO[key] = (src, compile_mlir(src.mlir, arch))
-    return _MEMO[key]
+    """(KernelSource, CompiledKernel) of the forward kernel (compile_op: LRU, disk index, cache)."""
+    return compiled_forward(d, s, arch).pairs()["attention"]
 
 
 def _compile_combine(d, s: AttentionSchedule, arch: str):
-    key = ("combine", d.to_json(), repr(s), get_target(arch).arch)
-    if key not in _MEMO:
-        src = build_attention_combine(d, s, get_target(arch))
-        _MEMO[key] = (src, compile_mlir(src.mlir, arch))
-    return _MEMO[key]
+    return compiled_forward(d, s, arch).pairs()["combine"]
 
 
 def choose_schedule(d, problem, arch: str) -> AttentionSchedule:

@@ -53,17 +53,23 @@ def _err(out, ref, tol: float) -> tuple[float, float]:
 
 
 def check_attention(problem: dict, *, dtype="f16", layout="bshd", causal=False, window=None, scale=None,
-                    backward=False, arch="gfx1100", device=None, seed=0, schedule=None) -> AttentionCheck:
+                    backward=False, arch="gfx1100", device=None, seed=0, schedule=None,
+                    kernels=None) -> AttentionCheck:
     """Forward (and, with backward=True, the backward) on a dense problem vs the reference.
     `schedule`: the forward's, or with backward=True the backward's (the forward then uses its
-    default) -- so a sweep's gate runs the very objects it ranks."""
+    default). `kernels`: a CompiledSet (ops/compile_op.py) -- the forward's, or with
+    backward=True the backward's -- launched as given, so a gate certifies the object it holds."""
     from .api import attention
     from ..attention_bwd.api import attention_backward as bwd
     q, k, v = random_qkv(problem, dtype, layout, seed)
     kw = dict(causal=causal, window=window, scale=scale, layout=layout)
     dt = None if dtype == "f16" else dtype
-    o, lse = attention(q, k, v, return_lse=True, dtype=dt, arch=arch, device=device,
-                       schedule=None if backward else schedule, **kw)
+    if kernels is not None and not backward:
+        from .run_set import forward
+        o, lse = forward(kernels, q, k, v, dtype=dt, device=device, **kw)
+    else:
+        o, lse = attention(q, k, v, return_lse=True, dtype=dt, arch=arch, device=device,
+                           schedule=None if backward else schedule, **kw)
     f64 = [np.asarray(x, np.float64) for x in (q, k, v)]
     ro, rl = attention_forward(*f64, **kw)
     u = UNIT[dtype]
@@ -77,7 +83,11 @@ def check_attention(problem: dict, *, dtype="f16", layout="bshd", causal=False, 
         do = np.random.default_rng(seed + 1).standard_normal(o.shape).astype(np.float16 if dtype == "f16" else np.float32)
         if dtype == "bf16":
             do = hostdata.rounded(do, "bf16").astype(np.float32)
-        grads = bwd(q, k, v, o, do, lse, dtype=dt, arch=arch, device=device, schedule=schedule, **kw)
+        if kernels is not None:
+            from .run_set import backward as run_backward
+            grads = run_backward(kernels, q, k, v, o, do, lse, dtype=dt, device=device, **kw)
+        else:
+            grads = bwd(q, k, v, o, do, lse, dtype=dt, arch=arch, device=device, schedule=schedule, **kw)
         refs = attention_backward(*f64, np.asarray(o, np.float64), np.asarray(do, np.float64), rl, **kw)
         for name, g, r in zip(("dq", "dk", "dv"), grads, refs):
             tol = 8 * u * np.abs(r).max(initial=0.0) + 1e-3

@@ -1,22 +1,21 @@
 """Directive + schedule + specialization key -> compiled GEMM: the one path every caller uses.
 
-Compiled kernels are kept in memory for the process, keyed by what changes the code
-(directive without sizes, schedule, key, arch), so a repeated `gemm()` call on any shape of
-the same key neither rebuilds the MLIR nor reads the disk cache.
+Compiled kernels come from ops/compile_op.py (the one compile path of every op): a bounded
+in-memory LRU keyed by what changes the code (directive without sizes, schedule, key, arch),
+then a disk index in front of the content-addressed cache, so a repeated `gemm()` call on any
+shape of the same key neither rebuilds the MLIR nor reads the disk cache.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...compiler import CompiledKernel, KernelCache, compile_mlir
+from ...compiler import CompiledKernel, KernelCache
 from ...kernels.signature import KernelSource, Signature
 from ...targets import get_target
+from ..contract import CompiledSet
 from .directive import GemmDirective
-from .kernel import build_gemm
 from .schedule import Schedule
 from .signature import GemmKey, problem_of, spec_key
-
-_MEMO: dict[tuple, tuple[KernelSource, CompiledKernel]] = {}
 
 
 @dataclass(frozen=True)
@@ -24,8 +23,15 @@ class GemmKernel:
     directive: GemmDirective   # the problem it was asked for (sizes are not compiled in)
     schedule: Schedule
     key: GemmKey
-    source: KernelSource
-    compiled: CompiledKernel
+    kernels: CompiledSet       # from ops/compile_op.py; its MLIR/Signature are built on first use
+
+    @property
+    def compiled(self) -> CompiledKernel:
+        return self.kernels.kernel("gemm")
+
+    @property
+    def source(self) -> KernelSource:
+        return self.kernels.sources["gemm"]
 
     @property
     def signature(self) -> Signature:
@@ -57,11 +63,6 @@ def compile_gemm(d: GemmDirective, s: Schedule, arch: str, cache: KernelCache | 
     t = get_target(arch)
     s.validate(d, t)
     key = key if key is not None else spec_key(d, s, problem_of(d))
-    memo_key = (d.sizeless().to_json(), s.to_json(), key, t.arch)
-    hit = _MEMO.get(memo_key) if cache is None else None
-    if hit is None:
-        src = build_gemm(d, s, t, key)
-        hit = (src, compile_mlir(src.mlir, arch, cache=cache))
-        if cache is None:
-            _MEMO[memo_key] = hit
-    return GemmKernel(d, s, key, *hit)
+    from .. import registry
+    from ..compile_op import compile_op
+    return GemmKernel(d, s, key, compile_op(registry.get("gemm"), d, s, key, t.arch, cache=cache))

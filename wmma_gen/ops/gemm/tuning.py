@@ -1,6 +1,6 @@
-"""Tuning adapter of wmma_gemm: studies per (dtype, shape), the objective (GemmObjective on the
-shared stages of autotune/objective.py), ladder columns and the exported schedule files (read
-back by wmma_gen/ops/gemm/lookup.py).
+"""The GEMM's Tuning (ops/contract.py): studies per (dtype, shape), the objective (GemmObjective
+on the shared stages of autotune/objective.py), ladder columns and the exported schedule files
+(read back by wmma_gen/ops/gemm/lookup.py). Loaded only by the tuner (it imports optuna).
 
 The gate runs the very code object that is timed and exported (sizes are kernel arguments):
 on small problems of one or two macro tiles per axis with the same specialization key
@@ -22,8 +22,10 @@ from wmma_gen.ops.gemm.schedule import SPACE, Schedule
 from wmma_gen.ops.gemm.signature import gate_problems
 from wmma_gen.targets import Target, get_target
 
-from ..objective import StagedObjective, prune
-from ..space import Domains, suggest_schedule
+from autotune.objective import StagedObjective, prune
+from autotune.space import Domains
+
+from ..contract import Tuning
 
 OP = "gemm"
 SCHEDULE = Schedule
@@ -120,15 +122,11 @@ def baselines(d: GemmDirective, p, arch: str) -> list[Schedule]:
     return list(dict.fromkeys(first + [s for s in BASELINES if not s.problems(d, t)]))
 
 
-def propose(trial, domains) -> str:
-    return suggest_schedule(trial, domains, SPACE, Schedule).to_json()
-
-
 def compile_schedule(d: GemmDirective, s: Schedule, arch: str):
     """The objective's compile stage (a picklable module function: the sweep's compile pool
     runs it ahead in worker processes, which fills the shared on-disk compile cache)."""
     from wmma_gen.ops.gemm.build import compile_gemm
-    return compile_gemm(d, s, arch)
+    return compile_gemm(d, s, arch)     # through ops/compile_op.py (LRU + disk index)
 
 
 WARMUP, REPEATS = 3, 10  # GPU timing: launches discarded, launches whose median is kept
@@ -246,7 +244,7 @@ class GemmObjective(StagedObjective):
 
 def time_on_device(device, kernel, warmup: int = WARMUP, repeats: int = REPEATS) -> float:
     """Median GPU seconds of the compiled GEMM on its problem (autotune/timing.py)."""
-    from ..timing import time_signature
+    from autotune.timing import time_signature
     return time_signature(device, kernel.compiled, kernel.signature, kernel.problem, warmup, repeats)
 
 
@@ -307,7 +305,7 @@ def _scalar(v):
 
 def documents(df, arch: str) -> dict[str, dict]:
     """file name -> schema document, from the ladder's validated rank-1 rows for `arch`."""
-    from ..ladder import stamp   # late: ladder builds its columns from this adapter
+    from autotune.ladder import stamp   # late: ladder builds its columns from this module
     best = df[(df["arch"] == arch) & (df["rank"] == 1) & (df["validated"].astype(bool))]
     docs: dict[str, dict] = {}
     for (op, dtype), rows in best.groupby(["op", "dtype"], sort=True):
@@ -363,3 +361,9 @@ def epilogue(r) -> dict:
 
 def validate_document(doc: dict, path) -> None:
     lookup.parse(doc, path)
+
+
+def tuning() -> Tuning:
+    return Tuning(tuple(PROBLEM_COLUMNS), DTYPES, QUICK, DEFAULTS, SIZE_LABEL, baselines, items, study_name, row,
+                  label, series, size, schedule_text, documents, validate_document, cli_fields, objective,
+                  extra_columns=EXTRA_COLUMNS, study_attrs=study_attrs, module=__name__)

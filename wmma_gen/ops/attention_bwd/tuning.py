@@ -1,11 +1,10 @@
-"""Tuning adapter of the attention backward (pre-pass + dK/dV + dQ kernels, one schedule):
-studies per (dtype, head_dim, causal, seq) like the forward's (attention.py, whose helpers
-it shares), ranked by the sum of the three kernels' model estimates or GPU times.
+"""The attention backward's Tuning (pre-pass + dK/dV + dQ kernels, one schedule): studies per
+(dtype, head_dim, causal, seq) like the forward's (ops/attention/tuning.py, whose helpers it
+shares), ranked by the sum of the three kernels' model estimates or GPU times.
 
 Objective: suggest (AttentionBwdSchedule SPACE) -> named checks (prune) -> compile the three
-kernels (spills prune) -> gate: attention_backward with this schedule on the registry's gate
-problems vs the float64 reference (the disk cache is keyed by the MLIR text, so the gate
-runs the very code objects ranked: their content keys are recorded and compared) -> value.
+kernels into one CompiledSet (spills prune) -> gate: the spec's check handed that set on the
+gate problems vs the float64 reference -> value.
 """
 from __future__ import annotations
 
@@ -14,11 +13,12 @@ from __future__ import annotations
 from wmma_gen.ops import registry
 from wmma_gen.ops.attention.directive import AttentionDirective
 from wmma_gen.ops.attention_bwd.schedule import SPACE, AttentionBwdSchedule
+
+from ..contract import Tuning
 from wmma_gen.targets import get_target
 
-from ..space import suggest_schedule
-from . import attention as fwd
-from .attention import (BATCH, DTYPES, EXTRA_COLUMNS, HEADS, PROBLEM_COLUMNS, SIZE_LABEL, cli_fields,  # noqa: F401
+from ..attention import tuning as fwd
+from ..attention.tuning import (BATCH, DTYPES, EXTRA_COLUMNS, HEADS, PROBLEM_COLUMNS, SIZE_LABEL, cli_fields,  # noqa: F401
                         label, row, series, size)
 
 OP = "attention_bwd"
@@ -51,20 +51,6 @@ def baselines(d, p, arch: str) -> list[AttentionBwdSchedule]:
     return [registry.get(OP).default_schedule(d, arch)]
 
 
-def propose(trial, domains) -> str:
-    return suggest_schedule(trial, domains, SPACE, AttentionBwdSchedule).to_json()
-
-
-def compile_schedule(d, s, arch: str) -> dict:
-    """{prepass, dkdv, dq: (KernelSource, CompiledKernel)} of schedule s: the objective's
-    compile stage (a picklable module function: the sweep's compile pool runs it ahead in
-    worker processes, which fills the shared on-disk compile cache)."""
-    from wmma_gen.compiler import compile_mlir
-    from wmma_gen.ops.attention_bwd.run import build_backward, make_spec
-    spec = make_spec(arch, d.dtype, d.head_dim, causal=d.causal, window=d.window, varlen=d.varlen, layout=d.layout)
-    return {name: (src, compile_mlir(src.mlir, arch)) for name, src in build_backward(spec, s).items()}
-
-
 class AttentionBwdObjective(fwd.AttentionObjective):
     """The forward's objective (attention.py) over the backward's schedule and its pre-pass,
     dK/dV and dQ kernels: value = the sum of the three kernels' GPU times or model estimate."""
@@ -75,9 +61,6 @@ class AttentionBwdObjective(fwd.AttentionObjective):
 
     def _problems(self, s) -> list[str]:
         return s.problems(self.directive.head_dim, self.directive.dtype, get_target(self.arch))
-
-    def _kernels(self, s) -> dict:
-        return compile_schedule(self.directive, s, self.arch)
 
     def _sizes(self) -> dict:
         p = self.problem
@@ -107,3 +90,9 @@ def documents(df, arch: str) -> dict:
 def validate_document(doc: dict, path) -> None:
     from wmma_gen.ops.attention_bwd import lookup
     lookup.parse(doc, path)
+
+
+def tuning() -> Tuning:
+    return Tuning(tuple(PROBLEM_COLUMNS), DTYPES, QUICK, DEFAULTS, SIZE_LABEL, baselines, items, study_name, row,
+                  label, series, size, schedule_text, documents, validate_document, cli_fields, objective,
+                  extra_columns=EXTRA_COLUMNS, study_attrs=study_attrs, module=__name__)

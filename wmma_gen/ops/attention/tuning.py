@@ -1,15 +1,15 @@
-"""Tuning adapter of the attention forward: studies per (dtype, head_dim, causal, seq),
-the objective, ladder columns and the exported schedule files.
+"""The attention forward's Tuning (ops/contract.py): studies per (dtype, head_dim, causal, seq),
+the objective, ladder columns and the exported schedule files. Loaded only by the tuner.
 
 Objective stages (autotune/objective.py, STYLE rule 7): suggest -> validate (prune) -> compile once
-(ops/attention/api.compile_attention) -> spills (prune) -> correctness gate: the *same* code
-object (the in-process memo) on the registry's gate problems against the float64 reference
-(prune on failure) -> value: GPU time through the launcher (source=hip) or the model
-(ops/attention/model.py, source=model).
+(ops/compile_op.py: a CompiledSet) -> spills (prune) -> correctness gate: the spec's check handed
+that CompiledSet on the spec's gate problems against the float64 reference (prune on failure)
+-> value: GPU time through the launcher (source=hip) or the spec's estimate of the same set
+(source=model).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Optional
 
 from wmma_gen.errors import EmulatorFault
@@ -18,8 +18,9 @@ from wmma_gen.ops.attention.directive import AttentionDirective
 from wmma_gen.ops.attention.schedule import SPACE, AttentionSchedule
 from wmma_gen.targets import get_target
 
-from ..objective import StagedObjective, object_attrs
-from ..space import suggest_schedule
+from autotune.objective import StagedObjective
+
+from ..contract import Tuning
 
 OP = "attention"
 SCHEDULE = AttentionSchedule
@@ -117,16 +118,10 @@ def baselines(d, p, arch: str) -> list[AttentionSchedule]:
     return out
 
 
-def propose(trial, domains) -> str:
-    return suggest_schedule(trial, domains, SPACE, AttentionSchedule).to_json()
-
-
-def compile_schedule(d: AttentionDirective, s: AttentionSchedule, arch: str):
-    """(KernelSource, CompiledKernel): the objective's compile stage (a picklable module
-    function: the sweep's compile pool runs it ahead in worker processes, which fills the
-    shared on-disk compile cache; here the in-process memo then holds the object)."""
-    from wmma_gen.ops.attention.api import compile_attention
-    return compile_attention(d, s, arch)
+def compile_set(op: str, d, s, arch: str):
+    """The CompiledSet of schedule s (ops/compile_op.py: LRU, disk index, content cache)."""
+    from wmma_gen.ops.compile_op import compile_op
+    return compile_op(registry.get(op), d, s, None, arch)
 
 
 @dataclass
@@ -154,7 +149,8 @@ class AttentionObjective(StagedObjective):
         return s.problems(self.directive, get_target(self.arch))
 
     def _kernels(self, s) -> dict:
-        return {"attention": compile_schedule(self.directive, s, self.arch)}
+        self._set = compile_set(self.OP, self.directive, s, self.arch)
+        return self._set.pairs()
 
     def _sizes(self) -> dict:
         return {**self.problem, "scale": 1.0 / self.directive.head_dim ** 0.5}
@@ -164,36 +160,38 @@ class AttentionObjective(StagedObjective):
 
     def _time(self, trial, s, ks) -> tuple[float, str, str]:
         if self.on_gpu:
-            from ..timing import time_signature
-            from .attention_varlen import time_varlen
+            from autotune.timing import time_signature
+
+            from .varlen_gate import time_varlen
             p = self._sizes()
             timer = time_varlen if self.directive.varlen else time_signature
             return sum(timer(self.device, ck, src.signature, p) for src, ck in ks.values()), "hip", ""
-        e = registry.get(self.OP).estimate(self.directive, s, self.problem, self.arch)
+        spec = registry.get(self.OP)
+        e = spec.estimate(self._set, self.directive, s, spec.problem_from(self.problem), self.arch)
         return float(e.seconds), e.source, e.limiter
 
     def _gate(self, s, ks) -> dict:
-        """The timed objects themselves (the compile memo / disk cache: same keys) on every gate
+        """The timed objects themselves (the CompiledSet the check is handed) on every gate
         problem; the worst row is kept (a wrong or faulting one stops the gate)."""
-        d, spec = self.directive, registry.get(self.OP)
-        isa_hash = object_attrs(ks)["isa_hash"]
+        d, spec, cs = self.directive, registry.get(self.OP), self._set
+        isa_hash = cs.isa_hash
         if isa_hash in self.gate_cache:
             return dict(self.gate_cache[isa_hash])
         worst = None
         window = gate_window(d, self.problem)
         for gp in spec.gate_problems(d, s, None):
             try:
-                if d.varlen:     # packed sequences of unequal lengths: the varlen object itself
-                    from .attention_varlen import check_varlen
-                    r = check_varlen(gp, d, window=window, arch=self.arch, device=self.device, seed=self.seed,
-                                     schedule=s)
+                if d.varlen:     # packed sequences of unequal lengths (through the API: same LRU object)
+                    from .varlen_gate import check_varlen
+                    r = check_varlen(asdict(gp) | {"head_dim": d.head_dim}, d, window=window, arch=self.arch,
+                                     device=self.device, seed=self.seed, schedule=s)
                 else:
-                    r = spec.check(gp, dtype=d.dtype, layout=d.layout, causal=d.causal, window=window,
-                                   arch=self.arch, device=self.device, seed=self.seed, schedule=s)
-                ran = object_attrs(self._kernels(s))["isa_hash"]
-                row_ = {"passed": bool(r.passed) and ran == isa_hash, "max_abs": float(r.max_abs),
-                        "tol": float(r.tol), "worst": r.worst, "source": r.source, "isa_hash": ran,
-                        "seq_q": gp["seq_q"], "seq_k": gp["seq_k"]}
+                    if window:
+                        gp = replace(gp, window_left=window[0], window_right=window[1])
+                    r = spec.check(cs, d, gp, self.device, self.seed)
+                row_ = {"passed": bool(r.passed), "max_abs": float(r.max_abs),
+                        "tol": float(r.tol), "worst": r.worst, "source": r.source, "isa_hash": isa_hash,
+                        "seq_q": gp.seq_q, "seq_k": gp.seq_k}
             except EmulatorFault as e:
                 row_ = {"passed": False, "max_abs": float("inf"), "tol": 0.0, "worst": f"fault: {e}"[:300]}
             if worst is None or not row_["passed"] or \
@@ -224,7 +222,7 @@ def documents(df, arch: str, space: tuple = SPACE) -> dict:
     """file name -> document (ops/attention/lookup.py format) from the validated rank-1 rows."""
     import wmma_gen
     from wmma_gen.ops.attention import lookup
-    from ..ladder import stamp
+    from autotune.ladder import stamp
     best = df[(df["arch"] == arch) & (df["rank"] == 1) & (df["validated"].astype(bool))]
     docs = {}
     for dtype, rows in best.groupby("dtype", sort=True):
@@ -269,3 +267,9 @@ def validate_document(doc: dict, path) -> None:
 
 def _plain(v):
     return v.item() if hasattr(v, "item") else v
+
+
+def tuning() -> Tuning:
+    return Tuning(tuple(PROBLEM_COLUMNS), DTYPES, QUICK, DEFAULTS, SIZE_LABEL, baselines, items, study_name, row,
+                  label, series, size, schedule_text, documents, validate_document, cli_fields, objective,
+                  extra_columns=EXTRA_COLUMNS, study_attrs=study_attrs, module=__name__)

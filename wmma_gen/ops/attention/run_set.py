@@ -1,0 +1,46 @@
+"""Run the attention kernels of a CompiledSet (ops/compile_op.py) on host arrays: what the
+correctness gate uses so it certifies the very code objects it was handed (no recompile).
+
+The steps are the user API's (api.run_attention, attention_bwd/run.run_backward) minus the
+schedule choice and the compile: validated inputs -> one launch per kernel, in set order."""
+from __future__ import annotations
+
+from ...device.launcher import launch
+from ...device.select import get_device
+from .api import _user_array
+from .inputs import backward_inputs, forward_inputs, public_scale
+
+_FORWARD_ARG = {"Q": "q", "K": "k", "V": "v"}       # kernel argument -> inputs.py array name
+
+
+def forward(cs, q, k, v, *, causal=False, window=None, scale=None, layout="bshd", dtype=None, device=None):
+    """(o, lse) of the forward set {"attention"[, "combine"]} (the combine when split_kv > 1)."""
+    q, scale, _ = public_scale(q, scale)
+    inp = forward_inputs(q, k, v, causal=causal, window=window, scale=scale, return_lse=True, layout=layout,
+                         dtype=dtype)
+    dev, pairs = get_device(device), cs.pairs()
+    problem = {**inp.problem.sizes(), "scale": inp.problem.scale}
+    src, ck = pairs["attention"]
+    outs, _ = launch(ck, src.signature, problem, dev, {n: inp.arrays[_FORWARD_ARG.get(n, n)]
+                                                        for n in src.signature.inputs})
+    if "combine" in pairs:
+        csrc, cck = pairs["combine"]
+        outs, _ = launch(cck, csrc.signature, problem, dev, {n: outs[n] for n in csrc.signature.inputs})
+    return _user_array(outs["O"], inp.problem.dtype), outs["LSE"]
+
+
+def backward(cs, q, k, v, o, do, lse, *, causal=False, window=None, scale=None, layout="bshd", dtype=None,
+             device=None):
+    """(dq, dk, dv) of the backward set (prepass, dkdv, dq), stored like the inputs."""
+    q, scale, flipped = public_scale(q, scale)
+    inp = backward_inputs(q, k, v, o, do, lse, causal=causal, window=window, scale=scale, layout=layout,
+                          dtype=dtype)
+    dev, arrays = get_device(device), dict(inp.arrays)
+    problem = {**inp.problem.sizes(), "scale": inp.problem.scale}
+    for _, (src, ck) in cs.pairs().items():
+        outs, _ = launch(ck, src.signature, problem, dev, {n: arrays[n] for n in src.signature.inputs})
+        arrays.update(outs)
+    grads = [_user_array(arrays[n], inp.problem.dtype) for n in ("dq", "dk", "dv")]
+    if flipped:
+        grads[0] = -grads[0]
+    return tuple(grads)

@@ -1,0 +1,123 @@
+"""The attention forward's OpSpec (ops/contract.py) and the Problem both attention ops share.
+
+The forward's KernelSet is {"attention"} plus {"combine"} when the schedule splits the keys
+(split_kv > 1); every size is a kernel argument, so the specialization key is None: one code
+object per (directive, schedule, arch) serves every problem."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from ..contract import Axis, ModelEstimate, OpSpec
+
+
+@dataclass(frozen=True)
+class AttentionProblem:
+    """Sizes of one attention call (dense; varlen studies use batch sequences of these lengths).
+    window_left/right: the sliding window of a windowed directive (-1 = unbounded)."""
+    batch: int
+    heads: int
+    kv_heads: int
+    seq_q: int
+    seq_k: int
+    window_left: int = -1
+    window_right: int = -1
+
+    @property
+    def window(self):
+        return (self.window_left, self.window_right)
+
+
+AXES = (Axis("batch", int, "--batch", 1, (1,), "batch"),
+        Axis("heads", int, "--heads", 2, (16,), "query heads"),
+        Axis("kv_heads", int, "--kv-heads", 1, (16,), "key/value heads (divides heads)"),
+        Axis("seq_q", int, "--seq-q", 40, (1024, 4096), "query length"),
+        Axis("seq_k", int, "--seq-k", 72, (1024, 4096), "key length"))
+
+
+def as_problem(p) -> AttentionProblem:
+    if isinstance(p, AttentionProblem):
+        return p
+    return AttentionProblem(**{k: p[k] for k in AttentionProblem.__dataclass_fields__ if k in p})
+
+
+def sizes(d, p) -> dict:
+    """The plain mapping kernels, models and the check read (head_dim from the directive)."""
+    out = asdict(as_problem(p))
+    if not d.window:
+        out.pop("window_left"), out.pop("window_right")
+    return {**out, "head_dim": d.head_dim}
+
+
+def build(d, s, target, key=None):
+    from .combine import build_attention_combine
+    from .kernel import build_attention
+    out = {"attention": build_attention(d, s, target)}
+    if s.split_kv > 1:
+        out["combine"] = build_attention_combine(d, s, target)
+    return out
+
+
+def key_of(d, s, p):
+    return None
+
+
+def window_of(d, p):
+    p = as_problem(p)
+    return p.window if d.window else None
+
+
+def check(cs, d, p, device=None, seed: int = 0, *, backward: bool = False):
+    """The set's kernels on p's random inputs vs the float64 reference (check.check_attention)."""
+    from .check import check_attention
+    return check_attention(sizes(d, p), dtype=d.dtype, layout=d.layout, causal=d.causal, window=window_of(d, p),
+                           backward=backward, arch=cs.arch, device=device, seed=seed, schedule=cs.schedule,
+                           kernels=cs)
+
+
+def estimate(cs, d, s, p, arch: str) -> ModelEstimate:
+    from .model import estimate_attention
+    e = estimate_attention(cs.kernel("attention"), d, s, sizes(d, p), arch)
+    return ModelEstimate(e.seconds, e.tflops, e.limiter)
+
+
+def flops_of(d, p, backward: bool) -> int:
+    from .reference import attention_flops
+    p = as_problem(p)
+    return attention_flops(p.batch, p.heads, p.seq_q, p.seq_k, d.head_dim, d.causal, window_of(d, p),
+                           backward=backward)
+
+
+def flops(d, p) -> int:
+    return flops_of(d, p, False)
+
+
+def bucket(p) -> dict:
+    """What lookup.py matches: seq = Sk; seq_q when Sq != Sk."""
+    p = as_problem(p)
+    return {"seq": p.seq_k} if p.seq_q == p.seq_k else {"seq": p.seq_k, "seq_q": p.seq_q}
+
+
+def gate_problems(d, s, key=None) -> list[AttentionProblem]:
+    """Edges inside tiles on both axes, Sq != Sk both ways, GQA: one code object serves all."""
+    bm, bn = s.block_m, getattr(s, "block_n", 16)
+    return [AttentionProblem(batch=2, heads=4, kv_heads=2, seq_q=bm + 7, seq_k=2 * bn + 5),
+            AttentionProblem(batch=1, heads=2, kv_heads=1, seq_q=2 * bn + 3, seq_k=bm - 9 if bm > 9 else 5)]
+
+
+def default_schedule(d, arch: str, p=None):
+    from ...targets import get_target
+    from .defaults import default_schedule as default
+    return default(get_target(arch), d)
+
+
+def spec() -> OpSpec:
+    from .api import attention
+    from .directive import AttentionDirective
+    from .reference import attention_forward
+    from .schedule import SPACE, AttentionSchedule
+    return OpSpec(
+        "attention", "flash-attention forward (FA-2): O = softmax(Q K^T * scale) V, LSE", "loop",
+        AttentionDirective, AttentionSchedule, SPACE, AttentionProblem, AXES, build, key_of, check, estimate,
+        flops, bucket, default_schedule, gate_problems,
+        tolerance="O within 3u*max|V|, LSE within 1e-5*(1+|LSE|) (u = unit roundoff of f16/bf16)",
+        api=attention, reference=attention_forward, tuning_from="wmma_gen.ops.attention.tuning")

@@ -1,0 +1,47 @@
+"""The attention backward's OpSpec (ops/contract.py): the forward's directive and Problem,
+its own schedule and a KernelSet of three kernels launched in order (prepass, dkdv, dq)."""
+from __future__ import annotations
+
+from ..attention import spec as fwd
+from ..contract import ModelEstimate, OpSpec
+
+
+def build(d, s, target, key=None):
+    from .run import build_backward, make_spec
+    bs = make_spec(target.arch, d.dtype, d.head_dim, causal=d.causal, window=d.window, varlen=d.varlen,
+                   layout=d.layout)
+    return dict(build_backward(bs, s).items())
+
+
+def check(cs, d, p, device=None, seed: int = 0):
+    """Forward by the forward's default, then this set's three kernels, vs the float64 reference."""
+    return fwd.check(cs, d, p, device, seed, backward=True)
+
+
+def estimate(cs, d, s, p, arch: str) -> ModelEstimate:
+    from .model import estimate_attention_bwd
+    seconds, tflops, parts = estimate_attention_bwd(dict(cs.compiled), d, s, fwd.sizes(d, p), arch)
+    slowest = max(parts.items(), key=lambda kv: kv[1].seconds)
+    return ModelEstimate(seconds, tflops, f"{slowest[0]}:{slowest[1].limiter}")
+
+
+def flops(d, p) -> int:
+    return fwd.flops_of(d, p, True)
+
+
+def default_schedule(d, arch: str, p=None):
+    from .defaults import default_schedule as default
+    return default(arch, d.head_dim)
+
+
+def spec() -> OpSpec:
+    from ..attention.directive import AttentionDirective
+    from ..attention.reference import attention_backward
+    from .api import attention_backward as api
+    from .schedule import SPACE, AttentionBwdSchedule
+    return OpSpec(
+        "attention_bwd", "flash-attention backward: dQ, dK, dV recomputed from the forward LSE", "loop",
+        AttentionDirective, AttentionBwdSchedule, SPACE, fwd.AttentionProblem, fwd.AXES, build, fwd.key_of, check,
+        estimate, flops, fwd.bucket, default_schedule, fwd.gate_problems,
+        tolerance="dq, dk, dv within 8u*max|ref| + 1e-3 (u = unit roundoff of f16/bf16)",
+        api=api, reference=attention_backward, tuning_from="wmma_gen.ops.attention_bwd.tuning")

@@ -1,0 +1,137 @@
+"""compile_op(spec, d, s, key, arch) -> CompiledSet: the one compile path of every op.
+
+    memory LRU   (op, sizeless directive, schedule, key, arch) -> CompiledSet      MEMORY entries
+    disk index   the same, hashed with the sources that build MLIR -> [(kernel name, content key)]
+    disk cache   content key -> code object + metadata (compiler/cache.py, keyed by the MLIR text)
+    build        spec.build(d, s, target, key) -> MLIR -> compile_mlir (only on an index miss)
+
+A sweep that meets a schedule it (or its compile pool, or an earlier run) compiled before
+finds the code objects through the index without building MLIR text; the KernelSources
+(MLIR + Signature) are built when first asked for (CompiledSet.sources). The index is keyed
+by the sources of wmma_gen and of the op's folder as well, so an edited builder misses.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from collections import OrderedDict
+from pathlib import Path
+
+from .. import cachedir
+from ..compiler import KernelCache, compile_mlir
+from ..compiler.compile import CompiledKernel, toolchain_info
+from ..compiler.metadata import KernelMetadata
+from ..targets import get_target
+from .contract import CompiledSet
+
+MEMORY = 64                      # code-object sets kept in memory (a sweep revisits few; bounded)
+_LRU: OrderedDict = OrderedDict()
+STATS = {"memory": 0, "index": 0, "built": 0}   # how compile_op answered, this process
+
+
+def index_dir() -> Path:
+    return cachedir.root() / "index"
+
+
+@functools.lru_cache(maxsize=None)
+def _tree_hash(folder: str) -> str:
+    """sha256 of every .py file under `folder` (names and bytes), once per process."""
+    h = hashlib.sha256()
+    for p in sorted(Path(folder).rglob("*.py")):
+        h.update(str(p.relative_to(folder)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def _builder_sources(spec) -> str:
+    """What builds the MLIR: the wmma_gen package and the folder of the op's builder (a test's
+    op outside the package included)."""
+    pkg = str(Path(__file__).resolve().parent.parent)
+    mod = sys.modules.get(getattr(spec.build, "__module__", ""), None)
+    own = str(Path(mod.__file__).resolve().parent) if getattr(mod, "__file__", None) else pkg
+    return _tree_hash(pkg) + ("" if own.startswith(pkg) else _tree_hash(own))
+
+
+def memory_key(spec, d, s, key, arch: str) -> tuple:
+    sizeless = d.sizeless() if hasattr(d, "sizeless") else d
+    return (spec.name, sizeless.to_json(), s.to_json(), repr(key), get_target(arch).arch)
+
+
+def _index_path(mkey: tuple, spec) -> Path:
+    tc = toolchain_info()
+    text = json.dumps([list(mkey), _builder_sources(spec), sorted(tc.items())], default=str)
+    h = hashlib.sha256(text.encode()).hexdigest()
+    return index_dir() / h[:2] / f"{h}.json"
+
+
+def _from_index(path: Path, arch: str) -> tuple | None:
+    """The set the index names, read from the content-addressed cache; None if anything is missing."""
+    try:
+        entry = json.loads(path.read_text())
+        names = [(str(n), str(k)) for n, k in entry["kernels"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    store, tc, out = KernelCache(), toolchain_info(), []
+    for name, key in names:
+        status, payload = store.load(key)
+        if status != "hit" or not payload.get("hsaco"):
+            return None
+        # mlir "" : the text is not rebuilt on this path; CompiledSet.sources builds it on demand
+        out.append((name, CompiledKernel(payload["name"], arch, "", payload["hsaco"],
+                                         KernelMetadata.from_dict(payload["metadata"]), key, tc, "hit", 0.0)))
+    return tuple(out)
+
+
+def _write_index(path: Path, op: str, compiled) -> None:
+    """Atomic write (temp file + os.replace); an unusable directory only costs the shortcut."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        with os.fdopen(fd, "w") as f:
+            json.dump({"op": op, "kernels": [[n, ck.key] for n, ck in compiled]}, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def compile_op(spec, d, s, key, arch: str, cache: KernelCache | None | bool = None) -> CompiledSet:
+    """The CompiledSet of (d, s, key) for `arch`. cache=False compiles uncached (no LRU, no index,
+    no disk cache), a KernelCache uses that directory and skips the LRU and index."""
+    t = get_target(arch)
+    mkey = memory_key(spec, d, s, key, t.arch)
+    build = functools.partial(_build, spec, d, s, t, key)
+    if cache is None and mkey in _LRU:
+        _LRU.move_to_end(mkey)
+        STATS["memory"] += 1
+        return _LRU[mkey]
+    path = _index_path(mkey, spec) if cache is None else None
+    found = _from_index(path, t.arch) if path is not None and path.is_file() else None
+    if found is not None:
+        cs = CompiledSet(spec.name, t.arch, key, found, d, s, build)
+        STATS["index"] += 1
+    else:
+        sources = build()
+        compiled = tuple((n, compile_mlir(src.mlir, t.arch, cache=cache)) for n, src in sources.items())
+        cs = CompiledSet(spec.name, t.arch, key, compiled, d, s, lambda: sources)
+        STATS["built"] += 1
+        if path is not None and all(ck.cache != "miss" or KernelCache().path(ck.key).is_file() for _, ck in compiled):
+            _write_index(path, spec.name, compiled)
+    if cache is None:
+        _LRU[mkey] = cs
+        while len(_LRU) > MEMORY:
+            _LRU.popitem(last=False)
+    return cs
+
+
+def _build(spec, d, s, t, key) -> dict:
+    out = spec.build(d, s, t, key)
+    return dict(out.items() if hasattr(out, "items") else out)
+
+
+def clear_memory() -> None:
+    """Forget the in-memory sets (tests; the disk index and cache stay)."""
+    _LRU.clear()

@@ -1,0 +1,207 @@
+"""The op contract (STYLE rule 16): what every op declares, typed and with one signature per field.
+
+    d  = spec.directive(...)                     what is compiled (no sizes)
+    p  = spec.problem(...)                       the sizes of one call (frozen, per op)
+    ks = spec.build(d, s, target, key)           KernelSet: ordered name -> KernelSource
+    cs = compile_op(spec, d, s, key, arch)       CompiledSet: the code objects (ops/compile_op.py)
+    spec.check(cs, d, p, device, seed)           certifies *that* object on the problem
+    spec.estimate(cs, d, s, p, arch)             ModelEstimate (source "model", never measured)
+    spec.flops(d, p)                             the op's FLOP convention
+
+Consumers (CLI, tuner, ladder, export, model bands) read these fields and never branch on an
+op name; `Tuning` holds what the sweep needs beyond them. An op's folder builds its OpSpec in
+its spec.py and registry.py names that module in one line.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional
+
+from ..errors import ScheduleError
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One size of an op's Problem: its field name, Python type, CLI flag, the value a
+    `check`/`analyze` uses when the flag is not given, and the sweep's default values."""
+    name: str
+    type: type
+    flag: str
+    default: Any
+    sweep: tuple = ()
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class ModelEstimate:
+    """What every op's estimate returns (never a measurement)."""
+    seconds: float
+    tflops: float
+    limiter: str
+    source: str = "model"
+
+
+@dataclass(frozen=True)
+class CompiledSet:
+    """The compiled kernels of one (op, directive, schedule, key, arch), in launch order.
+
+    `compiled` is always present; `sources` (MLIR + Signature) are built on first use, so a
+    disk-index hit (ops/compile_op.py) returns the code objects without rebuilding any MLIR."""
+    op: str
+    arch: str
+    key: Any
+    compiled: tuple            # ((name, CompiledKernel), ...)
+    directive: Any
+    schedule: Any
+    _sources: Callable = field(repr=False, compare=False)
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(n for n, _ in self.compiled)
+
+    @property
+    def sources(self) -> dict:
+        if "sources" not in self._memo:
+            self._memo["sources"] = dict(self._sources())
+        return self._memo["sources"]
+
+    def kernel(self, name: str):
+        for n, ck in self.compiled:
+            if n == name:
+                return ck
+        raise ScheduleError("kernel", name, f"one of {', '.join(self.names)}")
+
+    def pairs(self) -> dict:
+        """{name: (KernelSource, CompiledKernel)}: what the tuner's stages and launchers take."""
+        src = self.sources
+        return {n: (src[n], ck) for n, ck in self.compiled}
+
+    @property
+    def isa_hash(self) -> str:
+        keys = [ck.key for _, ck in self.compiled]
+        return keys[0] if len(keys) == 1 else "+".join(k[:16] for k in keys)
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """What the sweep, ladder and export need of an op beyond the contract's fields.
+
+    columns: the ladder's problem columns; extra_columns: optional ones with the value an older
+    ladder implies. quick / defaults: the sweep's `--quick` and default study sets (dtypes,
+    trials and the problem axes' values). The callables take a study's directive and Problem
+    (or a ladder row / user attrs) and carry the op's naming and export conventions."""
+    columns: tuple[str, ...]
+    dtypes: tuple[str, ...]
+    quick: Mapping[str, Any]
+    defaults: Mapping[str, Any]
+    size_label: str
+    baselines: Callable            # (d, p, arch) -> [schedule]
+    items: Callable                # (cfg) -> [(d, p)]
+    study_name: Callable           # (cfg, d, p) -> str
+    row: Callable                  # (d, p) -> {column: value}
+    label: Callable                # (user attrs) -> str
+    series: Callable               # (ladder row) -> plot line name
+    size: Callable                 # (ladder row) -> float
+    schedule_text: Callable        # (schedule dict) -> str
+    documents: Callable            # (ladder frame, arch) -> {file name: schedule document}
+    validate_document: Callable    # (document, path) -> None or ScheduleFileError
+    cli_fields: Callable           # (argparse args, defaults) -> SweepConfig fields
+    objective: Callable            # (d, p, arch, device, *, domains, seed, gate_cache, **test hooks) -> objective(trial)
+    extra_columns: Mapping[str, Any] = field(default_factory=dict)
+    study_attrs: Optional[Callable] = None   # (cfg, d, p) -> study attrs beyond the shared ones
+    module: str = ""                         # what the sweep's compile workers preload
+
+
+_TUNINGS: dict = {}   # op name -> Tuning loaded from its module
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """Everything op-specific that shared code needs, with one signature per field."""
+    name: str
+    doc: str
+    family: str                    # the model band the estimates of this op carry (model/calibration.py)
+    directive: type                # frozen dataclass: *what* (sizes never compiled in)
+    schedule: type                 # frozen dataclass: *how*
+    space: tuple                   # the schedule's knob table (SPACE)
+    problem: type                  # frozen dataclass: the sizes of one call
+    problem_axes: tuple            # (Axis, ...): the Problem's fields with CLI flags and sweep defaults
+    build: Callable                # (d, s, target, key) -> {name: KernelSource} in launch order
+    key_of: Callable               # (d, s, p) -> specialization key (hashable; None = one object serves all)
+    check: Callable                # (cs, d, p, device, seed) -> result with passed/max_abs/tol/source
+    estimate: Callable             # (cs, d, s, p, arch) -> ModelEstimate
+    flops: Callable                # (d, p) -> FLOPs of the problem
+    bucket: Callable               # (p) -> {field: value} an exported schedule file matches
+    default_schedule: Callable     # (d, arch, p=None) -> schedule
+    gate_problems: Callable        # (d, s, key) -> [Problem]: small problems with the same key
+    tolerance: str
+    api: Optional[Callable] = None         # the user function (numpy in, numpy out)
+    reference: Optional[Callable] = None   # float64 / exact numpy reference
+    tuning_from: Any = None                # a Tuning, or the module whose tuning() builds it (loaded on
+                                           # first use: the tuner imports optuna); None: not sweepable
+
+    FIELDS = ("family", "directive", "schedule", "space", "problem", "problem_axes", "build", "key_of",
+              "check", "estimate", "flops", "bucket", "default_schedule", "gate_problems", "tolerance")
+
+    def __post_init__(self):
+        if not dataclasses.is_dataclass(self.problem):
+            raise ValueError(f"OpSpec {self.name}: problem={self.problem!r} is not allowed: a frozen dataclass")
+        names = {f.name for f in dataclasses.fields(self.problem)}
+        axes = {a.name for a in self.problem_axes}
+        if not axes <= names:
+            raise ValueError(f"OpSpec {self.name}: problem_axes {sorted(axes - names)} are not fields of "
+                             f"{self.problem.__name__} ({', '.join(sorted(names))})")
+
+    @property
+    def tuning(self) -> Optional[Tuning]:
+        src = self.tuning_from
+        if isinstance(src, str):
+            if self.name not in _TUNINGS:
+                import importlib
+                _TUNINGS[self.name] = importlib.import_module(src).tuning()
+            return _TUNINGS[self.name]
+        return src
+
+    def make_problem(self, values: Mapping[str, Any] | None = None, **kw):
+        """The op's Problem from a mapping (a study's stored problem, a dict of CLI values);
+        unknown keys raise naming them, missing ones take the Problem's defaults."""
+        values = {**(values or {}), **kw}
+        if isinstance(values, self.problem):
+            return values
+        names = [f.name for f in dataclasses.fields(self.problem)]
+        unknown = sorted(set(values) - set(names))
+        if unknown:
+            raise ScheduleError("problem", ", ".join(unknown), f"fields of {self.name}'s problem: {', '.join(names)}")
+        try:
+            return self.problem(**values)
+        except TypeError as e:
+            raise ScheduleError("problem", repr(dict(values)), f"{self.name}'s problem needs {', '.join(names)} "
+                                f"({e})") from None
+
+    def problem_from(self, values):
+        """The Problem from a mapping that may carry more (a ladder row, a study's attrs)."""
+        if isinstance(values, self.problem):
+            return values
+        names = {f.name for f in dataclasses.fields(self.problem)}
+        return self.make_problem({k: v for k, v in values.items() if k in names})
+
+    def problem_of_args(self, args) -> Any:
+        """The Problem from parsed CLI flags (one attribute per axis; unset -> the axis default)."""
+        vals = {}
+        for a in self.problem_axes:
+            v = getattr(args, a.name, None)
+            vals[a.name] = a.default if v is None else v
+        return self.make_problem(vals)
+
+    def estimate_of(self, d, s, p, arch: str) -> ModelEstimate:
+        """Compile (cached) and estimate: what a caller holding no code object uses."""
+        from .compile_op import compile_op
+        p = self.problem_from(p)
+        return self.estimate(compile_op(self, d, s, self.key_of(d, s, p), arch), d, s, p, arch)
+
+
+def as_dict(p) -> dict:
+    """A Problem as the plain mapping Signatures, launchers and study attrs take."""
+    return dataclasses.asdict(p) if dataclasses.is_dataclass(p) else dict(p)

@@ -1,0 +1,93 @@
+"""The GEMM's OpSpec (ops/contract.py): Problem, build, check on the object, estimate, bucket.
+
+registry.py names this module; `spec()` imports the heavy parts (MLIR builder) lazily."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..contract import Axis, ModelEstimate, OpSpec
+
+
+@dataclass(frozen=True)
+class GemmProblem:
+    """Sizes of one GEMM call: C (batch, m, n) = A (batch, m, k) @ B (batch, k, n)."""
+    m: int
+    n: int
+    k: int
+    batch: int = 1
+
+
+AXES = (Axis("m", int, "--shape", 256, (1024, 2048, 4096), "rows of A and C"),
+        Axis("n", int, "--shape", 256, (1024, 2048, 4096), "columns of B and C"),
+        Axis("k", int, "--shape", 256, (1024, 2048, 4096), "reduction length"),
+        Axis("batch", int, "--batch", 1, (1,), "independent products"))
+
+
+def sized(d, p: GemmProblem):
+    """The directive with the problem's sizes (GemmDirective still carries them for its checks)."""
+    return replace(d, m=p.m, n=p.n, k=p.k, batch=p.batch)
+
+
+def _as_dict(p: GemmProblem) -> dict:
+    return {"m": p.m, "n": p.n, "k": p.k, "batch": p.batch}
+
+
+def build(d, s, target, key):
+    from .kernel import build_gemm
+    return {"gemm": build_gemm(d, s, target, key)}
+
+
+def key_of(d, s, p: GemmProblem):
+    from .signature import spec_key
+    return spec_key(d, s, _as_dict(p))
+
+
+def kernel_of(cs, d, p: GemmProblem):
+    """The build.GemmKernel view of a CompiledSet (what check_gemm and the model take)."""
+    from .build import GemmKernel
+    return GemmKernel(sized(d, p), cs.schedule, cs.key, cs)
+
+
+def check(cs, d, p: GemmProblem, device=None, seed: int = 0):
+    from .check import check_gemm
+    return check_gemm(sized(d, p), cs.schedule, cs.arch, device, seed=seed, kernel=kernel_of(cs, d, p))
+
+
+def estimate(cs, d, s, p: GemmProblem, arch: str) -> ModelEstimate:
+    from .model import estimate as gemm_estimate
+    e = gemm_estimate(cs.kernel("gemm"), sized(d, p), s, arch)
+    return ModelEstimate(e.seconds, e.tflops, e.limiter)
+
+
+def flops(d, p) -> int:
+    p = p if isinstance(p, GemmProblem) else GemmProblem(**p)
+    return 2 * p.m * p.n * p.k * p.batch
+
+
+def bucket(p: GemmProblem) -> dict:
+    """What an exported schedule file matches (lookup.py): shape; batch when not 1."""
+    b = {"m": p.m, "n": p.n, "k": p.k}
+    return {**b, "batch": p.batch} if p.batch != 1 else b
+
+
+def gate_problems(d, s, key) -> list[GemmProblem]:
+    from .signature import gate_problems as gate
+    return [GemmProblem(**g) for g in gate(d, s, key)]
+
+
+def default_schedule(d, arch: str, p=None):
+    """The API's choice for d (its sizes; p is not needed: GemmDirective still carries them)."""
+    from .api import default_schedule as default
+    return default(d, arch)
+
+
+def spec() -> OpSpec:
+    from .api import gemm
+    from .directive import GemmDirective
+    from .reference import gemm_reference
+    from .schedule import SPACE, Schedule
+    return OpSpec(
+        "gemm", "C = act(alpha * A @ B + beta * C0 + bias) on WMMA", "gemm", GemmDirective, Schedule, SPACE,
+        GemmProblem, AXES, build, key_of, check, estimate, flops, bucket, default_schedule, gate_problems,
+        tolerance="normwise: sqrt(K)*eps(in) + eps(out) for float inputs, exact for integers (check.py)",
+        api=gemm, reference=gemm_reference, tuning_from="wmma_gen.ops.gemm.tuning")
