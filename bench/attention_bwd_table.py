@@ -55,7 +55,7 @@ def main() -> None:
                       for n, src in build_backward(make_spec(arch, "f16", hd, causal=causal), s).items()}
                 for seq in (1024, 4096):
                     p = dict(batch=1, heads=16, kv_heads=16, seq_q=seq, seq_k=seq)
-                    e = spec_op.estimate(d, s, p, arch)
+                    e = spec_op.estimate_of(d, s, p, arch)
                     rows.append({"arch": arch, "head_dim": hd, "causal": causal, "seq": seq,
                                  "dkdv_vgprs": ks["dkdv"].metadata.vgpr_count, "dq_vgprs": ks["dq"].metadata.vgpr_count,
                                  "spills": sum(k.metadata.spills for k in ks.values()),

@@ -63,7 +63,7 @@ def estimate_point(p: C.Point) -> tuple[float, str, str]:
         from wmma_gen.ops.attention.directive import AttentionDirective
         d = AttentionDirective(p.dtype, p.config["head_dim"], causal=p.config["causal"], op=p.op)
     s = spec.default_schedule(d, p.arch)
-    e = spec.estimate(d, s, p.problem(), p.arch)
+    e = spec.estimate_of(d, s, p.problem(), p.arch)
     sched = s.to_json() if hasattr(s, "to_json") else repr(s)
     return e.tflops, e.limiter, sched
 

@@ -213,7 +213,7 @@ def ours(q: dict) -> dict:
         c = compile_mlir(spec.build(d, s, get_target(arch)).mlir, arch, cache=False)
         sched = f"{s.block_m}x{s.block_n} w{s.waves} ld{s.load_bits}"
     sec = time.perf_counter() - t0
-    e = spec.estimate(d, s, p, arch)
+    e = spec.estimate_of(d, s, p, arch)
     lo, hi = band_bounds(arch, q["op"], q["dtype"], e.tflops)
     md = c.metadata
     return {**static(c.isa, md.vgpr_count, md.vgpr_spill_count, sec), "config": sched,

@@ -141,7 +141,7 @@ def ours(q: dict) -> dict:
     c = {n: compile_mlir(src.mlir, arch, cache=False) for n, src in srcs.items()}
     sec = time.perf_counter() - t0
     p = dict(batch=q["batch"], heads=q["heads"], kv_heads=q["heads"], seq_q=q["seq"], seq_k=q["seq"])
-    e = spec.estimate(d, s, p, arch)
+    e = spec.estimate_of(d, s, p, arch)
     lo, hi = band_bounds(arch, "attention_bwd", q["dtype"], e.tflops)
     md = c["dkdv"].metadata
     return {**static(c["dkdv"].isa, md.vgpr_count, md.vgpr_spill_count, sec),

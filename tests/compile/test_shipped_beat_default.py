@@ -2,7 +2,7 @@
 under the model (issue 25 item 3): the shipped files never make a call slower than no file.
 
 Both figures are the registry's model estimate (source=model) of the compiled kernels on the
-bucket's problem -- the same problem a sweep study of that bucket ranks (autotune/ops/*: GEMM
+bucket's problem -- the same problem a sweep study of that bucket ranks (ops/<op>/tuning.py: GEMM
 M x N x K batch 1; attention batch 1, 16 heads, Sq = Sk = the bucket's seq). The default is the
 one the op uses when no file has an entry (autotune.ladder.builtin_default).
 """
@@ -11,7 +11,7 @@ import json
 import pytest
 
 from autotune.ladder import builtin_default
-from autotune.ops.attention import BATCH, HEADS
+from wmma_gen.ops.attention.tuning import BATCH, HEADS
 from wmma_gen import schedule_files as sf
 from wmma_gen.ops import registry
 
@@ -46,7 +46,7 @@ def test_shipped_entry_is_at_least_the_default_under_the_model(arch, op, dtype, 
     spec = registry.get(op)
     d, p, default = builtin_default(op, directive(op, dtype, entry), arch, problem(op, entry))
     tuned = spec.schedule.from_dict(entry["schedule"])
-    mine = spec.estimate(d, tuned, p, arch)
-    base = spec.estimate(d, default, p, arch)
+    mine = spec.estimate_of(d, tuned, p, arch)
+    base = spec.estimate_of(d, default, p, arch)
     assert mine.source == base.source == "model"
     assert mine.tflops >= base.tflops * (1 - 1e-9), (tuned, mine, default, base)
