@@ -8,7 +8,9 @@ lookup reads before the shipped files.
 
 Never worse than the default (issue 25 item 3): a ladder's rank-1 row is exported only if its
 figure is >= the op's built-in default schedule on the same problem, measured the same way in
-the same study (ladder columns default_tflops / default_source, autotune/ladder.py); a row that
+the same study (ladder columns default_tflops / default_source, autotune/ladder.py) and, for a
+model figure, only if that win survives the model's own guesses (ladder column model_flips,
+model/robustness.py: the ladder ranks a non-robust model win below the default's trial); a row that
 does not beat it, or whose study has no such figure, is dropped with one line saying so (`note`,
 stderr by default). A row equal to the default (the default itself won) is kept: it pins its
 bucket to the default, so the nearest-bucket lookup does not hand that size another bucket's tile.
@@ -84,6 +86,11 @@ def beats_default(df: pd.DataFrame, arch: str, note: Optional[Callable[[str], No
         elif float(r["tflops"]) < dflt:
             drop.append(i)
             note(f"dropped {what}: does not beat the default schedule's {dflt:.2f} {r['unit']} (same study, {src})")
+        elif isinstance(r.get("model_flips"), str) and r["model_flips"]:
+            drop.append(i)
+            note(f"dropped {what}: its model win over the default ({dflt:.2f}) reverses when one of the model's "
+                 f"guessed parameters varies ({r['model_flips']}) and no robust schedule or default trial is in its "
+                 "ladder rows; a GPU measurement (source hip) settles it")
     return df.drop(index=drop)
 
 

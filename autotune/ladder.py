@@ -32,7 +32,7 @@ from wmma_gen.ops.registry import tuning as adapter
 from .plot import plot
 
 RESULT_COLUMNS = ["seconds", "tflops", "unit", "peak_tflops", "fraction_of_peak", "source", "est_low", "est_high",
-                  "default_tflops", "default_source", "validated", "gate_source", "gate_max_abs", "vgprs", "lds_bytes",
+                  "default_tflops", "default_source", "model_flips", "validated", "gate_source", "gate_max_abs", "vgprs", "lds_bytes",
                   "occupancy", "limiter", "isa_hash",
                   "object_sha256",
                   "toolchain_mlir", "toolchain_lld", "wmma_gen_version", "timestamp", "ladder_rows"]
@@ -41,7 +41,12 @@ RESULT_COLUMNS = ["seconds", "tflops", "unit", "peak_tflops", "fraction_of_peak"
 # read back with the two columns empty.
 # default_tflops / default_source: the op's built-in default schedule on the same problem, measured
 # the same way in the same study (default_figure below); export keeps only entries that beat it.
-OPTIONAL_COLUMNS = ("est_low", "est_high", "object_sha256", "default_tflops", "default_source")   # older ladders
+# model_flips: for a model-ranked row above the default, the variations of the model's guessed
+# parameters under which it would lose to the default (model/robustness.py); "" = none found or
+# not checked. Such a row ranks below every row without flips (robust_order): the bucket keeps
+# the best robust schedule, or the default's own trial.
+OPTIONAL_COLUMNS = ("est_low", "est_high", "object_sha256", "default_tflops", "default_source",
+                    "model_flips")   # older ladders
 # read back with them empty; an absent default_source reads back as None ("not recorded"), never as "missing"
 
 
@@ -136,6 +141,33 @@ def default_figure(study: optuna.Study) -> dict:
     return {"default_tflops": float(e.tflops), "default_source": e.source}
 
 
+def robust_order(study: optuna.Study, ok: pd.DataFrame, default: dict) -> dict:
+    """{trial row index: "why it is not robust"} for the model-ranked trials above the default,
+    best first, up to the first whose win survives every variation of the model's guessed
+    parameters (model/robustness.flips); rows past it are not checked. Empty for timed studies:
+    a measurement needs no such check."""
+    if default.get("default_source") != "model" or not len(ok):
+        return {}
+    from wmma_gen.model import robustness
+    ua = study.user_attrs
+    op = ua.get("op", LEGACY_OP)
+    spec = registry.get(op)
+    d, p, s_default = builtin_default(op, ua["directive"], ua["arch"], ua.get("problem") or ua.get("row"))
+    out = {}
+    for i, t in ok.iterrows():
+        if t["user_attrs_source"] != "model" or float(t["value"]) <= default["default_tflops"]:
+            break
+        s = spec.schedule.from_dict(t["user_attrs_schedule"])
+        if s == s_default:
+            break
+        found = robustness.flips(ua["arch"], lambda: (spec.estimate_of(d, s, p, ua["arch"]).tflops,
+                                                       spec.estimate_of(d, s_default, p, ua["arch"]).tflops))
+        if not found:
+            break
+        out[i] = "; ".join(map(str, found))
+    return out
+
+
 def study_rows(study: optuna.Study, top_k: int = 3) -> list[dict]:
     ua = study.user_attrs
     op = ua.get("op", LEGACY_OP)
@@ -148,10 +180,12 @@ def study_rows(study: optuna.Study, top_k: int = 3) -> list[dict]:
     if df.empty or "user_attrs_validated" not in df:
         return []
     ok = df[(df["state"] == "COMPLETE") & (df["user_attrs_validated"] == True)]  # noqa: E712
-    ok = ok.sort_values("value", ascending=False).head(top_k)
+    ok = ok.sort_values("value", ascending=False)
     default = default_figure(study) if len(ok) else {}
+    flips = robust_order(study, ok, default)
+    ok = ok.loc[sorted(ok.index, key=lambda i: (bool(flips.get(i)), -float(ok.at[i, "value"])))].head(top_k)
     rows = []
-    for rank, (_, t) in enumerate(ok.iterrows(), start=1):
+    for rank, (i, t) in enumerate(ok.iterrows(), start=1):
         tc = t.get("user_attrs_toolchain") or {}
         row = {"arch": ua["arch"], "op": ua["op"], **problem, "study": study.study_name,
                "trial": int(t["number"]), "rank": rank}
@@ -161,6 +195,7 @@ def study_rows(study: optuna.Study, top_k: int = 3) -> list[dict]:
                     "source": t["user_attrs_source"], "validated": bool(t["user_attrs_validated"]),
                     **dict(zip(("est_low", "est_high"), _est_band(ua["arch"], ua["op"], d["dtype"], t["value"],
                                                            t["user_attrs_source"]))), **default,
+                    "model_flips": flips.get(i, ""),
                     "gate_source": t.get("user_attrs_gate_source", ""),
                     "gate_max_abs": t.get("user_attrs_gate_max_abs", float("nan")),
                     "vgprs": int(t["user_attrs_vgprs"]), "lds_bytes": int(t["user_attrs_lds_bytes"]),
@@ -246,7 +281,7 @@ def read(path: str | Path) -> pd.DataFrame:
         cols, req = columns(op), required(op)
     except WmmaGenError:
         raise LadderError(f"{what}: op {op!r} is not one the tuner knows; {redo}") from None
-    fill = {"object_sha256": "", "default_source": None}
+    fill = {"object_sha256": "", "default_source": None, "model_flips": ""}
     df = df.assign(**{c: fill.get(c, float("nan")) for c in OPTIONAL_COLUMNS if c not in df.columns})
     for c, v in adapter(op).extra_columns.items():   # older ladders: what they imply
         df[c] = df[c].where(df[c].notna(), v) if c in df.columns else v
