@@ -127,3 +127,19 @@ def test_zero_copy_through_hip_stand_in(stub):
     assert not stub.faults, stub.faults
     ro, _ = _ref(q, k_cache, v_cache, table, lens, causal=True)
     assert (out.double().numpy() - ro).__abs__().max() <= 3 * U16 * v_cache.abs().max().item()
+
+
+def test_torch_compile_fullgraph_matches_eager():
+    """torch.compile(fullgraph=True) traces the append (torch indexing) and the opaque custom op
+    (its fake gives the shapes) with no graph break; same output and same cache as eager."""
+    torch._dynamo.reset()
+    k_cache, v_cache, table = _paged(B=2, nb=6, Hkv=1, width=3)
+    lens = torch.tensor([20, 7], dtype=torch.int32)
+    q, k, v = torch.randn(2, 1, 2, 64).half(), torch.randn(2, 1, 1, 64).half(), torch.randn(2, 1, 1, 64).half()
+
+    def step(q, kc, vc, k, v):
+        return flash_attn_with_kvcache(q, kc, vc, k, v, cache_seqlens=lens, block_table=table, causal=True)
+    kc2, vc2 = k_cache.clone(), v_cache.clone()
+    eager = step(q, k_cache, v_cache, k, v)
+    compiled = torch.compile(step, backend="aot_eager", fullgraph=True)(q, kc2, vc2, k, v)
+    assert torch.equal(eager, compiled) and torch.equal(k_cache, kc2) and torch.equal(v_cache, vc2)

@@ -31,7 +31,6 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from ..ops.paged_attention.device import paged_attention_into
 from ..ops.paged_attention.directive import BLOCK_SIZES
 from .runtime import check_tensors, direct, kernel_view, stream_of, torch_alloc
 
@@ -41,6 +40,7 @@ FP8 = {torch.float8_e4m3fn: "fp8e4m3", torch.float8_e5m2: "fp8e5m2"}
 def paged_call(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_table: Tensor, seq_lens: Tensor,
                kv_scales: Optional[Tensor], causal: bool, window_left: int, window_right: int, scale: float,
                softcap: float) -> tuple[Tensor, Tensor]:
+    from ..ops.paged_attention.device import paged_attention_into   # MLIR loads on the first call, not import
     q = kernel_view(q)
     o = torch.empty(q.shape, dtype=q.dtype, device=q.device)
     lse = torch.empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32, device=q.device)
