@@ -46,7 +46,7 @@ def test_analyze_prints_a_model_estimate_labelled_model(capsys, op):
 
 
 def test_compile_op_attention_writes_the_artifacts(tmp_path, capsys):
-    from wmma_gen.emu.decode.codeobject import load_code_object
+    from wmma_gen.codeobj.codeobject import load_code_object
     rc = main(["compile", "--op", "attention", "--arch", "gfx1100", "--dtype", "f16", "--head-dim", "64",
                "--causal", "--out", str(tmp_path / "k"), "--json"])
     data = json.loads(capsys.readouterr().out)

@@ -1,4 +1,4 @@
-"""wmma_gen's one ELF reader (emu/decode/codeobject.py) as the compiler and the HIP device use
+"""wmma_gen's one ELF reader (codeobj/codeobject.py) as the compiler and the HIP device use
 it: the facts of a linked code object, and a clear error -- never an IndexError or
 struct.error -- for every truncation and for an ELF that is not an AMDGPU code object."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from wmma_gen.compiler import compile_mlir
 from wmma_gen.compiler.metadata import read_metadata
-from wmma_gen.emu.decode.codeobject import ELFOSABI_AMDGPU_HSA, ET_DYN, CodeObjectError, load_code_object
+from wmma_gen.codeobj.codeobject import ELFOSABI_AMDGPU_HSA, ET_DYN, CodeObjectError, load_code_object
 from wmma_gen.errors import CompileError
 from wmma_gen.targets import get_target
 

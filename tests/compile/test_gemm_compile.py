@@ -5,7 +5,7 @@ import struct
 import pytest
 
 from wmma_gen.compiler import toolchain
-from wmma_gen.emu.decode.codeobject import ELFOSABI_AMDGPU_HSA, EM_AMDGPU, ET_DYN, load_code_object
+from wmma_gen.codeobj.codeobject import ELFOSABI_AMDGPU_HSA, EM_AMDGPU, ET_DYN, load_code_object
 from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.ops.gemm.directive import GemmDirective
 from wmma_gen.ops.gemm.schedule import Schedule

@@ -1,4 +1,4 @@
-"""compiler/listing.py: the ISA listing decoded from a code object is LLVM assembly for the
+"""codeobj/listing.py: the ISA listing decoded from a code object is LLVM assembly for the
 whole code object.
 
 Where an llvm-mc that knows the target is installed (Debian's llvm-19 or llvm-22; CI installs
@@ -19,9 +19,9 @@ import subprocess
 import pytest
 
 from wmma_gen.compiler import compile_mlir
-from wmma_gen.compiler.listing import waitcnt_text
+from wmma_gen.codeobj.listing import waitcnt_text
 from wmma_gen.compiler.toolchain import find_linker
-from wmma_gen.emu.decode import decode, load_code_object
+from wmma_gen.codeobj import decode, load_code_object
 from wmma_gen.targets import get_target
 
 
@@ -108,7 +108,7 @@ def test_listing_rebuilds_the_same_code_object(name, make, tmp_path):
 def test_descriptor_directives_cover_every_field_we_set():
     """The directive list differs from LLVM's assembler input only in what GFX11/12 has no
     directive for: a descriptor with every such field nonzero keeps those values."""
-    from wmma_gen.compiler.listing import directives
+    from wmma_gen.codeobj.listing import directives
     desc = bytearray(64)
     desc[44:48] = (0x3 | 17 << 4).to_bytes(4, "little")                # rsrc3: shared_vgpr_count 3, inst_pref_size 17
     desc[52:56] = ((1 << 24) | (1 << 30) | (14 << 1)).to_bytes(4, "little")
@@ -138,6 +138,6 @@ def test_gfx11_waitcnt_is_spelled_as_llvm_prints_it(simm16, text):
     ("05 45 21 cc 01 05 0e 9c", "v_fma_mixlo_f16 v5, |v1|, v2, -|v3| op_sel_hi:[1,1,1]"),
 ])
 def test_mix_neg_and_abs_are_written_on_the_operands(encoding, text):
-    from wmma_gen.compiler.listing import _text
+    from wmma_gen.codeobj.listing import _text
     (ins,), _ = decode(bytes.fromhex(encoding.replace(" ", "")), "gfx11")
     assert _text(ins, "gfx11") == text

@@ -9,7 +9,7 @@ import pytest
 
 from wmma_gen.compiler import compile_mlir, toolchain
 from wmma_gen.compiler.mlir_api import provider
-from wmma_gen.emu.decode.codeobject import load_code_object
+from wmma_gen.codeobj.codeobject import load_code_object
 from wmma_gen.errors import CompileError, ScheduleError
 from wmma_gen.model.params import params_for
 from wmma_gen.ops.attention.defaults import default_schedule as fwd_default

@@ -7,8 +7,8 @@ on one coherent memory, except an atomic's return flag), branch labels (compared
 instruction index they name) and timing-hint operands (s_waitcnt, s_delay_alu, ...)."""
 from __future__ import annotations
 
-from wmma_gen.emu.decode.instr import RAW_OPERANDS
-from wmma_gen.emu.decode.roles import roles
+from wmma_gen.codeobj.instr import RAW_OPERANDS
+from wmma_gen.codeobj.roles import roles
 from wmma_gen.emu.isa.ds import DS
 from wmma_gen.emu.run.bind_ds import swizzle_pattern
 

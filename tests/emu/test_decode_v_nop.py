@@ -12,7 +12,7 @@ import pytest
 from emu_helpers import lanes_kernel
 
 from wmma_gen.emu import GlobalMemory, Program, run_kernel
-from wmma_gen.emu.decode import decode
+from wmma_gen.codeobj import decode
 from wmma_gen.errors import EmulatorFault
 
 V_NOP = bytes([0x00, 0x00, 0x00, 0x7E])

@@ -8,7 +8,7 @@ import pytest
 
 from test_decode_crosscheck import canonical
 from wmma_gen.emu.decode.asm import parse_instruction
-from wmma_gen.emu.decode import decode
+from wmma_gen.codeobj import decode
 
 SOP2 = "gfx11_dasm_sop2.txt"
 VOP3 = "gfx11_dasm_vop3.txt"

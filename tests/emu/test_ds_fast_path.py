@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from wmma_gen.emu.decode.instr import Instr, Operand
+from wmma_gen.codeobj.instr import Instr, Operand
 from wmma_gen.emu.isa.ds import DS
 from wmma_gen.emu.isa.table import Fault
 from wmma_gen.emu.run import bind_ds

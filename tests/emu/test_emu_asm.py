@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from wmma_gen.emu.decode.asm import parse_instruction, parse_operand
-from wmma_gen.emu.decode.instr import INV_2PI
+from wmma_gen.codeobj.instr import INV_2PI
 
 
 @pytest.mark.parametrize("text,kind,index,count,half", [

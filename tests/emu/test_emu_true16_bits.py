@@ -34,7 +34,7 @@ import pytest
 from emu_helpers import run_lanes
 from test_emu_gfx12 import run_lanes12
 
-from wmma_gen.emu.decode import decode
+from wmma_gen.codeobj import decode
 from wmma_gen.emu.decode.asm import parse_instruction
 
 ARCHS = ("gfx1100", "gfx1201")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from wmma_gen.emu import GlobalMemory
-from wmma_gen.emu.decode.instr import Instr, Operand
+from wmma_gen.codeobj.instr import Instr, Operand
 from wmma_gen.emu.isa.global_smem import GLOBAL
 from wmma_gen.emu.isa.table import Fault
 from wmma_gen.emu.run import bind_mem

@@ -16,7 +16,7 @@ What stands for what:
                       mapping is refused (hipErrorInvalidValue). Bounds are exact for hipMalloc
                       memory and as coarse as the host mapping for host pointers.
   hipModuleLoadData   the image is read as an AMDGPU ELF (size from its header) by wmma_gen's
-                      one ELF reader (emu/decode/codeobject.py), checked (EM_AMDGPU,
+                      one ELF reader (codeobj/codeobject.py), checked (EM_AMDGPU,
                       EF_AMDGPU_MACH of the device's arch), its kernels' metadata read from its
                       own NT_AMDGPU_METADATA note and its machine code decoded: the emulator runs
                       the very bytes handed to HIP, whoever compiled them.
@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from wmma_gen.compiler.metadata import metadata_from_doc
-from wmma_gen.emu.decode.codeobject import CodeObjectError, load_code_object
+from wmma_gen.codeobj.codeobject import CodeObjectError, load_code_object
 from wmma_gen.device.kernargs import hidden_values
 from wmma_gen.emu import Program, run_kernel
 from wmma_gen.emu.run.host_memory import HostMemory

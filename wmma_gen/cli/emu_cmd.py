@@ -93,7 +93,7 @@ def dims(text: str, name: str, limit: int) -> tuple[int, int, int]:
 
 def check_launch(prog, data: bytes, args, grid, block) -> None:
     """The ELF's target vs --arch and the metadata, the block vs the kernel, LDS vs the target."""
-    from ..emu.decode.codeobject import MACH
+    from ..codeobj.codeobject import MACH
     from ..targets import TARGETS
     mach = struct.unpack_from("<I", data, 48)[0] & 0xFF
     if mach and MACH.get(mach) != prog.arch:

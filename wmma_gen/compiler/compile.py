@@ -2,7 +2,7 @@
 
     lower   GPU-dialect MLIR -> ROCDL/LLVM dialect                  (MLIR passes)
     hsaco   -> linked code object: the ONE LLVM code generation     (gpu-module-to-binary{format=bin})
-    isa     -> assembly listing decoded from the hsaco's bytes      (listing.py, no LLVM)
+    isa     -> assembly listing decoded from the hsaco's bytes      (codeobj/listing.py, no LLVM)
 
 The code object is the one artifact: the emulator runs it, a GPU loads it, the model reads
 its listing and metadata note, exports hash it. Every candidate costs one LLVM code
@@ -26,7 +26,7 @@ from ..errors import CompileError
 from ..targets import get_target
 from . import mlir_api, toolchain
 from .cache import KernelCache, make_key
-from .listing import listing
+from ..codeobj.listing import listing
 from .metadata import KernelMetadata, read_metadata
 from .pipeline import binary_pipeline, lowering_pipeline
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..codeobj.codeobject import CodeObjectError, load_code_object
 from ..errors import CompileError
 
 
@@ -51,9 +52,8 @@ class KernelMetadata:
 
 
 def read_metadata(hsaco: bytes) -> KernelMetadata:
-    """Metadata from the code object's NT_AMDGPU_METADATA note (read by emu/decode/codeobject.py,
+    """Metadata from the code object's NT_AMDGPU_METADATA note (read by codeobj/codeobject.py,
     wmma_gen's one ELF reader)."""
-    from ..emu.decode.codeobject import CodeObjectError, load_code_object
     try:
         doc = load_code_object(hsaco).metadata
     except CodeObjectError as e:

@@ -1,7 +1,7 @@
 """EmuDevice: the Device contract over the wave emulator (wmma_gen.emu).
 
 Runs the code object's machine code (CompiledKernel.hsaco: the bytes a GPU would run,
-decoded by wmma_gen.emu.decode) wave by wave on host-visible emulated global memory (an APU's
+decoded by wmma_gen.codeobj) wave by wave on host-visible emulated global memory (an APU's
 view: Buffers are host allocations with guard pages, and CPU operands are mapped in place). Its Timing is host wall time of the emulation
 (source="emulator"), never a GPU time.
 """

@@ -239,7 +239,7 @@ class HipDevice(Device):
     # ---- code objects -----------------------------------------------------------------------
     def _check_code_object(self, kernel) -> None:
         """Refuse a code object built for another arch before HIP sees it (its ELF e_flags)."""
-        from ..emu.decode.codeobject import CodeObjectError, load_code_object
+        from ..codeobj.codeobject import CodeObjectError, load_code_object
         want = TARGETS[self.arch].elf_mach if self.arch in TARGETS else None
         try:
             mach = load_code_object(kernel.hsaco).mach

@@ -6,10 +6,10 @@ ISA that runs the machine code of a code object (hsaco), the bytes a GPU would r
     stats = run_kernel(prog, mem, grid=(gx, gy, gz), block=(bx, by, bz), kernarg=bytes)
 
 Layout, the way data flows:
-  decode/  code object -> Program: ELF, kernel descriptor, metadata note (codeobject,
-           descriptor), machine code -> Instr (machine, formats, optables_*, valu, roles);
-           instr (the Instr/Operand objects); program (Program, kernarg packing); asm + text
-           (LLVM assembly text <-> Instr: test oracle and hand-written kernels)
+  decode/  code object -> Program, read by wmma_gen.codeobj (ELF, kernel descriptor, metadata
+           note, machine code -> Instr); program (Program, kernarg packing); asm (LLVM
+           assembly text -> Instr: test oracle and hand-written kernels); roles_export (writes
+           codeobj's operand-role table from the isa rows)
   isa/     semantics as table rows by instruction class, gfx11 and gfx12 rows side by side:
            sop, sop_float, vop_int, vop_float, vopc, vop3p, lane, dpp, ds, global_smem,
            wmma11, wmma12 (+ ieee helpers); table (row type, faults, signals), opcodes (OPS)

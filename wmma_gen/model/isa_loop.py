@@ -1,5 +1,5 @@
 """Main-loop analysis of a kernel's ISA text: `CompiledKernel.isa`, the listing decoded from the
-code object that runs (compiler/listing.py; LLVM's assembly syntax, branch targets labelled
+code object that runs (codeobj/listing.py; LLVM's assembly syntax, branch targets labelled
 `.Lpc_<offset>`). LLVM's own `format=isa` text reads the same way (tests/compile/test_compile_once.py
 checks both give the same loop, instruction for instruction).
 

@@ -1,13 +1,7 @@
-"""decode: code object bytes -> kernels -> instructions (the emulator's front end).
+"""decode: the emulator's front end -- a Program from a code object (machine code, read by
+wmma_gen.codeobj) or from LLVM assembly text.
 
-    codeobject.load_code_object(bytes)   ELF, symbols, kernel descriptors, metadata note
-    descriptor.decode_descriptor(raw)    the 64-byte kernel descriptor as `.amdhsa_*` names
-    machine.decode(code, family)         machine code -> Instr list (formats, optables, valu, roles)
-    text.render(instr)                   LLVM assembly text of a decoded instruction
+    program.Program.from_code_object / from_isa / load
+    asm.parse_instruction(line)          LLVM assembly line -> Instr (the same Instr codeobj decodes)
+    roles_export                         writes codeobj/operand_roles.py from the semantic rows
 """
-from .codeobject import CodeObject, CodeObjectError, Kernel, load_code_object, parse_target_id
-from .descriptor import decode_descriptor
-from .machine import decode
-
-__all__ = ["CodeObject", "CodeObjectError", "Kernel", "load_code_object", "parse_target_id",
-           "decode_descriptor", "decode"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from .instr import INV_2PI, RAW_OPERANDS, SPECIAL_SGPR, TTMP0, Instr, Operand
+from ...codeobj.instr import INV_2PI, RAW_OPERANDS, SPECIAL_SGPR, TTMP0, Instr, Operand
 
 _TTMP = re.compile(r"^ttmp(?:(\d+)|\[(\d+):(\d+)\])$")
 _REG = re.compile(r"^([sv])(?:(\d+)|\[(\d+):(\d+)\])(?:\.([lh]))?$")

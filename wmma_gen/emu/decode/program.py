@@ -22,10 +22,10 @@ import yaml
 from ...errors import EmulatorFault
 from ..isa.table import GFX11, GFX12, family
 from .asm import parse_instruction
-from .codeobject import load_code_object
-from .descriptor import decode_descriptor
-from .instr import Instr
-from .machine import decode
+from ...codeobj.codeobject import load_code_object
+from ...codeobj.descriptor import decode_descriptor
+from ...codeobj.instr import Instr
+from ...codeobj.machine import decode
 
 _LABEL = re.compile(r"^([.\w$]+):\s*(?:[;/].*)?$")
 # `.amdgcn_target "amdgcn-amd-amdhsa--gfx1100"`, also with feature suffixes (":sramecc+:xnack-")

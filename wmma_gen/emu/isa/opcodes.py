@@ -2,7 +2,7 @@
 `OPS` doubles as the coverage list; run/bind.py turns a Program's instructions into closures."""
 from __future__ import annotations
 
-from ..decode.instr import Instr
+from ...codeobj.instr import Instr
 from .ds import DS
 from .global_smem import CACHE12, GLOBAL, SCRATCH, SMEM
 from .lane import LANE

@@ -23,6 +23,8 @@ from typing import Callable
 
 import numpy as np
 
+from ...codeobj.family import Family  # noqa: F401  (the decoder's; family() below builds it)
+
 # Type tags of the operand roles: tag -> (bits, numpy dtype); `lm` (lane mask) is handled by
 # the binders (run/operands.py).
 TYPES = {
@@ -49,20 +51,6 @@ SALU_FLOAT = frozenset({"gfx1150", "gfx1151", "gfx1152", "gfx1153", "gfx1170", "
 # HasIEEEMinimumMaximumInsts (v_maximum_f32, v_maximum3_f32, ...): GFX12 and gfx1170/gfx1171, for
 # which LLVM selects them too (attention code built here for gfx1170 holds both; vop_float.py).
 IEEE_MINMAX = GFX12 | WMMA12_ON_GFX11
-
-
-class Family(str):
-    """An encoding family name ('gfx11' / 'gfx12'; compares and hashes as that string) that
-    also names the family of its WMMA instructions (`wmma`): 'gfx12' on gfx1170/gfx1171."""
-    __slots__ = ("wmma",)
-
-    def __new__(cls, name: str, wmma: str = ""):
-        self = super().__new__(cls, name)
-        self.wmma = wmma or name
-        return self
-
-    def __reduce__(self):
-        return Family, (str(self), self.wmma)
 
 
 def family(arch: str) -> Family:

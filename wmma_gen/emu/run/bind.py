@@ -3,7 +3,7 @@ binder its table row names (bind_alu, bind_vec, bind_mem, bind_ds); an unknown, 
 arch-illegal instruction becomes a closure that faults when executed."""
 from __future__ import annotations
 
-from ..decode.instr import Instr
+from ...codeobj.instr import Instr
 from ..isa.opcodes import OPS, WMMA_TABLES, lookup
 from ..isa.table import BARRIER, END, Fault, allowed, family
 from . import bind_ds, bind_mem, bind_vec

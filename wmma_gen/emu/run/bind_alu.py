@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..decode.instr import SPECIAL_SGPR, Instr, Operand
+from ...codeobj.instr import SPECIAL_SGPR, Instr, Operand
 from ..isa.dpp import dpp_plan
 from ..isa.table import TYPES, Fault, LaneFault, Op, Split
 from . import operands as O

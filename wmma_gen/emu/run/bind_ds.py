@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 
-from ..decode.instr import Instr
+from ...codeobj.instr import Instr
 from ..isa.table import Fault, Op
 from .bind_mem import _WORD, _active, _apply_atomic, _offset, store_bytes, write_loaded
 from .device_memory import gather_bytes, scatter_bytes

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..decode.instr import Instr
+from ...codeobj.instr import Instr
 from ..isa.table import Fault, Op
 
 u8, u32, u64 = np.uint8, np.uint32, np.uint64

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..decode.instr import Instr
+from ...codeobj.instr import Instr
 from ..isa.table import Fault, Op
 from ..isa.wmma11 import unreplicated_waves
 from ..isa.wmma_regs import NotReplicated

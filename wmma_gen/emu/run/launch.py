@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import EmulatorFault
-from ..decode.instr import TTMP0
+from ...codeobj.instr import TTMP0
 from ..decode.program import Program
 from ..isa.table import Fault, family
 from .bind import bind_program

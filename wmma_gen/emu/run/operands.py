@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..decode.instr import Operand
+from ...codeobj.instr import Operand
 from ..isa.table import TYPES, Fault
 from .state import EXEC, NULL, SCC, bits_to_mask, mask_to_bits
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import msgpack
 
-from ...errors import EmulatorFault
+from ..errors import EmulatorFault
 
 EM_AMDGPU, ELFOSABI_AMDGPU_HSA, NT_AMDGPU_METADATA = 224, 64, 32
 ET_DYN = 3                  # a linked code object is a shared object (ld.lld -shared)

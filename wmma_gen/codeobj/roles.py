@@ -1,26 +1,39 @@
-"""Operand roles of a mnemonic, read from the semantic table row that executes it (table.Op:
-kind, dst and src role tags; WMMA rows: register counts; memory rows: access size). The
-decoder uses them to know how many registers an operand spans and which operands the
-encoding leaves implicit, so decode and execution can never disagree about an operand."""
+"""Operand roles of a mnemonic (kind, dst and src role tags; WMMA rows: register counts; memory
+rows: access size), read from operand_roles.py -- the table written from the emulator's semantic
+rows, so decode and execution agree about every operand (tests/emu/test_operand_roles_sync.py)
+while this package imports none of the emulator. The decoder uses them to know how many registers
+an operand spans and which operands the encoding leaves implicit."""
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
-from ..isa.table import TYPES
 from . import operands as O
+from .operand_roles import BITS, ROWS, WMMA
 
 _SMEM = re.compile(r"^s_(?:buffer_)?load_(?:b(\d+)|[ui](8|16))$")
 
 
-def _tables():
-    from ..isa.opcodes import OPS, WMMA_TABLES
-    return OPS, WMMA_TABLES
+class Row(NamedTuple):
+    kind: str
+    dst: str
+    src: str
+    args: dict
 
 
-def row(name: str, family: str):
-    ops, wmma = _tables()
+class WmmaRow(NamedTuple):
+    a_regs: int
+    b_regs: int
+    c_regs: int
+
+
+def row(name: str, family: str) -> Row | WmmaRow | None:
     base = name.replace("v_dual_", "v_", 1) if name.startswith("v_dual_") else name
-    return wmma[getattr(family, "wmma", family)].get(base) or ops.get(base)  # table.Family: gfx1170 -> gfx12 WMMA
+    w = WMMA[getattr(family, "wmma", family)].get(base)     # Family: gfx1170 -> gfx12 WMMA
+    if w is not None:
+        return WmmaRow(*w)
+    r = ROWS.get(base)
+    return Row(*r) if r is not None else None
 
 
 def roles(name: str, family: str) -> tuple[str, list[str], list[str]]:
@@ -28,15 +41,15 @@ def roles(name: str, family: str) -> tuple[str, list[str], list[str]]:
     r = row(name, family)
     if r is None:
         return "unknown", [], []
-    if not hasattr(r, "kind"):
+    if isinstance(r, WmmaRow):
         return "wmma", [], []
     return r.kind, r.dst.split(), r.src.split()
 
 
 def width(tag: str) -> int:
     """Bits of one operand of role `tag` (0 for implicit upper-case roles)."""
-    if tag in TYPES:
-        return TYPES[tag][0]
+    if tag in BITS:
+        return BITS[tag]
     return 0 if tag.isupper() else 32
 
 
@@ -63,7 +76,7 @@ MEM = _Mem()
 
 def _size(name: str, family: str, default: int = 4) -> int:
     r = row(name, family)
-    if r is not None and hasattr(r, "args") and "size" in r.args:
+    if isinstance(r, Row) and "size" in r.args:
         return int(r.args["size"])
     m = re.search(r"_b(\d+)$", name)
     return int(m.group(1)) // 8 if m else default

@@ -34,6 +34,10 @@ import struct
 
 from ..errors import CompileError
 from ..targets import get_target
+from .codeobject import CodeObjectError, load_code_object
+from .descriptor import decode_descriptor
+from .family import Family
+from .machine import decode
 
 # s_waitcnt SIMM16 on gfx11: vmcnt [15:10], lgkmcnt [9:4], expcnt [2:0] (RDNA3 ISA guide,
 # SOPP S_WAITCNT; LLVM AMDGPUBaseInfo getVmcntBitShiftLo/getLgkmcntBitShift for GFX11).
@@ -82,17 +86,14 @@ def listing(hsaco: bytes) -> str:
     """The listing of every kernel in `hsaco` (one kernel for wmma_gen's own objects)."""
     import yaml
 
-    from ..emu.decode import decode, load_code_object
-    from ..emu.decode.codeobject import CodeObjectError
-    from ..emu.isa.table import family as isa_family
     try:
         co = load_code_object(hsaco)
     except CodeObjectError as e:       # the linker handed back something that is not a code object
         raise CompileError("the linked code object cannot be read", diagnostics=str(e)) from None
-    get_target(co.arch)                # unknown arch -> error listing the known ones
-    family = isa_family(co.arch)       # encoding family: gfx11 for gfx1170 even though its WMMA is gfx12's
+    t = get_target(co.arch)            # unknown arch -> error listing the known ones
+    family = Family(t.encoding, t.family)   # encoding family: gfx11 for gfx1170, whose WMMA is gfx12's
     feats = "".join(f":{k}{'+' if v else '-'}" for k, v in sorted(co.features.items()))
-    out = ["; decoded from the code object's machine code (wmma_gen.compiler.listing); rebuild with",
+    out = ["; decoded from the code object's machine code (wmma_gen.codeobj.listing); rebuild with",
            f"; llvm-mc -triple=amdgcn-amd-amdhsa -mcpu={co.arch} -filetype=obj kernel.s -o kernel.o && "
            "ld.lld -shared kernel.o -o kernel.hsaco",
            f'\t.amdgcn_target "amdgcn-amd-amdhsa--{co.arch}{feats}"', "\t.text"]
@@ -151,7 +152,6 @@ _NOT_DIRECTIVES = {"compute_pgm_rsrc1", "compute_pgm_rsrc2", "compute_pgm_rsrc3"
 def directives(descriptor: bytes, family: str, metadata: dict) -> list[tuple[str, int]]:
     """(name, value) of the `.amdhsa_*` directives that rebuild `descriptor` on GFX11/GFX12.
     next_free_sgpr is the metadata's .sgpr_count: GFX10+ descriptors hold no SGPR count."""
-    from ..emu.decode import decode_descriptor
     d = decode_descriptor(descriptor, family)
     rsrc3, rsrc1, rsrc2 = struct.unpack_from("<III", descriptor, 44)
     out = [(k, v) for k, v in d.items() if k not in _NOT_DIRECTIVES]

@@ -2,11 +2,11 @@
 
 `decode(code, family)` walks the bytes of one kernel, classifies each instruction
 (formats.classify), reads its fields and literal / DPP dwords, names the opcode from the
-per-family opcode tables (opcodes.py) and builds the operands in the order LLVM prints them,
+per-family opcode tables (optables.py) and builds the operands in the order LLVM prints them,
 so the result equals what asm.parse_instruction makes of LLVM's ISA text for the same code
 (tests/emu/test_decode_crosscheck.py). How many registers an operand spans and which
-operands are implicit come from the semantic table row of the mnemonic (its operand roles,
-table.Op.dst/src), i.e. the row that will execute the instruction.
+operands are implicit come from the mnemonic's operand roles (roles.py), the table written
+from the semantic row that will execute the instruction (emu/isa table.Op.dst/src).
 
 An opcode missing from the tables decodes to `<class opcode N>` and faults when executed
 (never a silent wrong result); an encoding class the decoder does not know (so it cannot
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import struct
 
-from ...errors import EmulatorFault
+from ..errors import EmulatorFault
 from .instr import RAW_OPERANDS, Instr, Operand
 from . import formats as F
 from . import operands as O
