@@ -23,20 +23,18 @@ outside the cache -- the emulator faults naming the address, a GPU reads garbage
 """
 from __future__ import annotations
 
+import functools
+
 from ... import hostdata
-from ...compiler import compile_mlir
 from ...device.launcher import launch
 from ...device.select import arch_of, get_device
 from ...knobs import as_schedule
 from ...targets import get_target
-from ..attention.combine import build_attention_combine
+from ..compile_op import compile_op
 from .defaults import default_schedule
 from .directive import PagedAttentionDirective
 from .inputs import paged_inputs
-from .kernel import build_paged_attention
 from .schedule import PagedSchedule
-
-_MEMO: dict[tuple, tuple] = {}
 
 
 def combine_directive(d):
@@ -47,15 +45,17 @@ def combine_directive(d):
     return AttentionDirective(d.dtype, d.head_dim, return_lse=d.return_lse, varlen=d.varlen)
 
 
+@functools.lru_cache(maxsize=None)
+def op_spec():
+    from .spec import spec
+    return spec()
+
+
 def compile_paged(d, s: PagedSchedule, arch: str):
-    """((KernelSource, CompiledKernel) of the paged kernel, same of its combine), per process."""
-    key = (d.to_json(), repr(s), get_target(arch).arch)
-    if key not in _MEMO:
-        t = get_target(arch)
-        src = build_paged_attention(d, s, t)
-        csrc = build_attention_combine(combine_directive(d), s, t)
-        _MEMO[key] = ((src, compile_mlir(src.mlir, arch)), (csrc, compile_mlir(csrc.mlir, arch)))
-    return _MEMO[key]
+    """((KernelSource, CompiledKernel) of the paged kernel, same of its combine) through the one
+    compile path of every op (ops/compile_op.py: memory LRU, disk index, content cache)."""
+    pairs = compile_op(op_spec(), d, s, None, arch).pairs()
+    return pairs["paged"], pairs["combine"]
 
 
 def run_paged(inp, arch: str, device, schedule: PagedSchedule | None = None, kernels: dict | None = None):
