@@ -11,6 +11,10 @@ has the model (model/loop_kernel.py, family "peak": efficiency 1) estimate its I
 microbenchmark rows of docs/calibration/points.csv are compared with that estimate. The emulator
 runs it in tests/emu/test_wmma_loop.py: out = trips * (A @ B) per chain.
 
+The loop carries `llvm.loop.unroll.disable` (as irb.keep_unroll marks the GEMM K loop): LLVM 24
+runtime-unrolls short loops with a remainder loop, which would change the v_wmma per loop
+iteration the model and the microbenchmark rows count on.
+
 Operand layouts: gfx11 A/B are 16 elements per lane (lanes 16-31 repeat lanes 0-15), gfx12 8
 per lane (RDNA3 ISA guide 7.9 "WMMA"; GPUOpen "Using the Matrix Cores of AMD RDNA 4"); the
 kernel loads lane l's elements from a[l*n : l*n+n] and b[l*n : l*n+n] as they come, so the host
@@ -71,7 +75,7 @@ def wmma_loop_mlir(arch: str, dtype: str, *, chains: int = 8, waves: int = 4) ->
         %res:{chains} = scf.for %it = %c0 to %ntrips step %c1 iter_args({iters}) -> ({accs}) {{
 {body}
           scf.yield {yields} : {accs}
-        }}
+        }} {{loop_annotation = #llvm.loop_annotation<unroll = <disable = true>>}}
         %wbase = arith.muli %wave, %cwave : index
         %lbase = arith.muli %lane, %c8 : index
         %obase = arith.addi %wbase, %lbase : index
