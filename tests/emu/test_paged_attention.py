@@ -125,3 +125,17 @@ def test_head_dim_80_not_a_tile_multiple_and_mqa(arch):
     """head_dim 80 (5 WMMA tiles: no power-of-two tile divides it), 3 query heads on one kv
     head (MQA; 3 packed rows of 16), sequence lengths that are no multiple of any tile."""
     run_case(arch, head_dim=80, lens=(23, 9, 41), heads=3, kv_heads=1, seed=6)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_q_in_lds_without_prefetch_four_waves(arch):
+    """The schedule variants the default table picks for large head dims: Q^T staged in LDS,
+    tiles loaded right before their LDS store, waves beyond the packed rows (padding waves)."""
+    run_case(arch, lens=(45, 3, 0), heads=4, kv_heads=2, seq_q=2, window=(20, 0), seed=8,
+             schedule=S(waves=4, q_in="lds", prefetch=False, split_kv=2))
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_q_in_lds_prefetch_fp8_hd128(arch):
+    run_case(arch, head_dim=128, lens=(33,), heads=2, kv_heads=1, kv_dtype="fp8e4m3", k_scale=0.25, seed=9,
+             schedule=S(waves=2, q_in="lds", frags_q=1))
