@@ -22,7 +22,7 @@ import time
 import optuna
 
 import wmma_gen
-from wmma_gen.errors import CompileError, ScheduleError
+from wmma_gen.errors import CompileError, EmulatorFault, ScheduleError
 from wmma_gen.targets import get_target
 
 from .space import suggest_schedule
@@ -134,3 +134,73 @@ class StagedObjective:
 
     def _flops(self) -> float:
         raise NotImplementedError
+
+
+class SpecObjective(StagedObjective):
+    """The objective derived from an op's OpSpec alone (ops/contract.py): what a Tuning uses when
+    its op needs nothing of its own. compile = compile_op, gate = spec.check handed that
+    CompiledSet on spec.gate_problems, value = GPU time of every kernel of the set (the launcher,
+    source=hip) or spec.estimate of the set (source=model), FLOPs = spec.flops."""
+
+    def __init__(self, spec, d, p, arch: str, device, *, domains=None, seed: int = 0, gate_cache=None, **_hooks):
+        self.spec, self.directive, self.arch, self.device = spec, d, arch, device
+        self.problem = spec.problem_from(p)
+        self.domains, self.seed = domains, seed
+        self.gate_cache = {} if gate_cache is None else gate_cache
+        self.SPACE, self.SCHEDULE = spec.space, spec.schedule
+        self._set = None
+
+    def _problems(self, s) -> list[str]:
+        return s.problems(self.directive, get_target(self.arch)) if hasattr(s, "problems") else []
+
+    def _kernels(self, s) -> dict:
+        from wmma_gen.ops.compile_op import compile_op
+        self._set = compile_op(self.spec, self.directive, s, self.spec.key_of(self.directive, s, self.problem),
+                               self.arch)
+        return self._set.pairs()
+
+    def _gate(self, s, ks) -> dict:
+        cs = self._set
+        if cs.isa_hash in self.gate_cache:
+            return dict(self.gate_cache[cs.isa_hash])
+        worst = None
+        for gp in self.spec.gate_problems(self.directive, s, cs.key):
+            try:
+                r = self.spec.check(cs, self.directive, gp, self.device, self.seed)
+                row = {"passed": bool(r.passed), "max_abs": float(r.max_abs), "tol": float(r.tol),
+                       "source": str(r.source), "isa_hash": cs.isa_hash}
+            except EmulatorFault as e:   # a kernel that faults on a small problem is wrong
+                row = {"passed": False, "max_abs": float("inf"), "tol": 0.0, "why": f"kernel faulted: {e}"[:300]}
+            if not row["passed"]:
+                row.setdefault("why", f"output disagrees with the reference on {gp}: error {row['max_abs']:.3g} "
+                                      f"> tol {row['tol']:.3g}")
+                worst = row
+                break
+            if worst is None or row["max_abs"] / max(row["tol"], 1e-30) > worst["max_abs"] / max(worst["tol"], 1e-30):
+                worst = row
+        self.gate_cache[cs.isa_hash] = worst
+        return dict(worst)
+
+    def _time(self, trial, s, ks) -> tuple[float, str, str]:
+        if self.on_gpu:
+            from dataclasses import asdict
+
+            from .timing import time_signature
+            p = asdict(self.problem)
+            return sum(time_signature(self.device, ck, src.signature, p) for src, ck in ks.values()), "hip", ""
+        try:
+            e = self.spec.estimate(self._set, self.directive, s, self.problem, self.arch)
+        except ScheduleError as err:
+            prune(trial, "model", str(err))
+        return float(e.seconds), e.source, e.limiter
+
+    def _flops(self) -> float:
+        return self.spec.flops(self.directive, self.problem)
+
+
+def spec_objective(op: str):
+    """A Tuning's `objective` for op `op` built from its OpSpec alone (SpecObjective)."""
+    def objective(d, p, arch: str, device, **kw):
+        from wmma_gen.ops import registry
+        return SpecObjective(registry.get(op), d, p, arch, device, **kw)
+    return objective

@@ -1,6 +1,7 @@
 """`wmma-gen compile`: build and compile one kernel, write its artifacts to --out."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -10,7 +11,8 @@ import tempfile
 from pathlib import Path
 
 from ..errors import WmmaGenError
-from .op_options import add_op_options, attention_directive, directive_from, op_spec, schedule_for
+from ..errors import ScheduleError
+from .op_options import add_op_options, op_spec
 from .options import add_json, add_target, emit, out_dir, plain_json
 
 
@@ -18,7 +20,8 @@ def register(sub) -> None:
     p = sub.add_parser("compile", help="compile one kernel; writes kernel.mlir, kernel.hsaco, "
                                        "kernel.s (decoded from kernel.hsaco), kernel.json")
     add_target(p)
-    add_op_options(p, ops=("gemm", "attention"), shape_default="256x256x256", attention_sizes=False)
+    from ..ops.registry import one_kernel
+    add_op_options(p, ops=one_kernel(), shape_default="256x256x256", attention_sizes=False)
     p.add_argument("--out", required=True, type=out_dir,
                    help="output directory (created; kernel.* files in it are replaced)")
     p.add_argument("--print-mlir", action="store_true", help="also print the generated MLIR")
@@ -26,28 +29,21 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _attention_kernel(args, spec):
-    """--op attention: the forward kernel of the flags given (default schedule, or the knob
-    flags); sizes are kernel arguments, so the artifacts serve every batch, head count and
-    sequence length."""
-    from ..ops.attention.api import compile_attention
-    d = attention_directive(args, "attention")
-    s = schedule_for(args, spec, base=spec.default_schedule(d, args.arch))
-    src, c = compile_attention(d, s, args.arch)
-    return d.to_dict(), s.to_dict(), c, "(ceil(seq_q/BLOCK_M) * split_kv, heads, batch)", src.signature.block, src.mlir
-
-
 def run(args) -> int:
-    spec = op_spec(args)    # --op is gemm or attention (attention_bwd builds three kernels: check/analyze it)
-    if spec.name == "attention":
-        d_dict, s_dict, c, grid, block, mlir = _attention_kernel(args, spec)   # raises before anything is written
+    spec = op_spec(args)
+    hook = spec.cli_hook("compile")
+    if hook is not None:    # the op's own flags: (directive, schedule, CompiledKernel, grid, block, MLIR)
+        d_dict, s_dict, c, grid, block, mlir = hook(args, spec)   # raises before anything is written
     else:
-        from ..ops.gemm import default_schedule
-        from ..ops.gemm.build import compile_gemm
-        d = directive_from(args)
-        s = schedule_for(args, spec, base=default_schedule(d, args.arch))
-        k = compile_gemm(d, s, args.arch)  # raises before anything is written
-        d_dict, s_dict, c, grid, block, mlir = d.to_dict(), s.to_dict(), k.compiled, k.grid, k.block, k.source.mlir
+        from . import op_generic
+        d, p, s, cs = op_generic.compiled(args, spec)
+        if len(cs.names) != 1:
+            raise ScheduleError("--op", spec.name, f"an op of one kernel (this one builds {', '.join(cs.names)}: "
+                                "check or analyze it)")
+        (name, c), = cs.compiled
+        src = cs.sources[name]
+        d_dict, s_dict, grid, block, mlir = dataclasses.asdict(d), s.to_dict(), src.signature.grid(
+            {**dataclasses.asdict(p)}), src.signature.block, src.mlir
     info = {"arch": args.arch, "op": args.op, "directive": d_dict, "schedule": s_dict,
             "grid": grid, "block": block, "kernel": c.name, "key": c.key,
             "hsaco_sha256": hashlib.sha256(c.hsaco).hexdigest(),

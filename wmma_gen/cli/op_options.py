@@ -14,13 +14,11 @@ with --op attention is checked against attention's block_m domain, not GEMM's.
 from __future__ import annotations
 
 import argparse
-import importlib
 from typing import TYPE_CHECKING
 
 from ..errors import ScheduleError
 from ..ops.attention.directive import AttentionDirective
 from ..ops.gemm.directive import ACTIVATIONS, IN_DTYPES, LAYOUTS, GemmDirective
-from ..ops.registry import NAMES as OP_NAMES
 from .options import f32_exact, int_at_least, parse_shape, schedule_json
 
 if TYPE_CHECKING:
@@ -58,11 +56,13 @@ def _flag(p, group, owners: tuple, *names, **kw) -> None:
     p.set_defaults(op_flags=table)
 
 
-def add_op_options(p: argparse.ArgumentParser, *, ops: tuple = OP_NAMES, shape_default: str = "",
+def add_op_options(p: argparse.ArgumentParser, *, ops: tuple | None = None, shape_default: str = "",
                    attention_sizes: bool = True) -> None:
     """--op, --dtype, the GEMM and attention flags and every op's schedule flags.
     `attention_sizes`: the command uses attention problem sizes (compile does not: they are
     kernel arguments, so --heads/--seq-q/... are not offered there)."""
+    from ..ops import registry
+    ops = registry.names() if ops is None else ops
     p.add_argument("--op", default="gemm", choices=list(ops),
                    help="op from the registry (wmma_gen/ops/registry.py); a flag of another op is an error")
     p.add_argument("--dtype", required=True, help=f"input dtype: {', '.join(IN_DTYPES)} (attention: f16, bf16)")
@@ -97,12 +97,31 @@ def add_op_options(p: argparse.ArgumentParser, *, ops: tuple = OP_NAMES, shape_d
     _flag(p, g, att, "--window", default="",
           help="LEFT,RIGHT sliding window (-1 = unbounded; write --window=-1,0 when LEFT is negative)")
     _flag(p, g, att, "--attn-layout", default="bshd", choices=["bshd", "bhsd"])
+    _add_axes(p, ops)
     _add_schedule(p, ops)
 
 
+def _add_axes(p, ops) -> None:
+    """A flag per problem axis of any op that no flag above declares (an op registered beyond
+    gemm and attention), owned by that op: its name, type, default and help come from the Axis."""
+    from ..ops import registry
+    table = p.get_default("op_flags") or {}
+    known = {flag for flag, _ in table.values()}
+    g = None
+    for op in ops:
+        for a in registry.axes_of(op):
+            if a.flag in known:
+                continue
+            g = g or p.add_argument_group("problem sizes of other ops (their Problem's axes)")
+            _flag(p, g, (("axis", op),), a.flag, dest=a.name, type=a.type, default=None,
+                  help=f"{op}: {a.help or a.name} (default {a.default})".replace("%", "%%"))
+            known.add(a.flag)
+
+
 def _spaces(ops) -> dict[str, tuple]:
-    """op -> its SPACE, from the light schedule modules (the registry's loaders import MLIR)."""
-    return {op: importlib.import_module(f"wmma_gen.ops.{op}.schedule").SPACE for op in ops}
+    """op -> its SPACE, from the light spec modules (the registry's loaders import MLIR)."""
+    from ..ops import registry
+    return {op: registry.space_of(op) for op in ops}
 
 
 def _add_schedule(p, ops) -> None:
@@ -123,8 +142,8 @@ def _add_schedule(p, ops) -> None:
 
 def _applies(owners: tuple, spec: "OpSpec") -> bool:
     knobs = {k.name for k in spec.space}
-    return any(o is spec.directive or o == SCHEDULE_JSON or (isinstance(o, tuple) and o[1] in knobs)
-               for o in owners)
+    return any(o is spec.directive or o == SCHEDULE_JSON or o == ("axis", spec.name)
+               or (isinstance(o, tuple) and o[0] == "knob" and o[1] in knobs) for o in owners)
 
 
 def op_spec(args) -> "OpSpec":

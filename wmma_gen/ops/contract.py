@@ -139,6 +139,8 @@ class OpSpec:
     tolerance: str
     api: Optional[Callable] = None         # the user function (numpy in, numpy out)
     reference: Optional[Callable] = None   # float64 / exact numpy reference
+    cli_from: str = ""                     # module with the op's own `check`/`compile`/`analyze` CLI hooks
+                                           # (own flags and report lines); "" = the generic commands
     tuning_from: Any = None                # a Tuning, or the module whose tuning() builds it (loaded on
                                            # first use: the tuner imports optuna); None: not sweepable
 
@@ -163,6 +165,13 @@ class OpSpec:
                 _TUNINGS[self.name] = importlib.import_module(src).tuning()
             return _TUNINGS[self.name]
         return src
+
+    def cli_hook(self, command: str):
+        """The op's own implementation of CLI `command`, or None (the command's generic path)."""
+        if not self.cli_from:
+            return None
+        import importlib
+        return getattr(importlib.import_module(self.cli_from), command, None)
 
     def make_problem(self, values: Mapping[str, Any] | None = None, **kw):
         """The op's Problem from a mapping (a study's stored problem, a dict of CLI values);

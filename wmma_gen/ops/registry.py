@@ -14,6 +14,7 @@ from typing import Callable, Union
 from .contract import ModelEstimate, OpSpec  # noqa: F401  (re-exported: the contract's types)
 
 _LOADERS: dict[str, Callable[[], OpSpec]] = {}
+_MODULES: dict[str, str] = {}      # op -> its spec module (light: AXES and SPACE without the builder)
 _cache: dict[str, OpSpec] = {}
 NAMES: tuple[str, ...] = ()
 
@@ -23,6 +24,7 @@ def register(name: str, spec: Union[str, OpSpec, Callable[[], OpSpec]]) -> None:
     global NAMES
     if isinstance(spec, str):
         module = spec
+        _MODULES[name] = module
         loader = lambda: importlib.import_module(module).spec()  # noqa: E731
     elif isinstance(spec, OpSpec):
         loader = lambda: spec  # noqa: E731
@@ -37,8 +39,40 @@ def unregister(name: str) -> None:
     """Forget op `name` (tests that register a dummy op clean up with this)."""
     global NAMES
     _LOADERS.pop(name, None)
+    _MODULES.pop(name, None)
     _cache.pop(name, None)
     NAMES = tuple(_LOADERS)
+
+
+def _light(name: str, attr: str, field: str):
+    """A spec module's top-level `attr` (no MLIR imported), else the loaded OpSpec's `field`."""
+    module = _MODULES.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module), attr, None)
+        if value is not None:
+            return value
+    return getattr(get(name), field)
+
+
+def space_of(name: str) -> tuple:
+    """The op's knob table (what CLI flags are made from) without loading its builder."""
+    return _light(name, "SPACE", "space")
+
+
+def axes_of(name: str) -> tuple:
+    """The op's problem axes (CLI flags) without loading its builder."""
+    return _light(name, "AXES", "problem_axes")
+
+
+def one_kernel() -> tuple[str, ...]:
+    """Ops `wmma-gen compile` can write (one kernel's artifacts): all but those whose spec module
+    declares several KERNELS (light: read without loading the builder)."""
+    return tuple(n for n in NAMES if len(_light_opt(n, "KERNELS") or ()) <= 1)
+
+
+def _light_opt(name: str, attr: str):
+    module = _MODULES.get(name)
+    return getattr(importlib.import_module(module), attr, None) if module is not None else None
 
 
 def names() -> tuple[str, ...]:

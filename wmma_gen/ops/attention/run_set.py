@@ -14,10 +14,11 @@ _FORWARD_ARG = {"Q": "q", "K": "k", "V": "v"}       # kernel argument -> inputs.
 
 
 def forward(cs, q, k, v, *, causal=False, window=None, scale=None, layout="bshd", dtype=None, device=None):
-    """(o, lse) of the forward set {"attention"[, "combine"]} (the combine when split_kv > 1)."""
+    """(o, lse) of the forward set {"attention"[, "combine"]} (the combine when split_kv > 1);
+    lse is None when the set's directive does not return it."""
     q, scale, _ = public_scale(q, scale)
-    inp = forward_inputs(q, k, v, causal=causal, window=window, scale=scale, return_lse=True, layout=layout,
-                         dtype=dtype)
+    inp = forward_inputs(q, k, v, causal=causal, window=window, scale=scale, return_lse=cs.directive.return_lse,
+                         layout=layout, dtype=dtype)
     dev, pairs = get_device(device), cs.pairs()
     problem = {**inp.problem.sizes(), "scale": inp.problem.scale}
     src, ck = pairs["attention"]
@@ -26,7 +27,7 @@ def forward(cs, q, k, v, *, causal=False, window=None, scale=None, layout="bshd"
     if "combine" in pairs:
         csrc, cck = pairs["combine"]
         outs, _ = launch(cck, csrc.signature, problem, dev, {n: outs[n] for n in csrc.signature.inputs})
-    return _user_array(outs["O"], inp.problem.dtype), outs["LSE"]
+    return _user_array(outs["O"], inp.problem.dtype), outs.get("LSE")
 
 
 def backward(cs, q, k, v, o, do, lse, *, causal=False, window=None, scale=None, layout="bshd", dtype=None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from ..contract import Axis, ModelEstimate, OpSpec
+from .schedule import SPACE  # noqa: F401  (light: registry.space_of)
 
 
 @dataclass(frozen=True)
@@ -120,4 +121,5 @@ def spec() -> OpSpec:
         AttentionDirective, AttentionSchedule, SPACE, AttentionProblem, AXES, build, key_of, check, estimate,
         flops, bucket, default_schedule, gate_problems,
         tolerance="O within 3u*max|V|, LSE within 1e-5*(1+|LSE|) (u = unit roundoff of f16/bf16)",
-        api=attention, reference=attention_forward, tuning_from="wmma_gen.ops.attention.tuning")
+        api=attention, reference=attention_forward, cli_from="wmma_gen.ops.attention.cli",
+        tuning_from="wmma_gen.ops.attention.tuning")

@@ -5,6 +5,10 @@ from __future__ import annotations
 from ..attention import spec as fwd
 from ..contract import ModelEstimate, OpSpec
 
+AXES = fwd.AXES                        # the forward's Problem and flags
+KERNELS = ("prepass", "dkdv", "dq")    # launch order (`wmma-gen compile` writes one kernel: not this op)
+from .schedule import SPACE  # noqa: F401  (light: registry.space_of)
+
 
 def build(d, s, target, key=None):
     from .run import build_backward, make_spec
@@ -41,7 +45,8 @@ def spec() -> OpSpec:
     from .schedule import SPACE, AttentionBwdSchedule
     return OpSpec(
         "attention_bwd", "flash-attention backward: dQ, dK, dV recomputed from the forward LSE", "loop",
-        AttentionDirective, AttentionBwdSchedule, SPACE, fwd.AttentionProblem, fwd.AXES, build, fwd.key_of, check,
+        AttentionDirective, AttentionBwdSchedule, SPACE, fwd.AttentionProblem, AXES, build, fwd.key_of, check,
         estimate, flops, fwd.bucket, default_schedule, fwd.gate_problems,
         tolerance="dq, dk, dv within 8u*max|ref| + 1e-3 (u = unit roundoff of f16/bf16)",
-        api=api, reference=attention_backward, tuning_from="wmma_gen.ops.attention_bwd.tuning")
+        api=api, reference=attention_backward, cli_from="wmma_gen.ops.attention_bwd.cli",
+        tuning_from="wmma_gen.ops.attention_bwd.tuning")

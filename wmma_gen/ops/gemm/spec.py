@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..contract import Axis, ModelEstimate, OpSpec
+from .schedule import SPACE  # noqa: F401  (light: registry.space_of)
 
 
 @dataclass(frozen=True)
@@ -90,4 +91,5 @@ def spec() -> OpSpec:
         "gemm", "C = act(alpha * A @ B + beta * C0 + bias) on WMMA", "gemm", GemmDirective, Schedule, SPACE,
         GemmProblem, AXES, build, key_of, check, estimate, flops, bucket, default_schedule, gate_problems,
         tolerance="normwise: sqrt(K)*eps(in) + eps(out) for float inputs, exact for integers (check.py)",
-        api=gemm, reference=gemm_reference, tuning_from="wmma_gen.ops.gemm.tuning")
+        api=gemm, reference=gemm_reference, cli_from="wmma_gen.ops.gemm.cli",
+        tuning_from="wmma_gen.ops.gemm.tuning")
