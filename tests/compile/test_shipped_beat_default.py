@@ -4,7 +4,9 @@ under the model (issue 25 item 3): the shipped files never make a call slower th
 Both figures are the registry's model estimate (source=model) of the compiled kernels on the
 bucket's problem -- the same problem a sweep study of that bucket ranks (ops/<op>/tuning.py: GEMM
 M x N x K batch 1; attention batch 1, 16 heads, Sq = Sk = the bucket's seq). The default is the
-one the op uses when no file has an entry (autotune.ladder.builtin_default).
+one the op uses when no file has an entry (autotune.ladder.builtin_default). A model-ranked
+entry's win must also survive every one-at-a-time variation (x0.5, x2) of the model's guessed
+parameters (model/robustness.py), as export requires.
 """
 import json
 
@@ -13,6 +15,7 @@ import pytest
 from autotune.ladder import builtin_default
 from wmma_gen.ops.attention.tuning import BATCH, HEADS
 from wmma_gen import schedule_files as sf
+from wmma_gen.model import robustness
 from wmma_gen.ops import registry
 
 
@@ -50,3 +53,7 @@ def test_shipped_entry_is_at_least_the_default_under_the_model(arch, op, dtype, 
     base = spec.estimate_of(d, default, p, arch)
     assert mine.source == base.source == "model"
     assert mine.tflops >= base.tflops * (1 - 1e-9), (tuned, mine, default, base)
+    if entry["source"] == "model" and tuned != default:
+        flips = robustness.flips(arch, lambda: (spec.estimate_of(d, tuned, p, arch).tflops,
+                                                spec.estimate_of(d, default, p, arch).tflops))
+        assert not flips, f"{tuned} beats the default only at the model's guessed values: {flips}"
