@@ -27,13 +27,13 @@ class WmmaRow(NamedTuple):
     c_regs: int
 
 
+_ROWS = {name: Row(*r) for name, r in ROWS.items()}
+_WMMA = {fam: {name: WmmaRow(*w) for name, w in table.items()} for fam, table in WMMA.items()}
+
+
 def row(name: str, family: str) -> Row | WmmaRow | None:
     base = name.replace("v_dual_", "v_", 1) if name.startswith("v_dual_") else name
-    w = WMMA[getattr(family, "wmma", family)].get(base)     # Family: gfx1170 -> gfx12 WMMA
-    if w is not None:
-        return WmmaRow(*w)
-    r = ROWS.get(base)
-    return Row(*r) if r is not None else None
+    return _WMMA[getattr(family, "wmma", family)].get(base) or _ROWS.get(base)   # Family: gfx1170 -> gfx12 WMMA
 
 
 def roles(name: str, family: str) -> tuple[str, list[str], list[str]]:
