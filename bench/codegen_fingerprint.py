@@ -4,7 +4,7 @@ Compiles every default kernel -- GEMM (every WMMA dtype/accumulator of gfx1100 a
 four layouts, a tile-aligned and a guarded size, plus epilogue and split-K rows), attention
 forward (head dims 64 and 128, f16/bf16, dense / causal / window / varlen / all three, bhsd,
 split-KV decode and its combine kernel) and attention backward (the same masks; pre-pass, dK/dV
-and dQ kernels) -- and records per kernel the sha256 of the printed MLIR and of the code
+and dQ kernels), plus the paged-KV decode kernel where it exists -- and records per kernel the sha256 of the printed MLIR and of the code
 object's .text section (the machine code; the ELF's other sections carry metadata only).
 
     python bench/codegen_fingerprint.py --record results/codegen_fingerprint.json
@@ -111,7 +111,28 @@ def bwd_cases():
                    lambda spec=spec, name=name, arch=arch: getattr(build_backward(spec, default_schedule(arch, 64)), name).mlir)
 
 
-FAMILIES = {"gemm": gemm_cases, "fwd": fwd_cases, "bwd": bwd_cases}
+def paged_cases():
+    """The paged-KV decode kernel (ops/paged_attention, built on the forward's blocks); none at
+    commits before it existed."""
+    try:
+        from wmma_gen.ops.paged_attention.defaults import default_schedule
+        from wmma_gen.ops.paged_attention.directive import PagedAttentionDirective
+        from wmma_gen.ops.paged_attention.kernel import build_paged_attention
+    except ImportError:
+        return
+    from wmma_gen.targets import get_target
+    variants = {"f16 hd128 causal": dict(dtype="f16", head_dim=128),
+                "bf16 hd64 window softcap": dict(dtype="bf16", head_dim=64, window=True, softcap=True),
+                "f16 hd128 fp8e4m3": dict(dtype="f16", head_dim=128, kv_dtype="fp8e4m3"),
+                "bf16 hd128 varlen lse": dict(dtype="bf16", head_dim=128, varlen=True, return_lse=True)}
+    for arch in ARCHS:
+        for label, kw in variants.items():
+            d = PagedAttentionDirective(**kw)
+            yield (f"paged {arch} {label}",
+                   lambda d=d, arch=arch: build_paged_attention(d, default_schedule(d, arch, 16, 4096), get_target(arch)).mlir)
+
+
+FAMILIES = {"gemm": gemm_cases, "fwd": fwd_cases, "bwd": bwd_cases, "paged": paged_cases}
 
 
 def fingerprints(only) -> dict:

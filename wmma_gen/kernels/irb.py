@@ -6,7 +6,7 @@ boilerplate of creating attributes and result types.
 from __future__ import annotations
 
 from ..compiler.mlir_api import ir
-from ..compiler.mlir_api import arith
+from ..compiler.mlir_api import arith, scf
 from ..compiler.mlir_api import _llvm_ops_gen as llvm
 from ..compiler.mlir_api import _rocdl_ops_gen as rocdl
 
@@ -170,3 +170,11 @@ def keep_unroll(loop) -> None:
     assume the loop as built."""
     loop.operation.attributes["loop_annotation"] = ir.Attribute.parse(
         "#llvm.loop_annotation<unroll = <disable = true>>")
+
+
+def if_then(cond, fn) -> None:
+    """scf.if without results: fn() emits the then-block."""
+    op = scf.IfOp(cond)
+    with ir.InsertionPoint(op.then_block):
+        fn()
+        scf.YieldOp([])

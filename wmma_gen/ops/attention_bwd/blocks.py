@@ -18,12 +18,14 @@ from dataclasses import dataclass
 
 from ...compiler.mlir_api import ir
 from ...compiler.mlir_api import _gpu_ops_gen as gpu
-from ...compiler.mlir_api import arith, memref, scf, vector
+from ...compiler.mlir_api import arith, memref
 
 from ...kernels import attention_mask as am
 from ...kernels import irb, lanes
 from ...kernels.attention_mask import BIG, Ranges, tile_ranges  # noqa: F401  (re-exported)
 from ...kernels.global_tensor import RowTensor
+from ...kernels.irb import if_then  # noqa: F401  (re-exported for operands.py, prepass.py)
+from ...kernels.staging.rows import load_row_value, stage_row_values, stage_rows  # noqa: F401  (re-exported)
 from .args import SADDR_READS, BwdSpec
 LOG2E = 1.4426950408889634
 FLAT = 2 ** 31 - 1
@@ -50,13 +52,6 @@ def block_id(d: str):
 
 def thread_id():
     return gpu.ThreadIdOp(ir.Attribute.parse("#gpu<dim x>")).result
-
-
-def if_then(cond, fn) -> None:
-    op = scf.IfOp(cond)
-    with ir.InsertionPoint(op.then_block):
-        fn()
-        scf.YieldOp([])
 
 
 @dataclass
@@ -150,63 +145,3 @@ def head_cols(dpart, per_wave: int, j: int, blocks: int):
 
 slot = lanes.slot                      # LDS column (slot) of stream row r (module docstring)
 slot_of_const = lanes.sigma16_const
-
-
-# --- staging ---------------------------------------------------------------------------
-
-def stage_rows(t: Tensor, family: str, b, h, seq_row0, row0, nvalid, rows: int, d: int, tid, threads: int,
-               natural=None, transposed=None) -> None:
-    """Copy rows row0 .. row0+rows (of one head; rows >= nvalid read as zeros) into LDS:
-    natural[0][r][c] and/or transposed[0][c][slot(r)]. A thread copies two rows whose
-    slots are adjacent (r, r+1 on gfx12; r, r+2 on gfx11) in chunks of 8 elements, so each
-    transposed store writes two 16-bit values (one 32-bit ds_store)."""
-    w = 8
-    per_row = d // w
-    units = rows // 2 * per_row
-    st = irb.storage_type(t.dtype)
-    base = t.row_base(b, irb.add(seq_row0, row0), h)
-    delta = 1 if family == "gfx12" else 2
-    for k in range(-(-units // threads)):
-        u = irb.add(tid, k * threads)
-        if (k + 1) * threads > units:
-            u = irb.minu(u, units - 1)   # surplus threads repeat the last unit (same values)
-        p, c = irb.div(u, per_row), irb.mul(irb.rem(u, per_row), w)
-        r = irb.mul(p, 2) if family == "gfx12" else irb.add(irb.mul(irb.div(p, 2), 4), irb.rem(p, 2))
-        chunks = []
-        for e in (0, delta):
-            row = irb.add(r, e)
-            ok = irb.lt(irb.add(row0, row), nvalid)
-            safe = irb.select(ok, row, irb.c(0))   # row0 < nvalid whenever a tile is staged
-            v = t.read(base, irb.add(irb.mul(safe, t.ss), c), w)   # base uniform, row and column per lane
-            chunks.append(irb.select(ok, v, irb.zeros(irb.vec(w, st))))
-            if natural is not None:
-                vector.store(chunks[-1], natural, [irb.c(0), row, c])
-        if transposed is not None:
-            col = slot(family, r)
-            for e in range(w):
-                pair = vector.shuffle(chunks[0], chunks[1], [e, w + e])
-                vector.store(pair, transposed, [irb.c(0), irb.add(c, e), col])
-
-
-def load_row_value(t: Tensor, b, h, seq_row0, i, nvalid, scale: float = 1.0):
-    """f32 row-vector element (b, h, i) * scale, 0 outside [0, nvalid)."""
-    ok = irb.lt(i, nvalid)
-    off = irb.add(t.row_base(b, seq_row0, h), irb.select(ok, i, irb.c(0)))
-    v = memref.load(t.ref, [off])
-    if scale != 1.0:
-        v = arith.mulf(v, irb.cf(scale, ir.F32Type.get()))
-    return irb.select(ok, v, irb.cf(0.0, ir.F32Type.get()))
-
-
-def stage_row_values(t: Tensor, family: str, b, h, seq_row0, row0, nvalid, rows: int, tid, threads: int,
-                     lds, scale: float = 1.0) -> None:
-    """lds[slot(r)] = t[b, h, row0 + r] * scale for r < rows (f32, zeros past nvalid)."""
-    for k in range(-(-rows // threads)):
-        r = irb.add(tid, k * threads)
-
-        def put(r=r):
-            memref.store(load_row_value(t, b, h, seq_row0, irb.add(row0, r), nvalid, scale), lds, [slot(family, r)])
-        if (k + 1) * threads > rows:
-            if_then(irb.lt(r, rows), put)
-        else:
-            put()

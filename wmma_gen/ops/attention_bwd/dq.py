@@ -83,8 +83,10 @@ def _ranges(k) -> Ranges:
 def _query_tile(k) -> list:
     s, spec, seq = k.s, k.spec, k.seq
     d = spec.head_dim
-    stage_rows(k.Q, k.fam, k.b, k.h, seq.q0, k.m0, seq.sq, s.dq_block_m, d, k.tid, s.dq_threads, natural=k.lds_q)
-    stage_rows(k.dO, k.fam, k.b, k.h, seq.q0, k.m0, seq.sq, s.dq_block_m, d, k.tid, s.dq_threads, natural=k.lds_do)
+    stage_rows(k.Q, k.fam, k.b, k.h, seq.q0, k.m0, seq.sq, s.dq_block_m, d, k.tid, s.dq_threads, natural=k.lds_q,
+               select_offset=True)
+    stage_rows(k.dO, k.fam, k.b, k.h, seq.q0, k.m0, seq.sq, s.dq_block_m, d, k.tid, s.dq_threads, natural=k.lds_do,
+               select_offset=True)
     k.neg_lse2 = splat(load_row_value(k.lse, k.b, k.h, seq.q0, k.query, seq.sq, -LOG2E))
     k.di = splat(load_row_value(k.delta, k.b, k.h, seq.q0, k.query, seq.sq))
     r = _ranges(k)
@@ -105,8 +107,9 @@ def _key_tile(k, n0, accs: list, masked: bool) -> list:
     d, fn = spec.head_dim, s.dq_block_n // 16
     gpu.BarrierOp()   # Q/dO staged (first tile) / the previous key tile has been read
     stage_rows(k.K, fam, k.b, k.hk, seq.k0, n0, seq.sk, s.dq_block_n, d, k.tid, s.dq_threads,
-               natural=k.lds_k, transposed=k.lds_kt)
-    stage_rows(k.V, fam, k.b, k.hk, seq.k0, n0, seq.sk, s.dq_block_n, d, k.tid, s.dq_threads, natural=k.lds_v)
+               natural=k.lds_k, transposed=k.lds_kt, select_offset=True)   # register pressure: staging.rows
+    stage_rows(k.V, fam, k.b, k.hk, seq.k0, n0, seq.sk, s.dq_block_n, d, k.tid, s.dq_threads, natural=k.lds_v,
+               select_offset=True)
     gpu.BarrierOp()
     dsb = []
     for i in range(fn):

@@ -35,7 +35,7 @@ from ...kernels.saddr import pointer_type as global_pointer_type
 from ...kernels.globalmem import Pos, Stored
 from ...kernels.module import gpu_module_text
 from ...kernels.signature import KernelSource
-from ...kernels.tiles import TilePlan, load_tile, plan_tile, store_tile
+from ...kernels.staging.gemm_tiles import TilePlan, load_tile, plan_tile, store_tile
 from ...kernels.views import as_index, i32, pointer_type, strided_view
 from ...targets import Target
 from .directive import GemmDirective

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..compiler.mlir_api import ir
-from ..compiler.mlir_api import arith, memref, vector
+from ...compiler.mlir_api import ir
+from ...compiler.mlir_api import arith, memref, vector
 
-from . import irb
-from .lanes import PERM_HI, PERM_LO, perm_b32
-from .globalmem import Pos, Stored, chunk_width, concat, read_chunk
+from .. import irb
+from ..lanes import PERM_HI, PERM_LO, perm_b32
+from ..globalmem import Pos, Stored, chunk_width, concat, read_chunk
 
 
 @dataclass(frozen=True)
