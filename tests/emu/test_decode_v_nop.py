@@ -3,8 +3,10 @@
 code, it runs as a no-op; an opcode the tables do not list still faults when executed.
 
 Encodings: llvm/test/MC/Disassembler/AMDGPU/gfx11_dasm_vop1.txt and gfx12_dasm_vop1.txt,
-`0x00,0x00,0x00,0x7e` -> `v_nop`. The VOP3 form is VOP1 opcode + 384 (RDNA3 ISA guide §15.3.4,
-"VOP3 opcodes 384-511 are the VOP1 opcodes"), i.e. dword 0xd5800000."""
+`0x00,0x00,0x00,0x7e` -> `v_nop`. LLVM emits that VOP1 form (llvm/lib/Target/AMDGPU/
+GCNHazardRecognizer.cpp and SIInsertWaitcnts.cpp build AMDGPU::V_NOP_e32); the VOP3 form, VOP1
+opcode + 384 (RDNA3 ISA guide §15.3.4: VOP3 opcodes 384-511 are the VOP1 opcodes), i.e. dword
+0xd5800000, comes only from hand-written `v_nop_e64` and decodes through the same table row."""
 from __future__ import annotations
 
 import numpy as np
