@@ -24,10 +24,11 @@ class GemmKernel:
     schedule: Schedule
     key: GemmKey
     kernels: CompiledSet       # from ops/compile_op.py; its MLIR/Signature are built on first use
+    compiled: CompiledKernel | None = None   # the set's "gemm" object unless given (a test's stand-in)
 
-    @property
-    def compiled(self) -> CompiledKernel:
-        return self.kernels.kernel("gemm")
+    def __post_init__(self):
+        if self.compiled is None:
+            object.__setattr__(self, "compiled", self.kernels.kernel("gemm"))
 
     @property
     def source(self) -> KernelSource:
