@@ -107,8 +107,8 @@ class Target:
     elf_mach: int = 0              # [LLVM] AMDGPUUsage "AMDGPU EF_AMDGPU_MACH Values"
     wmma: dict = field(default_factory=dict)  # (in_dtype, acc) -> WmmaInstr
     rate: dict = field(default_factory=dict)  # in_dtype -> dense FLOPs/clock/CU [RATE]; None = [UNKNOWN]
-    l2_bytes: int = 0              # [CACHE] GPU L2; 0 = unknown
-    infinity_cache_bytes: int = 0  # [CACHE] Infinity Cache / MALL; 0 = none
+    l2_bytes: int | None = None    # [CACHE] GPU L2; None = [UNKNOWN]
+    infinity_cache_bytes: int | None = 0  # [CACHE] Infinity Cache / MALL; 0 = none, None = [UNKNOWN]
     sustained_ghz: float = 0.0     # [CALIB] clock the WMMA pipe sustains under load; 0 = no data (boost used)
     sustained_source: str = ""     # which published points it comes from, and how
     encoding: str = ""             # ISA encoding family of everything but WMMA; "" = same as family ([RDNA4M])
@@ -132,7 +132,12 @@ class Target:
     @property
     def cache_bytes(self) -> int:
         """L2 + Infinity Cache: data a kernel may find on chip between launches. The GPU timer
-        rotates operand sets larger than this so every timed launch reads DRAM."""
+        rotates operand sets larger than this so every timed launch reads DRAM; an unknown size
+        raises (an under-estimate would let timed launches hit a warm cache)."""
+        for fact in ("l2_bytes", "infinity_cache_bytes"):
+            if getattr(self, fact) is None:
+                raise ScheduleError(f"{self.arch}.{fact}", None, f"no public cache size for {self.name}: "
+                                    "pass cache_bytes (the bytes the timing operand sets must exceed)")
         return self.l2_bytes + self.infinity_cache_bytes
 
     @property
@@ -146,6 +151,7 @@ class Target:
     def unknown(self) -> tuple[str, ...]:
         """The product facts without a public figure ([UNKNOWN])."""
         facts = {"cus": self.cus, "boost_ghz": self.boost_ghz, "mem_bw_gbs": self.mem_bw_gbs,
+                 "l2_bytes": self.l2_bytes, "infinity_cache_bytes": self.infinity_cache_bytes,
                  **{f"rate[{d}]": r for d, r in self.rate.items()}}
         return tuple(k for k, v in facts.items() if v is None)
 
@@ -217,7 +223,7 @@ TARGETS: dict[str, Target] = {t.arch: t for t in (
     Target("gfx1102", "Radeon RX 7600", "gfx11", 32, 2.655, 288.0, vgprs_per_simd=1024, vgpr_granule=16,
            wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x47, l2_bytes=2 << 20, infinity_cache_bytes=32 << 20),
     # Radeon 780M (Phoenix / Hawk Point, Ryzen 9 7940HS): 12 CU, 2.8 GHz, LPDDR5X-7500 128-bit = 120 GB/s
-    # [SPEC]; 1024 VGPRs/SIMD [LLVM]; GPU L2 size [UNKNOWN] (0); no Infinity Cache
+    # [SPEC]; 1024 VGPRs/SIMD [LLVM]; GPU L2 size [UNKNOWN]; no Infinity Cache on the product page
     Target("gfx1103", "Radeon 780M (Phoenix)", "gfx11", 12, 2.8, 120.0, vgprs_per_simd=1024, vgpr_granule=16,
            wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x44),
     # Radeon 890M (Strix Point): 16 CU, 2.9 GHz, LPDDR5X-7500 128-bit = 120 GB/s [SPEC]
@@ -227,17 +233,18 @@ TARGETS: dict[str, Target] = {t.arch: t for t in (
     Target("gfx1151", "Radeon 8060S (Strix Halo)", "gfx11", 40, 2.9, 256.0, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x4a,
            l2_bytes=2 << 20, infinity_cache_bytes=32 << 20, sustained_ghz=1.782, sustained_source=_SUSTAINED["gfx1151"]),
     # Radeon 860M (Krackan Point, Ryzen AI 7 350): 8 CU, 3.0 GHz, LPDDR5X-8000 128-bit = 128 GB/s [SPEC];
-    # 1024 VGPRs/SIMD [LLVM]; L2 [UNKNOWN] (0); no Infinity Cache
+    # 1024 VGPRs/SIMD [LLVM]; L2 [UNKNOWN]; no Infinity Cache on the product page
     Target("gfx1152", "Radeon 860M (Krackan Point)", "gfx11", 8, 3.0, 128.0, vgprs_per_simd=1024, vgpr_granule=16,
            wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x55),
     # gfx1153: in LLVM's processor table (GFX11.5, ELF 0x58 [ELF]) without a public product: CUs, clock and
     # bandwidth [UNKNOWN]; RDNA3.5 WMMA rate per CU as gfx1150/1151 [RATE]; 1024 VGPRs/SIMD [LLVM]
     Target("gfx1153", "RDNA 3.5 (not public)", "gfx11", None, None, None, vgprs_per_simd=1024,
-           vgpr_granule=16, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x58),
+           vgpr_granule=16, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x58, infinity_cache_bytes=None),
     # gfx1170 / gfx1171 ("RDNA 4m", AMDGPUUsage product TBA): GFX11 encodings with GFX12 WMMA [RDNA4M];
     # CUs, clock, bandwidth, WMMA rate and caches [UNKNOWN]. VGPR file 1024/SIMD, granule 16 [VGPRPROBE]
     *[Target(arch, "RDNA 4m (product not public)", "gfx12", None, None, None, vgprs_per_simd=1024,
              vgpr_granule=16, wmma=_gfx1170_instrs(), rate=_R_UNKNOWN, elf_mach=mach, encoding="gfx11",
+             infinity_cache_bytes=None,
              vgprs_source="[VGPRPROBE]")
       for arch, mach in (("gfx1170", 0x5D), ("gfx1171", 0x5E))],
     # RX 9060 XT: 32 CU, 3.13 GHz boost, 322 GB/s [SPEC]
@@ -250,8 +257,10 @@ TARGETS: dict[str, Target] = {t.arch: t for t in (
 
 
 def known_product_archs() -> tuple[str, ...]:
-    """Targets whose CUs, clock and bandwidth have public figures (the model runs on them)."""
-    return tuple(a for a, t in TARGETS.items() if not t.unknown)
+    """Targets whose CUs, clock, bandwidth and WMMA rates have public figures: the peak and the
+    model run on them (an unknown L2 size the model replaces by a marked assumption, model/params.py)."""
+    return tuple(a for a, t in TARGETS.items()
+                 if not any(f in ("cus", "boost_ghz", "mem_bw_gbs") or f.startswith("rate[") for f in t.unknown))
 
 
 def get_target(arch: str) -> Target:

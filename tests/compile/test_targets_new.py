@@ -83,6 +83,14 @@ def test_unknown_product_facts_raise_instead_of_guessing(arch):
         params_for(arch)
 
 
+@pytest.mark.parametrize("arch", NEW)
+def test_unknown_cache_size_refuses_the_gpu_timers_default(arch):
+    """The GPU timer rotates operand sets larger than L2 + Infinity Cache; an unknown size must not
+    read as 0 (every launch could then hit a warm cache)."""
+    with pytest.raises(ScheduleError, match=rf"{arch}\.l2_bytes.*pass cache_bytes"):
+        get_target(arch).cache_bytes
+
+
 def test_known_product_peaks_are_rate_times_cus_times_clock():
     assert get_target("gfx1103").peak_tflops("f16") == pytest.approx(512 * 12 * 2.8e9 / 1e12)
     assert get_target("gfx1152").peak_tflops("i4") == pytest.approx(1024 * 8 * 3.0e9 / 1e12)
