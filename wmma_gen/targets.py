@@ -104,7 +104,7 @@ class Target:
     max_waves_per_simd: int = 16   # [ISA3] 2.x: 16 wave slots per SIMD (wave32)
     simds_per_cu: int = 2          # [ISA3]: a CU holds two SIMD32s (WGP = 2 CUs)
     max_workgroup_threads: int = 1024  # [LLVM] AMDGPUUsage: flat workgroup size limit
-    elf_mach: int = 0              # [LLVM] AMDGPUUsage "AMDGPU EF_AMDGPU_MACH Values"
+    elf_mach: int = 0              # [LLVM] AMDGPUUsage "AMDGPU EF_AMDGPU_MACH Values"; [ELF]
     wmma: dict = field(default_factory=dict)  # (in_dtype, acc) -> WmmaInstr
     rate: dict = field(default_factory=dict)  # in_dtype -> dense FLOPs/clock/CU [RATE]; None = [UNKNOWN]
     l2_bytes: int | None = None    # [CACHE] GPU L2; None = [UNKNOWN]
