@@ -143,3 +143,17 @@ def test_torch_compile_fullgraph_matches_eager():
     eager = step(q, k_cache, v_cache, k, v)
     compiled = torch.compile(step, backend="aot_eager", fullgraph=True)(q, kc2, vc2, k, v)
     assert torch.equal(eager, compiled) and torch.equal(k_cache, kc2) and torch.equal(v_cache, vc2)
+
+
+def test_long_query_chunk_runs_as_chunked_prefill():
+    """seqlen_q 20 > 16: the packed (varlen) path with equal chunks; appended k/v of 20 tokens."""
+    k_cache, v_cache, table = _paged(B=2, nb=10, Hkv=1, width=4, D=32)
+    lens = torch.tensor([9, 0], dtype=torch.int32)
+    q = torch.randn(2, 20, 2, 32).half()
+    k, v = torch.randn(2, 20, 1, 32).half(), torch.randn(2, 20, 1, 32).half()
+    out, lse = flash_attn_with_kvcache(q, k_cache, v_cache, k, v, cache_seqlens=lens, block_table=table, causal=True,
+                                       return_softmax_lse=True)
+    ro, rlse = _ref(q, k_cache, v_cache, table, lens + 20, causal=True)
+    assert out.shape == q.shape and lse.shape == (2, 2, 20)
+    assert (out.double().numpy() - ro).__abs__().max() <= 3 * U16 * v_cache.abs().max().item()
+    assert np.allclose(lse.numpy(), rlse, rtol=1e-5, atol=1e-5)

@@ -4,7 +4,8 @@
                                   block_table=None, softmax_scale=None, causal=False,
                                   window_size=(-1, -1), softcap=0.0, return_softmax_lse=False)
 
-Shapes and semantics are flash-attn's: q (batch, seqlen_q, nheads, hd) with seqlen_q 1..16;
+Shapes and semantics are flash-attn's: q (batch, seqlen_q, nheads, hd) (seqlen_q above 16 runs
+as chunked prefill, equal chunks);
 k_cache / v_cache (num_blocks, page_block_size, nheads_k, hd) with block_table (batch,
 max_blocks) int32, or without block_table a contiguous cache (batch, seqlen_cache, nheads_k,
 hd); cache_seqlens (int or (batch,) int32) = tokens already in the cache. k / v (batch,
@@ -32,6 +33,7 @@ import torch
 from torch import Tensor
 
 from ..ops.paged_attention.directive import BLOCK_SIZES
+from ..ops.paged_attention.inputs import MAX_SQ
 from .runtime import check_tensors, direct, kernel_view, stream_of, torch_alloc
 
 FP8 = {torch.float8_e4m3fn: "fp8e4m3", torch.float8_e5m2: "fp8e5m2"}
@@ -40,16 +42,28 @@ FP8 = {torch.float8_e4m3fn: "fp8e4m3", torch.float8_e5m2: "fp8e5m2"}
 def paged_call(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_table: Tensor, seq_lens: Tensor,
                kv_scales: Optional[Tensor], causal: bool, window_left: int, window_right: int, scale: float,
                softcap: float) -> tuple[Tensor, Tensor]:
+    """(o, lse (batch, nheads, seqlen_q)). More than MAX_SQ query tokens per sequence run as
+    chunked prefill: q packed (batch * seqlen_q, nheads, hd) with equal chunks (a view when q
+    is contiguous) and device-side offsets."""
     from ..ops.paged_attention.device import paged_attention_into   # MLIR loads on the first call, not import
     q = kernel_view(q)
-    o = torch.empty(q.shape, dtype=q.dtype, device=q.device)
-    lse = torch.empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32, device=q.device)
+    B, Sq, H, D = q.shape
     keep: list = []
     window = None if (window_left, window_right) == (-1, -1) else (window_left, window_right)
-    paged_attention_into(q, k_cache, v_cache, block_table, seq_lens, o, lse, causal=causal, scale=scale,
-                         window=window, softcap=softcap or None, kv_dtype=FP8.get(k_cache.dtype),
-                         kv_scales=kv_scales, stream=stream_of(q), alloc=torch_alloc(q.device, keep))
-    return o, lse
+    kw = dict(causal=causal, scale=scale, window=window, softcap=softcap or None, kv_dtype=FP8.get(k_cache.dtype),
+              kv_scales=kv_scales, stream=stream_of(q), alloc=torch_alloc(q.device, keep))
+    if Sq <= MAX_SQ:
+        o = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+        lse = torch.empty((B, H, Sq), dtype=torch.float32, device=q.device)
+        paged_attention_into(q, k_cache, v_cache, block_table, seq_lens, o, lse, **kw)
+        return o, lse
+    packed = q.reshape(B * Sq, H, D)
+    o = torch.empty(packed.shape, dtype=q.dtype, device=q.device)
+    lse = torch.empty((H, B * Sq), dtype=torch.float32, device=q.device)
+    cu = torch.arange(0, (B + 1) * Sq, Sq, dtype=torch.int32, device=q.device)
+    paged_attention_into(packed, k_cache, v_cache, block_table, seq_lens, o, lse, cu_seqlens_q=cu, max_seqlen_q=Sq,
+                         **kw)
+    return o.reshape(B, Sq, H, D), lse.reshape(H, B, Sq).permute(1, 0, 2).contiguous()
 
 
 paged_attention = torch.library.custom_op("wmma_gen::paged_attention", paged_call, mutates_args=())
