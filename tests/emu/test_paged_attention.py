@@ -139,3 +139,9 @@ def test_q_in_lds_without_prefetch_four_waves(arch):
 def test_q_in_lds_prefetch_fp8_hd128(arch):
     run_case(arch, head_dim=128, lens=(33,), heads=2, kv_heads=1, kv_dtype="fp8e4m3", k_scale=0.25, seed=9,
              schedule=S(waves=2, q_in="lds", frags_q=1))
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_head_dim_192_default_schedule(arch):
+    """hd 192 (MLA-style models) on the default table's schedule for 4 packed rows."""
+    run_case(arch, head_dim=192, lens=(30, 2), heads=4, kv_heads=2, seq_q=2, seed=10)
