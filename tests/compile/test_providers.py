@@ -2,7 +2,8 @@
 
 Every op x arch family (and the main dtypes) is built and compiled to ISA once per installed
 provider -- FlyDSL's embedded bindings and the upstream `mlir` package (mlir-gml) -- and the
-providers must build the same MLIR text and agree on v_wmma count (whole kernel and main
+providers must build the same MLIR text (apart from the #rocdl.target features each LLVM
+version gets, kernels/module.FEATURES_BY_LLVM) and agree on v_wmma count (whole kernel and main
 loop), spills and scratch (none) and LDS bytes; VGPRs must stay within the
 budget of 256 and their difference is recorded, not asserted (two LLVM versions allocate
 registers differently). Two MLIR native libraries cannot share a process, so each provider
@@ -75,7 +76,8 @@ def _stats(op: str, dtype: str, arch: str) -> dict[str, dict]:
         k = compile_mlir(text, arch, cache=False)
         loop = find_main_loop(k.isa)
         m = k.metadata
-        out[name] = {"mlir_sha256": hashlib.sha256(text.encode()).hexdigest(),
+        builder_text = re.sub(r', features = "[^"]*"', "", text)    # per-LLVM target features aside
+        out[name] = {"mlir_sha256": hashlib.sha256(builder_text.encode()).hexdigest(),
                      "v_wmma": len(re.findall(r"^\s*v_wmma", k.isa, re.M)), "vgprs": m.vgpr_count,
                      "spills": m.spills, "scratch": m.scratch_bytes, "lds": m.lds_bytes,
                      "instructions": sum(1 for line in kernel_lines(k.isa) if line.split(";")[0].strip()
