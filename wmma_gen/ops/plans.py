@@ -166,10 +166,9 @@ def _attention(arch, *, out_dtype=None, **call) -> Plan:
 
 
 def _attention_bwd(arch, *, out_dtype, **call) -> Plan:
-    from ..compiler import compile_mlir
     from .attention_bwd.defaults import default_schedule
     from .attention_bwd.lookup import lookup
-    from .attention_bwd.run import build_backward, make_spec
+    from .attention_bwd.run import compiled_kernels, make_spec
     p, varlen = _attention_problem(**call)
     spec = make_spec(arch, call["dtype"], p["head_dim"], causal=call["causal"],
                      window=(p["window_left"], p["window_right"]) != (-1, -1), varlen=varlen,
@@ -177,8 +176,7 @@ def _attention_bwd(arch, *, out_dtype, **call) -> Plan:
     s = lookup(arch, call["dtype"], p["head_dim"], call["causal"], p["seq_k"], seq_q=p["seq_q"],
                window=(p["window_left"], p["window_right"]) != (-1, -1), varlen=varlen) \
         or default_schedule(arch, p["head_dim"])
-    kernels = build_backward(spec, s)
-    steps = tuple(Step(compile_mlir(src.mlir, arch), src.signature) for _, src in kernels.items())
+    steps = tuple(Step(ck, src.signature) for src, ck in compiled_kernels(spec, s).values())
     return Plan(steps, p)
 
 

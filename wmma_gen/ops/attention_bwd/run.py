@@ -41,6 +41,20 @@ def build_backward(spec: BwdSpec, s: AttentionBwdSchedule) -> BwdKernels:
     return BwdKernels(build_prepass(spec, s), build_dkdv(spec, s), build_dq(spec, s))
 
 
+def compiled_kernels(spec: BwdSpec, s: AttentionBwdSchedule) -> dict:
+    """{name: (KernelSource, CompiledKernel)}: through ops/compile_op.py (LRU, disk index) when
+    the outputs are stored like the inputs (what the op's directive describes), else built and
+    compiled here (out="f32" is not a directive field)."""
+    if spec.out != "same":
+        return {n: (src, compile_mlir(src.mlir, spec.arch)) for n, src in build_backward(spec, s).items()}
+    from .. import registry
+    from ..attention.directive import AttentionDirective
+    from ..compile_op import compile_op
+    d = AttentionDirective(spec.dtype, spec.head_dim, causal=spec.causal, window=spec.window, varlen=spec.varlen,
+                           layout=spec.layout, op="attention_bwd")
+    return compile_op(registry.get("attention_bwd"), d, s, None, spec.arch).pairs()
+
+
 def make_spec(arch: str, dtype: str, head_dim: int, *, causal=False, window=False, varlen=False,
               layout="bshd", out="same") -> BwdSpec:
     if out not in OUT_DTYPES:
@@ -63,15 +77,14 @@ def run_backward(q, k, v, o, do, lse, *, scale=None, causal=False, window=None, 
         schedule = lookup(arch, p.dtype, p.head_dim, p.causal, p.seq_k, seq_q=p.seq_q,
                           window=p.window is not None, varlen=p.varlen)
     s = schedule or default_schedule(arch, p.head_dim)
-    kernels = build_backward(spec, s)
+    kernels = compiled_kernels(spec, s)
     if device is None:
         from ...device.emu import EmuDevice
         device = EmuDevice()
     problem = {**p.sizes(), "scale": p.scale}
     arrays = dict(inp.arrays)
     results: dict = {}
-    for name, src in kernels.items():
-        ck = compile_mlir(src.mlir, arch)
+    for name, (src, ck) in kernels.items():
         feed = {n: arrays[n] for n in src.signature.inputs}
         outs, timing = launch(ck, src.signature, problem, device, feed)
         arrays.update(outs)
