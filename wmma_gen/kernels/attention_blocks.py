@@ -19,7 +19,7 @@ costs nothing: it only changes the row address each lane loads.
 
 With that layout a lane holds, for its query, 8 consecutive keys 8h..8h+7 of a 16-key tile:
   gfx12: exactly the B operand run of the lane (8 elements, k = 8h + i in the builder's
-         shared run order, fragments.lane_run) -> P^T is the B operand as is.
+         shared run order, lanes.lane_run) -> P^T is the B operand as is.
   gfx11: B needs all 16 keys in both half-waves (lanes 16-31 replicate 0-15; ISA 7.9), so
          the two halves swap their packed P values once (v_permlanex16_b32, `swap_halves`)
          and each lane puts [keys 0-7, keys 8-15] in order (`p_operand`).

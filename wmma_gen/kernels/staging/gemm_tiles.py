@@ -105,7 +105,7 @@ def store_tile(p: TilePlan, lds: ir.Value, buf, tid, vals: list) -> None:
 
 def _column(p: TilePlan, chunk: list, e: int) -> ir.Value:
     """Element e of each of the g stacked chunks, as one vector<g> (rows in order). 16-bit
-    elements pair up with one v_perm_b32 per 32-bit word (attention_blocks.perm_b32; RDNA3
+    elements pair up with one v_perm_b32 per 32-bit word (lanes.perm_b32; RDNA3
     ISA guide "V_PERM_B32", same on RDNA4): LLVM's shuffle made two v_mov_b16 per word on
     gfx11 (measured: 72 per TN main-loop iteration of the default schedule)."""
     if p.x.elem_bits != 16 or p.w % 2:

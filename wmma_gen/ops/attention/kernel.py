@@ -25,9 +25,9 @@ Per arch (layout facts in layouts.py with the manuals' sections):
     f16/bf16 in registers, no exchange); V^T's A runs are the same 8 keys.
   gfx11 (RDNA3/3.5): C/D value v is row 2v + l//16; every A operand loads row
     sigma(r) = 8*(r%2) + r//2 into A row r, which gives the gfx12 accumulator layout for free
-    (attention_blocks.a_row). B operands need all 16 keys in both half-waves (lanes 16-31
+    (lanes.a_row). B operands need all 16 keys in both half-waves (lanes 16-31
     replicate 0-15), so each lane swaps its 4 packed P registers with lane ^ 16 by
-    v_permlanex16_b32 and orders them (attention_blocks.p_operand): 4 permlanes + 8 selects
+    v_permlanex16_b32 and orders them (lanes.p_operand): 4 permlanes + 8 selects
     per 16x16 P tile, cheaper than an LDS round trip (a store, a barrier-free wave-local
     reload of 32 bytes per lane and the lgkm waits).
   Row statistics: the lane's own values plus one v_permlanex16 (lane ^ 16) per tile for the
@@ -75,7 +75,7 @@ from .signature import SCALARS, attention_signature, buffer_names
 
 LOG2E = 1.0 / math.log(2.0)
 SCHED_STRATEGY = {"minreg": "iterative-minreg"}  # schedule.sched -> LLVM "amdgpu-sched-strategy"
-GLOBAL_PTRS = ("Q", "K", "V")  # read with explicit 32-bit byte offsets (attention_blocks.global_load)
+GLOBAL_PTRS = ("Q", "K", "V")  # read with explicit 32-bit byte offsets (kernels/saddr.py)
 
 
 def kernel_name(d, s: AttentionSchedule) -> str:

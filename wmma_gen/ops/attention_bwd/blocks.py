@@ -1,11 +1,13 @@
-"""In-kernel building blocks of the backward kernels: flat views of the bare-pointer
-arguments, sequence bounds (dense or cu_seqlens), the visibility rule and the tile ranges it
-implies, per-element masks, and cooperative staging of row tiles into LDS.
+"""In-kernel building blocks of the backward kernels: the tensor arguments (saddr row tensors
+or flat views of bare pointers), sequence bounds (dense or cu_seqlens), the visibility band
+(the rule and the tile ranges it implies: kernels/attention_mask.py) and head-dim splits.
+Cooperative staging of row tiles into LDS is kernels/staging/rows.py (re-exported here).
 
 Query-slot order. A 16x16 f32 accumulator tile (rows = queries or keys, the "stream" axis
 of a backward GEMM) holds, in lane l, the 8 rows `layouts.c_coord(family, l, v)`:
   gfx11 rows 2v + l//16,  gfx12 rows 8*(l//16) + v          (layouts.py, ISA guides).
-Give every row r of a 16-row block the *slot* perm(r) = 8*(r%2) + r//2 (gfx11) or r (gfx12);
+Give every row r of a 16-row block the *slot* perm(r) = 8*(r%2) + r//2 (gfx11) or r (gfx12)
+(kernels/lanes.sigma16, `slot`);
 then accumulator value v of lane l is slot 8*(l//16) + v on both families. The backward
 reuses such a tile (P, dS) as the B operand of the next WMMA, whose K runs over the same
 rows, so the A operand of that WMMA (Q^T, dO^T or K^T) is staged in LDS with its K axis in
