@@ -31,9 +31,9 @@ from ...device.select import arch_of, get_device
 from ...knobs import as_schedule
 from ...targets import get_target
 from ..compile_op import compile_op
-from .defaults import default_schedule
 from .directive import PagedAttentionDirective
 from .inputs import paged_inputs
+from .lookup import choose_schedule
 from .schedule import PagedSchedule
 
 
@@ -62,8 +62,7 @@ def run_paged(inp, arch: str, device, schedule: PagedSchedule | None = None, ker
     """Launch on validated inputs (inputs.paged_inputs); returns ({"O", ["LSE"]}, timings).
     `kernels`: {"paged": (src, ck), "combine": (src, ck)} to run instead of compiling (the gate)."""
     d, p = inp.directive, inp.problem
-    s = schedule if schedule is not None else default_schedule(d, arch, p["heads"] // p["kv_heads"] * p["seq_q"],
-                                                               p["max_blocks"] * d.block_size)
+    s = schedule if schedule is not None else choose_schedule(d, p, arch)   # exported file, else the default
     s.validate(d, get_target(arch))
     (src, ck), (csrc, cck) = compile_paged(d, s, arch) if kernels is None else (kernels["paged"], kernels["combine"])
     outs, t1 = launch(ck, src.signature, p, device, {n: inp.arrays[n] for n in src.signature.inputs})

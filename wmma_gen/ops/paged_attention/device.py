@@ -28,7 +28,7 @@ from ...device.operand import as_operand
 from ...errors import ScheduleError
 from .. import device_calls
 from ..plans import Plan, Step
-from .defaults import default_schedule
+from .lookup import choose_schedule
 from .directive import KV_DTYPES
 from .inputs import check_lens, check_options, check_shapes, directive_for
 
@@ -93,7 +93,7 @@ def plan_for(named: dict, arch: str, *, causal, scale, window, softcap, kv_dtype
     d = directive_for(q.dtype, kvd, p, causal, return_lse)
     if d.fp8 and "kv_scales" not in named:
         raise ScheduleError("kv_scales", None, f"a float32 (2, {p['kv_heads']}) tensor (K row, V row) for fp8 caches")
-    s = default_schedule(d, arch, p["heads"] // p["kv_heads"] * p["seq_q"], p["max_blocks"] * d.block_size)
+    s = choose_schedule(d, p, arch)          # the exported schedule of the nearest bucket, else the default
     from .api import compile_paged          # the MLIR bindings load on the first plan, not at import
     (src, ck), (csrc, cck) = compile_paged(d, s, arch)
     plan = Plan((Step(ck, src.signature), Step(cck, csrc.signature)), p)

@@ -5,7 +5,8 @@
 KernelSet: {"paged", "combine"} (the dense forward's combine finishes every split count). Every
 size is a kernel argument: the specialization key is None. A Problem gives every sequence a
 length from `seq_len` down (`lengths`: seq_len, seq_len - 7, ... and 0 once it runs out), so
-a gate with small seq_len covers empty and length-1 sequences. Not sweepable yet (no Tuning).
+a gate with small seq_len covers empty and length-1 sequences. Sweepable: tuning.py (studies,
+objective, export); lookup.py reads the exported files back.
 """
 from __future__ import annotations
 
@@ -119,4 +120,4 @@ def spec() -> OpSpec:
         "loop", PagedAttentionDirective, PagedSchedule, SPACE, PagedProblem, AXES, build, key_of, check, estimate,
         flops, bucket, default_schedule, gate_problems,
         tolerance="O within 3u*max|v_scale V|, LSE within 1e-5*(1+|LSE|+softcap) (u = unit roundoff of f16/bf16)",
-        api=paged_attention, reference=paged_attention_reference)
+        api=paged_attention, reference=paged_attention_reference, tuning_from="wmma_gen.ops.paged_attention.tuning")

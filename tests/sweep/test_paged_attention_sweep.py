@@ -1,0 +1,91 @@
+"""Paged decode attention swept, exported and looked up (ops/paged_attention/{tuning,lookup}.py):
+`wmma-gen sweep --op paged_attention --trials 2` on two batch buckets of one tiny
+specialization (gate on the emulator, model figures), `wmma-gen export`, then
+wmma_gen.paged_attention() runs the exported schedule of the nearest bucket and says so under
+WMMA_GEN_LOG=schedules."""
+import json
+
+import numpy as np
+import pytest
+
+import wmma_gen
+from wmma_gen import schedule_files as sf
+from wmma_gen.cli.main import main
+from wmma_gen.ops.paged_attention import api, lookup, tuning
+from wmma_gen.ops.paged_attention.check import random_paged
+from wmma_gen.ops.paged_attention.defaults import default_schedule
+from wmma_gen.ops.paged_attention.directive import PagedAttentionDirective
+from wmma_gen.ops.paged_attention.schedule import PagedSchedule
+
+ARCH = "gfx1100"
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    root = tmp_path_factory.mktemp("paged_sweep")
+    mp = pytest.MonkeyPatch()
+    mp.setattr(tuning, "KV_DTYPES", ("",))        # one cache kind, two batch buckets: 2 studies x 2 trials
+    mp.setattr(tuning, "BATCHES", (1, 16))
+    try:
+        rc = main(["sweep", "--arch", ARCH, "--op", "paged_attention", "--trials", "2", "--device", "emu",
+                   "--dtypes", "f16", "--head-dims", "64", "--seqs", "256", "--causal", "on",
+                   "--results", str(root / "results"), "--no-progress"])
+        assert rc == 0
+        rc = main(["export", "--arch", ARCH, "--from", str(root / "results"), "--out", str(root / "schedules")])
+        assert rc == 0
+    finally:
+        mp.undo()
+    return root / "schedules"
+
+
+def test_export_has_one_validated_entry_per_bucket(exported):
+    doc = json.loads((exported / f"{ARCH}-paged_attention-f16.json").read_text())
+    assert doc["op"] == "paged_attention" and doc["arch"] == ARCH
+    buckets = sorted((e["bucket"]["seq"], e["bucket"]["batch"], e["bucket"]["seq_q"]) for e in doc["entries"])
+    assert buckets == [(256, 1, 1), (256, 16, 1)]
+    for e in doc["entries"]:
+        assert e["validated"] and e["source"] == "model" and e["tflops"] > 0
+        assert (e["head_dim"], e["kv_dtype"], e["block_size"], e["group"], e["causal"]) == (64, "f16", 16, 4, True)
+    assert len(lookup.load_file(exported / f"{ARCH}-paged_attention-f16.json")) == 2   # reads back validated
+
+
+def test_paged_attention_runs_the_exported_schedule(exported, monkeypatch, capfd):
+    entries = lookup.load_file(exported / f"{ARCH}-paged_attention-f16.json")
+    want = {e["batch"]: e["schedule"] for e in entries}
+    monkeypatch.setenv(sf.ENV_DIRS, str(exported))
+    monkeypatch.setenv("WMMA_GEN_LOG", "schedules")
+    sf.forget_logged()
+    used = []
+    real = api.compile_paged
+    monkeypatch.setattr(api, "compile_paged", lambda d, s, arch: used.append(s) or real(d, s, arch))
+    problem = dict(batch=2, heads=4, kv_heads=1, seq_q=1, head_dim=64, seq_lens=[70, 1])
+    q, ((k, _), (v, _)), table, lens = random_paged(problem, "f16", seed=1)
+    table = np.pad(table, ((0, 0), (0, 16 - table.shape[1])))        # the table holds 256 keys: bucket seq 256
+    wmma_gen.paged_attention(q, k, v, table, lens, dtype="f16", arch=ARCH, device="emu")
+    assert used == [want[1]]                                         # batch 2 is nearer 1 than 16 (log2)
+    err = capfd.readouterr().err
+    assert "paged_attention gfx1100 f16" in err and str(exported) in err and "batch=1 seq_q=1" in err
+    d = PagedAttentionDirective("f16", 64)
+    big = dict(batch=12, heads=32, kv_heads=8, seq_q=1, max_blocks=16)
+    assert lookup.choose_schedule(d, big, ARCH) == want[16]
+
+
+def test_without_a_matching_entry_the_default_runs(exported, monkeypatch):
+    monkeypatch.setenv(sf.ENV_DIRS, str(exported))
+    d = PagedAttentionDirective("f16", 64, kv_dtype="fp8e4m3")     # no fp8 study was swept
+    p = dict(batch=1, heads=32, kv_heads=8, seq_q=1, max_blocks=16)
+    assert lookup.lookup(ARCH, d, p) is None
+    assert lookup.choose_schedule(d, p, ARCH) == default_schedule(d, ARCH, 4, 256)
+
+
+def test_a_bad_entry_is_refused_naming_the_field(tmp_path):
+    doc = {"schema": sf.SCHEMA, "schema_version": sf.SCHEMA_VERSION, "arch": ARCH, "op": "paged_attention",
+           "dtype": "f16", "entries": [{"head_dim": 64, "kv_dtype": "f16", "block_size": 16, "group": 4,
+                                        "causal": True, "bucket": {"seq": 256, "batch": 1, "seq_q": 1},
+                                        "schedule": PagedSchedule(block_n=32).to_dict(), "tflops": 1.0,
+                                        "unit": "TFLOP/s", "source": "model", "validated": True}]}
+    with pytest.raises(sf.ScheduleFileError, match=r"entries\[0\]\.schedule.*block_n=32 must divide block_size=16"):
+        lookup.parse(doc, tmp_path / f"{ARCH}-paged_attention-f16.json")
+    doc["entries"][0]["bucket"] = {"seq": 256}
+    with pytest.raises(sf.ScheduleFileError, match=r"entries\[0\]\.bucket"):
+        lookup.parse(doc, tmp_path / f"{ARCH}-paged_attention-f16.json")

@@ -1,0 +1,149 @@
+"""Exported paged-attention schedules (<arch>-paged_attention-<dtype>.json) and their lookup.
+
+The format, the shared checks and the search path ($WMMA_GEN_SCHEDULES > user dir > shipped,
+WMMA_GEN_LOG=schedules) are wmma_gen/schedule_files.py's, as for every op. An entry:
+
+    {"head_dim": 128, "kv_dtype": "fp8e4m3", "block_size": 16, "group": 4, "causal": true,
+     "window": false, "softcap": false, ["varlen": false,]
+     "bucket": {"seq": 8192, "batch": 16, "seq_q": 1},
+     "schedule": {<every PagedSchedule field>}, "tflops": 1.9, "unit": "TFLOP/s",
+     "source": "model" | "hip", "validated": true, ...}
+
+`group` is the GQA ratio heads // kv_heads; bucket.seq the context length (keys the block
+table holds: max_blocks * block_size -- what a call knows without reading seq_lens, which may
+live on the GPU), batch the sequences, seq_q the query tokens per sequence. Read back through
+the same validators as user input (PagedAttentionDirective, PagedSchedule.from_dict and its
+named checks against the directive and the file's target).
+
+`lookup(arch, d, problem)`: among the entries with the directive's head_dim, kv_dtype, causal,
+window, softcap and varlen whose schedule is legal for it (block_n divides its block size),
+the one ranked first by (other block size, other group, |log2 L/seq|, |log2 B/batch|,
+|log2 Sq/seq_q|), from the first file in the search path that has one; else None and the
+caller runs the default schedule (defaults.py). A refused file is skipped with a warning
+naming the file and field.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from ... import schedule_files as sf
+from ...errors import ScheduleError
+from ...schedule_files import SCHEMA, SCHEMA_VERSION, ScheduleFileError, ScheduleFileWarning  # noqa: F401
+from ...targets import get_target
+from .directive import BLOCK_SIZES, DTYPES, HEAD_DIMS, KV_DTYPES
+from .schedule import PagedSchedule
+
+OP = "paged_attention"
+DEFAULT_DIR = sf.SHIPPED_DIR
+FLAGS = ("causal", "window", "softcap")
+BUCKET = ("seq", "batch", "seq_q")
+
+
+class PagedScheduleFileWarning(ScheduleFileWarning):
+    """An exported paged-attention schedule file was refused; the next file or the default is used."""
+
+
+def file_name(arch: str, dtype: str) -> str:
+    return sf.file_name(arch, OP, dtype)
+
+
+def entry_key_of(r) -> dict:
+    """An entry's key fields from a ladder row (tuning.documents)."""
+    return {"head_dim": int(r["head_dim"]), "kv_dtype": str(r["kv_dtype"]), "block_size": int(r["block_size"]),
+            "group": int(r["heads"]) // int(r["kv_heads"]), **{f: bool(r[f]) for f in FLAGS}}
+
+
+def _positive_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v > 0
+
+
+def _key(e: dict, where: str, path, dtype: str) -> dict:
+    sf.need(e.get("head_dim") in HEAD_DIMS and not isinstance(e.get("head_dim"), bool), path, f"{where}.head_dim",
+            e.get("head_dim"), f"one of {', '.join(map(str, HEAD_DIMS))}")
+    kv = e.get("kv_dtype")
+    sf.need(kv in KV_DTYPES and (kv == dtype or kv not in DTYPES), path, f"{where}.kv_dtype", kv,
+            f"{dtype!r} (the file's dtype) or fp8e4m3 / fp8e5m2")
+    sf.need(e.get("block_size") in BLOCK_SIZES and not isinstance(e.get("block_size"), bool), path,
+            f"{where}.block_size", e.get("block_size"), f"one of {', '.join(map(str, BLOCK_SIZES))}")
+    sf.need(_positive_int(e.get("group")), path, f"{where}.group", e.get("group"),
+            "a positive integer (heads // kv_heads)")
+    for f in FLAGS + ("varlen",):
+        sf.need(isinstance(e.get(f, False), bool), path, f"{where}.{f}", e.get(f), "true or false")
+    sf.need("causal" in e, path, f"{where}.causal", None, "true or false")
+    b = e["bucket"]
+    sf.need(set(b) == set(BUCKET), path, f"{where}.bucket", b, f"an object with exactly {', '.join(BUCKET)}")
+    for n in BUCKET:
+        sf.need(_positive_int(b[n]), path, f"{where}.bucket.{n}", b[n], "a positive integer")
+    return {"head_dim": e["head_dim"], "kv_dtype": kv, "block_size": e["block_size"], "group": e["group"],
+            **{f: e.get(f, False) for f in FLAGS + ("varlen",)}, **{n: b[n] for n in BUCKET}}
+
+
+def parse(doc, path="<memory>") -> list[dict]:
+    """The validated entries of a document (ScheduleFileError naming file and field otherwise)."""
+    from .directive import PagedAttentionDirective
+    h = sf.header(doc, path, OP, DTYPES)
+    out = []
+    for where, e in h.entries:
+        k = _key(e, where, path, h.dtype)
+        try:
+            d = PagedAttentionDirective(h.dtype, k["head_dim"], k["block_size"], k["kv_dtype"], k["causal"],
+                                        k["window"], k["softcap"], varlen=k["varlen"])
+            s = PagedSchedule.from_dict(e["schedule"])
+        except (ScheduleError, TypeError) as err:
+            raise ScheduleFileError(path, f"{where}.schedule", e["schedule"], f"a legal schedule ({err})") from None
+        bad = s.problems(d, h.target)
+        sf.need(not bad, path, f"{where}.schedule", s.to_dict(), "; ".join(bad) or "legal")
+        out.append({**k, "schedule": s, "tflops": float(e["tflops"]), "source": e["source"]})
+    return out
+
+
+def load_file(path) -> list[dict]:
+    return sf.load(path, parse)
+
+
+def _far(a: int, b: int) -> float:
+    return abs(math.log2(max(a, 1) / b))
+
+
+def nearest(entries: list[dict], block_size: int, group: int, seq: int, batch: int, seq_q: int) -> dict:
+    return min(entries, key=lambda e: (e["block_size"] != block_size, e["group"] != group, _far(seq, e["seq"]),
+                                       _far(batch, e["batch"]), _far(seq_q, e["seq_q"])))
+
+
+def bucket(e: dict) -> str:
+    flags = "".join(f" {f}=True" for f in ("window", "softcap", "varlen") if e[f])
+    return (f"head_dim={e['head_dim']} kv_dtype={e['kv_dtype']} block_size={e['block_size']} group={e['group']} "
+            f"causal={e['causal']}{flags} seq={e['seq']} batch={e['batch']} seq_q={e['seq_q']}")
+
+
+def lookup(arch: str, d, problem: dict, directory: str | Path | None = None) -> PagedSchedule | None:
+    """The exported schedule for directive d and problem (heads, kv_heads, seq_q, batch,
+    max_blocks; inputs.check_shapes' dict) on arch, or None (module doc)."""
+    t = get_target(arch)
+    group = problem["heads"] // problem["kv_heads"]
+    seq = problem["max_blocks"] * d.block_size
+
+    def pick(entries):
+        same = [e for e in entries if (e["head_dim"], e["kv_dtype"], e["causal"], e["window"], e["softcap"],
+                                       e["varlen"]) == (d.head_dim, d.kv_dtype, d.causal, d.window, d.softcap,
+                                                        d.varlen) and not e["schedule"].problems(d, t)]
+        return nearest(same, d.block_size, group, seq, problem["batch"], problem["seq_q"]) if same else None
+
+    key = (f"head_dim={d.head_dim} kv_dtype={d.kv_dtype} block_size={d.block_size} group={group} causal={d.causal}"
+           f"{''.join(f' {f}=True' for f in ('window', 'softcap', 'varlen') if getattr(d, f))} seq={seq} "
+           f"batch={problem['batch']} seq_q={problem['seq_q']}")
+    e = sf.lookup(OP, arch, d.dtype, key, pick, load_file=load_file, bucket=bucket, shipped=DEFAULT_DIR,
+                  directory=directory, warning=PagedScheduleFileWarning)
+    return e["schedule"] if e else None
+
+
+def choose_schedule(d, problem: dict, arch: str) -> PagedSchedule:
+    """What a call without a schedule runs: the exported entry for the nearest bucket, else
+    the default table (defaults.py)."""
+    from .defaults import default_schedule
+    found = lookup(arch, d, problem)
+    if found is not None:
+        return found
+    return default_schedule(d, arch, problem["heads"] // problem["kv_heads"] * problem["seq_q"],
+                            problem["max_blocks"] * d.block_size)

@@ -1,0 +1,160 @@
+"""Paged decode attention's Tuning (ops/contract.py): one study per specialization (dtype, kv
+cache dtype, head dim, block size, causal; GQA ratio, window and softcap flags) and bucket
+(context length, batch, Sq). Loaded only by the tuner.
+
+Studies: `wmma-gen sweep --op paged_attention` crosses --dtypes, --head-dims, --causal and
+--seqs (the *context length* L of the longest sequence) with this module's KV_DTYPES and
+BATCHES; heads / kv heads / Sq come from the spec's problem axes (spec.AXES: 32 / 8 / 1, the
+Llama-3-8B decode step). Every study is ranked on its own problem's estimate.
+
+Objective: the shared staged objective derived from the OpSpec (autotune/objective.py
+SpecObjective): suggest -> named checks (prune) -> compile the paged kernel + combine once
+(ops/compile_op.py) -> spills (prune) -> gate: spec.check handed that CompiledSet on
+spec.gate_problems (small problems with the same specialization key -- every size is a kernel
+argument -- run on the emulator against the float64 reference) -> value: GPU time of both
+kernels (source=hip) or spec.estimate of the set on the study's problem (source=model).
+The default schedule is enqueued first (baselines), so an export never ranks below it.
+"""
+from __future__ import annotations
+
+import wmma_gen
+from wmma_gen.ops.contract import Tuning
+from wmma_gen.targets import get_target
+
+from .spec import AXES, as_problem
+
+OP = "paged_attention"
+AXIS = {a.name: a for a in AXES}
+KV_DTYPES = ("", "fp8e4m3")     # "" = the query dtype (a 16-bit cache); fp8 bytes widened in registers
+BATCHES = AXIS["batch"].sweep   # batch buckets (the context-length buckets are --seqs)
+BLOCK_SIZE = 16                 # vLLM's default block size
+COLUMNS = ("dtype", "kv_dtype", "head_dim", "block_size", "causal", "window", "softcap", "batch", "heads",
+           "kv_heads", "seq_q", "seq_len")
+QUICK = {"dtypes": ("f16",), "head_dims": (128,), "seqs": (8192,), "causal": (True,), "trials": 4}
+DEFAULTS = {"dtypes": ("f16", "bf16"), "head_dims": (64, 128), "seqs": (1024, 8192, 32768), "causal": (True,),
+            "trials": 16}
+DTYPES = ("f16", "bf16")
+SIZE_LABEL = "context length (keys of the longest sequence)"
+FLOPS_CONVENTION = "4*D per visible (query, key) pair and query head"
+
+
+def cli_fields(args, base: dict) -> dict:
+    """SweepConfig fields from `wmma-gen sweep` flags (--head-dims, --seqs = context lengths, --causal)."""
+    return {"head_dims": getattr(args, "head_dims", None) or base["head_dims"],
+            "seqs": getattr(args, "seqs", None) or base["seqs"],
+            "causal": getattr(args, "causal", None) or base["causal"]}
+
+
+def items(cfg) -> list[tuple]:
+    """(directive, problem) per study (module doc)."""
+    from .directive import PagedAttentionDirective
+    heads, kv_heads, seq_q = (AXIS[n].sweep[0] for n in ("heads", "kv_heads", "seq_q"))
+    out = []
+    for dt in cfg.dtypes:
+        for kv in KV_DTYPES:
+            for hd in cfg.head_dims:
+                for causal in cfg.causal:
+                    d = PagedAttentionDirective(dt, hd, BLOCK_SIZE, kv, causal)
+                    for seq in cfg.seqs:
+                        for batch in BATCHES:
+                            out.append((d, dict(batch=batch, heads=heads, kv_heads=kv_heads, seq_q=seq_q,
+                                                seq_len=seq, window_left=-1, window_right=-1)))
+    return out
+
+
+def _flags(d) -> str:
+    return "".join(f"-{n}" for n in ("window", "softcap") if getattr(d, n))
+
+
+def study_name(cfg, d, p) -> str:
+    base = (f"paged_attention-{cfg.arch}-{d.dtype}-kv{d.kv_dtype}-hd{d.head_dim}-bs{d.block_size}-"
+            f"{'causal' if d.causal else 'full'}{_flags(d)}-g{p['heads'] // p['kv_heads']}-sq{p['seq_q']}-"
+            f"L{p['seq_len']}-b{p['batch']}")
+    return f"{cfg.study_name}:{base}" if cfg.study_name else base
+
+
+def row(d, p) -> dict:
+    p = as_problem(p)
+    return {"dtype": d.dtype, "kv_dtype": d.kv_dtype, "head_dim": d.head_dim, "block_size": d.block_size,
+            "causal": d.causal, "window": d.window, "softcap": d.softcap, "batch": p.batch, "heads": p.heads,
+            "kv_heads": p.kv_heads, "seq_q": p.seq_q, "seq_len": p.seq_len}
+
+
+def study_attrs(cfg, d, p) -> dict:
+    t = get_target(cfg.arch)
+    return {"arch": cfg.arch, "op": OP, "dtype": d.dtype, "directive": d.to_dict(), "problem": dict(p),
+            "row": row(d, p), "peak_tflops": t.peak_tflops(d.dtype), "unit": "TFLOP/s",
+            "flops_convention": FLOPS_CONVENTION}
+
+
+def label(ua: dict) -> str:
+    d, p = ua["directive"], ua["problem"]
+    return (f"kv {d['kv_dtype']} hd{d['head_dim']} g{p['heads'] // p['kv_heads']} sq{p['seq_q']} "
+            f"L{p['seq_len']} b{p['batch']}")
+
+
+def series(r) -> str:
+    """One ladder plot line per (dtype, kv dtype, head dim, batch)."""
+    return f"{r['dtype']}/{r['kv_dtype']} hd{int(r['head_dim'])} b{int(r['batch'])}"
+
+
+def size(r) -> float:
+    return float(r["seq_len"])
+
+
+def schedule_text(b) -> str:
+    return (f"bn{b['block_n']} w{b['waves']} fq{b['frags_q']} ld{b['load_bits']} split{b['split_kv']} "
+            f"q={b['q_in']}{' prefetch' if bool(b['prefetch']) else ''}")
+
+
+def baselines(d, p, arch: str) -> list:
+    """The default schedule for this problem (what paged_attention() runs without a file)."""
+    from wmma_gen.ops import registry
+    return [registry.get(OP).default_schedule(d, arch, as_problem(p))]
+
+
+def objective(d, p, arch: str, device, **kw):
+    from autotune.objective import spec_objective
+    return spec_objective(OP)(d, p, arch, device, **kw)
+
+
+def documents(df, arch: str) -> dict:
+    """file name -> document (lookup.py format) from the validated rank-1 rows, one entry per
+    (key, bucket)."""
+    from autotune.ladder import stamp
+
+    from . import lookup
+    from .schedule import SPACE
+    best = df[(df["arch"] == arch) & (df["rank"] == 1) & (df["validated"].astype(bool))]
+    docs = {}
+    for dtype, rows in best.groupby("dtype", sort=True):
+        key = [c for c in COLUMNS if c != "dtype"]
+        rows = rows.sort_values(key + ["tflops"], ascending=[True] * len(key) + [False]).drop_duplicates(key)
+        entries = [{**lookup.entry_key_of(r), "bucket": {"seq": int(r["seq_len"]), "batch": int(r["batch"]),
+                                                         "seq_q": int(r["seq_q"])},
+                    "schedule": {k.name: _plain(r[k.name]) for k in SPACE},
+                    "tflops": round(float(r["tflops"]), 3), "unit": r["unit"], "source": r["source"],
+                    "validated": True, "vgprs": int(r["vgprs"]), "lds_bytes": int(r["lds_bytes"]),
+                    "isa_hash": r["isa_hash"], "object_sha256": _plain(r.get("object_sha256")) or "",
+                    "study": r["study"], "trial": int(r["trial"]), "flops_convention": FLOPS_CONVENTION,
+                    "toolchain": {"mlir": r["toolchain_mlir"], "lld": r["toolchain_lld"]}}
+                   for _, r in rows.iterrows()]
+        docs[lookup.file_name(arch, dtype)] = {
+            "schema": lookup.SCHEMA, "schema_version": lookup.SCHEMA_VERSION, "arch": arch, "op": OP,
+            "dtype": dtype, "generated": stamp(), "wmma_gen_version": wmma_gen.__version__, "entries": entries}
+    return docs
+
+
+def validate_document(doc: dict, path) -> None:
+    from . import lookup
+    lookup.parse(doc, path)
+
+
+def _plain(v):
+    return v.item() if hasattr(v, "item") else v
+
+
+def tuning() -> Tuning:
+    return Tuning(COLUMNS, DTYPES, QUICK, DEFAULTS, SIZE_LABEL, baselines, items, study_name, row, label, series,
+                  size, schedule_text, documents, validate_document, cli_fields, objective, study_attrs=study_attrs,
+                  module=__name__)
