@@ -19,10 +19,10 @@ def test_flash_attn_unsupported_features_name_the_argument(kw, name):
         flash_attn_func(*_qkv(), **kw)
 
 
-def test_varlen_refuses_paged_kv_and_non_int32_offsets():
+def test_varlen_refuses_packed_kv_with_a_block_table_and_non_int32_offsets():
     q, k, v = _qkv((16, 2, 32))
     cu = torch.tensor([0, 16], dtype=torch.int32)
-    with pytest.raises(NotImplementedError, match="block_table"):
+    with pytest.raises(ValueError, match=r"k.shape=\(16, 2, 32\) is not allowed with block_table: a paged cache"):
         flash_attn_varlen_func(q, k, v, cu, cu, 16, 16, block_table=torch.zeros(1, 1, dtype=torch.int32))
     with pytest.raises(ValueError, match="cu_seqlens_q"):
         flash_attn_varlen_func(q, k, v, cu.long(), cu, 16, 16)

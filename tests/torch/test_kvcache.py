@@ -157,3 +157,25 @@ def test_long_query_chunk_runs_as_chunked_prefill():
     assert out.shape == q.shape and lse.shape == (2, 2, 20)
     assert (out.double().numpy() - ro).__abs__().max() <= 3 * U16 * v_cache.abs().max().item()
     assert np.allclose(lse.numpy(), rlse, rtol=1e-5, atol=1e-5)
+
+
+def test_varlen_func_with_block_table_runs_the_paged_op():
+    """flash_attn_varlen_func(..., block_table=...): flash-attn's paged varlen call. Chunks of
+    3, 0 and 18 query tokens (cu_seqlens_q) against 20, 5 and 40 cached keys (cu_seqlens_k)
+    through a shuffled table; causal bottom-right per sequence, GQA 2."""
+    from wmma_gen.torch import flash_attn_varlen_func
+    k_cache, v_cache, table = _paged(B=3, Hkv=2, D=64)
+    cu_q = torch.tensor([0, 3, 3, 21], dtype=torch.int32)
+    cu_k = torch.tensor([0, 20, 25, 65], dtype=torch.int32)
+    q = torch.randn(21, 4, 64).half()
+    out, lse, _ = flash_attn_varlen_func(q, k_cache, v_cache, cu_q, cu_k, 18, 40, causal=True, block_table=table,
+                                         return_attn_probs=True)
+    lens = (cu_k[1:] - cu_k[:-1]).to(torch.int32)
+    f = lambda t: t.to(torch.float64).numpy()
+    ro, rlse = paged_attention_reference(f(q), f(k_cache), f(v_cache), table.numpy(), lens.numpy(), causal=True,
+                                         cu_seqlens_q=cu_q.numpy())
+    assert out.shape == q.shape and lse.shape == (4, 21)
+    assert (out.double().numpy() - ro).__abs__().max() <= 3 * U16 * v_cache.abs().max().item()
+    assert np.allclose(lse.numpy(), rlse, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match=r"cu_seqlens_k.shape=\(3,\) is not allowed: \(batch \+ 1,\) = \(4,\)"):
+        flash_attn_varlen_func(q, k_cache, v_cache, cu_q, cu_k[:3], 18, 40, block_table=table)

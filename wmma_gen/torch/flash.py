@@ -120,10 +120,17 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     cu_seqlens_q/k int32 (batch + 1,) offsets on the tensors' device (GPU offsets are never
     read on the host: max_seqlen_q/k must be right); an empty sequence is allowed (its rows
     are absent). Returns out (total_q, H, D), or (out, softmax_lse (H, total_q) f32, None).
-    Masks and conventions as flash_attn_func, per sequence. block_table (paged KV) is
-    not supported."""
-    _refuse(dropout_p=(dropout_p, 0.0), softcap=(softcap, 0.0), alibi_slopes=(alibi_slopes, None),
-            block_table=(block_table, None))
+    Masks and conventions as flash_attn_func, per sequence. With block_table (flash-attn's
+    paged varlen call) k / v are paged caches (num_blocks, page_block_size, nheads_k, headdim)
+    and the call runs on the paged op (paged_varlen.py; softcap allowed there)."""
+    if block_table is not None:
+        from .paged_varlen import paged_varlen
+        _refuse(dropout_p=(dropout_p, 0.0), alibi_slopes=(alibi_slopes, None))
+        scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
+        out, lse = paged_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, block_table, causal=bool(causal),
+                                window=_window(window_size), scale=scale, softcap=float(softcap or 0.0))
+        return (out, lse, None) if return_attn_probs else out
+    _refuse(dropout_p=(dropout_p, 0.0), softcap=(softcap, 0.0), alibi_slopes=(alibi_slopes, None))
     check_tensors(q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k)
     d = _check(q, k, v, 3, "(total, nheads, headdim) packed sequences")
     for name, cu in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):

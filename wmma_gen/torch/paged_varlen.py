@@ -1,0 +1,52 @@
+"""flash_attn_varlen_func(..., block_table=...) on the paged op (ops/paged_attention/device.py).
+
+flash-attn 2's paged varlen call (flash_attn_interface.py, flash_attn_varlen_func: "k: (total_k,
+nheads_k, headdim), or (num_blocks, page_block_size, nheads_k, headdim) if there's a
+block_table"; "block_table [optional]: (batch_size, max_num_blocks_per_seq), dtype torch.int32"):
+q is packed (total_q, nheads, hd) with cu_seqlens_q; k / v are the paged caches; sequence b
+has cu_seqlens_k[b+1] - cu_seqlens_k[b] keys, read through block_table[b]. causal is
+bottom-right per sequence, as flash_attn_varlen_func's. Returns out (total_q, nheads, hd) and
+lse (nheads, total_q) f32.
+
+Everything stays on the device: the key lengths are differenced there, cu_seqlens_q is never
+read on the host (max_seqlen_q gives the grid, as flash-attn asks of its callers). fp8 caches
+(torch.float8_e4m3fn / float8_e5m2) run unscaled (flash-attn 2 takes no descale).
+"""
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from .kvcache import FP8, _scales
+from .runtime import check_tensors, kernel_view, stream_of, torch_alloc
+
+
+def paged_varlen(q: Tensor, k_cache: Tensor, v_cache: Tensor, cu_seqlens_q: Tensor, cu_seqlens_k: Tensor,
+                 max_seqlen_q: int, block_table: Tensor, *, causal: bool, window: tuple[int, int], scale: float,
+                 softcap: float) -> tuple[Tensor, Tensor]:
+    from ..ops.paged_attention.device import paged_attention_into   # MLIR loads on the first call, not import
+    check_tensors(q=q, k=k_cache, v=v_cache, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
+                  block_table=block_table)
+    if q.dim() != 3:
+        raise ValueError(f"q.shape={tuple(q.shape)} is not allowed: (total_q, nheads, headdim) packed sequences")
+    for n, t in (("k", k_cache), ("v", v_cache)):
+        if t.dim() != 4:
+            raise ValueError(f"{n}.shape={tuple(t.shape)} is not allowed with block_table: a paged cache "
+                             "(num_blocks, page_block_size, nheads_k, headdim)")
+    for n, t in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k), ("block_table", block_table)):
+        if t.dtype != torch.int32:
+            raise ValueError(f"{n}.dtype={t.dtype} is not allowed: torch.int32")
+    if cu_seqlens_k.dim() != 1 or cu_seqlens_k.shape[0] != block_table.shape[0] + 1:
+        raise ValueError(f"cu_seqlens_k.shape={tuple(cu_seqlens_k.shape)} is not allowed: (batch + 1,) = "
+                         f"({block_table.shape[0] + 1},), block_table's batch plus one")
+    q = kernel_view(q)
+    seq_lens = (cu_seqlens_k[1:] - cu_seqlens_k[:-1]).to(torch.int32).contiguous()
+    keep: list = []
+    o = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    lse = torch.empty((q.shape[1], q.shape[0]), dtype=torch.float32, device=q.device)
+    paged_attention_into(q, k_cache, v_cache, block_table.contiguous(), seq_lens, o, lse, causal=causal, scale=scale,
+                         window=None if window == (-1, -1) else window, softcap=softcap or None,
+                         kv_dtype=FP8.get(k_cache.dtype), kv_scales=_scales(k_cache, None, None),
+                         cu_seqlens_q=cu_seqlens_q.contiguous(), max_seqlen_q=int(max_seqlen_q),
+                         stream=stream_of(q), alloc=torch_alloc(q.device, keep))
+    return o, lse
