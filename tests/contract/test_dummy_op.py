@@ -37,6 +37,13 @@ def test_compile_check_analyze_through_the_cli(tmp_path, capsys):
     assert rc == 0 and a["estimate"]["source"] == "model" and a["estimate"]["seconds"] > 0
 
 
+def test_selftest_checks_the_op_from_its_spec(capsys):
+    rc = main(["selftest", "--device", "emu", "--arch", ARCH, "--op", "dummy", "--json"])
+    rep = json.loads(capsys.readouterr().out)
+    assert rc == 0 and [(r["op"], r["problem"], r["passed"]) for r in rep["rows"]] == [("dummy", "n=77", True)]
+    assert rep["untested_ops"] == []
+
+
 def test_a_flag_of_another_op_is_refused_for_the_dummy(capsys):
     rc = main(["check", "--arch", ARCH, "--op", "dummy", "--dtype", "f16", "--shape", "64x64x64"])
     assert rc == 2 and "--shape does not apply to --op dummy" in capsys.readouterr().err

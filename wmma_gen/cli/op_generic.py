@@ -11,12 +11,15 @@ from .op_options import schedule_for
 
 
 def directive_of(args, spec):
-    """The op's directive: --dtype, then every field whose flag was given (or has no default)."""
+    """The op's directive: --dtype, then every field whose flag was given on the command line
+    (another op's default for a flag of the same name does not count)."""
+    given = getattr(args, "given_flags", None) or {}
     kw = {}
     for f in dataclasses.fields(spec.directive):
-        v = args.dtype if f.name == "dtype" else getattr(args, f.name, None)
-        if v is not None:
-            kw[f.name] = v
+        if f.name == "dtype":
+            kw["dtype"] = args.dtype
+        elif f.name in given:
+            kw[f.name] = getattr(args, f.name)
     try:
         return spec.directive(**kw)
     except TypeError as e:

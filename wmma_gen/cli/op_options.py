@@ -105,17 +105,22 @@ def _add_axes(p, ops) -> None:
     """A flag per problem axis of any op that no flag above declares (an op registered beyond
     gemm and attention), owned by that op: its name, type, default and help come from the Axis."""
     from ..ops import registry
-    table = p.get_default("op_flags") or {}
-    known = {flag for flag, _ in table.values()}
+    table = dict(p.get_default("op_flags") or {})
+    dest_of = {flag: dest for dest, (flag, _) in table.items()}
     g = None
     for op in ops:
         for a in registry.axes_of(op):
-            if a.flag in known:
+            if a.flag in dest_of:     # a flag declared above (e.g. --batch): this op takes it too
+                flag, owners = table[dest_of[a.flag]]
+                if dest_of[a.flag] == a.name and KERNEL_ARG not in owners:
+                    table[a.name] = (flag, owners + (("axis", op),))
+                    p.set_defaults(op_flags=table)
                 continue
             g = g or p.add_argument_group("problem sizes of other ops (their Problem's axes)")
             _flag(p, g, (("axis", op),), a.flag, dest=a.name, type=a.type, default=None,
                   help=f"{op}: {a.help or a.name} (default {a.default})".replace("%", "%%"))
-            known.add(a.flag)
+            table = dict(p.get_default("op_flags"))
+            dest_of[a.flag] = a.name
 
 
 def _spaces(ops) -> dict[str, tuple]:
@@ -140,7 +145,14 @@ def _add_schedule(p, ops) -> None:
               type=kinds.pop() if len(kinds) == 1 else str, default=None, help=text.replace("%", "%%"))
 
 
-def _applies(owners: tuple, spec: "OpSpec") -> bool:
+def _applies(owners: tuple, spec: "OpSpec", dest: str = "") -> bool:
+    """The flag belongs to the op: its directive class, its knobs, one of its problem axes or
+    --schedule-json; for an op on the generic commands (no cli_from hooks) also a flag named
+    after a field of its directive (--head-dim, --causal, ...)."""
+    import dataclasses
+    if dest and not spec.cli_from and dataclasses.is_dataclass(spec.directive) and \
+            dest in {f.name for f in dataclasses.fields(spec.directive)} and KERNEL_ARG not in owners:
+        return True
     knobs = {k.name for k in spec.space}
     return any(o is spec.directive or o == SCHEDULE_JSON or o == ("axis", spec.name)
                or (isinstance(o, tuple) and o[0] == "knob" and o[1] in knobs) for o in owners)
@@ -151,9 +163,9 @@ def op_spec(args) -> "OpSpec":
     from ..ops import registry
     spec = registry.get(args.op)
     table, given = args.op_flags, getattr(args, "given_flags", None) or {}
-    bad = [table[d][0] for d in given if d in table and not _applies(table[d][1], spec)]
+    bad = [table[d][0] for d in given if d in table and not _applies(table[d][1], spec, d)]
     if bad:
-        takes = [flag for flag, owners in table.values() if _applies(owners, spec)]
+        takes = [flag for d, (flag, owners) in table.items() if _applies(owners, spec, d)]
         e = ScheduleError("--op", args.op, f"flags of {args.op}: {', '.join(takes)}")
         sizes = [table[d][0] for d in given if d in table and KERNEL_ARG in table[d][1]]
         note = (f" ({', '.join(sizes)}: attention sizes are kernel arguments, so one code object serves every "

@@ -132,6 +132,32 @@ def _attention_check(op: str, dtype: str, arch: str, device) -> tuple[bool, str]
     return r.passed, f"max abs {r.max_abs:.1e} in {r.worst} (tol {r.tol:.1e})"
 
 
+def spec_rows(op: str, arch: str, device) -> list[Case]:
+    """Rows of an op from its OpSpec.selftest: each (directive, Problem) with the default schedule,
+    compiled by compile_op and certified by the spec's check."""
+    from dataclasses import asdict
+
+    from ..ops import registry
+    spec = registry.get(op)
+    return [(op, d.dtype, " ".join(f"{k}={v}" for k, v in asdict(p).items()),
+             lambda d=d, p=p: _spec_check(spec, d, p, arch, device)) for d, p in spec.selftest(arch)]
+
+
+def _spec_check(spec, d, p, arch: str, device) -> tuple[bool, str]:
+    from ..ops.compile_op import compile_op
+    s = spec.default_schedule(d, arch, p)
+    r = spec.check(compile_op(spec, d, s, spec.key_of(d, s, p), arch), d, p, device, 0)
+    return r.passed, f"max abs {r.max_abs:.1e} (tol {r.tol})"
+
+
+def cases(op: str):
+    """The op's rows: its own case below, else its OpSpec.selftest, else None (untested)."""
+    if op in CASES:
+        return CASES[op]
+    from ..ops import registry
+    return (lambda arch, dev: spec_rows(op, arch, dev)) if registry.get(op).selftest is not None else None
+
+
 CASES = {"gemm": lambda arch, dev: gemm_rows(arch, dev),
          "attention": lambda arch, dev: attention_rows("attention", arch, dev),
          "attention_bwd": lambda arch, dev: attention_rows("attention_bwd", arch, dev)}
@@ -141,7 +167,7 @@ def run_rows(ops, arch: str, device) -> list[Row]:
     source = source_of(device)
     rows = []
     for op in ops:
-        for name, dtype, problem, check in CASES[op](arch, device):
+        for name, dtype, problem, check in cases(op)(arch, device):
             try:
                 passed, error = check()
             # the selftest reports every row: any failure to compile, launch or compare is that
@@ -221,7 +247,8 @@ def run(args) -> int:
     t0 = time.perf_counter()
     device, arch, where = choose_device(args.device, args.arch)
     ops = [op for op in NAMES if op in (args.op or NAMES)]
-    rows = run_rows([op for op in ops if op in CASES], arch, device)
+    tested = [op for op in ops if cases(op) is not None]
+    rows = run_rows(tested, arch, device)
     timing = None
     if source_of(device) == "hip":
         try:
@@ -232,7 +259,7 @@ def run(args) -> int:
     failed = sum(not r.passed for r in rows) + (timing is not None and not timing["passed"])
     seconds = time.perf_counter() - t0
     data = {"arch": arch, "device": where, "rows": [asdict(r) for r in rows], "timing": timing,
-            "untested_ops": [op for op in ops if op not in CASES], "failed": failed,
+            "untested_ops": [op for op in ops if op not in tested], "failed": failed,
             "seconds": round(seconds, 2), "source": source_of(device),
             "source_means": SOURCES[source_of(device)]}
     emit(args, data, report(arch, where, source_of(device), rows, timing, data["untested_ops"], failed, seconds))

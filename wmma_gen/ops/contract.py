@@ -139,6 +139,8 @@ class OpSpec:
     tolerance: str
     api: Optional[Callable] = None         # the user function (numpy in, numpy out)
     reference: Optional[Callable] = None   # float64 / exact numpy reference
+    selftest: Optional[Callable] = None    # (arch) -> [(directive, Problem)]: what `wmma-gen selftest` checks
+                                           # (default schedule, compile_op, check); None: no generic row
     cli_from: str = ""                     # module with the op's own `check`/`compile`/`analyze` CLI hooks
                                            # (own flags and report lines); "" = the generic commands
     tuning_from: Any = None                # a Tuning, or the module whose tuning() builds it (loaded on
@@ -197,11 +199,10 @@ class OpSpec:
         return self.make_problem({k: v for k, v in values.items() if k in names})
 
     def problem_of_args(self, args) -> Any:
-        """The Problem from parsed CLI flags (one attribute per axis; unset -> the axis default)."""
-        vals = {}
-        for a in self.problem_axes:
-            v = getattr(args, a.name, None)
-            vals[a.name] = a.default if v is None else v
+        """The Problem from parsed CLI flags: an axis's flag when given on the command line (another
+        op's default for a shared flag does not count), else the axis default."""
+        given = getattr(args, "given_flags", None) or {}
+        vals = {a.name: getattr(args, a.name) if a.name in given else a.default for a in self.problem_axes}
         return self.make_problem(vals)
 
     def estimate_of(self, d, s, p, arch: str) -> ModelEstimate:

@@ -45,12 +45,17 @@ def unregister(name: str) -> None:
 
 
 def _light(name: str, attr: str, field: str):
-    """A spec module's top-level `attr` (no MLIR imported), else the loaded OpSpec's `field`."""
+    """A spec module's top-level `attr` (no MLIR imported), else the same name in the op folder's
+    schedule module (where SPACE lives by convention), else the loaded OpSpec's `field`."""
     module = _MODULES.get(name)
     if module is not None:
-        value = getattr(importlib.import_module(module), attr, None)
-        if value is not None:
-            return value
+        for where in (module, module.rsplit(".", 1)[0] + ".schedule"):
+            try:
+                value = getattr(importlib.import_module(where), attr, None)
+            except ImportError:
+                value = None
+            if value is not None:
+                return value
     return getattr(get(name), field)
 
 

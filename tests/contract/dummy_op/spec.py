@@ -79,4 +79,5 @@ def spec() -> OpSpec:
         check=check, estimate=estimate, flops=flops, bucket=lambda p: {"n": p.n},
         default_schedule=lambda d, arch, p=None: AxpySchedule(),
         gate_problems=lambda d, s, key: [AxpyProblem(s.block + 5), AxpyProblem(1)],
-        tolerance="exact (one f16 rounding of the exact 2x + 1)", tuning_from="dummy_op.tuning")
+        tolerance="exact (one f16 rounding of the exact 2x + 1)", tuning_from="dummy_op.tuning",
+        selftest=lambda arch: [(AxpyDirective(), AxpyProblem(77))])
