@@ -41,6 +41,7 @@ from ...kernels import irb
 from ...kernels.attention_blocks import iadd, imin, imul
 from ...kernels.module import gpu_module_text
 from ...kernels.signature import KernelSource
+from ...kernels.softcap import softcap
 from ...targets import Target
 from ..attention import operands, softmax, staging
 from ..attention.bounds import lane_band, masked, tile_range
@@ -260,24 +261,12 @@ def main_loop(c: PagedCtx):
     return _unflatten(res[:nf * dts], nf), res[nf * dts:nf * dts + nf], res[nf * dts + nf:]
 
 
-def _softcap(c: PagedCtx, x):
-    """cap * tanh(x * scale / cap) on vector<8 x f32>: tanh(y) = 1 - 2 / (2**(2 y log2 e) + 1)
-    (exp2 -> inf or 0 gives exactly +-1, never NaN)."""
-    f32 = ab.f32_type()
-    y = arith.mulf(x, ab.splat(c.cap_in, 8))
-    e = vector.from_elements(irb.vec(8, f32), [ab.exp2(vector.extract(arith.mulf(
-        y, ab.splat(irb.cf(2 * LOG2E, f32), 8)), [], [v])) for v in range(8)])
-    one = ab.splat(irb.cf(1.0, f32), 8)
-    th = arith.subf(one, arith.divf(ab.splat(irb.cf(2.0, f32), 8), arith.addf(e, one)))
-    return arith.mulf(th, ab.splat(c.cap, 8))
-
-
 def tile_step(c: PagedCtx, n0, q, o, m, l):
     """Scores, softcap, mask (boundary tiles only), online softmax and O^T += V^T P^T."""
     nf = c.s.frags_q
     s_acc = operands.scores(c, q)
     if c.d.softcap:
-        s_acc = [[_softcap(c, x) for x in row] for row in s_acc]
+        s_acc = [[softcap(x, c.cap_in, c.cap) for x in row] for row in s_acc]
     full_lo, full_hi = c.full
     need = arith.OrIOp(irb.lt(n0, full_lo),
                        arith.CmpIOp(arith.CmpIPredicate.sgt, iadd(n0, c.s.block_n - 1), full_hi).result).result
