@@ -76,8 +76,9 @@ def ours() -> list[str]:
                 for L in CONTEXTS:
                     for kv in KVS:
                         s, sec, gbs, lim = estimate(arch, H, Hkv, D, B, L, kv)
-                        lines.append(f"| {arch} | {name} ({H}/{Hkv}, {D}) | {B} | {L} | {kv} | w{s.waves} fq{s.frags_q} "
-                                     f"split{s.split_kv} q={s.q_in} | {sec * 1e6:.1f} | {gbs:.0f} | {bw:.0f} | {lim} |")
+                        lines.append(f"| {arch} | {name} ({H}/{Hkv}, {D}) | {B} | {L} | {kv} | w{s.waves} "
+                                     f"fq{s.frags_q} split{s.split_kv} q={s.q_in} | {sec * 1e6:.1f} | {gbs:.0f} "
+                                     f"| {bw:.0f} | {lim} |")
     return lines
 
 
