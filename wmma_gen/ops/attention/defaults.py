@@ -85,10 +85,26 @@ _DECODE = {
     **{("gfx12", hd): {"block_m": 64, "block_n": 16, "waves": 4} for hd in (208, 224, 240)},
 }
 
+# Prefill knobs replacing _DEFAULTS under one LLVM major version of the loaded MLIR provider
+# (compiler/mlir_api.provider(); part of every cache key). LLVM 24 (FlyDSL) spills gfx12 hd208
+# and hd224 at 128x32/8 waves (12-36 VGPRs, f16/bf16, with and without masks); 64x32/4 waves is
+# spill-free there at 237-254 VGPRs, main-loop density 0.129-0.143 (128x16/8 waves, also
+# spill-free: 0.116-0.129). Compiler output of a sweep over block_m/block_n/waves/q_in/
+# load_bits, 2026-12-04.
+_LLVM_DEFAULTS = {
+    (24, "gfx12", 208): {"block_m": 64, "block_n": 32, "waves": 4, "sched": "minreg"},
+    (24, "gfx12", 224): {"block_m": 64, "block_n": 32, "waves": 4, "sched": "minreg"},
+}
+
+
+def _llvm_major() -> int:
+    from ...kernels.module import llvm_major     # loads MLIR: only when a schedule is asked for
+    return llvm_major()
+
 
 def default_schedule(t: Target, d, split_kv: int = 1) -> AttentionSchedule:
     """The default schedule of directive d on target t (split_kv > 1: the decode tiles)."""
-    knobs = _DEFAULTS.get((t.family, d.head_dim))
+    knobs = _LLVM_DEFAULTS.get((_llvm_major(), t.family, d.head_dim)) or _DEFAULTS.get((t.family, d.head_dim))
     if knobs is None:
         raise ValueError(f"head_dim={d.head_dim} has no default attention schedule on {t.arch}: "
                          f"one of {sorted({hd for fam, hd in _DEFAULTS if fam == t.family})}")
