@@ -13,6 +13,12 @@ from .inputs import backward_inputs, forward_inputs, public_scale
 _FORWARD_ARG = {"Q": "q", "K": "k", "V": "v"}       # kernel argument -> inputs.py array name
 
 
+def _kernel_values(problem) -> dict:
+    """The scalar values besides sizes (scale; softcap where the inputs carry it), as the API passes."""
+    values = getattr(problem, "kernel_values", None)
+    return values() if values is not None else {"scale": problem.scale}
+
+
 def forward(cs, q, k, v, *, causal=False, window=None, scale=None, layout="bshd", dtype=None, device=None):
     """(o, lse) of the forward set {"attention"[, "combine"]} (the combine when split_kv > 1);
     lse is None when the set's directive does not return it."""
@@ -20,7 +26,7 @@ def forward(cs, q, k, v, *, causal=False, window=None, scale=None, layout="bshd"
     inp = forward_inputs(q, k, v, causal=causal, window=window, scale=scale, return_lse=cs.directive.return_lse,
                          layout=layout, dtype=dtype)
     dev, pairs = get_device(device), cs.pairs()
-    problem = {**inp.problem.sizes(), "scale": inp.problem.scale}
+    problem = {**inp.problem.sizes(), **_kernel_values(inp.problem)}
     src, ck = pairs["attention"]
     outs, _ = launch(ck, src.signature, problem, dev, {n: inp.arrays[_FORWARD_ARG.get(n, n)]
                                                         for n in src.signature.inputs})
@@ -37,7 +43,7 @@ def backward(cs, q, k, v, o, do, lse, *, causal=False, window=None, scale=None, 
     inp = backward_inputs(q, k, v, o, do, lse, causal=causal, window=window, scale=scale, layout=layout,
                           dtype=dtype)
     dev, arrays = get_device(device), dict(inp.arrays)
-    problem = {**inp.problem.sizes(), "scale": inp.problem.scale}
+    problem = {**inp.problem.sizes(), **_kernel_values(inp.problem)}
     for _, (src, ck) in cs.pairs().items():
         outs, _ = launch(ck, src.signature, problem, dev, {n: arrays[n] for n in src.signature.inputs})
         arrays.update(outs)
