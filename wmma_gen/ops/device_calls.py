@@ -3,7 +3,7 @@ them (torch tensors on a ROCm GPU, DLPack arrays, CPU memory for the emulator).
 
     gemm_into(a, b, c, *, layout, bias, c0, alpha, beta, activation, unsigned, ...)
     attention_into(q, k, v, o, lse=None, *, causal, window, scale, cu_seqlens_q, cu_seqlens_k,
-                   max_seqlen_q, max_seqlen_k, layout, ...)
+                   max_seqlen_q, max_seqlen_k, layout, softcap, ...)
     attention_backward_into(q, k, v, o, do, lse, dq, dk, dv, *, same keywords)
 
 Outputs are written into the caller's operands; every call is one or more enqueues on
@@ -227,7 +227,7 @@ def _attention_named(q, k, v, o, lse, extra: dict) -> dict:
 
 
 def _attention_plan(op: str, named: dict, arch: str, *, causal, window, scale, max_seqlen_q, max_seqlen_k,
-                    layout, out_dtype=None) -> Plan:
+                    layout, out_dtype=None, softcap=None) -> Plan:
     cu_q, cu_k = named.get("cu_seqlens_q"), named.get("cu_seqlens_k")
     if (cu_q is None) != (cu_k is None):
         raise ScheduleError("cu_seqlens_k" if cu_k is None else "cu_seqlens_q", None,
@@ -244,7 +244,8 @@ def _attention_plan(op: str, named: dict, arch: str, *, causal, window, scale, m
                        dtypes=tuple((n, x.dtype) for n, x in named.items()),
                        lse=named["lse"].shape if "lse" in named else None, causal=bool(causal),
                        window=None if window is None else tuple(window), scale=scale, layout=layout,
-                       seqlens=seqlens, cu=(cu_q.shape if varlen else None), out_dtype=out_dtype)
+                       seqlens=seqlens, cu=(cu_q.shape if varlen else None), out_dtype=out_dtype,
+                       softcap=softcap or None)
 
 
 def _host_seqlens(cu_q: Operand, cu_k: Operand, max_q, max_k) -> tuple:
@@ -272,20 +273,21 @@ def _np_view(op: Operand) -> np.ndarray:
 
 def attention_into(q, k, v, o, lse=None, *, causal: bool = False, window=None, scale=None, cu_seqlens_q=None,
                    cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None, layout: str = "bshd", device=None,
-                   arch: str | None = None, stream=None, alloc=None) -> tuple | None:
+                   arch: str | None = None, stream=None, alloc=None, softcap=None) -> tuple | None:
     """Flash-attention forward into o (and lse when given): see the module doc and
-    wmma_gen.attention for shapes, masks (bottom-right causal), GQA and varlen. Returns a
-    replay token (`replay`) when this call shape is remembered, else None."""
+    wmma_gen.attention for shapes, masks (bottom-right causal), GQA, varlen and softcap (None
+    or 0: off). Returns a replay token (`replay`) when this call shape is remembered, else None."""
     named = _attention_named(q, k, v, o, lse, {"cu_seqlens_q": cu_seqlens_q, "cu_seqlens_k": cu_seqlens_k})
     varlen = "cu_seqlens_q" in named and named["cu_seqlens_q"].device == "cpu"   # host offsets: plan reads them
     fast = None if varlen else _call_key("attention", device, arch, named, layout, causal,
-                                         None if window is None else tuple(window), scale, max_seqlen_q, max_seqlen_k)
+                                         None if window is None else tuple(window), scale, max_seqlen_q, max_seqlen_k,
+                                         softcap)
     names = {"q": "Q", "k": "K", "v": "V", "o": "O", "lse": "LSE"}
     if fast is not None and _fast_call(fast, device, {names.get(n, n): x.ptr for n, x in named.items()}, stream):
         return fast
     device, arch, alloc, _keep = _place(named, device, arch, alloc)
     plan = _attention_plan("attention", named, arch, causal=causal, window=window, scale=scale,
-                           max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, layout=layout)
+                           max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, layout=layout, softcap=softcap)
     ops = {"Q": named["q"], "K": named["k"], "V": named["v"], "O": named["o"]}
     if "lse" in named:
         ops["LSE"] = named["lse"]
@@ -298,9 +300,9 @@ def attention_into(q, k, v, o, lse=None, *, causal: bool = False, window=None, s
 def attention_backward_into(q, k, v, o, do, lse, dq, dk, dv, *, causal: bool = False, window=None, scale=None,
                             cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None,
                             layout: str = "bshd", device=None, arch: str | None = None, stream=None,
-                            alloc=None) -> None:
+                            alloc=None, softcap=None) -> None:
     """dq, dk, dv of flash attention from the forward's o and lse, written into dq/dk/dv
-    (their dtype: the inputs' or f32). Deterministic: no atomics."""
+    (their dtype: the inputs' or f32); softcap as the forward's. Deterministic: no atomics."""
     named = _attention_named(q, k, v, o, lse, {"do": do, "dq": dq, "dk": dk, "dv": dv,
                                                "cu_seqlens_q": cu_seqlens_q, "cu_seqlens_k": cu_seqlens_k})
     device, arch, alloc, _keep = _place(named, device, arch, alloc)
@@ -310,7 +312,7 @@ def attention_backward_into(q, k, v, o, do, lse, dq, dk, dv, *, causal: bool = F
             raise ScheduleError(f"{n}.dtype", named[n].dtype, f"{out}, the dtype of dq")
     plan = _attention_plan("attention_bwd", named, arch, causal=causal, window=window, scale=scale,
                            max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, layout=layout,
-                           out_dtype="f32" if out == "f32" else "same")
+                           out_dtype="f32" if out == "f32" else "same", softcap=softcap)
     ops = {n: x for n, x in named.items() if n not in ("lse",)}
     ops["lse"] = named["lse"]
     _run(plan, device, ops, alloc, stream)

@@ -101,9 +101,9 @@ class _Shape(SimpleNamespace):
         return len(self.shape)
 
 
-def _attention_problem(*, q, k, v, o, dtype, dtypes, lse, causal, window, scale, layout, seqlens, cu):
+def _attention_problem(*, q, k, v, o, dtype, dtypes, lse, causal, window, scale, layout, seqlens, cu, softcap=None):
     from .attention.directive import DTYPES, HEAD_DIMS
-    from .attention.inputs import _cu_seqlens, _dense_shapes, _scale, _window
+    from .attention.inputs import _cu_seqlens, _dense_shapes, _scale, _window, check_softcap
     if dtype not in DTYPES:
         raise ScheduleError("q.dtype", dtype, f"one of {', '.join(DTYPES)}")
     for name, dt in dtypes:
@@ -144,6 +144,9 @@ def _attention_problem(*, q, k, v, o, dtype, dtypes, lse, causal, window, scale,
         raise ScheduleError("lse.shape", lse, f"{lse_shape}")
     sizes = dict(batch=B, heads=H, kv_heads=Hkv, seq_q=Sq, seq_k=Sk, head_dim=D, total_q=total_q, total_k=total_k,
                  window_left=left, window_right=right, scale=_scale(scale, D))
+    cap = check_softcap(softcap)
+    if cap:           # the kernels' softcap argument exists only when it is on (attention/signature.py)
+        sizes["softcap"] = cap
     return sizes, seqlens is not None
 
 
@@ -154,7 +157,8 @@ def _attention(arch, *, out_dtype=None, **call) -> Plan:
     p, varlen = _attention_problem(**call)
     d = AttentionDirective(dtype=call["dtype"], head_dim=p["head_dim"], causal=call["causal"],
                            window=(p["window_left"], p["window_right"]) != (-1, -1), varlen=varlen,
-                           return_lse=call["lse"] is not None, layout=call["layout"], op="attention")
+                           return_lse=call["lse"] is not None, layout=call["layout"], op="attention",
+                           softcap="softcap" in p)
     s = choose_schedule(d, SimpleNamespace(seq_q=p["seq_q"], seq_k=p["seq_k"]), arch)
     s.validate(d, get_target(arch))
     src, ck = compile_attention(d, s, arch)
@@ -172,7 +176,7 @@ def _attention_bwd(arch, *, out_dtype, **call) -> Plan:
     p, varlen = _attention_problem(**call)
     spec = make_spec(arch, call["dtype"], p["head_dim"], causal=call["causal"],
                      window=(p["window_left"], p["window_right"]) != (-1, -1), varlen=varlen,
-                     layout=call["layout"], out=out_dtype)
+                     layout=call["layout"], out=out_dtype, softcap="softcap" in p)
     s = lookup(arch, call["dtype"], p["head_dim"], call["causal"], p["seq_k"], seq_q=p["seq_q"],
                window=(p["window_left"], p["window_right"]) != (-1, -1), varlen=varlen) \
         or default_schedule(arch, p["head_dim"])

@@ -2,6 +2,7 @@
 
     o = attention(q, k, v, causal=False, window=None, scale=None)          # softmax(q k^T * scale) v
     o, lse = attention(q, k, v, return_lse=True)
+    o = attention(q, k, v, softcap=30.0)         # Gemma-2 logit capping: 30 * tanh(q k^T * scale / 30)
 
 Layouts: "bshd" q (B, Sq, H, D), k/v (B, Sk, Hkv, D); "bhsd" q (B, H, Sq, D), k/v (B, Hkv, Sk, D);
 varlen (cu_seqlens_q / cu_seqlens_k given, int32, length batch+1): q (total_q, H, D),
@@ -62,7 +63,7 @@ def run_attention(inp, arch: str, device, schedule: AttentionSchedule | None = N
     d, p = inp.directive, inp.problem
     s = schedule if schedule is not None else choose_schedule(d, p, arch)
     s.validate(d, get_target(arch))
-    problem = {**p.sizes(), "scale": p.scale}
+    problem = {**p.sizes(), **p.kernel_values()}
     src, ck = compile_attention(d, s, arch)
     named = {"Q": "q", "K": "k", "V": "v"}       # kernel argument -> inputs.py array name
     feed = {n: inp.arrays[named.get(n, n)] for n in src.signature.inputs}
@@ -76,13 +77,15 @@ def run_attention(inp, arch: str, device, schedule: AttentionSchedule | None = N
 
 def attention(q, k, v, *, causal: bool = False, window=None, scale=None, return_lse: bool = False,
               cu_seqlens_q=None, cu_seqlens_k=None, layout: str = "bshd", dtype: str | None = None,
-              arch: str | None = None, device=None, schedule: AttentionSchedule | None = None):
-    """Flash-attention forward on a WMMA kernel (see the module doc). Bad input raises
-    ValueError naming the argument before anything is compiled or launched."""
+              arch: str | None = None, device=None, schedule: AttentionSchedule | None = None, softcap=None):
+    """Flash-attention forward on a WMMA kernel (see the module doc). softcap=c > 0 caps the
+    scaled logits at c * tanh(. / c) (None or 0: off). Bad input raises ValueError naming the
+    argument before anything is compiled or launched."""
     schedule = as_schedule(AttentionSchedule, schedule)
     q, scale, _flipped = public_scale(q, scale)
     inp = forward_inputs(q, k, v, causal=causal, window=window, scale=scale, return_lse=return_lse,
-                         cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, layout=layout, dtype=dtype)
+                         cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, layout=layout, dtype=dtype,
+                         softcap=softcap)
     dev = get_device(device)
     outs, _ = run_attention(inp, arch_of(dev, arch), dev, schedule)
     o = _user_array(outs["O"], inp.problem.dtype)

@@ -24,6 +24,8 @@ Fields:
   window      a sliding window is applied (its left/right sizes are runtime arguments)
   varlen      packed sequences addressed through cu_seqlens_q / cu_seqlens_k
   return_lse  the forward also writes LSE (f32); the backward always reads it
+  softcap     logit soft-capping s = c * tanh(s / c) before the masks and the softmax (Gemma-2,
+              flash-attn's softcap); the cap c > 0 is a runtime f32 argument; LSE is of the capped logits
   layout      "bshd" (batch, seq, heads, dim) | "bhsd" (batch, heads, seq, dim); varlen arrays
               are packed (total, heads, dim), which is "bshd" without the batch axis
   op          "attention" (forward) | "attention_bwd" (dQ, dK, dV from dO and the forward's LSE)
@@ -57,6 +59,7 @@ class AttentionDirective:
     return_lse: bool = False
     layout: str = "bshd"
     op: str = "attention"
+    softcap: bool = False     # last, so positional construction elsewhere is unchanged
 
     def __post_init__(self):
         if self.dtype not in DTYPES:
@@ -64,7 +67,7 @@ class AttentionDirective:
         if isinstance(self.head_dim, bool) or self.head_dim not in HEAD_DIMS:
             raise ScheduleError("head_dim", self.head_dim, f"one of {', '.join(map(str, HEAD_DIMS))}")
         object.__setattr__(self, "head_dim", int(self.head_dim))
-        for name in ("causal", "window", "varlen", "return_lse"):
+        for name in ("causal", "window", "varlen", "return_lse", "softcap"):
             _check_bool(name, getattr(self, name))
         if self.layout not in LAYOUTS:
             raise ScheduleError("layout", self.layout, f"one of {', '.join(LAYOUTS)}")

@@ -1,7 +1,9 @@
 """What a user passes to wmma_gen.attention / attention_backward, checked and normalised.
 
-    forward_inputs(q, k, v, *, causal, window, scale, return_lse, cu_seqlens_q, cu_seqlens_k, layout, dtype)
-    backward_inputs(q, k, v, o, do, lse, *, causal, window, scale, cu_seqlens_q, cu_seqlens_k, layout, dtype)
+    forward_inputs(q, k, v, *, causal, window, scale, return_lse, cu_seqlens_q, cu_seqlens_k, layout, dtype,
+                   softcap)
+    backward_inputs(q, k, v, o, do, lse, *, causal, window, scale, cu_seqlens_q, cu_seqlens_k, layout, dtype,
+                    softcap)
         -> AttentionInputs(problem: AttentionProblem, directive: AttentionDirective, arrays)
 
 Pure functions: nothing is compiled or launched. Every mistake raises ScheduleError (a
@@ -19,6 +21,8 @@ dtype="bf16" (or "f16") takes any real floating arrays and rounds them RNE on th
 (hostdata.encode); float16 arrays with dtype f16 are passed through without a copy.
 """
 from __future__ import annotations
+
+import numbers
 
 import math
 from dataclasses import dataclass
@@ -55,6 +59,7 @@ class AttentionProblem:
     total_k: int
     cu_seqlens_q: np.ndarray | None = None   # int32, read-only; None when dense
     cu_seqlens_k: np.ndarray | None = None
+    softcap: float = 0.0                     # logit cap; 0 = off
 
     @property
     def varlen(self) -> bool:
@@ -79,7 +84,11 @@ class AttentionProblem:
     def reference_kwargs(self) -> dict:
         """Keywords for reference.attention_forward / attention_backward."""
         return dict(scale=self.scale, causal=self.causal, window=self.window, layout=self.layout,
-                    cu_seqlens_q=self.cu_seqlens_q, cu_seqlens_k=self.cu_seqlens_k)
+                    cu_seqlens_q=self.cu_seqlens_q, cu_seqlens_k=self.cu_seqlens_k, softcap=self.softcap or None)
+
+    def kernel_values(self) -> dict:
+        """The runtime scalars beside the sizes: scale, and softcap when it is on (signature.py)."""
+        return {"scale": self.scale, **({"softcap": self.softcap} if self.softcap else {})}
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,6 +142,19 @@ def _scale(scale, head_dim: int) -> float:
     if v < 0:
         raise ScheduleError("scale", scale, "> 0 for the kernels (wmma_gen.attention and attention_backward accept a "
                             "negative scale by negating q; on the device path negate q and pass -scale)")
+    return v
+
+
+def check_softcap(softcap) -> float:
+    """The logit cap as the kernels take it: None or 0 = off (0.0), else a finite positive
+    f32-representable float (flash-attn's softcap; Gemma-2 uses 50.0 and 30.0)."""
+    off = softcap is None or (isinstance(softcap, numbers.Real) and not isinstance(softcap, (bool, np.bool_))
+                              and softcap == 0)
+    if off:
+        return 0.0
+    v = hostdata.f32_scalar("softcap", softcap, nonzero=True)
+    if not v > 0:
+        raise ScheduleError("softcap", softcap, "None, 0 (off) or a finite positive float")
     return v
 
 
@@ -236,7 +258,8 @@ def _varlen_shapes(q, k, layout, cu_q, cu_k):
     return cq, ck
 
 
-def _problem(q, k, v, *, causal, window, scale, cu_seqlens_q, cu_seqlens_k, layout, dtype) -> AttentionProblem:
+def _problem(q, k, v, *, causal, window, scale, cu_seqlens_q, cu_seqlens_k, layout, dtype,
+             softcap=None) -> AttentionProblem:
     if v.shape != k.shape:
         raise ScheduleError("v.shape", v.shape, f"{k.shape}, the shape of k")
     left, right = _window(window)
@@ -258,12 +281,13 @@ def _problem(q, k, v, *, causal, window, scale, cu_seqlens_q, cu_seqlens_k, layo
     return AttentionProblem(batch=B, heads=H, kv_heads=Hkv, seq_q=S_q, seq_k=S_k, head_dim=D, dtype=dtype,
                             layout=layout, causal=bool(causal), window_left=left, window_right=right,
                             scale=_scale(scale, D), total_q=total_q, total_k=total_k,
-                            cu_seqlens_q=cq, cu_seqlens_k=ck)
+                            cu_seqlens_q=cq, cu_seqlens_k=ck, softcap=check_softcap(softcap))
 
 
 def _directive(p: AttentionProblem, return_lse: bool, op: str) -> AttentionDirective:
     return AttentionDirective(dtype=p.dtype, head_dim=p.head_dim, causal=p.causal, window=p.window is not None,
-                              varlen=p.varlen, return_lse=bool(return_lse), layout=p.layout, op=op)
+                              varlen=p.varlen, return_lse=bool(return_lse), layout=p.layout, op=op,
+                              softcap=p.softcap > 0)
 
 
 def _arrays(p: AttentionProblem, named: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -275,26 +299,26 @@ def _arrays(p: AttentionProblem, named: dict[str, np.ndarray]) -> dict[str, np.n
 
 # --- the two entry points ----------------------------------------------------------------------
 def forward_inputs(q, k, v, *, causal=False, window=None, scale=None, return_lse=False, cu_seqlens_q=None,
-                   cu_seqlens_k=None, layout="bshd", dtype=None) -> AttentionInputs:
+                   cu_seqlens_k=None, layout="bshd", dtype=None, softcap=None) -> AttentionInputs:
     """Check and normalise the arguments of wmma_gen.attention (see the module docstring)."""
     _check_options(layout, dtype, causal, return_lse)
     named = {"q": np.asarray(q), "k": np.asarray(k), "v": np.asarray(v)}
     dt = _check_dtypes(named, dtype)
     p = _problem(*named.values(), causal=causal, window=window, scale=scale, cu_seqlens_q=cu_seqlens_q,
-                 cu_seqlens_k=cu_seqlens_k, layout=layout, dtype=dt)
+                 cu_seqlens_k=cu_seqlens_k, layout=layout, dtype=dt, softcap=softcap)
     d = _directive(p, return_lse, "attention")
     return AttentionInputs(p, d, MappingProxyType(_arrays(p, named)))
 
 
 def backward_inputs(q, k, v, o, do, lse, *, causal=False, window=None, scale=None, cu_seqlens_q=None,
-                    cu_seqlens_k=None, layout="bshd", dtype=None) -> AttentionInputs:
+                    cu_seqlens_k=None, layout="bshd", dtype=None, softcap=None) -> AttentionInputs:
     """Check and normalise the arguments of wmma_gen.attention_backward: as the forward, plus
     o and do shaped like q and lse float32 shaped as the forward returns it."""
     _check_options(layout, dtype, causal, False)
     named = {"q": np.asarray(q), "k": np.asarray(k), "v": np.asarray(v), "o": np.asarray(o), "do": np.asarray(do)}
     dt = _check_dtypes(named, dtype)
     p = _problem(named["q"], named["k"], named["v"], causal=causal, window=window, scale=scale,
-                 cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, layout=layout, dtype=dt)
+                 cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, layout=layout, dtype=dt, softcap=softcap)
     for name in ("o", "do"):
         if named[name].shape != named["q"].shape:
             raise ScheduleError(f"{name}.shape", named[name].shape, f"{named['q'].shape}, the shape of q")

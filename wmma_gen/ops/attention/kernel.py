@@ -12,6 +12,7 @@ accumulator column is its query:
     for n0 in range(n_lo, n_hi, BLOCK_N):                            # scf.for
         S^T[kt] = K[kt] @ Q^T                 (A = K rows from LDS_K, B = Q^T)
         V(n0) registers -> LDS_V transposed ; issue loads of K(n0+BLOCK_N) ; barrier
+        S^T = cap * tanh(S^T * scale / cap)  (directive.softcap; kernels/softcap.py)
         S^T = -inf outside the visible band   (only in boundary tiles, uniform branch)
         P, m, l, alpha = online_softmax(S^T)  (softmax.py; exp2 with scale*log2 e folded)
         O^T = alpha * O^T + V^T @ P^T         (A = V^T rows from LDS_V, B = P^T in registers)
@@ -71,7 +72,8 @@ from ...targets import Target
 from . import operands, softmax, staging
 from .bounds import lane_band, masked, tile_range
 from .schedule import LDS_PAD, AttentionSchedule
-from .signature import SCALARS, attention_signature, buffer_names
+from ...kernels.softcap import softcap
+from .signature import F32_SCALARS, attention_signature, buffer_names, scalar_names
 
 LOG2E = 1.0 / math.log(2.0)
 SCHED_STRATEGY = {"minreg": "iterative-minreg"}  # schedule.sched -> LLVM "amdgpu-sched-strategy"
@@ -79,7 +81,7 @@ GLOBAL_PTRS = ("Q", "K", "V")  # read with explicit 32-bit byte offsets (kernels
 
 
 def kernel_name(d, s: AttentionSchedule) -> str:
-    flags = "".join(f for f, on in (("c", d.causal), ("w", d.window), ("v", d.varlen), ("l", d.return_lse)) if on)
+    flags = "".join(f for f, on in (("c", d.causal), ("w", d.window), ("v", d.varlen), ("l", d.return_lse), ("s", d.softcap)) if on)
     return f"fa_fwd_{d.dtype}_d{d.head_dim}{'_' + flags if flags else ''}" + (f"_split{s.split_kv}" if s.split_kv > 1 else "")
 
 
@@ -101,7 +103,8 @@ def _lds(rows: int, cols: int) -> ir.MemRefType:
 def _kernel(d, s: AttentionSchedule, t: Target, name: str) -> None:
     bufs = buffer_names(d, s)
     buf_types = [ab.global_pointer_type() if n in GLOBAL_PTRS else ab.pointer_type(dt) for n, dt in bufs]
-    scalar_types = [ab.f32_type() if n == "scale" else ab.i32_type() for n in SCALARS]
+    names = scalar_names(d)
+    scalar_types = [ab.f32_type() if n in F32_SCALARS else ab.i32_type() for n in names]
     dh = d.head_dim
     lds_types = [_lds(s.kv_buffers * s.block_n, dh + LDS_PAD), _lds(s.kv_buffers * dh, s.block_n + LDS_PAD)]
     if s.q_in == "lds":
@@ -118,8 +121,8 @@ def _kernel(d, s: AttentionSchedule, t: Target, name: str) -> None:
     with ir.InsertionPoint(block):
         args = list(block.arguments)
         ptrs = dict(zip([n for n, _ in bufs], args[:len(bufs)], strict=True))
-        sc = dict(zip(SCALARS, args[len(bufs):len(bufs) + len(SCALARS)], strict=True))
-        lds = args[len(bufs) + len(SCALARS):]
+        sc = dict(zip(names, args[len(bufs):len(bufs) + len(names)], strict=True))
+        lds = args[len(bufs) + len(names):]
         c = _context(d, s, t, ptrs, sc, lds)
         live = scf.IfOp(irb.lt(c.q0, c.seq_q))  # workgroups past the sequence end do nothing
         with ir.InsertionPoint(live.then_block):
@@ -151,7 +154,7 @@ class Ctx:
     v_base: object
     o_base: object
     lse_base: object  # flat index of LSE[b, h, q_start]
-    c: object         # scale * log2(e)
+    c: object         # exp2 factor of the scores: scale * log2(e) (log2 e with softcap)
     b: object
     h: object
     q_start: object
@@ -161,6 +164,8 @@ class Ctx:
     v_offs: list = None
     bands: list = None    # per 16-query block: (lo, count) of the lane's visible keys
     full: tuple = None    # (full_lo, full_hi): keys every query of the workgroup sees
+    cap_in: object = None  # scale / softcap (softcap only)
+    cap: object = None     # softcap (f32; softcap only)
 
     def query(self, f: int):
         """The lane's query (in the sequence) in its wave's 16-query block f."""
@@ -180,7 +185,7 @@ def _context(d, s, t, ptrs, sc, lds) -> Ctx:
     views = {n: p if n in GLOBAL_PTRS else ab.flat_view(p, "f32" if n in ("LSE", "O_part", "LSE_part") else
                                                        ("i32" if n.startswith("cu_") else d.dtype))
              for n, p in ptrs.items()}
-    x = {n: _idx(v) for n, v in sc.items() if n != "scale"}
+    x = {n: _idx(v) for n, v in sc.items() if n not in F32_SCALARS}
     if d.varlen:
         cu_q, cu_k = views["cu_seqlens_q"], views["cu_seqlens_k"]
         q_start = _idx(memref.load(cu_q, [b]))
@@ -194,7 +199,10 @@ def _context(d, s, t, ptrs, sc, lds) -> Ctx:
     def base(p, head):
         start = k_start if p in "kv" else q_start
         return iadd(imul(b, x[f"{p}_sb"]), iadd(imul(head, x[f"{p}_sh"]), imul(start, x[f"{p}_ss"])))
-    c = arith.mulf(sc["scale"], irb.cf(LOG2E, ab.f32_type()))
+    if d.softcap:   # the scale moves inside the tanh; the capped logits enter exp2 times log2 e
+        c = irb.cf(LOG2E, ab.f32_type())
+    else:
+        c = arith.mulf(sc["scale"], irb.cf(LOG2E, ab.f32_type()))
     lse_base = iadd(imul(b, x["lse_sb"]), iadd(imul(h, x["lse_sh"]), q_start))
     ck = staging.plan(s.block_n, d.head_dim, s.load_bits, s.threads, False, d.dtype)
     cv = staging.plan(s.block_n, d.head_dim, s.load_bits, s.threads, True, d.dtype)
@@ -203,6 +211,8 @@ def _context(d, s, t, ptrs, sc, lds) -> Ctx:
               lds[0], lds[1], lds[2] if len(lds) > 2 else None, tid, irb.rem(tid, 32), irb.div(tid, 32), split,
               imul(tile, s.block_m), seq_q, seq_k, base("q", h), base("k", kvh), base("v", kvh), base("o", h),
               lse_base, c, b, h, q_start, ck, cv)
+    if d.softcap:
+        ctx.cap_in, ctx.cap = arith.divf(sc["scale"], sc["softcap"]), sc["softcap"]
     return ctx
 
 
@@ -308,8 +318,10 @@ def _tile_kv2(c: Ctx, n0, nxt, qf, o, m, l, extra):
 
 
 def _softmax_pv(c: Ctx, n0, s_acc, o, m, l, v_buf):
-    """Mask (boundary tiles only, uniform branch), online softmax and O^T += V^T P^T."""
+    """Softcap, mask (boundary tiles only, uniform branch), online softmax and O^T += V^T P^T."""
     nf = c.s.frags_q
+    if c.d.softcap:
+        s_acc = [[softcap(x, c.cap_in, c.cap) for x in row] for row in s_acc]
     full_lo, full_hi = c.full
     need = arith.OrIOp(irb.lt(n0, full_lo),
                        arith.CmpIOp(arith.CmpIPredicate.sgt, iadd(n0, c.s.block_n - 1), full_hi).result).result

@@ -3,6 +3,7 @@
 Per sequence b and query head h (kv head g = h // (H // Hkv), GQA/MQA):
 
     S   = scale * Q K^T                          (Sq, Sk); scale defaults to 1/sqrt(D)
+    S   = c * tanh(S / c)                        (softcap c > 0 only; flash-attn's softcap)
     S   = -inf where visible_mask(...) is False
     LSE = log rowsum(exp(S))                     (-inf for a row that sees no key)
     P   = exp(S - LSE)                           (0 in a row that sees no key)
@@ -12,6 +13,8 @@ Backward (FA-2 form, from O, dO and the forward LSE; the exact gradient of the a
 
     P  = exp(S - LSE)      dV = P^T dO           dP = dO V^T
     Dr = rowsum(dO * O)    dS = P * (dP - Dr)    dQ = scale dS K      dK = scale dS^T Q
+
+with softcap, dS is first multiplied by d(c tanh(x / c))/dx = 1 - (S / c)**2 (S the capped logits),
 
 with dK, dV summed over the query heads that share a kv head. A row that sees no key has
 P = 0, so it contributes nothing.
@@ -144,15 +147,27 @@ def _scale(scale: "float | None", head_dim: int) -> float:
     return 1.0 / np.sqrt(head_dim) if scale is None else float(scale)
 
 
-def _scores(q, k, scale, mask):
-    """scale * q k^T with invisible entries -inf; (sq, D) x (sk, D) -> (sq, sk)."""
-    return np.where(mask, scale * (q @ k.T), -np.inf)
+def _softcap(softcap) -> float:
+    if softcap is None or softcap == 0:
+        return 0.0
+    if not (np.isfinite(softcap) and softcap > 0):
+        raise ValueError(f"softcap={softcap!r} is not allowed: None, 0 (off) or a finite positive float")
+    return float(softcap)
+
+
+def _scores(q, k, scale, mask, cap=0.0):
+    """scale * q k^T (capped: cap * tanh(. / cap) when cap > 0) with invisible entries -inf;
+    (sq, D) x (sk, D) -> (sq, sk)."""
+    s = scale * (q @ k.T)
+    return np.where(mask, cap * np.tanh(s / cap) if cap else s, -np.inf)
 
 
 # --- forward -------------------------------------------------------------------------------
 def attention_forward(q, k, v, *, scale=None, causal=False, window=None, cu_seqlens_q=None,
-                      cu_seqlens_k=None, layout="bshd") -> tuple[np.ndarray, np.ndarray]:
-    """(o, lse) in float64; shapes per the module docstring. `window` is None or (left, right)."""
+                      cu_seqlens_k=None, layout="bshd", softcap=None) -> tuple[np.ndarray, np.ndarray]:
+    """(o, lse) in float64; shapes per the module docstring. `window` is None or (left, right);
+    softcap None/0 is off."""
+    cap = _softcap(softcap)
     pk = _Packed(q, k, cu_seqlens_q, cu_seqlens_k, layout)
     Q, K, V = pk.pack(q), pk.pack(k), pk.pack(v)
     heads, kv_heads, D = Q.shape[1], K.shape[1], Q.shape[2]
@@ -166,7 +181,7 @@ def attention_forward(q, k, v, *, scale=None, causal=False, window=None, cu_seql
         seen = mask.any(axis=1)                               # rows that see at least one key
         for h in range(heads):
             g = h // group
-            s = _scores(Q[rq, h], K[rk, g], sc, mask)
+            s = _scores(Q[rq, h], K[rk, g], sc, mask, cap)
             m = np.where(seen, s.max(axis=1, initial=-np.inf), 0.0)   # 0 keeps empty rows finite
             e = np.where(mask, np.exp(s - m[:, None]), 0.0)
             l = np.where(seen, e.sum(axis=1), 1.0)
@@ -177,9 +192,10 @@ def attention_forward(q, k, v, *, scale=None, causal=False, window=None, cu_seql
 
 # --- backward ------------------------------------------------------------------------------
 def attention_backward(q, k, v, o, do, lse, *, scale=None, causal=False, window=None, cu_seqlens_q=None,
-                       cu_seqlens_k=None, layout="bshd") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                       cu_seqlens_k=None, layout="bshd", softcap=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(dq, dk, dv) in float64, shaped like q, k, v: the gradient of sum(o * do) given the
     forward's o and lse (FA-2 recomputation; see the module docstring)."""
+    cap = _softcap(softcap)
     pk = _Packed(q, k, cu_seqlens_q, cu_seqlens_k, layout)
     Q, K, V, O, dO = (pk.pack(x) for x in (q, k, v, o, do))
     LSE = pk.pack_lse(lse)
@@ -195,12 +211,14 @@ def attention_backward(q, k, v, o, do, lse, *, scale=None, causal=False, window=
             g = h // group
             lse_h = LSE[h, rq]
             finite = np.isfinite(lse_h)
-            s = _scores(Q[rq, h], K[rk, g], sc, mask)
+            s = _scores(Q[rq, h], K[rk, g], sc, mask, cap)
             keep = mask & finite[:, None]
             p = np.where(keep, np.exp(s - np.where(finite, lse_h, 0.0)[:, None]), 0.0)
             dV[rk, g] += p.T @ dO[rq, h]
             dp = dO[rq, h] @ V[rk, g].T
             ds = p * (dp - Dr[rq, h][:, None])
+            if cap:
+                ds = ds * np.where(keep, 1.0 - (s / cap) ** 2, 0.0)
             dQ[rq, h] = sc * (ds @ K[rk, g])
             dK[rk, g] += sc * (ds.T @ Q[rq, h])
     return pk.unpack(dQ), pk.unpack(dK), pk.unpack(dV)

@@ -3,10 +3,11 @@
     Q, K, V (in), O (out), [LSE (out, f32)], [cu_seqlens_q, cu_seqlens_k (in, i32)],
     heads, kv_group, seq_q, seq_k, rows,
     q_sb, q_sh, q_ss, k_sb, k_sh, k_ss, v_sb, v_sh, v_ss, o_sb, o_sh, o_ss, lse_sb, lse_sh,
-    scale (f32), window_left, window_right                       (scalars, i32 unless noted)
+    scale (f32), window_left, window_right, [softcap (f32)]      (scalars, i32 unless noted)
 
 Problem keys: batch, heads, kv_heads, seq_q, seq_k, and optionally scale (default
-1/sqrt(head_dim)), window_left / window_right (default -1: unbounded); varlen adds total_q,
+1/sqrt(head_dim)), window_left / window_right (default -1: unbounded), softcap (the cap, only
+with directive.softcap: kernels without it keep their argument list); varlen adds total_q,
 total_k (packed rows) and uses seq_q / seq_k as the longest sequence (grid size only; each
 sequence's lengths come from cu_seqlens). Strides are element strides taken from the arrays
 as passed (layout bshd / bhsd is only a choice of strides); *_sb is 0 for varlen.
@@ -31,6 +32,12 @@ from ...kernels.signature import KArg, Signature
 SCALARS = ("heads", "kv_group", "seq_q", "seq_k", "rows",
            "q_sb", "q_sh", "q_ss", "k_sb", "k_sh", "k_ss", "v_sb", "v_sh", "v_ss",
            "o_sb", "o_sh", "o_ss", "lse_sb", "lse_sh", "scale", "window_left", "window_right")
+F32_SCALARS = ("scale", "softcap")
+
+
+def scalar_names(d) -> tuple[str, ...]:
+    """The scalar arguments of directive d's kernel, in order (softcap only when it is on)."""
+    return SCALARS + (("softcap",) if d.softcap else ())
 
 
 def buffer_names(d, s) -> list[tuple[str, str]]:
@@ -96,12 +103,13 @@ def attention_signature(d, s, name: str) -> Signature:
         "scale": lambda p: p.get("scale") if p.get("scale") is not None else 1.0 / math.sqrt(d.head_dim),
         "window_left": lambda p: p.get("window_left", -1),
         "window_right": lambda p: p.get("window_right", -1),
+        "softcap": lambda p: float(p["softcap"]),
     }
-    for n in SCALARS:
+    for n in scalar_names(d):
         if n in strided:
             args.append(KArg(n, "scalar", "i32"))
         else:
-            args.append(KArg(n, "scalar", "f32" if n == "scale" else "i32", value=values.get(n, lambda p: 0)))
+            args.append(KArg(n, "scalar", "f32" if n in F32_SCALARS else "i32", value=values.get(n, lambda p: 0)))
     bm, split = s.block_m, s.split_kv
     return Signature(name, tuple(args),
                      grid=lambda p: (-(-p["seq_q"] // bm) * split, p["heads"], p["batch"]),

@@ -20,15 +20,18 @@ from ...knobs import as_schedule
 
 def attention_backward(q, k, v, o, do, lse, *, causal: bool = False, window=None, scale=None,
                        cu_seqlens_q=None, cu_seqlens_k=None, layout: str = "bshd", dtype: str | None = None,
-                       out_dtype: str = "same", arch: str | None = None, device=None, schedule=None):
-    """(dq, dk, dv) shaped like (q, k, v). Bad input raises ValueError naming the argument
-    before anything is compiled or launched."""
+                       out_dtype: str = "same", arch: str | None = None, device=None, schedule=None,
+                       softcap=None):
+    """(dq, dk, dv) shaped like (q, k, v); softcap as the forward that made o and lse (None or
+    0: off). Bad input raises ValueError naming the argument before anything is compiled or
+    launched."""
     dev = get_device(device)
     schedule = as_schedule(AttentionBwdSchedule, schedule)
     q, scale, flipped = public_scale(q, scale)     # d/dq of the original = -(d/dq of -q)
     grads = run_backward(q, k, v, o, do, lse, scale=scale, causal=causal, window=window,
                          cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, layout=layout, dtype=dtype,
-                         out_dtype=out_dtype, arch=arch_of(dev, arch), device=dev, schedule=schedule)
+                         out_dtype=out_dtype, arch=arch_of(dev, arch), device=dev, schedule=schedule,
+                         softcap=softcap)
     infer = "bf16" if dtype == "bf16" else "f16"
     out = [g if out_dtype == "f32" else _user_array(g, infer) for g in grads]
     if flipped:

@@ -2,11 +2,12 @@
 gpu.func scaffold that binds them to named MLIR values.
 
 Compile-time facts are a `BwdSpec` (dtype, head_dim, causal, window, varlen, output dtype,
-arch); everything else is a runtime argument:
+arch, softcap); everything else is a runtime argument:
 
   buffers  KERNEL_TENSORS[kernel] (inputs, then outputs), then cu_seqlens_q cu_seqlens_k (varlen)
   i32      heads kv_heads seq_q seq_k window_left window_right
-  f32      scale
+  f32      scale, then softcap (the cap; dK/dV and dQ only, and only with spec.softcap, so the
+           kernels without it keep their argument lists)
   i32      element strides <t>_sb <t>_ss <t>_sh of every 4-D tensor t (batch, seq, head) and
            <t>_sb <t>_sh of the row vectors lse/delta (their sequence stride is 1)
 
@@ -42,6 +43,7 @@ class BwdSpec:
     varlen: bool = False
     layout: str = "bshd"
     out: str = "same"        # dq/dk/dv dtype: "same" as the inputs or "f32"
+    softcap: bool = False    # logits capped at c * tanh(s / c) (kernels/softcap.py)
 
     @property
     def out_dtype(self) -> str:
@@ -108,6 +110,8 @@ def kernel_args(spec: BwdSpec, kernel: str) -> tuple[KArg, ...]:
                  KArg("cu_seqlens_k", "in", "i32", shape=lambda p: (p["batch"] + 1,))]
     sizes = [KArg(n, "scalar", "i32", value=(lambda p, n=n: int(p.get(n, -1)))) for n in SIZE_SCALARS]
     scale = [KArg("scale", "scalar", "f32", value=lambda p: float(p["scale"]))]
+    if spec.softcap and kernel != "prepass":   # Di = rowsum(dO * O) does not see the logits
+        scale.append(KArg("softcap", "scalar", "f32", value=lambda p: float(p["softcap"])))
     return tuple(bufs + sizes + scale + scalars)
 
 

@@ -29,7 +29,7 @@ from ...kernels.signature import KernelSource, Signature
 from .args import BwdSpec, build_module, grid_fn, kernel_args
 from .blocks import (LOG2E, Ranges, Shifted, block_id, head_cols, idx, seq_bounds, stage_row_values, stage_rows,
                      tensor, thread_id, visibility)
-from .operands import (element_mask, frag, mma, slot_values, softmax_grad, store_transposed_acc,
+from .operands import (cap_factors, element_mask, frag, mma, slot_values, softmax_grad, store_transposed_acc,
                        to_b_operand, zero_acc)
 from .schedule import PAD, AttentionBwdSchedule, blocks_per_wave
 
@@ -73,6 +73,7 @@ def _body(spec: BwdSpec, s: AttentionBwdSchedule, vals, lds) -> None:
     k.vis = visibility(spec, vals)
     k.scale = vals["scale"]
     k.scale_log2e = arith.mulf(k.scale, irb.cf(LOG2E, ir.F32Type.get()))
+    k.cap = cap_factors(vals) if spec.softcap else None
     k.group = irb.div(idx(vals["heads"]), idx(vals["kv_heads"]))
 
     def tile():
@@ -135,7 +136,7 @@ def _query_tile(k, h, m0, accs: list, masked: bool) -> list:
             dpacc = mma(frag(k.lds_do, dt, fam, 16 * i, kk, lane), frag(k.lds_v, dt, fam, k.ks, kk, lane), dpacc)
         mask = element_mask(fam, lane, k.vis, seq, irb.add(m0, 16 * i), key, True) if masked else None
         p, ds = softmax_grad(sacc, dpacc, slot_values(k.lds_l, lane, 16 * i), slot_values(k.lds_di, lane, 16 * i),
-                             k.scale_log2e, mask)
+                             k.scale_log2e, mask, k.cap)
         pb.append(to_b_operand(fam, dt, p, lane))
         dsb.append(to_b_operand(fam, dt, ds, lane))
     out = list(accs)

@@ -26,7 +26,8 @@ from ...kernels.signature import KernelSource, Signature
 from .args import BwdSpec, build_module, grid_fn, kernel_args
 from .blocks import (LOG2E, Ranges, Shifted, block_id, head_cols, idx, load_row_value, seq_bounds, stage_rows,
                      tensor, thread_id, visibility)
-from .operands import element_mask, frag, mma, softmax_grad, splat, store_transposed_acc, to_b_operand, zero_acc
+from .operands import (cap_factors, element_mask, frag, mma, softmax_grad, splat, store_transposed_acc,
+                       to_b_operand, zero_acc)
 from .schedule import PAD, AttentionBwdSchedule, blocks_per_wave
 
 
@@ -69,6 +70,7 @@ def _body(spec: BwdSpec, s: AttentionBwdSchedule, vals, lds) -> None:
     k.vis = visibility(spec, vals)
     k.scale = vals["scale"]
     k.scale_log2e = arith.mulf(k.scale, irb.cf(LOG2E, ir.F32Type.get()))
+    k.cap = cap_factors(vals) if spec.softcap else None
     k.query = irb.add(irb.add(k.m0, k.qs), irb.rem(k.lane, 16))   # this lane's query row
     scf_if = scf.IfOp(irb.lt(k.m0, k.seq.sq))   # varlen: this sequence may have fewer queries
     with ir.InsertionPoint(scf_if.then_block):
@@ -118,7 +120,7 @@ def _key_tile(k, n0, accs: list, masked: bool) -> list:
             sacc = mma(frag(k.lds_k, dt, fam, 16 * i, kk, lane), frag(k.lds_q, dt, fam, k.qs, kk, lane), sacc)
             dpacc = mma(frag(k.lds_v, dt, fam, 16 * i, kk, lane), frag(k.lds_do, dt, fam, k.qs, kk, lane), dpacc)
         mask = element_mask(fam, lane, k.vis, seq, irb.add(n0, 16 * i), k.query, False) if masked else None
-        _, ds = softmax_grad(sacc, dpacc, k.neg_lse2, k.di, k.scale_log2e, mask)
+        _, ds = softmax_grad(sacc, dpacc, k.neg_lse2, k.di, k.scale_log2e, mask, k.cap)
         dsb.append(to_b_operand(fam, dt, ds, lane))
     out = list(accs)
     for j in range(k.dd):

@@ -1,5 +1,6 @@
 """WMMA operands of the backward: LDS fragment reads, the softmax recomputation
-P = exp2(S * scale*log2e - LSE*log2e), dS = P * (dP - Di), the conversion of an f32
+P = exp2(S * scale*log2e - LSE*log2e), dS = P * (dP - Di) (with softcap c: t = tanh(S*scale/c),
+P = exp2(t * c*log2e - LSE*log2e), dS = P * (dP - Di) * (1 - t^2)), the conversion of an f32
 accumulator tile into the 16-bit B operand of the next WMMA, and the output stores.
 
 Accumulator -> B operand (see blocks.py, "query-slot order"): B lane l holds column l%16
@@ -21,7 +22,8 @@ from ...compiler.mlir_api import arith, math, memref, vector
 
 from ...kernels import irb
 from ...kernels.fragments import acc_coords, load_fragment_lds, wmma
-from .blocks import Tensor, i32, if_then
+from ...kernels.softcap import tanh_of_scaled
+from .blocks import LOG2E, Tensor, i32, if_then
 
 
 def f32():
@@ -47,15 +49,29 @@ def splat(x, n: int = 8):
     return vector.broadcast(irb.vec(n, x.type), x)
 
 
-def softmax_grad(s, dp, neg_lse2, di, scale_log2e, mask):
+def softmax_grad(s, dp, neg_lse2, di, scale_log2e, mask, cap=None):
     """P = exp2(S*scale*log2e - LSE*log2e) (0 where mask is False) and dS = P (dP - Di), on
-    8-value accumulator vectors; neg_lse2/di are per-value vectors or splats."""
-    x = math.fma(s, splat(scale_log2e), neg_lse2)
+    8-value accumulator vectors; neg_lse2/di are per-value vectors or splats. cap = (scale / c,
+    c * log2e) applies the softcap c: the capped logit is c*t with t = tanh(S*scale/c), and dS
+    (the gradient of the scaled, uncapped logit) gains the factor d(c t)/d(S scale) = 1 - t^2."""
+    if cap is None:
+        x = math.fma(s, splat(scale_log2e), neg_lse2)
+    else:
+        t = tanh_of_scaled(s, cap[0])
+        x = math.fma(t, splat(cap[1]), neg_lse2)
     p = vector.from_elements(irb.vec(8, f32()), [rocdl.exp2(f32(), vector.extract(x, [], [v])) for v in range(8)])
     if mask is not None:
         p = arith.select(mask, p, zero_acc())
     ds = arith.mulf(p, arith.subf(dp, di))
+    if cap is not None:
+        ds = arith.mulf(ds, arith.subf(splat(irb.cf(1.0, f32())), arith.mulf(t, t)))
     return p, ds
+
+
+def cap_factors(vals):
+    """(scale / c, c * log2e) of softmax_grad from the kernel's scale and softcap arguments."""
+    cap = vals["softcap"]
+    return arith.divf(vals["scale"], cap), arith.mulf(cap, irb.cf(LOG2E, f32()))
 
 
 def element_mask(family: str, lane, vis, seq, stream0, fixed, stream_is_row: bool):

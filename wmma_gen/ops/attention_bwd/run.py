@@ -51,27 +51,29 @@ def compiled_kernels(spec: BwdSpec, s: AttentionBwdSchedule) -> dict:
     from ..attention.directive import AttentionDirective
     from ..compile_op import compile_op
     d = AttentionDirective(spec.dtype, spec.head_dim, causal=spec.causal, window=spec.window, varlen=spec.varlen,
-                           layout=spec.layout, op="attention_bwd")
+                           layout=spec.layout, op="attention_bwd", softcap=spec.softcap)
     return compile_op(registry.get("attention_bwd"), d, s, None, spec.arch).pairs()
 
 
 def make_spec(arch: str, dtype: str, head_dim: int, *, causal=False, window=False, varlen=False,
-              layout="bshd", out="same") -> BwdSpec:
+              layout="bshd", out="same", softcap=False) -> BwdSpec:
     if out not in OUT_DTYPES:
         raise ScheduleError("out_dtype", out, f"one of {', '.join(OUT_DTYPES)}")
-    return BwdSpec(arch, get_target(arch).family, dtype, head_dim, causal, window, varlen, layout, out)
+    return BwdSpec(arch, get_target(arch).family, dtype, head_dim, causal, window, varlen, layout, out, softcap)
 
 
 def run_backward(q, k, v, o, do, lse, *, scale=None, causal=False, window=None, cu_seqlens_q=None,
                  cu_seqlens_k=None, layout="bshd", dtype=None, out_dtype="same", arch="gfx1100",
-                 device=None, schedule: AttentionBwdSchedule | None = None, stats: dict | None = None):
+                 device=None, schedule: AttentionBwdSchedule | None = None, stats: dict | None = None,
+                 softcap=None):
     """(dq, dk, dv) shaped like q, k, v; stored as the inputs (float16, bf16 as uint16 bits) or
     float32 with out_dtype="f32". `stats`, when given, receives each kernel's Timing."""
     inp = backward_inputs(q, k, v, o, do, lse, causal=causal, window=window, scale=scale,
-                          cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, layout=layout, dtype=dtype)
+                          cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, layout=layout, dtype=dtype,
+                          softcap=softcap)
     p = inp.problem
     spec = make_spec(arch, p.dtype, p.head_dim, causal=p.causal, window=p.window is not None,
-                     varlen=p.varlen, layout=p.layout, out=out_dtype)
+                     varlen=p.varlen, layout=p.layout, out=out_dtype, softcap=p.softcap > 0)
     if schedule is None:   # the exported tuned schedule nearest in length, else the default
         from .lookup import lookup
         schedule = lookup(arch, p.dtype, p.head_dim, p.causal, p.seq_k, seq_q=p.seq_q,
@@ -81,7 +83,7 @@ def run_backward(q, k, v, o, do, lse, *, scale=None, causal=False, window=None, 
     if device is None:
         from ...device.emu import EmuDevice
         device = EmuDevice()
-    problem = {**p.sizes(), "scale": p.scale}
+    problem = {**p.sizes(), **p.kernel_values()}
     arrays = dict(inp.arrays)
     results: dict = {}
     for name, (src, ck) in kernels.items():

@@ -13,7 +13,7 @@ from .schedule import SPACE  # noqa: F401  (light: registry.space_of)
 def build(d, s, target, key=None):
     from .run import build_backward, make_spec
     bs = make_spec(target.arch, d.dtype, d.head_dim, causal=d.causal, window=d.window, varlen=d.varlen,
-                   layout=d.layout)
+                   layout=d.layout, softcap=d.softcap)
     return dict(build_backward(bs, s).items())
 
 
