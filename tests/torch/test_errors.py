@@ -12,7 +12,7 @@ def _qkv(shape=(1, 16, 2, 32), dtype=torch.float16):
     return [torch.randn(shape).to(dtype) for _ in range(3)]
 
 
-@pytest.mark.parametrize("kw,name", [({"dropout_p": 0.1}, "dropout_p"), ({"softcap": 30.0}, "softcap"),
+@pytest.mark.parametrize("kw,name", [({"dropout_p": 0.1}, "dropout_p"),
                                      ({"alibi_slopes": torch.ones(2)}, "alibi_slopes")])
 def test_flash_attn_unsupported_features_name_the_argument(kw, name):
     with pytest.raises(NotImplementedError, match=name):

@@ -1,8 +1,9 @@
 """The attention custom ops (torch.library, namespace wmma_gen) that the flash-attn and SDPA
 front ends (flash.py) call:
 
-    torch.ops.wmma_gen.attention(q, k, v, cu_q, cu_k, max_q, max_k, causal, left, right, scale, layout)
+    torch.ops.wmma_gen.attention(q, k, v, cu_q, cu_k, max_q, max_k, causal, left, right, scale, layout, softcap)
         -> (o, lse)                         o like q (contiguous), lse f32 (B, H, Sq) | varlen (H, total_q)
+                                            softcap 0.0 = off (flash-attn's meaning)
     torch.ops.wmma_gen.attention_backward(do, q, k, v, o, lse, <same keywords>) -> (dq, dk, dv)
 
 Both write into tensors allocated here on the inputs' device and launch on the caller's
@@ -32,8 +33,8 @@ def _window(left: int, right: int):
     return None if (left, right) == (-1, -1) else (left, right)
 
 
-def _keywords(cu_q, cu_k, max_q, max_k, causal, left, right, scale, layout) -> dict:
-    kw = dict(causal=causal, window=_window(left, right), scale=scale, layout=layout)
+def _keywords(cu_q, cu_k, max_q, max_k, causal, left, right, scale, layout, softcap) -> dict:
+    kw = dict(causal=causal, window=_window(left, right), scale=scale, layout=layout, softcap=softcap or None)
     if cu_q is not None:
         kw.update(cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, max_seqlen_q=max_q, max_seqlen_k=max_k)
     return kw
@@ -41,7 +42,7 @@ def _keywords(cu_q, cu_k, max_q, max_k, causal, left, right, scale, layout) -> d
 
 def attention_call(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[Tensor], cu_seqlens_k: Optional[Tensor],
                    max_seqlen_q: int, max_seqlen_k: int, causal: bool, window_left: int, window_right: int,
-                   scale: float, layout: str) -> tuple[Tensor, Tensor, Optional[tuple]]:
+                   scale: float, layout: str, softcap: float) -> tuple[Tensor, Tensor, Optional[tuple]]:
     """(o, lse, replay token or None): the op's body, plus the core's token when q, k, v went
     to the kernel as they are (no kernel_view copy) -- what replay.py may record."""
     kq, kk, kv = kernel_view(q), kernel_view(k), kernel_view(v)
@@ -50,15 +51,15 @@ def attention_call(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[Tenso
     keep: list = []
     token = attention_into(kq, kk, kv, o, lse, stream=stream_of(kq), alloc=torch_alloc(kq.device, keep),
                            **_keywords(cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
-                                       window_left, window_right, scale, layout))
+                                       window_left, window_right, scale, layout, softcap))
     return o, lse, (token if kq is q and kk is k and kv is v else None)
 
 
 def attention_eager(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[Tensor], cu_seqlens_k: Optional[Tensor],
               max_seqlen_q: int, max_seqlen_k: int, causal: bool, window_left: int, window_right: int,
-              scale: float, layout: str) -> tuple[Tensor, Tensor]:
+              scale: float, layout: str, softcap: float) -> tuple[Tensor, Tensor]:
     return attention_call(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, window_left,
-                          window_right, scale, layout)[:2]
+                          window_right, scale, layout, softcap)[:2]
 
 
 attention = torch.library.custom_op("wmma_gen::attention", attention_eager, mutates_args=())
@@ -66,7 +67,7 @@ attention = torch.library.custom_op("wmma_gen::attention", attention_eager, muta
 
 @attention.register_fake
 def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, window_left, window_right,
-      scale, layout):
+      scale, layout, softcap):
     o = q.new_empty(q.shape)
     lse = q.new_empty(_lse_shape(q, cu_seqlens_q is not None, layout), dtype=torch.float32)
     return o, lse
@@ -76,24 +77,24 @@ def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, w
 def attention_backward(do: Tensor, q: Tensor, k: Tensor, v: Tensor, o: Tensor, lse: Tensor,
                        cu_seqlens_q: Optional[Tensor], cu_seqlens_k: Optional[Tensor], max_seqlen_q: int,
                        max_seqlen_k: int, causal: bool, window_left: int, window_right: int, scale: float,
-                       layout: str) -> tuple[Tensor, Tensor, Tensor]:
+                       layout: str, softcap: float) -> tuple[Tensor, Tensor, Tensor]:
     do, q, k, v, o, lse = (kernel_view(t) for t in (do, q, k, v, o, lse))
     dq, dk, dv = (torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v))
     keep: list = []
     attention_backward_into(q, k, v, o, do, lse, dq, dk, dv, stream=stream_of(q),
                             alloc=torch_alloc(q.device, keep),
                             **_keywords(cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
-                                        window_left, window_right, scale, layout))
+                                        window_left, window_right, scale, layout, softcap))
     return dq, dk, dv
 
 
 @attention_backward.register_fake
 def _(do, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, window_left,
-      window_right, scale, layout):
+      window_right, scale, layout, softcap):
     return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
 
 
-_SCALARS = ("max_seqlen_q", "max_seqlen_k", "causal", "window_left", "window_right", "scale", "layout")
+_SCALARS = ("max_seqlen_q", "max_seqlen_k", "causal", "window_left", "window_right", "scale", "layout", "softcap")
 
 
 def _setup(ctx, inputs, output):

@@ -19,6 +19,7 @@ import torch
 
 from ..ops import device_calls
 from ..ops.attention.directive import HEAD_DIMS
+from ..ops.attention.inputs import check_softcap
 from . import attention_ops, replay
 from .runtime import check_dtype, check_tensors, direct, stream_of
 
@@ -91,7 +92,8 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     """flash-attn 2's flash_attn_func: q (B, Sq, H, D), k/v (B, Sk, Hkv, D) with Hkv dividing H
     (GQA: query head h reads kv head h // (H // Hkv)); f16 or bf16; D one of HEAD_DIMS.
     causal is bottom-right aligned; window_size=(left, right), -1 unbounded; softmax_scale
-    default 1/sqrt(D). Returns out (B, Sq, H, D), or (out, softmax_lse (B, H, Sq) f32, None)
+    default 1/sqrt(D); softcap > 0 caps the scaled logits at softcap * tanh(. / softcap)
+    (Gemma-2; 0.0 = off), forward and backward. Returns out (B, Sq, H, D), or (out, softmax_lse (B, H, Sq) f32, None)
     with return_attn_probs=True (no probabilities: that needs dropout, which is unsupported).
     The backward is always deterministic (`deterministic` is accepted and has no effect).
     Tensors with a strided last dim are made contiguous on their device (one copy)."""
@@ -99,7 +101,8 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
                             softcap, alibi_slopes is None)
     if done is not None:          # a repeat of a known shape key: allocated and enqueued (replay.py)
         return (done[0], done[1], None) if return_attn_probs else done[0]
-    _refuse(dropout_p=(dropout_p, 0.0), softcap=(softcap, 0.0), alibi_slopes=(alibi_slopes, None))
+    _refuse(dropout_p=(dropout_p, 0.0), alibi_slopes=(alibi_slopes, None))
+    cap = check_softcap(softcap)
     check_tensors(q=q, k=k, v=v)
     d = _check(q, k, v, 4, "(batch, seqlen, nheads, headdim) as flash-attn takes")
     if q.shape[2] > q.shape[1]:
@@ -109,7 +112,7 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     left, right = _window(window_size)
     scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(d)
     out, lse = _attention(q, k, v, None, None, q.shape[1], k.shape[1], bool(causal), left, right, scale, "bshd",
-                          key=key)
+                          cap, key=key)
     return (out, lse, None) if return_attn_probs else out
 
 
@@ -120,7 +123,7 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     cu_seqlens_q/k int32 (batch + 1,) offsets on the tensors' device (GPU offsets are never
     read on the host: max_seqlen_q/k must be right); an empty sequence is allowed (its rows
     are absent). Returns out (total_q, H, D), or (out, softmax_lse (H, total_q) f32, None).
-    Masks and conventions as flash_attn_func, per sequence. With block_table (flash-attn's
+    Masks, softcap and conventions as flash_attn_func, per sequence. With block_table (flash-attn's
     paged varlen call) k / v are paged caches (num_blocks, page_block_size, nheads_k, headdim)
     and the call runs on the paged op (paged_varlen.py; softcap allowed there)."""
     if block_table is not None:
@@ -130,7 +133,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
         out, lse = paged_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, block_table, causal=bool(causal),
                                 window=_window(window_size), scale=scale, softcap=float(softcap or 0.0))
         return (out, lse, None) if return_attn_probs else out
-    _refuse(dropout_p=(dropout_p, 0.0), softcap=(softcap, 0.0), alibi_slopes=(alibi_slopes, None))
+    _refuse(dropout_p=(dropout_p, 0.0), alibi_slopes=(alibi_slopes, None))
+    cap = check_softcap(softcap)
     check_tensors(q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k)
     d = _check(q, k, v, 3, "(total, nheads, headdim) packed sequences")
     for name, cu in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):
@@ -140,7 +144,7 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     left, right = _window(window_size)
     scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(d)
     out, lse = _attention(q, k, v, cu_seqlens_q.contiguous(), cu_seqlens_k.contiguous(),
-                          int(max_seqlen_q), int(max_seqlen_k), bool(causal), left, right, scale, "bshd",
+                          int(max_seqlen_q), int(max_seqlen_k), bool(causal), left, right, scale, "bshd", cap,
                           key=() if direct(q, k, v, cu_seqlens_q, cu_seqlens_k) else None)
     return (out, lse, None) if return_attn_probs else out
 
@@ -177,7 +181,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         key, value, causal = key[:, :, :sq], value[:, :, :sq], True
     d = query.shape[-1]
     s = float(scale) if scale is not None else 1.0 / math.sqrt(d)
-    out, _ = _attention(query, key, value, None, None, sq, key.shape[2], causal, left, right, s, "bhsd", key=rkey)
+    out, _ = _attention(query, key, value, None, None, sq, key.shape[2], causal, left, right, s, "bhsd", 0.0,
+                        key=rkey)
     return out
 
 
