@@ -65,3 +65,18 @@ def test_lds_double_buffer_and_split_k_schedules(arch, dtype, sched):
     ("f16", dict(acc="f16", beta=2.0, bias="m"))])
 def test_fused_epilogues(dtype, kw):
     _check(GemmDirective(dtype, 40, 24, 48, layout="NT", **kw), "gfx1201")
+
+
+@pytest.mark.parametrize("layout", ["NT", "TN", "TT"])
+def test_large_default_under_iterative_ilp_with_its_hazard_v_nop(layout):
+    """gfx1201 16-bit f32-acc NT/TN/TT take iterative-ilp with the epilogue free to interleave
+    with the last WMMAs (defaults.ILP_EXCEPT); LLVM then inserts a hazard v_nop, which the
+    emulator must run: the kernel as compiled matches numpy."""
+    from wmma_gen.ops.gemm.build import compile_gemm
+    from wmma_gen.ops.gemm.defaults import LARGE, sched_strategy
+    from wmma_gen.targets import get_target
+    d = GemmDirective("f16", 128, 256, 128, acc="f32", layout=layout)
+    assert sched_strategy(d, LARGE, get_target("gfx1201")) == "iterative-ilp"
+    k = compile_gemm(d, LARGE, "gfx1201")
+    assert k.compiled.metadata.spills == 0
+    _check(d, "gfx1201", LARGE)

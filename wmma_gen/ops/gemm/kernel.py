@@ -367,8 +367,7 @@ def _double_buffered(c: Ctx, accs: list) -> list:
     rem = (0 if odd else 1) if c.s.k_unroll == 2 else 0     # (nk - 1) % 2
     accs = _loop(0, irb.sub(nk, 1), rem, c.s.k_unroll, accs, _Body(c, prefetch=True))
     last = irb.sub(nk, 1)
-    accs = compute_tile(c, Pos(step=irb.mul(last, c.s.block_k)), irb.c(0 if odd else 1), accs)
-    # The epilogue starts after the last WMMA: interleaved with it (iterative-ilp did), a
-    # reused fragment register needed a hazard v_nop between C stores and the last WMMAs
-    irb.sched_barrier("none")
-    return accs
+    # No barrier before the epilogue: iterative-ilp interleaves the C stores with the last
+    # WMMAs (gfx1201 16-bit, f32 acc: 0 spills instead of 4-12, and a hazard v_nop LLVM
+    # inserts there, which the emulator decodes -- tests/emu/test_decode_v_nop.py)
+    return compute_tile(c, Pos(step=irb.mul(last, c.s.block_k)), irb.c(0 if odd else 1), accs)
