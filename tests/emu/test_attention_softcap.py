@@ -159,3 +159,16 @@ def test_softcap_off_values(off):
     inp = forward_inputs(q, q, q, softcap=off)
     assert inp.directive.softcap is False and inp.problem.softcap == 0.0
     assert forward_inputs(q, q, q, softcap=7).directive.softcap is True
+
+
+@pytest.mark.parametrize("op", ["attention", "attention_bwd"])
+def test_registry_gate_runs_softcap_directives(op):
+    """spec.check (the sweep's correctness gate) feeds the cap to a softcap directive's set."""
+    from wmma_gen.ops import registry
+    from wmma_gen.ops.attention.spec import AttentionProblem
+    from wmma_gen.ops.compile_op import compile_op
+    spec = registry.get(op)
+    d = AttentionDirective("f16", 32, causal=True, op=op, softcap=True)
+    cs = compile_op(spec, d, spec.default_schedule(d, "gfx1100"), None, "gfx1100")
+    r = spec.check(cs, d, AttentionProblem(batch=1, heads=2, kv_heads=1, seq_q=24, seq_k=40))
+    assert r.passed, r

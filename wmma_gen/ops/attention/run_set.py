@@ -19,12 +19,13 @@ def _kernel_values(problem) -> dict:
     return values() if values is not None else {"scale": problem.scale}
 
 
-def forward(cs, q, k, v, *, causal=False, window=None, scale=None, layout="bshd", dtype=None, device=None):
+def forward(cs, q, k, v, *, causal=False, window=None, scale=None, layout="bshd", dtype=None, device=None,
+            softcap=None):
     """(o, lse) of the forward set {"attention"[, "combine"]} (the combine when split_kv > 1);
     lse is None when the set's directive does not return it."""
     q, scale, _ = public_scale(q, scale)
     inp = forward_inputs(q, k, v, causal=causal, window=window, scale=scale, return_lse=cs.directive.return_lse,
-                         layout=layout, dtype=dtype)
+                         layout=layout, dtype=dtype, softcap=softcap)
     dev, pairs = get_device(device), cs.pairs()
     problem = {**inp.problem.sizes(), **_kernel_values(inp.problem)}
     src, ck = pairs["attention"]
@@ -37,11 +38,11 @@ def forward(cs, q, k, v, *, causal=False, window=None, scale=None, layout="bshd"
 
 
 def backward(cs, q, k, v, o, do, lse, *, causal=False, window=None, scale=None, layout="bshd", dtype=None,
-             device=None):
+             device=None, softcap=None):
     """(dq, dk, dv) of the backward set (prepass, dkdv, dq), stored like the inputs."""
     q, scale, flipped = public_scale(q, scale)
     inp = backward_inputs(q, k, v, o, do, lse, causal=causal, window=window, scale=scale, layout=layout,
-                          dtype=dtype)
+                          dtype=dtype, softcap=softcap)
     dev, arrays = get_device(device), dict(inp.arrays)
     problem = {**inp.problem.sizes(), **_kernel_values(inp.problem)}
     for _, (src, ck) in cs.pairs().items():
