@@ -120,4 +120,5 @@ def spec() -> OpSpec:
         "loop", PagedAttentionDirective, PagedSchedule, SPACE, PagedProblem, AXES, build, key_of, check, estimate,
         flops, bucket, default_schedule, gate_problems,
         tolerance="O within 3u*max|v_scale V|, LSE within 1e-5*(1+|LSE|+softcap) (u = unit roundoff of f16/bf16)",
-        api=paged_attention, reference=paged_attention_reference, tuning_from="wmma_gen.ops.paged_attention.tuning")
+        api=paged_attention, reference=paged_attention_reference, tuning_from="wmma_gen.ops.paged_attention.tuning",
+        selftest=lambda arch: [(PagedAttentionDirective(dt, 64), PagedProblem(3, 4, 2, 2, 37)) for dt in ("f16", "bf16")])
