@@ -38,6 +38,7 @@ from .codeobject import CodeObjectError, load_code_object
 from .descriptor import decode_descriptor
 from .family import Family
 from .machine import decode
+from .operands import modified_text
 
 # s_waitcnt SIMM16 on gfx11: vmcnt [15:10], lgkmcnt [9:4], expcnt [2:0] (RDNA3 ISA guide,
 # SOPP S_WAITCNT; LLVM AMDGPUBaseInfo getVmcntBitShiftLo/getLgkmcntBitShift for GFX11).
@@ -54,17 +55,12 @@ def waitcnt_text(simm16: int) -> str:
 
 def mix_text(ins) -> str:
     """v_fma_mix*: LLVM writes the per-source neg / abs bits (neg_lo / neg_hi in the encoding)
-    as operand modifiers `-x` / `|x|`; it does not accept neg_lo:/neg_hi: on these opcodes
+    as operand modifiers `-x` / `|x|` (`neg(c)` for a constant); it does not accept neg_lo:/neg_hi: on these opcodes
     (AMDGPUModifierSyntax.rst, "VOP3P MAD_MIX modifiers"), and omits all-zero op_sel(_hi)."""
     neg, absolute = ins.mods.get("neg_lo", ()), ins.mods.get("neg_hi", ())
-    ops = []
-    for k, o in enumerate(ins.operands):
-        t = o.text
-        if k and k - 1 < len(absolute) and absolute[k - 1]:
-            t = f"|{t}|"
-        if k and k - 1 < len(neg) and neg[k - 1]:
-            t = f"-{t}"
-        ops.append(t)
+    ops = [ins.operands[0].text]
+    for k, o in enumerate(ins.operands[1:]):
+        ops.append(modified_text(o, k < len(neg) and bool(neg[k]), k < len(absolute) and bool(absolute[k])))
     mods = []
     for key, v in ins.mods.items():
         if key in ("neg_lo", "neg_hi") or (key in ("op_sel", "op_sel_hi") and not any(v)):

@@ -79,9 +79,19 @@ def source(code: int, count: int, literal: int | None, half: str | None = None) 
     raise ValueError(f"source encoding {code} is not an operand the emulator models")
 
 
+def modified_text(op: Operand, neg: bool, absolute: bool) -> str:
+    """`op` as LLVM prints it with source modifiers: `|x|` for abs, `-x` for neg, but
+    `neg(x)` for a negated constant without abs -- `-1` would read back as the inline
+    integer -1 and `-0` as 0 with the neg bit lost (LLVM AMDGPUInstPrinter::
+    printOperandAndFPInputMods: "Use 'neg(...)' instead of '-' to avoid ambiguity")."""
+    text = f"|{op.text}|" if absolute else op.text
+    if not neg:
+        return text
+    return f"neg({text})" if op.kind in ("int", "float") and not absolute else "-" + text
+
+
 def with_mods(op: Operand, neg: bool, absolute: bool) -> Operand:
     if not (neg or absolute):
         return op
     from dataclasses import replace
-    text = f"|{op.text}|" if absolute else op.text
-    return replace(op, neg=neg, abs=absolute, text=("-" + text) if neg else text)
+    return replace(op, neg=neg, abs=absolute, text=modified_text(op, neg, absolute))
