@@ -172,3 +172,21 @@ def test_registry_gate_runs_softcap_directives(op):
     cs = compile_op(spec, d, spec.default_schedule(d, "gfx1100"), None, "gfx1100")
     r = spec.check(cs, d, AttentionProblem(batch=1, heads=2, kv_heads=1, seq_q=24, seq_k=40))
     assert r.passed, r
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_saturated_logits_stay_finite(arch):
+    """|scale q.k| / c in the hundreds: 2**(2y log2 e) overflows to +inf or underflows to 0, and
+    tanh must come out exactly +-1 (rcp(inf) = 0), never NaN, forward and backward."""
+    rng = np.random.default_rng(6)
+    q = (rng.standard_normal((1, 16, 1, 32)) * 30).astype(np.float16)
+    k = (rng.standard_normal((1, 20, 1, 32)) * 30).astype(np.float16)
+    v = rng.standard_normal((1, 20, 1, 32)).astype(np.float16)
+    o, lse = wmma_gen.attention(q, k, v, return_lse=True, softcap=0.5, arch=arch)
+    ro, rlse = attention_forward(q, k, v, softcap=0.5)
+    assert np.isfinite(o).all() and np.isfinite(lse).all()
+    assert np.abs(o.astype(np.float64) - ro).max() <= 3 * UNIT["f16"] * np.abs(v).max()
+    assert np.abs(lse - rlse).max() <= 1e-5 * (1 + np.abs(rlse).max() + 0.5)
+    do = rng.standard_normal(q.shape).astype(np.float16)
+    grads = wmma_gen.attention_backward(q, k, v, o, do, lse, softcap=0.5, arch=arch)
+    assert all(np.isfinite(g).all() for g in grads)

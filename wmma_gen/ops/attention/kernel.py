@@ -12,7 +12,8 @@ accumulator column is its query:
     for n0 in range(n_lo, n_hi, BLOCK_N):                            # scf.for
         S^T[kt] = K[kt] @ Q^T                 (A = K rows from LDS_K, B = Q^T)
         V(n0) registers -> LDS_V transposed ; issue loads of K(n0+BLOCK_N) ; barrier
-        S^T = cap * tanh(S^T * scale / cap)  (directive.softcap; kernels/softcap.py)
+        S^T = tanh(S^T * scale / cap)        (directive.softcap; kernels/softcap.py; the cap
+                                              joins log2 e in the exp2 factor: c = cap * log2 e)
         S^T = -inf outside the visible band   (only in boundary tiles, uniform branch)
         P, m, l, alpha = online_softmax(S^T)  (softmax.py; exp2 with scale*log2 e folded)
         O^T = alpha * O^T + V^T @ P^T         (A = V^T rows from LDS_V, B = P^T in registers)
@@ -72,7 +73,7 @@ from ...targets import Target
 from . import operands, softmax, staging
 from .bounds import lane_band, masked, tile_range
 from .schedule import LDS_PAD, AttentionSchedule
-from ...kernels.softcap import softcap
+from ...kernels.softcap import tanh_of_scaled
 from .signature import F32_SCALARS, attention_signature, buffer_names, scalar_names
 
 LOG2E = 1.0 / math.log(2.0)
@@ -154,7 +155,7 @@ class Ctx:
     v_base: object
     o_base: object
     lse_base: object  # flat index of LSE[b, h, q_start]
-    c: object         # exp2 factor of the scores: scale * log2(e) (log2 e with softcap)
+    c: object         # exp2 factor of the scores: scale * log2(e) (softcap * log2(e) with softcap)
     b: object
     h: object
     q_start: object
@@ -165,7 +166,6 @@ class Ctx:
     bands: list = None    # per 16-query block: (lo, count) of the lane's visible keys
     full: tuple = None    # (full_lo, full_hi): keys every query of the workgroup sees
     cap_in: object = None  # scale / softcap (softcap only)
-    cap: object = None     # softcap (f32; softcap only)
 
     def query(self, f: int):
         """The lane's query (in the sequence) in its wave's 16-query block f."""
@@ -199,8 +199,8 @@ def _context(d, s, t, ptrs, sc, lds) -> Ctx:
     def base(p, head):
         start = k_start if p in "kv" else q_start
         return iadd(imul(b, x[f"{p}_sb"]), iadd(imul(head, x[f"{p}_sh"]), imul(start, x[f"{p}_ss"])))
-    if d.softcap:   # the scale moves inside the tanh; the capped logits enter exp2 times log2 e
-        c = irb.cf(LOG2E, ab.f32_type())
+    if d.softcap:   # S = cap * tanh(scale * qk / cap): the scale moves inside the tanh, the cap into c
+        c = arith.mulf(sc["softcap"], irb.cf(LOG2E, ab.f32_type()))
     else:
         c = arith.mulf(sc["scale"], irb.cf(LOG2E, ab.f32_type()))
     lse_base = iadd(imul(b, x["lse_sb"]), iadd(imul(h, x["lse_sh"]), q_start))
@@ -212,7 +212,7 @@ def _context(d, s, t, ptrs, sc, lds) -> Ctx:
               imul(tile, s.block_m), seq_q, seq_k, base("q", h), base("k", kvh), base("v", kvh), base("o", h),
               lse_base, c, b, h, q_start, ck, cv)
     if d.softcap:
-        ctx.cap_in, ctx.cap = arith.divf(sc["scale"], sc["softcap"]), sc["softcap"]
+        ctx.cap_in = arith.divf(sc["scale"], sc["softcap"])
     return ctx
 
 
@@ -321,7 +321,7 @@ def _softmax_pv(c: Ctx, n0, s_acc, o, m, l, v_buf):
     """Softcap, mask (boundary tiles only, uniform branch), online softmax and O^T += V^T P^T."""
     nf = c.s.frags_q
     if c.d.softcap:
-        s_acc = [[softcap(x, c.cap_in, c.cap) for x in row] for row in s_acc]
+        s_acc = [[tanh_of_scaled(x, c.cap_in, fast_rcp=True) for x in row] for row in s_acc]   # x cap: in c.c
     full_lo, full_hi = c.full
     need = arith.OrIOp(irb.lt(n0, full_lo),
                        arith.CmpIOp(arith.CmpIPredicate.sgt, iadd(n0, c.s.block_n - 1), full_hi).result).result

@@ -45,10 +45,13 @@ def as_problem(p) -> AttentionProblem:
 
 
 def sizes(d, p) -> dict:
-    """The plain mapping kernels, models and the check read (head_dim from the directive)."""
+    """The plain mapping kernels, models and the check read (head_dim from the directive; the
+    gate's cap for a softcap directive, so timing and models can fill its kernel argument)."""
     out = asdict(as_problem(p))
     if not d.window:
         out.pop("window_left"), out.pop("window_right")
+    if d.softcap:
+        out["softcap"] = GATE_SOFTCAP
     return {**out, "head_dim": d.head_dim}
 
 

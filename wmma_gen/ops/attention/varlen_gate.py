@@ -39,7 +39,9 @@ def check_varlen(gp: dict, d, *, window, arch: str, device, seed: int, schedule)
         return x.astype(np.float16) if d.dtype == "f16" else hostdata.rounded(x, "bf16").astype(np.float32)
 
     q, k, v = draw(int(cu_q[-1]), gp["heads"]), draw(int(cu_k[-1]), gp["kv_heads"]), draw(int(cu_k[-1]), gp["kv_heads"])
-    kw = dict(causal=d.causal, window=window, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k)
+    from wmma_gen.ops.attention.spec import GATE_SOFTCAP
+    cap = GATE_SOFTCAP if d.softcap else None
+    kw = dict(causal=d.causal, window=window, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, softcap=cap)
     dt = None if d.dtype == "f16" else d.dtype
     o, lse = attention(q, k, v, return_lse=True, dtype=dt, arch=arch, device=device,
                        schedule=None if backward else schedule, **kw)
@@ -50,7 +52,7 @@ def check_varlen(gp: dict, d, *, window, arch: str, device, seed: int, schedule)
     rows = [("o", *_err(o, ro, otol), otol)]
     fin = np.isfinite(rl)
     same_dead = bool(np.array_equal(np.isneginf(lse), ~fin))
-    ltol = 1e-5 * (1 + np.abs(rl[fin]).max(initial=0.0))
+    ltol = 1e-5 * (1 + np.abs(rl[fin]).max(initial=0.0) + (cap or 0.0))
     rows.append(("lse", *_err(lse[fin], rl[fin], ltol), ltol))
     if backward:
         do = draw(int(cu_q[-1]), gp["heads"])

@@ -57,7 +57,7 @@ def softmax_grad(s, dp, neg_lse2, di, scale_log2e, mask, cap=None):
     if cap is None:
         x = math.fma(s, splat(scale_log2e), neg_lse2)
     else:
-        t = tanh_of_scaled(s, cap[0])
+        t = tanh_of_scaled(s, cap[0], fast_rcp=True)
         x = math.fma(t, splat(cap[1]), neg_lse2)
     p = vector.from_elements(irb.vec(8, f32()), [rocdl.exp2(f32(), vector.extract(x, [], [v])) for v in range(8)])
     if mask is not None:
