@@ -101,7 +101,8 @@ class _Shape(SimpleNamespace):
         return len(self.shape)
 
 
-def _attention_problem(*, q, k, v, o, dtype, dtypes, lse, causal, window, scale, layout, seqlens, cu, softcap=None):
+def _attention_problem(*, q, k, v, o, dtype, dtypes, lse, causal, window, scale, layout, seqlens, cu,
+                       softcap=None):
     from .attention.directive import DTYPES, HEAD_DIMS
     from .attention.inputs import _cu_seqlens, _dense_shapes, _scale, _window, check_softcap
     if dtype not in DTYPES:

@@ -82,7 +82,8 @@ GLOBAL_PTRS = ("Q", "K", "V")  # read with explicit 32-bit byte offsets (kernels
 
 
 def kernel_name(d, s: AttentionSchedule) -> str:
-    flags = "".join(f for f, on in (("c", d.causal), ("w", d.window), ("v", d.varlen), ("l", d.return_lse), ("s", d.softcap)) if on)
+    flags = "".join(f for f, on in (("c", d.causal), ("w", d.window), ("v", d.varlen), ("l", d.return_lse),
+                                    ("s", d.softcap)) if on)
     return f"fa_fwd_{d.dtype}_d{d.head_dim}{'_' + flags if flags else ''}" + (f"_split{s.split_kv}" if s.split_kv > 1 else "")
 
 
