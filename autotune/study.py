@@ -32,7 +32,7 @@ import multiprocessing as mp
 import os
 import time
 import zlib
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -61,16 +61,18 @@ def OPS() -> tuple[str, ...]:
     return registry.tunable()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class SweepConfig:
+    """One op's sweep: op-agnostic settings plus `axes`, the op's sweep-axis values (axis name ->
+    tuple; the axes an op declares are ops/<op>/sweep_axes.py SWEEP_AXES, its Tuning.items
+    crosses them). An axis not given takes the op's Tuning `quick` values. Axis values may also
+    be passed as keywords (SweepConfig(arch, op="attention", head_dims=(64,))) and read as
+    attributes (cfg.head_dims)."""
     arch: str
     op: str = "gemm"
     dtypes: tuple[str, ...] = ("f16",)
-    shapes: tuple[tuple[int, int, int], ...] = ((1024, 1024, 1024),)      # gemm
-    head_dims: tuple[int, ...] = (64,)                                     # attention
-    seqs: tuple[int, ...] = (1024,)                                        # attention: Sq = Sk
-    causal: tuple[bool, ...] = (False,)                                    # attention
-    problems: tuple = ()     # autotune/problems.py: when given, exactly these studies (the fields above unused)
+    axes: dict = field(default_factory=dict, hash=False)   # axis name -> tuple of values
+    problems: tuple = ()     # autotune/problems.py: when given, exactly these studies (axes unused)
     trials: int = 30
     timeout: Optional[float] = None      # seconds for the whole sweep
     device: str = "auto"                 # auto | hip | emu
@@ -85,9 +87,43 @@ class SweepConfig:
     compile_workers: int = 0             # compile pool processes per sweep process; 0 = compile in-process
     compile_timeout: float = 600.0       # seconds one compile may take in the pool before it is pruned
 
+    def __init__(self, arch: str, **kw):
+        names = {f.name for f in fields(self)}
+        axes = {**dict(kw.pop("axes", None) or {}), **{k: kw.pop(k) for k in list(kw) if k not in names}}
+        for f in fields(self):
+            if f.name == "arch":
+                value = arch
+            elif f.name in kw:
+                value = kw[f.name]
+            elif f.default_factory is not MISSING:
+                value = f.default_factory()
+            else:
+                value = f.default
+            object.__setattr__(self, f.name, value)
+        object.__setattr__(self, "axes", {k: _tupled(v) for k, v in axes.items()})
+        self.__post_init__()
+
+    def __getattr__(self, name: str):
+        axes = self.__dict__.get("axes") or {}      # (no recursion while unpickling)
+        if not name.startswith("_") and name in axes:
+            return axes[name]
+        raise AttributeError(f"SweepConfig has no field or axis {name!r}")
+
     def __post_init__(self):
         get_target(self.arch)
-        adapter(self.op)   # unknown op -> ScheduleError naming the tunable ones
+        ad = adapter(self.op)   # unknown op -> ScheduleError naming the tunable ones
+        declared = {a.name for op in registry.NAMES for a in registry.sweep_axes_of(op)}
+        own = [a.name for a in registry.sweep_axes_of(self.op)]
+        for name in self.axes:
+            if name not in declared and name not in own:
+                raise ScheduleError("axes", name, f"an axis of {self.op}: {', '.join(own) or 'none'} "
+                                                  "(ops/<op>/sweep_axes.py)")
+        for name in own:    # an axis not given: the op's quick values
+            if name not in self.axes and name in ad.quick:
+                self.axes[name] = _tupled(ad.quick[name])
+        for name, values in self.axes.items():
+            if not values:
+                raise ScheduleError(f"axes[{name}]", values, "one or more values")
         for name in ("trials", "workers"):
             if getattr(self, name) < 1:
                 raise ScheduleError(name, getattr(self, name), "an integer >= 1")
@@ -255,12 +291,15 @@ def _compile_pool(cfg: SweepConfig):
 def _child(cfg_dict: dict, worker: int, gpu: Optional[int], deadline: Optional[float]) -> None:
     if gpu is not None:
         os.environ["HIP_VISIBLE_DEVICES"] = str(gpu)   # before anything touches HIP
-    for k in ("dtypes", "head_dims", "seqs", "causal"):
-        cfg_dict[k] = tuple(cfg_dict[k])
-    cfg_dict["shapes"] = tuple(tuple(s) for s in cfg_dict["shapes"])
+    cfg_dict["dtypes"] = tuple(cfg_dict["dtypes"])
     from .problems import from_fields
     cfg_dict["problems"] = tuple(from_fields(p) for p in cfg_dict["problems"])
     work(SweepConfig(**cfg_dict), worker, None, deadline)
+
+
+def _tupled(v):
+    """Axis values as nested tuples (a list from JSON or a worker's dict -> the tuple the op crosses)."""
+    return tuple(_tupled(x) for x in v) if isinstance(v, (list, tuple)) else v
 
 
 @dataclass

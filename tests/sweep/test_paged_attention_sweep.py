@@ -11,7 +11,7 @@ import pytest
 import wmma_gen
 from wmma_gen import schedule_files as sf
 from wmma_gen.cli.main import main
-from wmma_gen.ops.paged_attention import api, lookup, tuning
+from wmma_gen.ops.paged_attention import api, lookup
 from wmma_gen.ops.paged_attention.check import random_paged
 from wmma_gen.ops.paged_attention.defaults import default_schedule
 from wmma_gen.ops.paged_attention.directive import PagedAttentionDirective
@@ -23,18 +23,13 @@ ARCH = "gfx1100"
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     root = tmp_path_factory.mktemp("paged_sweep")
-    mp = pytest.MonkeyPatch()
-    mp.setattr(tuning, "KV_DTYPES", ("",))        # one cache kind, two batch buckets: 2 studies x 2 trials
-    mp.setattr(tuning, "BATCHES", (1, 16))
-    try:
-        rc = main(["sweep", "--arch", ARCH, "--op", "paged_attention", "--trials", "2", "--device", "emu",
-                   "--dtypes", "f16", "--head-dims", "64", "--seqs", "256", "--causal", "on",
-                   "--results", str(root / "results"), "--no-progress"])
-        assert rc == 0
-        rc = main(["export", "--arch", ARCH, "--from", str(root / "results"), "--out", str(root / "schedules")])
-        assert rc == 0
-    finally:
-        mp.undo()
+    # one cache kind, two batch buckets (the op's --kv-dtypes / --batches sweep axes): 2 studies x 2 trials
+    rc = main(["sweep", "--arch", ARCH, "--op", "paged_attention", "--trials", "2", "--device", "emu",
+               "--dtypes", "f16", "--head-dims", "64", "--seqs", "256", "--causal", "on", "--kv-dtypes", "same",
+               "--batches", "1,16", "--results", str(root / "results"), "--no-progress"])
+    assert rc == 0
+    rc = main(["export", "--arch", ARCH, "--from", str(root / "results"), "--out", str(root / "schedules")])
+    assert rc == 0
     return root / "schedules"
 
 

@@ -24,34 +24,23 @@ from .options import (add_json, add_target, csv_list, emit, in_dtype, int_at_lea
 QUICK = {"dtypes": "f16,i8", "shapes": "1024,2048", "trials": 12}          # gemm (help text)
 DEFAULTS = {"dtypes": "f16,bf16,i8,i4", "shapes": "1024,2048,4096", "trials": 40}
 DEFAULT_OP = "gemm"   # what `sweep` tunes without --op and --quick (--quick: every sweepable op)
-# op-specific flag (dest) -> the SweepConfig field it feeds; an op takes the flag when its Tuning's
-# defaults table has that field (ops/<op>/tuning.py), so no per-op flag list is kept here
-OP_FIELDS = {"head_dims": "head_dims", "seqs": "seqs", "causal": "causal", "shapes": "shapes", "shapes_file": "shapes"}
+# An op's sweep flags (--shapes, --head-dims, --batches, ...) are its SweepAxis declarations
+# (ops/<op>/sweep_axes.py SWEEP_AXES, read by registry.sweep_axes_of): no per-op flag list here.
 
 
 def register(sub) -> None:
     p = sub.add_parser("sweep", help="tune schedules with Optuna; writes the TFLOP/s ladder under --results")
     p.add_argument("--op", default=None, choices=known_ops(),
                    help="op to tune (default gemm; --quick: gemm, attention, attention_bwd)")
-    p.add_argument("--head-dims", default=None, type=csv_list(head_dim, "head dims"),
-                   help="attention: head dims (default 64,128)")
-    p.add_argument("--seqs", default=None, type=csv_list(int_at_least(1, 1 << 20), "sequence lengths"),
-                   help="attention: sequence lengths Sq = Sk (default 1024,4096; --quick 1024)")
-    p.add_argument("--causal", default=None, type=csv_list(on_off, "masks"),
-                   help="attention: masks to tune, comma-separated from off,on (default off,on; --quick off)")
+    add_axis_flags(p)
     add_target(p, checked=True)
     p.add_argument("--dtypes", default=None, type=csv_list(in_dtype, "input dtypes"),
                    help=f"comma-separated input dtypes (default {DEFAULTS['dtypes']}; --quick: {QUICK['dtypes']})")
-    p.add_argument("--shapes", default=None, type=csv_list(shape_text, "shapes"),
-                   help="comma-separated sizes N (NxNxN) or MxNxK "
-                        f"(default {DEFAULTS['shapes']}; --quick: {QUICK['shapes']})")
-    p.add_argument("--shapes-file", default=None, type=shapes_file,
-                   help="file with one shape per line (N or MxNxK; # comments)")
     p.add_argument("--problems", default=None, metavar="FILE",
                    help="YAML/JSON list of problems to tune, one study each (op, dtype; gemm: m, n, k, layout, "
                         "batch, epilogue; attention/attention_bwd: head_dim, batch, heads, kv_heads, seq_q, seq_k, "
-                        "causal, window, varlen); written by wmma_gen.torch.record_problems(); replaces --dtypes, "
-                        "--shapes, --head-dims, --seqs, --causal")
+                        "causal, window, varlen); written by wmma_gen.torch.record_problems(); replaces --dtypes "
+                        "and every op's sweep-axis flags (--shapes, --head-dims, --seqs, --causal, ...)")
     p.add_argument("--trials", type=int_at_least(1), default=None,
                    help=f"trials per study, counted across reruns (default {DEFAULTS['trials']}; --quick: {QUICK['trials']})")
     p.add_argument("--timeout", type=positive_seconds, default=None, help="seconds for the whole sweep")
@@ -81,6 +70,88 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def dest(flag: str) -> str:
+    """The args attribute of a flag (--head-dims -> head_dims)."""
+    return flag[2:].replace("-", "_")
+
+
+def axis_flags(ax) -> tuple[str, ...]:
+    """The flags a SweepAxis gives `wmma-gen sweep`: its own, then its file flag if any."""
+    return (ax.flag,) + ((ax.file_flag,) if ax.file_flag else ())
+
+
+def add_axis_flags(p) -> None:
+    """One flag per sweep axis any registered op declares (ops/<op>/sweep_axes.py), in registry
+    order; ops sharing an axis (attention, attention_bwd, paged_attention: --head-dims) share the flag."""
+    from ..ops import registry
+    seen: set = set()
+    for op in registry.NAMES:
+        for ax in registry.sweep_axes_of(op):
+            if ax.flag in seen:
+                continue
+            seen.add(ax.flag)
+            item = axis_value(ax)
+            p.add_argument(ax.flag, default=None, type=csv_list(item, ax.what), help=ax.help or ax.what)
+            if ax.file_flag:
+                p.add_argument(ax.file_flag, default=None, type=shapes_file if ax.value == "shape" else
+                               items_file(item, ax.what), help=f"file with one of the {ax.what} per line (# comments)")
+
+
+def axis_value(ax):
+    """The reader of one item of a sweep axis: a shared CLI reader named by the axis, or the op's
+    callable (its ValueError becomes the usage error naming the flag)."""
+    readers = {"int": int_at_least(1), "seq": int_at_least(1, 1 << 20), "shape": shape_text, "head_dim": head_dim,
+               "on_off": on_off}
+    if isinstance(ax.value, str):
+        if ax.value not in readers:
+            raise ValueError(f"SweepAxis {ax.name}: value={ax.value!r} is not allowed: a callable or one of "
+                             f"{', '.join(readers)}")
+        return readers[ax.value]
+
+    def read(text: str):
+        try:
+            return ax.value(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    return read
+
+
+def items_file(item, what: str):
+    """Type: a readable file with one item per line (# comments), at least one."""
+    def parse(text: str) -> tuple:
+        from pathlib import Path
+        try:
+            lines = Path(text).read_text().splitlines()
+        except (OSError, UnicodeDecodeError) as e:
+            raise argparse.ArgumentTypeError(f"{text!r} cannot be read ({getattr(e, 'strerror', None) or e})") from None
+        out = []
+        for i, line in enumerate(lines, start=1):
+            body = line.split("#")[0].strip()
+            if body:
+                try:
+                    out.append(item(body))
+                except argparse.ArgumentTypeError as e:
+                    raise argparse.ArgumentTypeError(f"{text} line {i}: {e}") from None
+        if not out:
+            raise argparse.ArgumentTypeError(f"{text!r} holds none of the {what} (one per line)")
+        return tuple(dict.fromkeys(out))
+    return parse
+
+
+def axes_from(args, op: str, base: dict) -> dict:
+    """SweepConfig.axes of `op`: per declared axis the values of its file flag then its flag
+    (duplicates dropped), else the op's defaults (`base`: its Tuning's defaults or quick table)."""
+    from ..ops import registry
+    axes = {}
+    for ax in registry.sweep_axes_of(op):
+        given = tuple(v for f in reversed(axis_flags(ax)) for v in (getattr(args, dest(f), None) or ()))
+        if given:
+            axes[ax.name] = tuple(dict.fromkeys(given))
+        elif ax.name in base:
+            axes[ax.name] = tuple(base[ax.name])
+    return axes
+
+
 def head_dim(text: str) -> int:
     from ..ops.attention.directive import HEAD_DIMS    # light module: no MLIR import
     if not text.isdigit() or int(text) not in HEAD_DIMS:
@@ -103,16 +174,16 @@ def study_prefix(text: str) -> str:
 
 
 def config_from(args, op: str = "gemm", problems: tuple = ()):
-    """The SweepConfig of `op` from the parsed flags: op-specific fields (shapes, head dims,
-    ...) and defaults come from the op's Tuning (ops/<op>/tuning.py); with `problems` (of
-    this op, from --problems) exactly those studies."""
+    """The SweepConfig of `op` from the parsed flags: its sweep axes from the op's flags
+    (ops/<op>/sweep_axes.py), else its Tuning's defaults (ops/<op>/tuning.py); with `problems`
+    (of this op, from --problems) exactly those studies."""
     from autotune.study import SweepConfig
 
     from ..ops.registry import tuning
     from ..userdirs import results_dir
     ad = tuning(op)
     base = ad.quick if args.quick else ad.defaults
-    extra = {"problems": problems} if problems else ad.cli_fields(args, base)
+    extra = {"problems": problems} if problems else {"axes": axes_from(args, op, base)}
     dtypes = tuple(dict.fromkeys(p.dtype for p in problems)) or args.dtypes or base["dtypes"]
     allowed = tuple(dt for dt in ad.dtypes if dt in get_target(args.arch).dtypes)
     for dt in dtypes:
@@ -171,16 +242,23 @@ def table(rows: list[dict]) -> str:
 def check_op_flags(args, ops: tuple) -> None:
     """Refuse an op-specific flag that none of the ops swept takes (e.g. --head-dims for gemm,
     --shapes for attention), naming the ops and the flags each takes."""
-    from ..ops.registry import tuning
-    takes = {op: [f"--{d.replace('_', '-')}" for d, f in OP_FIELDS.items() if f in tuning(op).defaults] for op in ops}
-    bad = [f"--{d.replace('_', '-')}" for d, f in OP_FIELDS.items()
-           if getattr(args, d, None) is not None and not any(f in tuning(op).defaults for op in ops)]
+    from ..ops import registry
+    takes = {op: [f for ax in registry.sweep_axes_of(op) for f in axis_flags(ax)] for op in ops}
+    bad = [f for f in all_axis_flags() if getattr(args, dest(f), None) is not None
+           and not any(f in t for t in takes.values())]
     if bad:
         what = "; ".join(f"--op {op} takes {', '.join(t) or 'none of them'}" for op, t in takes.items())
         e = ScheduleError("--op", "/".join(ops), what)
         e.args = (f"{', '.join(bad)} {'does' if len(bad) == 1 else 'do'} not apply to "
                   f"{' or '.join('--op ' + op for op in ops)}: {what}",)
         raise e
+
+
+def all_axis_flags() -> tuple[str, ...]:
+    """Every sweep-axis flag of the registered ops (what add_axis_flags registered)."""
+    from ..ops import registry
+    return tuple(dict.fromkeys(f for op in registry.NAMES for ax in registry.sweep_axes_of(op)
+                               for f in axis_flags(ax)))
 
 
 def run(args) -> int:
@@ -206,7 +284,7 @@ def problem_configs(args) -> list:
     """One SweepConfig per op of the --problems file (file order; --op keeps one op). The
     flags that choose problems are refused beside it, naming the flag."""
     from autotune.problems import load
-    given = [f"--{d.replace('_', '-')}" for d in ("dtypes",) + tuple(OP_FIELDS) if getattr(args, d, None) is not None]
+    given = [f for f in ("--dtypes",) + all_axis_flags() if getattr(args, dest(f), None) is not None]
     if given:
         raise ScheduleError(given[0], getattr(args, given[0][2:].replace("-", "_")),
                             "not given with --problems: the problems file names every problem's op, dtype and sizes")

@@ -34,6 +34,25 @@ class Axis:
 
 
 @dataclass(frozen=True)
+class SweepAxis:
+    """One axis of an op's sweep: `wmma-gen sweep` gets the flag (comma-separated values) and
+    SweepConfig.axes[name] the tuple of values the op's Tuning.items crosses. An op declares
+    its axes as SWEEP_AXES in the light module <op folder>.sweep_axes (read without loading
+    the builder or optuna, so `sweep --help` stays fast); the values without the flag are its
+    Tuning's defaults / quick tables under `name`.
+
+    value: how one item is read -- a callable (text -> value; ValueError refuses it) or a name
+    of the CLI's shared readers ("int", "shape", "head_dim", "on_off"); file_flag: a second flag
+    naming a file with one item per line (# comments), its values before the flag's."""
+    name: str
+    flag: str
+    value: Any
+    what: str
+    help: str = ""
+    file_flag: str = ""
+
+
+@dataclass(frozen=True)
 class ModelEstimate:
     """What every op's estimate returns (never a measurement)."""
     seconds: float

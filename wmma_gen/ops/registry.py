@@ -9,6 +9,7 @@ so `wmma-gen --help` does not load MLIR. `register` also takes an OpSpec or a lo
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import Callable, Union
 
 from .contract import ModelEstimate, OpSpec  # noqa: F401  (re-exported: the contract's types)
@@ -67,6 +68,20 @@ def space_of(name: str) -> tuple:
 def axes_of(name: str) -> tuple:
     """The op's problem axes (CLI flags) without loading its builder."""
     return _light(name, "AXES", "problem_axes")
+
+
+def sweep_axes_of(name: str) -> tuple:
+    """The op's sweep axes (contract.SweepAxis: `wmma-gen sweep` flags, SweepConfig.axes keys) from
+    SWEEP_AXES in its folder's light sweep_axes module; () for an op without one (no sweep flags)."""
+    module = _MODULES.get(name)
+    if module is None:
+        return ()
+    where = module.rsplit(".", 1)[0] + ".sweep_axes"
+    try:
+        found = importlib.util.find_spec(where) is not None
+    except ModuleNotFoundError:
+        found = False
+    return tuple(getattr(importlib.import_module(where), "SWEEP_AXES", ())) if found else ()
 
 
 def one_kernel() -> tuple[str, ...]:

@@ -12,7 +12,8 @@ COLUMNS = ("dtype", "n")
 
 
 def items(cfg):
-    return [(AxpyDirective(dt), {"n": n}) for dt in cfg.dtypes for n in (100, 4096)]
+    """One study per (dtype, n): n from its sweep axis `lengths` (sweep_axes.py, --lengths)."""
+    return [(AxpyDirective(dt), {"n": n}) for dt in cfg.dtypes for n in cfg.axes["lengths"]]
 
 
 def study_name(cfg, d, p) -> str:
@@ -49,10 +50,10 @@ def validate_document(doc, path) -> None:
 
 def tuning() -> Tuning:
     from autotune.objective import spec_objective
-    quick = {"dtypes": DTYPES, "trials": 2}
+    quick = {"dtypes": DTYPES, "lengths": (100, 4096), "trials": 2}
     return Tuning(COLUMNS, DTYPES, quick, quick, "vector length n",
                   baselines=lambda d, p, arch: [], items=items, study_name=study_name, row=row,
                   label=lambda ua: f"n{ua['problem']['n']}", series=lambda r: str(r["dtype"]),
                   size=lambda r: float(r["n"]), schedule_text=lambda b: f"block {b['block']}",
-                  documents=documents, validate_document=validate_document, cli_fields=lambda args, base: {},
+                  documents=documents, validate_document=validate_document, cli_fields=None,
                   objective=spec_objective("dummy"), study_attrs=study_attrs, module=__name__)

@@ -34,11 +34,7 @@ SIZE_LABEL = "sequence length (Sq = Sk)"
 DTYPES = ("f16", "bf16")
 
 
-def cli_fields(args, base: dict) -> dict:
-    """SweepConfig fields from `wmma-gen sweep` flags (--head-dims, --seqs, --causal)."""
-    return {"head_dims": getattr(args, "head_dims", None) or base["head_dims"],
-            "seqs": getattr(args, "seqs", None) or base["seqs"],
-            "causal": getattr(args, "causal", None) or base["causal"]}
+cli_fields = None   # the sweep derives its flags and SweepConfig.axes from sweep_axes.py SWEEP_AXES
 
 
 def label(ua: dict) -> str:
@@ -74,11 +70,11 @@ def items(cfg) -> list[tuple[AttentionDirective, dict]]:
     BATCH x HEADS x S x S per (dtype, head dim, mask, S)."""
     if cfg.problems:
         return [(p.directive(), p.sizes()) for p in cfg.problems]
-    out = []
+    out, ax = [], cfg.axes
     for dt in cfg.dtypes:
-        for hd in cfg.head_dims:
-            for causal in cfg.causal:
-                for seq in cfg.seqs:
+        for hd in ax["head_dims"]:
+            for causal in ax["causal"]:
+                for seq in ax["seqs"]:
                     out.append((AttentionDirective(dt, hd, causal=causal),
                                 dict(batch=BATCH, heads=HEADS, kv_heads=HEADS, seq_q=seq, seq_k=seq)))
     return out

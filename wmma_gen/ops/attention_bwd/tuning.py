@@ -19,7 +19,7 @@ from wmma_gen.targets import get_target
 
 from ..attention import tuning as fwd
 from ..attention.tuning import (BATCH, DTYPES, EXTRA_COLUMNS, HEADS, PROBLEM_COLUMNS, SIZE_LABEL, cli_fields,  # noqa: F401
-                        label, row, series, size)
+                        label, row, series, size)  # cli_fields: None (sweep_axes.py)
 
 OP = "attention_bwd"
 SCHEDULE = AttentionBwdSchedule

@@ -47,11 +47,7 @@ DEFAULTS = {"dtypes": ("f16", "bf16", "i8", "i4"),
             "shapes": ((1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096)), "trials": 40}
 
 
-def cli_fields(args, base: dict) -> dict:
-    """SweepConfig fields from `wmma-gen sweep` flags: --shapes-file and --shapes (parsed and
-    checked by the CLI), else the defaults."""
-    shapes = tuple(getattr(args, "shapes_file", None) or ()) + tuple(getattr(args, "shapes", None) or ())
-    return {"shapes": tuple(dict.fromkeys(shapes or base["shapes"]))}
+cli_fields = None   # the sweep derives its flags and SweepConfig.axes from sweep_axes.py SWEEP_AXES
 
 
 def label(ua: dict) -> str:
@@ -86,7 +82,7 @@ def items(cfg) -> list[tuple[GemmDirective, dict]]:
     if cfg.problems:
         return [(p.directive(), p.sizes()) for p in cfg.problems]
     return [(d, {"m": d.m, "n": d.n, "k": d.k, "batch": d.batch})
-            for d in (GemmDirective(dt, m, n, k) for dt in cfg.dtypes for (m, n, k) in cfg.shapes)]
+            for d in (GemmDirective(dt, m, n, k) for dt in cfg.dtypes for (m, n, k) in cfg.axes["shapes"])]
 
 
 def study_name(cfg, d: GemmDirective, p=None) -> str:

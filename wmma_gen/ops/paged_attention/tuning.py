@@ -2,10 +2,10 @@
 cache dtype, head dim, block size, causal; GQA ratio, window and softcap flags) and bucket
 (context length, batch, Sq). Loaded only by the tuner.
 
-Studies: `wmma-gen sweep --op paged_attention` crosses --dtypes, --head-dims, --causal and
---seqs (the *context length* L of the longest sequence) with this module's KV_DTYPES and
-BATCHES; heads / kv heads / Sq come from the spec's problem axes (spec.AXES: 32 / 8 / 1, the
-Llama-3-8B decode step). Every study is ranked on its own problem's estimate.
+Studies: `wmma-gen sweep --op paged_attention` crosses --dtypes, --head-dims, --causal,
+--seqs (the *context length* L of the longest sequence), --kv-dtypes (default KV_DTYPES) and
+--batches (default BATCHES) (sweep_axes.py); heads / kv heads / Sq come from the spec's problem
+axes (spec.AXES: 32 / 8 / 1, the Llama-3-8B decode step). Every study is ranked on its own problem's estimate.
 
 Objective: the shared staged objective derived from the OpSpec (autotune/objective.py
 SpecObjective): suggest -> named checks (prune) -> compile the paged kernel + combine once
@@ -30,33 +30,30 @@ BATCHES = AXIS["batch"].sweep   # batch buckets (the context-length buckets are 
 BLOCK_SIZE = 16                 # vLLM's default block size
 COLUMNS = ("dtype", "kv_dtype", "head_dim", "block_size", "causal", "window", "softcap", "batch", "heads",
            "kv_heads", "seq_q", "seq_len")
-QUICK = {"dtypes": ("f16",), "head_dims": (128,), "seqs": (8192,), "causal": (True,), "trials": 4}
+QUICK = {"dtypes": ("f16",), "head_dims": (128,), "seqs": (8192,), "causal": (True,), "batches": BATCHES,
+         "kv_dtypes": KV_DTYPES, "trials": 4}
 DEFAULTS = {"dtypes": ("f16", "bf16"), "head_dims": (64, 128), "seqs": (1024, 8192, 32768), "causal": (True,),
-            "trials": 16}
+            "batches": BATCHES, "kv_dtypes": KV_DTYPES, "trials": 16}
 DTYPES = ("f16", "bf16")
 SIZE_LABEL = "context length (keys of the longest sequence)"
 FLOPS_CONVENTION = "4*D per visible (query, key) pair and query head"
 
 
-def cli_fields(args, base: dict) -> dict:
-    """SweepConfig fields from `wmma-gen sweep` flags (--head-dims, --seqs = context lengths, --causal)."""
-    return {"head_dims": getattr(args, "head_dims", None) or base["head_dims"],
-            "seqs": getattr(args, "seqs", None) or base["seqs"],
-            "causal": getattr(args, "causal", None) or base["causal"]}
+cli_fields = None   # the sweep derives its flags and SweepConfig.axes from sweep_axes.py SWEEP_AXES
 
 
 def items(cfg) -> list[tuple]:
     """(directive, problem) per study (module doc)."""
     from .directive import PagedAttentionDirective
     heads, kv_heads, seq_q = (AXIS[n].sweep[0] for n in ("heads", "kv_heads", "seq_q"))
-    out = []
+    out, ax = [], cfg.axes
     for dt in cfg.dtypes:
-        for kv in KV_DTYPES:
-            for hd in cfg.head_dims:
-                for causal in cfg.causal:
+        for kv in ax["kv_dtypes"]:
+            for hd in ax["head_dims"]:
+                for causal in ax["causal"]:
                     d = PagedAttentionDirective(dt, hd, BLOCK_SIZE, kv, causal)
-                    for seq in cfg.seqs:
-                        for batch in BATCHES:
+                    for seq in ax["seqs"]:
+                        for batch in ax["batches"]:
                             out.append((d, dict(batch=batch, heads=heads, kv_heads=kv_heads, seq_q=seq_q,
                                                 seq_len=seq, window_left=-1, window_right=-1)))
     return out
