@@ -1,7 +1,8 @@
 """Problem files: the exact problems a sweep tunes (`wmma-gen sweep --problems FILE`).
 
-A YAML or JSON list (JSON for a .json file, YAML otherwise); one item per problem, with the
-op's fields (default in brackets):
+A YAML or JSON list (JSON for a .json file, YAML otherwise); one item per problem: its `op`
+and that op's fields, read by the op's own row reader ops/<op>/problem_file.py (FIELDS,
+REQUIRED, read, from_fields; found beside the op's spec module by registry.sibling), e.g.
 
     - {op: gemm, dtype: f16, m: 4096, n: 4096, k: 1024, layout: NT [NN], batch: 8 [1],
        epilogue: {bias: true [false], activation: gelu [null]}, out_dtype: f16 [the accumulator's]}
@@ -10,10 +11,10 @@ op's fields (default in brackets):
        window: [256, 0] [null], varlen: false [false], layout: bshd [bshd]}
 
 Each item becomes one study tuned on exactly that problem (the op's Tuning `items`, ops/<op>/tuning.py); a
-problem listed twice is tuned once. Legality is the op's own: GemmDirective and AttentionDirective
-(layouts, activations, head dims, out dtypes), the sizes the kernels can index, the dtypes the
-target's WMMA takes, kv_heads dividing heads, a window as attention() takes it. A refused file
-is one ProblemFileError line naming the item, field, value and what is allowed:
+problem listed twice is tuned once. Legality is the op's own (its directive's checks, the sizes
+its kernels can index); here: the fields the op's reader names, the required ones, the dtypes
+the target's WMMA takes. A refused file is one ProblemFileError line naming the item, field,
+value and what is allowed:
 
     problems.yaml: problems[2].layout = 'XY' is not allowed: one of NN, NT, TN, TT
 
@@ -21,17 +22,16 @@ is one ProblemFileError line naming the item, field, value and what is allowed:
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Union
+from typing import Optional
 
 from wmma_gen.errors import ScheduleError
 
 MAX_BYTES = 1 << 20
 MAX_ITEMS = 10_000
-MAX_SEQ = 1 << 20          # as `wmma-gen sweep --seqs`
-NONE = (None, "", "none")  # an activation given as null, "" or "none": no activation
 
 
 class ProblemFileError(ScheduleError):
@@ -47,91 +47,32 @@ class ProblemFileError(ScheduleError):
         return self.args[0]
 
 
-@dataclass(frozen=True)
-class GemmProblem:
-    """C = act(op(A) @ op(B) + bias) per batch, op(X) = X or X^T as `layout` says."""
-    dtype: str
-    m: int
-    n: int
-    k: int
-    layout: str = "NN"
-    batch: int = 1
-    bias: bool = False        # one f32 value per output column (nn.Linear's)
-    activation: str = ""
-    out_dtype: str = ""       # "" -> the accumulator's
-    op: str = "gemm"
+# the two ops' problems, re-exported where wmma_gen.torch.record_problems() imports them from
+from wmma_gen.ops.attention.problem_file import AttentionProblem  # noqa: E402,F401
+from wmma_gen.ops.gemm.problem_file import GemmProblem  # noqa: E402,F401
 
-    def directive(self):
-        from wmma_gen.ops.gemm.directive import GemmDirective
-        return GemmDirective(self.dtype, self.m, self.n, self.k, layout=self.layout, batch=self.batch,
-                             bias="n" if self.bias else "", activation=self.activation, out_dtype=self.out_dtype)
-
-    def sizes(self) -> dict:
-        return {"m": self.m, "n": self.n, "k": self.k, "batch": self.batch}
-
-    def to_dict(self) -> dict:
-        out = {"op": self.op, "dtype": self.dtype, "layout": self.layout, "batch": self.batch, "m": self.m,
-               "n": self.n, "k": self.k, "epilogue": {"bias": self.bias, "activation": self.activation or None}}
-        return {**out, "out_dtype": self.out_dtype} if self.out_dtype else out
+Problem = object          # any op's problem: frozen, with op, dtype, directive(), sizes(), to_dict()
 
 
-@dataclass(frozen=True)
-class AttentionProblem:
-    """Flash attention (forward, or its backward) on B x H x Sq x Sk x D, Hkv key/value heads."""
-    op: str                   # attention | attention_bwd
-    dtype: str
-    head_dim: int
-    heads: int
-    seq_q: int
-    seq_k: int
-    batch: int = 1
-    kv_heads: int = 0         # 0 -> heads
-    causal: bool = False
-    window: Optional[tuple] = None     # (left, right), -1 = unbounded side; None = no window
-    varlen: bool = False
-    layout: str = "bshd"
-
-    def __post_init__(self):
-        if not self.kv_heads:
-            object.__setattr__(self, "kv_heads", self.heads)
-
-    def directive(self):
-        """The kernel the torch lane and flash-attn's training forward run (the forward writes LSE)."""
-        from wmma_gen.ops.attention.directive import AttentionDirective
-        return AttentionDirective(self.dtype, self.head_dim, causal=self.causal, window=self.window is not None,
-                                  varlen=self.varlen, return_lse=self.op == "attention", layout=self.layout,
-                                  op=self.op)
-
-    def sizes(self) -> dict:
-        p = {"batch": self.batch, "heads": self.heads, "kv_heads": self.kv_heads, "seq_q": self.seq_q,
-             "seq_k": self.seq_k}
-        if self.window is not None:
-            p.update(window_left=self.window[0], window_right=self.window[1])
-        if self.varlen:   # every sequence of the batch at the longest length
-            p.update(total_q=self.batch * self.seq_q, total_k=self.batch * self.seq_k)
-        return p
-
-    def to_dict(self) -> dict:
-        return {"op": self.op, "dtype": self.dtype, "head_dim": self.head_dim, "batch": self.batch,
-                "heads": self.heads, "kv_heads": self.kv_heads, "seq_q": self.seq_q, "seq_k": self.seq_k,
-                "causal": self.causal, "window": None if self.window is None else list(self.window),
-                "varlen": self.varlen, "layout": self.layout}
+def reader(op: str):
+    """The op's problem-file row reader: its own (ops/<op>/problem_file.py), else the one derived
+    from its OpSpec (SpecReader below: the directive's fields plus the Problem's); None for an op
+    the tuner cannot sweep."""
+    from wmma_gen.ops import registry
+    if op not in registry.tunable():
+        return None
+    return registry.sibling(op, "problem_file") or spec_reader(op)
 
 
-Problem = Union[GemmProblem, AttentionProblem]
-GEMM_FIELDS = ("op", "dtype", "layout", "batch", "m", "n", "k", "epilogue", "out_dtype")
-ATTENTION_FIELDS = ("op", "dtype", "head_dim", "batch", "heads", "kv_heads", "seq_q", "seq_k", "causal", "window",
-                    "varlen", "layout")
-REQUIRED = {"gemm": ("dtype", "m", "n", "k"),
-            "attention": ("dtype", "head_dim", "heads", "seq_q", "seq_k")}
+def readable() -> tuple[str, ...]:
+    """Ops a problems file may name: the sweepable ones."""
+    from wmma_gen.ops import registry
+    return tuple(op for op in registry.tunable() if reader(op) is not None)
 
 
 def from_fields(fields_: dict) -> Problem:
     """A problem from its dataclass fields (dataclasses.asdict: sweep worker processes)."""
-    if fields_["op"] == "gemm":
-        return GemmProblem(**fields_)
-    window = fields_.get("window")
-    return AttentionProblem(**{**fields_, "window": None if window is None else tuple(window)})
+    return reader(fields_["op"]).from_fields(fields_)
 
 
 # ---- reading and checking -------------------------------------------------------------------
@@ -176,30 +117,28 @@ def parse(doc: object, path="<memory>", arch: Optional[str] = None) -> tuple[Pro
 
 
 def _item(item: object, i: int, path, arch: Optional[str]) -> Problem:
-    from wmma_gen.ops.registry import tunable
-    TUNABLE = tunable()
-
     def bad(field, value, allowed):
         raise ProblemFileError(path, i, field, value, allowed)
 
     if not isinstance(item, dict):
         bad("", type(item).__name__, "a mapping of fields (op, dtype, ...)")
     op = item.get("op")
-    if op not in TUNABLE:
-        bad("op", op, f"one of {', '.join(TUNABLE)} (ops the tuner can sweep)")
-    names = GEMM_FIELDS if op == "gemm" else ATTENTION_FIELDS
+    codec = reader(op) if isinstance(op, str) else None
+    if codec is None:
+        bad("op", op, f"one of {', '.join(readable())} (ops the tuner can sweep from a problems file)")
     for name in item:
-        if name not in names:
-            bad(str(name), item[name], f"a field of {op}: one of {', '.join(names)}")
-    for name in REQUIRED["gemm" if op == "gemm" else "attention"]:
+        if name not in codec.FIELDS:
+            bad(str(name), item[name], f"a field of {op}: one of {', '.join(codec.FIELDS)}")
+    for name in codec.REQUIRED:
         if name not in item:
-            bad(name, None, f"given: {op} needs {', '.join(REQUIRED['gemm' if op == 'gemm' else 'attention'])}")
+            bad(name, None, f"given: {op} needs {', '.join(codec.REQUIRED)}")
     try:
-        p = _gemm(item, bad) if op == "gemm" else _attention(item, op, bad)
+        p = codec.read(item, op, bad, lambda name, default=None, lo=1, hi=None: _int(item, name, bad, default, lo, hi),
+                       lambda value, field: _bool(value, field, bad))
     except ProblemFileError:
         raise
     except ScheduleError as e:          # the op's own directive refused it
-        bad({"bias": "epilogue.bias", "activation": "epilogue.activation"}.get(e.field, e.field), e.value, e.allowed)
+        bad(codec.RENAMED.get(e.field, e.field), e.value, e.allowed)
     if arch is not None:
         _on_target(p, arch, bad)
     return p
@@ -218,47 +157,6 @@ def _bool(value, field: str, bad) -> bool:
     return value
 
 
-def _gemm(item: dict, bad) -> GemmProblem:
-    from wmma_gen.ops.gemm.schedule import Schedule, operand_size
-    epi = item.get("epilogue", {})
-    if epi is None:
-        epi = {}
-    if not isinstance(epi, dict):
-        bad("epilogue", epi, "a mapping with bias (true/false) and activation")
-    for name in epi:
-        if name not in ("bias", "activation"):
-            bad(f"epilogue.{name}", epi[name], "bias or activation")
-    act = epi.get("activation")
-    p = GemmProblem(item["dtype"], *(_int(item, x, bad) for x in ("m", "n", "k")), layout=item.get("layout", "NN"),
-                    batch=_int(item, "batch", bad, 1), bias=_bool(epi.get("bias", False), "epilogue.bias", bad),
-                    activation="" if act in NONE else act, out_dtype=item.get("out_dtype", "") or "")
-    d = p.directive()       # the op's own checks: dtype, layout, activation, out_dtype, integer epilogue
-    why = operand_size(Schedule(), d, None)
-    if why:
-        bad("m/n/k", [p.m, p.n, p.k], f"a problem the kernels can index: {why}")
-    return p
-
-
-def _attention(item: dict, op: str, bad) -> AttentionProblem:
-    from wmma_gen.ops.attention.inputs import _window
-    heads = _int(item, "heads", bad)
-    kv = _int(item, "kv_heads", bad, heads)
-    if heads % kv:
-        bad("kv_heads", kv, f"a divisor of heads={heads} (grouped-query attention)")
-    window = item.get("window")
-    try:
-        left, right = _window(tuple(window) if isinstance(window, list) else window)
-    except ScheduleError as e:
-        bad("window", window, e.allowed)
-    p = AttentionProblem(op, item["dtype"], item["head_dim"], heads, _int(item, "seq_q", bad, hi=MAX_SEQ),
-                         _int(item, "seq_k", bad, hi=MAX_SEQ), batch=_int(item, "batch", bad, 1), kv_heads=kv,
-                         causal=_bool(item.get("causal", False), "causal", bad),
-                         window=None if (left, right) == (-1, -1) else (left, right),
-                         varlen=_bool(item.get("varlen", False), "varlen", bad), layout=item.get("layout", "bshd"))
-    p.directive()           # the op's own checks: dtype, head_dim, layout (bshd with varlen)
-    return p
-
-
 def _on_target(p: Problem, arch: str, bad) -> None:
     from wmma_gen.targets import get_target
 
@@ -266,6 +164,80 @@ def _on_target(p: Problem, arch: str, bad) -> None:
     allowed = tuple(dt for dt in tuning(p.op).dtypes if dt in get_target(arch).dtypes)
     if p.dtype not in allowed:
         bad("dtype", p.dtype, f"{p.op} on {arch} takes {', '.join(allowed)}")
+
+
+# ---- a row read from the op's OpSpec alone ------------------------------------------------------
+# For an op without its own ops/<op>/problem_file.py the row is {op, <the directive's fields>,
+# <the Problem's fields>}; the directive and spec.make_problem check it, the problem axes typed
+# int are integers >= 1. E.g. the contract's dummy op: {op: dummy, dtype: f16, n: 300}.
+def _required(cls) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls)
+                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+
+
+def _hashable(v):
+    return tuple(_hashable(x) for x in v) if isinstance(v, (list, tuple)) else v
+
+
+@dataclass(frozen=True)
+class SpecProblem:
+    """One row: the op, its directive's fields and its Problem's fields (as (name, value) pairs)."""
+    op: str
+    directive_fields: tuple
+    problem_fields: tuple
+
+    @property
+    def dtype(self) -> str:
+        return dict(self.directive_fields).get("dtype", "")
+
+    def _spec(self):
+        from wmma_gen.ops import registry
+        return registry.get(self.op)
+
+    def directive(self):
+        return self._spec().directive(**dict(self.directive_fields))
+
+    def sizes(self) -> dict:
+        return dataclasses.asdict(self._spec().make_problem(dict(self.problem_fields)))
+
+    def to_dict(self) -> dict:
+        return {"op": self.op, **dict(self.directive_fields), **dict(self.problem_fields)}
+
+
+class SpecReader:
+    """The problem_file interface (FIELDS, REQUIRED, RENAMED, read, from_fields) from an OpSpec."""
+
+    def __init__(self, op: str):
+        from wmma_gen.ops import registry
+        spec = registry.get(op)
+        self.op, self.spec = op, spec
+        self.directive_names = tuple(f.name for f in dataclasses.fields(spec.directive))
+        self.problem_names = tuple(f.name for f in dataclasses.fields(spec.problem))
+        self.FIELDS = tuple(dict.fromkeys(("op",) + self.directive_names + self.problem_names))
+        self.REQUIRED = tuple(dict.fromkeys(_required(spec.directive) + _required(spec.problem)))
+        self.RENAMED: dict = {}
+
+    def read(self, item: dict, op: str, bad, number, flag) -> SpecProblem:
+        ints = {a.name for a in self.spec.problem_axes if a.type is int}
+        values = {n: number(n) if n in ints else _hashable(item[n]) for n in self.problem_names if n in item}
+        p = SpecProblem(op, tuple((n, _hashable(item[n])) for n in self.directive_names if n in item),
+                        tuple(values.items()))
+        p.directive()           # the op's own checks
+        p.sizes()               # spec.make_problem's
+        return p
+
+    @staticmethod
+    def from_fields(fields_: dict) -> SpecProblem:
+        return SpecProblem(fields_["op"], _hashable(fields_["directive_fields"]), _hashable(fields_["problem_fields"]))
+
+
+_SPEC_READERS: dict = {}
+
+
+def spec_reader(op: str) -> SpecReader:
+    if op not in _SPEC_READERS:
+        _SPEC_READERS[op] = SpecReader(op)
+    return _SPEC_READERS[op]
 
 
 # ---- writing ---------------------------------------------------------------------------------

@@ -82,3 +82,27 @@ def test_a_bad_kv_dtype_is_a_usage_error_naming_the_flag(value, why, capsys):
         cli.parser("sweep").parse_args(["sweep", "--arch", ARCH, "--op", "paged_attention", "--kv-dtypes", value])
     err = capsys.readouterr().err
     assert e.value.code == 2 and "--kv-dtypes" in err and why in err
+
+
+def test_a_problems_file_row_of_the_dummy_is_read_from_its_spec(dummy, tmp_path, capsys):
+    """No problem_file.py in the dummy's folder: the row is its directive's and Problem's fields."""
+    (tmp_path / "p.yaml").write_text("- {op: dummy, dtype: f16, n: 333}\n")
+    rc = main(["sweep", "--arch", ARCH, "--problems", str(tmp_path / "p.yaml"), "--trials", "1", "--device", "emu",
+               "--results", str(tmp_path / "results"), "--no-progress", "--json"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert [s["study"] for s in json.loads(out[out.index("{"):])["studies"]] == ["dummy-gfx1100-f16-n333"]
+
+
+def test_a_spec_row_is_checked_by_the_op_naming_item_and_field(dummy, tmp_path):
+    from autotune.problems import ProblemFileError, dumps, parse
+    with pytest.raises(ProblemFileError, match=r"problems\[1\]\.n = 0 is not allowed: an integer >= 1"):
+        parse([{"op": "dummy", "dtype": "f16", "n": 5}, {"op": "dummy", "dtype": "f16", "n": 0}], "p.yaml", ARCH)
+    with pytest.raises(ProblemFileError, match=r"problems\[0\]\.dtype = 'bf16' is not allowed: one of f16"):
+        parse([{"op": "dummy", "dtype": "bf16", "n": 5}], "p.yaml", ARCH)
+    with pytest.raises(ProblemFileError, match=r"problems\[0\]\.n = None is not allowed: given: dummy needs n"):
+        parse([{"op": "dummy", "dtype": "f16"}], "p.yaml", ARCH)
+    rows = parse([{"op": "paged_attention", "dtype": "f16", "head_dim": 64, "block_size": 16, "causal": True,
+                   "batch": 2, "heads": 8, "kv_heads": 2, "seq_q": 1, "seq_len": 256}], "p.yaml", ARCH)
+    assert rows[0].sizes()["seq_len"] == 256 and rows[0].directive().head_dim == 64
+    assert parse(__import__("yaml").safe_load(dumps(rows)), "p.yaml", ARCH) == rows      # round trip

@@ -70,18 +70,24 @@ def axes_of(name: str) -> tuple:
     return _light(name, "AXES", "problem_axes")
 
 
-def sweep_axes_of(name: str) -> tuple:
-    """The op's sweep axes (contract.SweepAxis: `wmma-gen sweep` flags, SweepConfig.axes keys) from
-    SWEEP_AXES in its folder's light sweep_axes module; () for an op without one (no sweep flags)."""
-    module = _MODULES.get(name)
-    if module is None:
-        return ()
-    where = module.rsplit(".", 1)[0] + ".sweep_axes"
+def sibling(name: str, module: str):
+    """The module `module` beside the op's spec module (its folder's sweep_axes, problem_file), or
+    None when the op has none (or was registered as an object, without a folder)."""
+    spec_module = _MODULES.get(name)
+    if spec_module is None:
+        return None
+    where = spec_module.rsplit(".", 1)[0] + "." + module
     try:
         found = importlib.util.find_spec(where) is not None
     except ModuleNotFoundError:
         found = False
-    return tuple(getattr(importlib.import_module(where), "SWEEP_AXES", ())) if found else ()
+    return importlib.import_module(where) if found else None
+
+
+def sweep_axes_of(name: str) -> tuple:
+    """The op's sweep axes (contract.SweepAxis: `wmma-gen sweep` flags, SweepConfig.axes keys) from
+    SWEEP_AXES in its folder's light sweep_axes module; () for an op without one (no sweep flags)."""
+    return tuple(getattr(sibling(name, "sweep_axes"), "SWEEP_AXES", ()))
 
 
 def one_kernel() -> tuple[str, ...]:

@@ -12,7 +12,10 @@ COLUMNS = ("dtype", "n")
 
 
 def items(cfg):
-    """One study per (dtype, n): n from its sweep axis `lengths` (sweep_axes.py, --lengths)."""
+    """One study per (dtype, n): n from its sweep axis `lengths` (sweep_axes.py, --lengths), or
+    the rows of a problems file (autotune/problems.py reads them from the spec)."""
+    if cfg.problems:
+        return [(p.directive(), p.sizes()) for p in cfg.problems]
     return [(AxpyDirective(dt), {"n": n}) for dt in cfg.dtypes for n in cfg.axes["lengths"]]
 
 

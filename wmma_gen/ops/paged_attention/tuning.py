@@ -43,7 +43,9 @@ cli_fields = None   # the sweep derives its flags and SweepConfig.axes from swee
 
 
 def items(cfg) -> list[tuple]:
-    """(directive, problem) per study (module doc)."""
+    """(directive, problem) per study (module doc), or the rows of a problems file (autotune/problems.py)."""
+    if cfg.problems:
+        return [(p.directive(), p.sizes()) for p in cfg.problems]
     from .directive import PagedAttentionDirective
     heads, kv_heads, seq_q = (AXIS[n].sweep[0] for n in ("heads", "kv_heads", "seq_q"))
     out, ax = [], cfg.axes

@@ -1,0 +1,69 @@
+"""GEMM's row of a problems file (`wmma-gen sweep --problems FILE`, autotune/problems.py):
+
+    - {op: gemm, dtype: f16, m: 4096, n: 4096, k: 1024, layout: NT [NN], batch: 8 [1],
+       epilogue: {bias: true [false], activation: gelu [null]}, out_dtype: f16 [the accumulator's]}
+
+Legality is the op's own (GemmDirective; the sizes the kernels can index)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+NONE = (None, "", "none")  # an activation given as null, "" or "none": no activation
+FIELDS = ("op", "dtype", "layout", "batch", "m", "n", "k", "epilogue", "out_dtype")
+REQUIRED = ("dtype", "m", "n", "k")
+RENAMED = {"bias": "epilogue.bias", "activation": "epilogue.activation"}   # directive field -> file field
+
+
+@dataclass(frozen=True)
+class GemmProblem:
+    """C = act(op(A) @ op(B) + bias) per batch, op(X) = X or X^T as `layout` says."""
+    dtype: str
+    m: int
+    n: int
+    k: int
+    layout: str = "NN"
+    batch: int = 1
+    bias: bool = False        # one f32 value per output column (nn.Linear's)
+    activation: str = ""
+    out_dtype: str = ""       # "" -> the accumulator's
+    op: str = "gemm"
+
+    def directive(self):
+        from .directive import GemmDirective
+        return GemmDirective(self.dtype, self.m, self.n, self.k, layout=self.layout, batch=self.batch,
+                             bias="n" if self.bias else "", activation=self.activation, out_dtype=self.out_dtype)
+
+    def sizes(self) -> dict:
+        return {"m": self.m, "n": self.n, "k": self.k, "batch": self.batch}
+
+    def to_dict(self) -> dict:
+        out = {"op": self.op, "dtype": self.dtype, "layout": self.layout, "batch": self.batch, "m": self.m,
+               "n": self.n, "k": self.k, "epilogue": {"bias": self.bias, "activation": self.activation or None}}
+        return {**out, "out_dtype": self.out_dtype} if self.out_dtype else out
+
+
+def from_fields(fields_: dict) -> GemmProblem:
+    """The problem from its dataclass fields (dataclasses.asdict: sweep worker processes)."""
+    return GemmProblem(**fields_)
+
+
+def read(item: dict, op: str, bad, number, flag) -> GemmProblem:
+    """One checked row; `bad(field, value, allowed)` raises, `number`/`flag` read an int/bool field."""
+    from .schedule import Schedule, operand_size
+    epi = item.get("epilogue", {})
+    if epi is None:
+        epi = {}
+    if not isinstance(epi, dict):
+        bad("epilogue", epi, "a mapping with bias (true/false) and activation")
+    for name in epi:
+        if name not in ("bias", "activation"):
+            bad(f"epilogue.{name}", epi[name], "bias or activation")
+    act = epi.get("activation")
+    p = GemmProblem(item["dtype"], *(number(x) for x in ("m", "n", "k")), layout=item.get("layout", "NN"),
+                    batch=number("batch", 1), bias=flag(epi.get("bias", False), "epilogue.bias"),
+                    activation="" if act in NONE else act, out_dtype=item.get("out_dtype", "") or "")
+    d = p.directive()       # the op's own checks: dtype, layout, activation, out_dtype, integer epilogue
+    why = operand_size(Schedule(), d, None)
+    if why:
+        bad("m/n/k", [p.m, p.n, p.k], f"a problem the kernels can index: {why}")
+    return p
