@@ -1,7 +1,9 @@
 """`wmma-gen sweep`: Optuna search of schedules per op and problem -> ladder.
 
 --op gemm: one study per (dtype, shape); --op attention: one per (dtype, head dim, mask,
-sequence length). `--quick` without --op sweeps both. `--problems FILE` (autotune/problems.py;
+sequence length). `--quick` without --op sweeps every sweepable op. An op's sweep flags
+(--shapes, --head-dims, --batches, ...) are the SweepAxis rows of its ops/<op>/sweep_axes.py;
+their values (else its Tuning's defaults) fill SweepConfig.axes, which its Tuning.items crosses. `--problems FILE` (autotune/problems.py;
 written by hand or by wmma_gen.torch.record_problems()) instead tunes one study per listed
 problem, on exactly that problem: GEMM layout, batch and epilogue; attention batch, heads, kv
 heads, Sq, Sk, mask, window, varlen. Each trial: validate -> compile ->
@@ -39,7 +41,8 @@ def register(sub) -> None:
     p.add_argument("--problems", default=None, metavar="FILE",
                    help="YAML/JSON list of problems to tune, one study each (op, dtype; gemm: m, n, k, layout, "
                         "batch, epilogue; attention/attention_bwd: head_dim, batch, heads, kv_heads, seq_q, seq_k, "
-                        "causal, window, varlen); written by wmma_gen.torch.record_problems(); replaces --dtypes "
+                        "causal, window, varlen; another op: its directive's and problem's fields); written by "
+                        "wmma_gen.torch.record_problems(); replaces --dtypes "
                         "and every op's sweep-axis flags (--shapes, --head-dims, --seqs, --causal, ...)")
     p.add_argument("--trials", type=int_at_least(1), default=None,
                    help=f"trials per study, counted across reruns (default {DEFAULTS['trials']}; --quick: {QUICK['trials']})")
