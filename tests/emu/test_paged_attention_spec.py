@@ -41,3 +41,12 @@ def test_estimate_and_flops(spec):
     # 4 * D per visible (query, key) pair and head: decode causal sees every cached key
     assert spec.flops(d, p) == 4 * 128 * 32 * sum(lengths(p))
     assert spec.bucket(p) == {"seq": 2048, "batch": 4}
+
+
+def test_a_problem_whose_kv_heads_do_not_divide_heads_is_refused_by_name():
+    from wmma_gen.errors import ScheduleError
+    from wmma_gen.ops import registry
+    spec = registry.get("paged_attention")
+    with pytest.raises(ScheduleError, match="kv_heads"):
+        spec.make_problem(batch=1, heads=8, kv_heads=3, seq_q=1, seq_len=64)
+    assert spec.make_problem(batch=1, heads=8, kv_heads=2, seq_q=1, seq_len=64).kv_heads == 2

@@ -27,6 +27,11 @@ class PagedProblem:
     window_left: int = -1
     window_right: int = -1
 
+    def __post_init__(self):
+        from ...errors import ScheduleError
+        if self.kv_heads < 1 or self.heads % self.kv_heads:
+            raise ScheduleError("kv_heads", self.kv_heads, f"a positive divisor of heads={self.heads} (GQA/MQA)")
+
 
 AXES = (Axis("batch", int, "--batch", 3, (1, 16), "sequences"),
         Axis("heads", int, "--heads", 4, (32,), "query heads"),
