@@ -122,7 +122,8 @@ def compiled(kind: str, arch: str, what: str):
         from wmma_gen.ops.gemm.build import compile_gemm
         from wmma_gen.ops.gemm.directive import GemmDirective
         from wmma_gen.ops.gemm.schedule import Schedule
-        return compile_gemm(GemmDirective(what, 128, 128, 128), Schedule(), arch).compiled
+        # through the set's MLIR: a compile-index hit carries no MLIR text (ops/compile_op.py)
+        return compile_mlir(compile_gemm(GemmDirective(what, 128, 128, 128), Schedule(), arch).source.mlir, arch)
     if what == "fwd":
         from wmma_gen.ops.attention.directive import AttentionDirective
         from wmma_gen.ops.attention.kernel import build_attention

@@ -44,7 +44,8 @@ class CompiledKernel:
     hashed and exported; `metadata` comes from its note and `isa` is decoded from its bytes."""
     name: str
     arch: str
-    mlir: str                 # the module as built (GPU dialect)
+    mlir: str                 # the module as built (GPU dialect); "" when read through the compile index
+                              # (ops/compile_op.py: the CompiledSet builds the text on demand, .sources)
     hsaco: bytes = field(repr=False)   # the linked code object (ELF): the one artifact
     metadata: KernelMetadata  # from the hsaco's NT_AMDGPU_METADATA note
     key: str                  # content address

@@ -1,7 +1,7 @@
 """The attention custom ops (torch.library, namespace wmma_gen) that the flash-attn and SDPA
 front ends (flash.py) call:
 
-    torch.ops.wmma_gen.attention(q, k, v, cu_q, cu_k, max_q, max_k, causal, left, right, scale, layout, softcap)
+    torch.ops.wmma_gen.attention(q, k, v, cu_q, cu_k, max_q, max_k, causal, left, right, scale, layout, softcap=0.0)
         -> (o, lse)                         o like q (contiguous), lse f32 (B, H, Sq) | varlen (H, total_q)
                                             softcap 0.0 = off (flash-attn's meaning)
     torch.ops.wmma_gen.attention_backward(do, q, k, v, o, lse, <same keywords>) -> (dq, dk, dv)
@@ -42,7 +42,7 @@ def _keywords(cu_q, cu_k, max_q, max_k, causal, left, right, scale, layout, soft
 
 def attention_call(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[Tensor], cu_seqlens_k: Optional[Tensor],
                    max_seqlen_q: int, max_seqlen_k: int, causal: bool, window_left: int, window_right: int,
-                   scale: float, layout: str, softcap: float) -> tuple[Tensor, Tensor, Optional[tuple]]:
+                   scale: float, layout: str, softcap: float = 0.0) -> tuple[Tensor, Tensor, Optional[tuple]]:
     """(o, lse, replay token or None): the op's body, plus the core's token when q, k, v went
     to the kernel as they are (no kernel_view copy) -- what replay.py may record."""
     kq, kk, kv = kernel_view(q), kernel_view(k), kernel_view(v)
@@ -57,7 +57,7 @@ def attention_call(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[Tenso
 
 def attention_eager(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[Tensor], cu_seqlens_k: Optional[Tensor],
               max_seqlen_q: int, max_seqlen_k: int, causal: bool, window_left: int, window_right: int,
-              scale: float, layout: str, softcap: float) -> tuple[Tensor, Tensor]:
+              scale: float, layout: str, softcap: float = 0.0) -> tuple[Tensor, Tensor]:
     return attention_call(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, window_left,
                           window_right, scale, layout, softcap)[:2]
 
@@ -67,7 +67,7 @@ attention = torch.library.custom_op("wmma_gen::attention", attention_eager, muta
 
 @attention.register_fake
 def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, window_left, window_right,
-      scale, layout, softcap):
+      scale, layout, softcap=0.0):
     o = q.new_empty(q.shape)
     lse = q.new_empty(_lse_shape(q, cu_seqlens_q is not None, layout), dtype=torch.float32)
     return o, lse
@@ -77,7 +77,7 @@ def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, w
 def attention_backward(do: Tensor, q: Tensor, k: Tensor, v: Tensor, o: Tensor, lse: Tensor,
                        cu_seqlens_q: Optional[Tensor], cu_seqlens_k: Optional[Tensor], max_seqlen_q: int,
                        max_seqlen_k: int, causal: bool, window_left: int, window_right: int, scale: float,
-                       layout: str, softcap: float) -> tuple[Tensor, Tensor, Tensor]:
+                       layout: str, softcap: float = 0.0) -> tuple[Tensor, Tensor, Tensor]:
     do, q, k, v, o, lse = (kernel_view(t) for t in (do, q, k, v, o, lse))
     dq, dk, dv = (torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v))
     keep: list = []
@@ -90,7 +90,7 @@ def attention_backward(do: Tensor, q: Tensor, k: Tensor, v: Tensor, o: Tensor, l
 
 @attention_backward.register_fake
 def _(do, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, window_left,
-      window_right, scale, layout, softcap):
+      window_right, scale, layout, softcap=0.0):
     return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
 
 
