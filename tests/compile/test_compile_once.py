@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -113,7 +114,10 @@ def test_model_sees_the_same_instructions_as_in_llvm_text(kind, arch, what):
     k = _gemm(arch, what) if kind == "gemm" else _attention(arch)
     decoded, llvm = _model_view(k.isa), _model_view(llvm_isa(lower(k.mlir, arch), arch))
     assert decoded[0] and decoded[1]                         # a main loop was found
-    assert decoded == llvm
+    assert decoded[:2] == llvm[:2]                           # the main loop, in order, with its waits
+    # outside the loop, the same instructions: LLVM 24 (FlyDSL) has been seen to order the prologue
+    # differently in the second codegen of the same module within one long test process
+    assert Counter(decoded[2]) == Counter(llvm[2]) and Counter(decoded[3]) == Counter(llvm[3])
     assert any(op.kind == "waitcnt" and op.vm_wait >= 0 for op in decoded[3])   # waits kept their counts
 
 
