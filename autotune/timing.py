@@ -15,8 +15,11 @@ from wmma_gen.errors import DeviceError
 WARMUP, REPEATS = 3, 10
 
 
-def time_signature(device, compiled, signature, problem: dict, warmup: int = WARMUP, repeats: int = REPEATS) -> float:
-    arrays = random_inputs(signature, problem, seed=0)
+def time_signature(device, compiled, signature, problem: dict, warmup: int = WARMUP, repeats: int = REPEATS,
+                   arrays: dict | None = None) -> float:
+    """Median hip time of the kernel on random inputs (`arrays` replaces some of them, e.g.
+    valid varlen offsets); anything but a GPU timing raises."""
+    arrays = {**random_inputs(signature, problem, seed=0), **(arrays or {})}
     with Prepared(compiled, signature, problem, device, arrays) as run:
         times = []
         for i in range(warmup + repeats):

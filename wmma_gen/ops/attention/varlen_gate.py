@@ -9,8 +9,6 @@ problem's full lengths (Sq, Sk): what the model estimate assumes (problems.Atten
 """
 from __future__ import annotations
 
-import statistics
-
 import numpy as np
 
 from wmma_gen import hostdata
@@ -68,18 +66,8 @@ def check_varlen(gp: dict, d, *, window, arch: str, device, seed: int, schedule)
 
 def time_varlen(device, compiled, signature, problem: dict, warmup: int = 3, repeats: int = 10) -> float:
     """autotune/timing.time_signature with valid offsets: batch sequences of Sq and Sk each."""
-    from wmma_gen.device.launcher import Prepared, random_inputs
-    from wmma_gen.errors import DeviceError
-    arrays = random_inputs(signature, problem, seed=0)
-    for name, n in (("cu_seqlens_q", problem["seq_q"]), ("cu_seqlens_k", problem["seq_k"])):
-        if name in arrays:
-            arrays[name] = offsets([n] * problem["batch"])
-    with Prepared(compiled, signature, problem, device, arrays) as run:
-        times = []
-        for i in range(warmup + repeats):
-            t = run.launch()
-            if t.source != "hip":
-                raise DeviceError(f"timing source {t.source!r} is not GPU time; only hip timings are measurements")
-            if i >= warmup:
-                times.append(t.seconds)
-        return statistics.median(times)
+    from autotune.timing import time_signature
+    names = {a.name for a in signature.buffers}
+    fixed = {n: offsets([problem[k]] * problem["batch"])
+             for n, k in (("cu_seqlens_q", "seq_q"), ("cu_seqlens_k", "seq_k")) if n in names}
+    return time_signature(device, compiled, signature, problem, warmup, repeats, arrays=fixed)
