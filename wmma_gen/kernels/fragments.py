@@ -96,3 +96,13 @@ def storage_elems(dtype: str, n: int) -> int:
     """Storage elements holding n values (i4 packs two per byte)."""
     return n // 2 if dtype == "i4" else n
 
+
+def flatten_rows(rows) -> list:
+    """Per-fragment lists of values as one list (what a scheduling hint or a loop carry takes)."""
+    return [v for row in rows for v in row]
+
+
+def unflatten_rows(vals, nf: int) -> list:
+    """flatten_rows undone for `nf` rows of equal length."""
+    per = len(vals) // nf
+    return [list(vals[i * per:(i + 1) * per]) for i in range(nf)]

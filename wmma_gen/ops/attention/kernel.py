@@ -67,6 +67,7 @@ from ...compiler.mlir_api import arith, memref, scf, vector
 from ...kernels import attention_blocks as ab
 from ...kernels import irb
 from ...kernels.attention_blocks import iadd, imax, imin, imul
+from ...kernels.fragments import flatten_rows, unflatten_rows
 from ...kernels.module import gpu_module_text
 from ...kernels.signature import KernelSource
 from ...targets import Target
@@ -233,15 +234,6 @@ def load_v(c: Ctx, first):
     return staging.load(c.copy_v, c.ptr["V"], c.v_offs, staging.tile_offset(first, c.sc["v_ss"], c.d.dtype))
 
 
-def _flatten(s_acc):
-    return [x for row in s_acc for x in row]
-
-
-def _unflatten(vals, nf: int):
-    per = len(vals) // nf
-    return [list(vals[i * per:(i + 1) * per]) for i in range(nf)]
-
-
 def main_loop(c: Ctx):
     """The key loop (module docstring); kv_buffers=2 runs `_tile_kv2` instead of `_tile_kv1`."""
     s, d = c.s, c.d
@@ -256,7 +248,7 @@ def main_loop(c: Ctx):
         operands.q_lds_fill(c)
     c.bands = [lane_band(c, f) for f in range(nf)]
     c.full = (full_lo, full_hi)
-    init = _flatten(o) + m + l
+    init = flatten_rows(o) + m + l
     run = scf.IfOp(irb.lt(start, end), [v.type for v in init], has_else=True)
     with ir.InsertionPoint(run.then_block):
         last_key = irb.sub(c.seq_k, 1)
@@ -274,18 +266,18 @@ def main_loop(c: Ctx):
         with ir.InsertionPoint(loop.body):
             n0 = loop.induction_variable
             it = list(loop.inner_iter_args)
-            o = _unflatten(it[:nf * dts], nf)
+            o = unflatten_rows(it[:nf * dts], nf)
             m, l = it[nf * dts:nf * dts + nf], it[nf * dts + nf:nf * dts + 2 * nf]
             nxt = tile_first(c, imin(iadd(n0, s.block_n), irb.sub(end, s.block_n)))
             qf = q if q is not None else operands.q_from_lds(c)
             tile = _tile_kv1 if s.kv_buffers == 1 else _tile_kv2
             o, m, l, extra = tile(c, n0, nxt, qf, o, m, l, it[nf * dts + 2 * nf:])
-            scf.YieldOp(_flatten(o) + m + l + extra)
+            scf.YieldOp(flatten_rows(o) + m + l + extra)
         scf.YieldOp(list(loop.results)[:len(init)])
     with ir.InsertionPoint(run.else_block):
         scf.YieldOp(init)
     res = list(run.results)
-    return _unflatten(res[:nf * dts], nf), res[nf * dts:nf * dts + nf], res[nf * dts + nf:]
+    return unflatten_rows(res[:nf * dts], nf), res[nf * dts:nf * dts + nf], res[nf * dts + nf:]
 
 
 def _tile_kv1(c: Ctx, n0, nxt, qf, o, m, l, v_regs):
@@ -326,13 +318,13 @@ def _softmax_pv(c: Ctx, n0, s_acc, o, m, l, v_buf):
     full_lo, full_hi = c.full
     need = arith.OrIOp(irb.lt(n0, full_lo),
                        arith.CmpIOp(arith.CmpIPredicate.sgt, iadd(n0, c.s.block_n - 1), full_hi).result).result
-    flat = _flatten(s_acc)
+    flat = flatten_rows(s_acc)
     sel = scf.IfOp(need, [x.type for x in flat], has_else=True)
     with ir.InsertionPoint(sel.then_block):
-        scf.YieldOp(_flatten(masked(c, s_acc, n0, tile_first(c, n0), c.bands)))
+        scf.YieldOp(flatten_rows(masked(c, s_acc, n0, tile_first(c, n0), c.bands)))
     with ir.InsertionPoint(sel.else_block):
         scf.YieldOp(flat)
-    s_acc = _unflatten(list(sel.results), nf)
+    s_acc = unflatten_rows(list(sel.results), nf)
     p_ops, m2, l2, o = [], [], [], list(o)
     for f in range(nf):
         p, mn, ln, alpha = softmax.online_softmax(c.fam, s_acc[f], m[f], l[f], c.c)

@@ -39,6 +39,7 @@ from ...compiler.mlir_api import arith, memref, scf, vector
 from ...kernels import attention_blocks as ab
 from ...kernels import irb
 from ...kernels.attention_blocks import iadd, imin, imul
+from ...kernels.fragments import flatten_rows, unflatten_rows
 from ...kernels.module import gpu_module_text
 from ...kernels.signature import KernelSource
 from ...kernels.softcap import softcap
@@ -212,15 +213,6 @@ def _load(c: PagedCtx, n0) -> list:
     return cache_tiles.load_tile(c, c.copy_k, "K", n0) + cache_tiles.load_tile(c, c.copy_v, "V", n0)
 
 
-def _flatten(x):
-    return [v for row in x for v in row]
-
-
-def _unflatten(vals, nf: int):
-    per = len(vals) // nf
-    return [list(vals[i * per:(i + 1) * per]) for i in range(nf)]
-
-
 def main_loop(c: PagedCtx):
     s, d = c.s, c.d
     f32 = ab.f32_type()
@@ -235,7 +227,7 @@ def main_loop(c: PagedCtx):
         q = None
     c.bands = [lane_band(c, f) for f in range(nf)]
     c.full = (full_lo, full_hi)
-    init = _flatten(o) + m + l
+    init = flatten_rows(o) + m + l
     run = scf.IfOp(irb.lt(start, end), [v.type for v in init], has_else=True)
     with ir.InsertionPoint(run.then_block):
         regs = _load(c, start) if s.prefetch else []
@@ -244,7 +236,7 @@ def main_loop(c: PagedCtx):
         with ir.InsertionPoint(loop.body):
             n0 = loop.induction_variable
             it = list(loop.inner_iter_args)
-            o = _unflatten(it[:nf * dts], nf)
+            o = unflatten_rows(it[:nf * dts], nf)
             m, l = it[nf * dts:nf * dts + nf], it[nf * dts + nf:len(init)]
             tile = it[len(init):] if s.prefetch else _load(c, n0)
             staging.store(c.copy_k, c.lds_k, c.tid, cache_tiles.lds_values(d, tile[:nk]))
@@ -253,12 +245,12 @@ def main_loop(c: PagedCtx):
             nxt = _load(c, imin(iadd(n0, s.block_n), irb.sub(end, s.block_n))) if s.prefetch else []
             o, m, l = tile_step(c, n0, q if q is not None else operands.q_from_lds(c), o, m, l)
             amdgpu.LDSBarrierOp()   # every wave is done with the LDS tiles before they are rewritten
-            scf.YieldOp(_flatten(o) + m + l + nxt)
+            scf.YieldOp(flatten_rows(o) + m + l + nxt)
         scf.YieldOp(list(loop.results)[:len(init)])
     with ir.InsertionPoint(run.else_block):
         scf.YieldOp(init)
     res = list(run.results)
-    return _unflatten(res[:nf * dts], nf), res[nf * dts:nf * dts + nf], res[nf * dts + nf:]
+    return unflatten_rows(res[:nf * dts], nf), res[nf * dts:nf * dts + nf], res[nf * dts + nf:]
 
 
 def tile_step(c: PagedCtx, n0, q, o, m, l):
@@ -270,13 +262,13 @@ def tile_step(c: PagedCtx, n0, q, o, m, l):
     full_lo, full_hi = c.full
     need = arith.OrIOp(irb.lt(n0, full_lo),
                        arith.CmpIOp(arith.CmpIPredicate.sgt, iadd(n0, c.s.block_n - 1), full_hi).result).result
-    flat = _flatten(s_acc)
+    flat = flatten_rows(s_acc)
     sel = scf.IfOp(need, [x.type for x in flat], has_else=True)
     with ir.InsertionPoint(sel.then_block):
-        scf.YieldOp(_flatten(masked(c, s_acc, n0, n0, c.bands)))
+        scf.YieldOp(flatten_rows(masked(c, s_acc, n0, n0, c.bands)))
     with ir.InsertionPoint(sel.else_block):
         scf.YieldOp(flat)
-    s_acc = _unflatten(list(sel.results), nf)
+    s_acc = unflatten_rows(list(sel.results), nf)
     p_ops, m2, l2, o = [], [], [], list(o)
     for f in range(nf):
         p, mn, ln, alpha = softmax.online_softmax(c.fam, s_acc[f], m[f], l[f], c.c)
