@@ -103,3 +103,13 @@ def test_missing_kernel_name_unloads_the_module(hip_dev, stub, axpy):
                                           r"\(500\): named symbol not found"):
         hip_dev.launch(renamed, GRID, BLOCK, _bufs(hip_dev) + [1.0])
     assert stub.calls["hipModuleUnload"] == 1 and not stub.modules
+
+
+@pytest.mark.parametrize("arch, fact", [("gfx1153", "cus"), ("gfx1103", "l2_bytes")])
+def test_stand_in_refuses_an_arch_without_the_facts_it_reports(arch, fact):
+    """hipDeviceProp_t carries CU count, clock and L2 size; the stand-in never invents one."""
+    from hipstub.runtime import EmuHipRuntime
+    from wmma_gen.errors import ScheduleError
+    with pytest.raises(ScheduleError, match=rf"{arch}\.{fact}.*no public figure"):
+        EmuHipRuntime(arch)
+    EmuHipRuntime("gfx1201")            # a product with every fact starts

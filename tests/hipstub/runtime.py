@@ -131,9 +131,16 @@ def image_size(addr: int) -> int:
     return end
 
 
+# product facts hipDeviceProp_t carries (props.fill_properties); targets.py has None where no
+# public figure exists (gfx1153, gfx117x: every one; gfx1103/gfx1152: the L2 size)
+PROPERTY_FACTS = ("cus", "boost_ghz", "l2_bytes")
+
+
 class EmuHipRuntime:
     def __init__(self, arch: str = "gfx1100", memory_bytes: int = 64 << 20, clock: FakeClock | None = None):
         self.arch, self.target = arch, get_target(arch)
+        for fact in PROPERTY_FACTS:     # hipGetDeviceProperties reports them: never an invented value
+            self.target.require(fact)
         self.memory_bytes, self.clock = memory_bytes, clock or FakeClock()
         self.mem = HostMemory()
         self.execute = True                 # False: record launches without running them
