@@ -10,6 +10,9 @@
       block_size), at most 16 -- decode has few (sequence, kv head) workgroups, so the key
       range is what spreads over the GPU; the combine is deterministic. Prefill chunks (more
       than 64 packed rows) have row tiles enough: no split.
+fp8_wmma (gfx12): the fp8-cache entry with Q^T in registers (its E4M3 fragments are D/8 VGPRs
+      and the K/V LDS tiles bytes, so the entry's VGPR and LDS needs only shrink;
+      tests/compile/test_paged_fp8_wmma_compile.py checks them spill-free).
 """
 from __future__ import annotations
 
@@ -30,4 +33,6 @@ def default_schedule(d, arch: str, group_rows: int = 16, capacity: int = 0) -> P
     bucket = 1 if blocks == 1 else (2 if blocks == 2 else 4)
     split = max(x for x in SPLITS if x <= max(1, capacity // SPLIT_KEYS)) if group_rows <= 64 else 1
     knobs = TABLE[(t.family, d.head_dim, d.fp8, bucket)]
+    if d.fp8_wmma:
+        knobs = {**knobs, "q_in": "regs"}
     return PagedSchedule(block_n=16, load_bits=128, split_kv=split, **knobs).validate(d, t)

@@ -24,6 +24,12 @@ Fields:
   causal, window, softcap, return_lse: flags (their sizes are runtime arguments)
   varlen      chunked prefill: q is packed (total_q, heads, D), sequence b's Sq_b = cu_seqlens_q[b+1]
               - cu_seqlens_q[b] query tokens (any length, 0 allowed) against its cached prefix
+  fp8_wmma    fp8 caches only, targets with fp8 WMMA (gfx12): multiply natively on
+              v_wmma_f32_16x16x16_{fp8,bf8}_fp8 instead of widening the cache to dtype.
+              Q is quantised per query row to E4M3 with a scale computed in the kernel
+              (amax|q| / 448), P (x 2**8) to E4M3 (fp8_tiles.py says why); the numerics differ
+              from the dequantising path (about 2**-4 relative in S and P), so this is the
+              caller's choice, never a schedule knob.
 """
 from __future__ import annotations
 
@@ -49,6 +55,7 @@ class PagedAttentionDirective:
     softcap: bool = False
     return_lse: bool = False
     varlen: bool = False        # chunked prefill: packed query chunks (total_q, H, D) + cu_seqlens_q
+    fp8_wmma: bool = False      # fp8 caches: Q and P quantised to E4M3, both products on fp8 WMMA
 
     def __post_init__(self):
         if self.dtype not in DTYPES:
@@ -61,9 +68,11 @@ class PagedAttentionDirective:
             raise ScheduleError("head_dim", self.head_dim, f"one of {', '.join(map(str, HEAD_DIMS))}")
         if isinstance(self.block_size, bool) or self.block_size not in BLOCK_SIZES:
             raise ScheduleError("block_size", self.block_size, f"one of {', '.join(map(str, BLOCK_SIZES))}")
-        for name in ("causal", "window", "softcap", "return_lse", "varlen"):
+        for name in ("causal", "window", "softcap", "return_lse", "varlen", "fp8_wmma"):
             if not isinstance(getattr(self, name), bool):
                 raise ScheduleError(name, getattr(self, name), "True or False")
+        if self.fp8_wmma and not self.fp8:
+            raise ScheduleError("fp8_wmma", self.fp8_wmma, f"False for kv_dtype={self.kv_dtype} (fp8 caches only)")
 
     @property
     def fp8(self) -> bool:

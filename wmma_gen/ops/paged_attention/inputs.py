@@ -128,15 +128,16 @@ def check_options(*, causal, scale, window, softcap) -> dict:
     return dict(scale=scale, softcap=softcap or 0.0, window_left=left, window_right=right)
 
 
-def directive_for(dt: str, kvd: str, p: dict, causal: bool, return_lse: bool) -> PagedAttentionDirective:
+def directive_for(dt: str, kvd: str, p: dict, causal: bool, return_lse: bool,
+                  fp8_wmma: bool = False) -> PagedAttentionDirective:
     return PagedAttentionDirective(dt, p["head_dim"], p["block_size"], kvd, causal,
                                    (p["window_left"], p["window_right"]) != (-1, -1), p["softcap"] > 0, return_lse,
-                                   "total_q" in p)
+                                   "total_q" in p, fp8_wmma)
 
 
 def paged_inputs(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, scale=None, window=None, softcap=None,
                  kv_dtype=None, k_scale=None, v_scale=None, return_lse=False, dtype=None,
-                 cu_seqlens_q=None) -> PagedInputs:
+                 cu_seqlens_q=None, fp8_wmma=False) -> PagedInputs:
     q, k_cache, v_cache = np.asarray(q), np.asarray(k_cache), np.asarray(v_cache)
     block_table, seq_lens = np.asarray(block_table), np.asarray(seq_lens)
     cu = None if cu_seqlens_q is None else np.asarray(cu_seqlens_q)
@@ -158,7 +159,7 @@ def paged_inputs(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, sca
                 raise ScheduleError(f"{n}.dtype", str(a.dtype), f"uint8 bytes for kv_dtype={kvd}")
     scales = _kv_scales(k_scale, v_scale, p["kv_heads"], fp8)
     p.update(check_options(causal=causal, scale=scale, window=window, softcap=softcap))
-    d = directive_for(dt, kvd, p, causal, bool(return_lse))
+    d = directive_for(dt, kvd, p, causal, bool(return_lse), fp8_wmma)
     arrays = {"Q": _stored(q, dt, "q"),
               "K_cache": k_cache if fp8 else _stored(k_cache, dt, "k_cache"),
               "V_cache": v_cache if fp8 else _stored(v_cache, dt, "v_cache"),

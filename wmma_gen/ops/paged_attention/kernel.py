@@ -24,7 +24,9 @@ long prefill visit only the key tiles their tokens see):
 Row r of query token i of sequence b sees keys per the dense forward's bounds with Sq query
 tokens and Sk = seq_lens[b] keys (bottom-right: token i at position Sk - Sq + i). FP8 caches
 are widened in registers (cache_tiles.py); the K scale (x 2**8 for E4M3) is folded into the
-softmax's exp2 factor, the V scale into the epilogue's 1/l.
+softmax's exp2 factor, the V scale into the epilogue's 1/l. With fp8_wmma (gfx12) the tiles stay
+bytes and both products run on fp8 WMMA (fp8_tiles.py: Q quantised per row, the row's scale in
+its exp2 factor; P as E4M3 of P * 2**8, the 2**-8 in the epilogue's v_scale).
 """
 from __future__ import annotations
 
@@ -47,7 +49,7 @@ from ...targets import Target
 from ..attention import operands, softmax, staging
 from ..attention.bounds import lane_band, masked, tile_range
 from ..attention.schedule import LDS_PAD
-from . import cache_tiles
+from . import cache_tiles, fp8_tiles
 from .schedule import PagedSchedule
 from .signature import F32_SCALARS, SCALARS, buffer_names, paged_signature
 
@@ -58,7 +60,7 @@ E4M3_SHIFT = 256.0   # cache_tiles: E4M3 bits widened to halves are x * 2**-8
 
 def kernel_name(d, s: PagedSchedule) -> str:
     flags = "".join(f for f, on in (("c", d.causal), ("w", d.window), ("s", d.softcap), ("l", d.return_lse)) if on)
-    kv = "" if d.kv_dtype == d.dtype else f"_{d.kv_dtype}"
+    kv = "" if d.kv_dtype == d.dtype else f"_{d.kv_dtype}{'w' if d.fp8_wmma else ''}"
     return (f"paged_{d.dtype}{kv}_d{d.head_dim}_bs{d.block_size}{'_' + flags if flags else ''}"
             f"_n{s.block_n}w{s.waves}f{s.frags_q}_split{s.split_kv}{'_ql' if s.q_in == 'lds' else ''}"
             f"{'' if s.prefetch else '_np'}")
@@ -73,8 +75,8 @@ def build_paged_attention(d, s: PagedSchedule, t: Target, key=None) -> KernelSou
     return KernelSource(name, text, t.arch, paged_signature(d, s, name))
 
 
-def _lds(rows: int, cols: int) -> ir.MemRefType:
-    return ir.MemRefType.get([rows, cols], ir.F16Type.get(),
+def _lds(rows: int, cols: int, et=None) -> ir.MemRefType:
+    return ir.MemRefType.get([rows, cols], et or ir.F16Type.get(),
                              memory_space=ir.Attribute.parse("#gpu.address_space<workgroup>"))
 
 
@@ -104,6 +106,8 @@ class PagedCtx:
     cap_in: object      # scale * k_scale / softcap (softcap only)
     v_scale: object
     cap: object = None    # softcap (f32)
+    c_rows: list = None   # per query block f: c (fp8_wmma: times the row's Q scale, fp8_tiles)
+    cap_rows: list = None  # per f: cap_in (same)
     q0: object = None   # bounds.tile_range: first token of the row tile (it over-covers the last one by
                         # < BLOCK_M tokens: at most extra, fully masked tiles)
     copy_k: staging.TileCopy = None
@@ -129,7 +133,8 @@ def _kernel(d, s: PagedSchedule, t: Target, name: str) -> None:
     bufs = buffer_names(d)
     buf_types = [ab.global_pointer_type() if n in GLOBAL_PTRS else ab.pointer_type(dt) for n, dt in bufs]
     scalar_types = [ab.f32_type() if n in F32_SCALARS else ab.i32_type() for n in SCALARS]
-    lds_types = [_lds(s.block_n, d.head_dim + LDS_PAD), _lds(d.head_dim, s.block_n + LDS_PAD)]
+    tile_et = ir.IntegerType.get_signless(8) if d.fp8_wmma else None   # fp8_wmma: the cache's bytes
+    lds_types = [_lds(s.block_n, d.head_dim + LDS_PAD, tile_et), _lds(d.head_dim, s.block_n + LDS_PAD, tile_et)]
     if s.q_in == "lds":
         lds_types.append(_lds(s.block_m, d.head_dim + LDS_PAD))
     arg_types = buf_types + scalar_types
@@ -171,9 +176,10 @@ def _context(d, s, t, ptrs, sc, lds) -> PagedCtx:
     k_scale, v_scale = irb.cf(1.0, f32), irb.cf(1.0, f32)
     if d.fp8:
         kv_heads = irb.div(x["heads"], x["kv_group"])
-        shift = irb.cf(E4M3_SHIFT if d.kv_dtype == "fp8e4m3" else 1.0, f32)
+        shift = irb.cf(E4M3_SHIFT if d.kv_dtype == "fp8e4m3" and not d.fp8_wmma else 1.0, f32)
         k_scale = arith.mulf(memref.load(views["kv_scales"], [kvh]), shift)
-        v_scale = arith.mulf(memref.load(views["kv_scales"], [iadd(kv_heads, kvh)]), shift)
+        v_shift = irb.cf(1.0 / fp8_tiles.P_SHIFT, f32) if d.fp8_wmma else shift
+        v_scale = arith.mulf(memref.load(views["kv_scales"], [iadd(kv_heads, kvh)]), v_shift)
     qk = arith.mulf(sc["scale"], k_scale)
     if d.softcap:
         c, cap_in = irb.cf(LOG2E, f32), arith.divf(qk, sc["softcap"])
@@ -222,6 +228,13 @@ def main_loop(c: PagedCtx):
     l = [irb.cf(0.0, f32) for _ in range(nf)]
     start, end, full_lo, full_hi = tile_range(c)
     q = q_fragments(c)
+    c.c_rows, c.cap_rows = [c.c] * nf, [c.cap_in] * nf
+    if d.fp8_wmma:
+        q, q_scales = fp8_tiles.quantize_q(c, q)
+        if d.softcap:   # the row's scale goes inside tanh; exp2 takes the capped score as is
+            c.cap_rows = [arith.mulf(c.cap_in, x) for x in q_scales]
+        else:
+            c.c_rows = [arith.mulf(c.c, x) for x in q_scales]
     if s.q_in == "lds":
         q_to_lds(c, q)
         q = None
@@ -239,8 +252,12 @@ def main_loop(c: PagedCtx):
             o = unflatten_rows(it[:nf * dts], nf)
             m, l = it[nf * dts:nf * dts + nf], it[nf * dts + nf:len(init)]
             tile = it[len(init):] if s.prefetch else _load(c, n0)
-            staging.store(c.copy_k, c.lds_k, c.tid, cache_tiles.lds_values(d, tile[:nk]))
-            staging.store(c.copy_v, c.lds_v, c.tid, cache_tiles.lds_values(d, tile[nk:]))
+            if d.fp8_wmma:
+                staging.store(c.copy_k, c.lds_k, c.tid, tile[:nk])
+                fp8_tiles.store_transposed(c.copy_v, c.lds_v, c.tid, tile[nk:])
+            else:
+                staging.store(c.copy_k, c.lds_k, c.tid, cache_tiles.lds_values(d, tile[:nk]))
+                staging.store(c.copy_v, c.lds_v, c.tid, cache_tiles.lds_values(d, tile[nk:]))
             amdgpu.LDSBarrierOp()
             nxt = _load(c, imin(iadd(n0, s.block_n), irb.sub(end, s.block_n))) if s.prefetch else []
             o, m, l = tile_step(c, n0, q if q is not None else operands.q_from_lds(c), o, m, l)
@@ -255,10 +272,10 @@ def main_loop(c: PagedCtx):
 
 def tile_step(c: PagedCtx, n0, q, o, m, l):
     """Scores, softcap, mask (boundary tiles only), online softmax and O^T += V^T P^T."""
-    nf = c.s.frags_q
-    s_acc = operands.scores(c, q)
+    nf, f8 = c.s.frags_q, c.d.fp8_wmma
+    s_acc = fp8_tiles.scores(c, q) if f8 else operands.scores(c, q)
     if c.d.softcap:
-        s_acc = [[softcap(x, c.cap_in, c.cap) for x in row] for row in s_acc]
+        s_acc = [[softcap(x, c.cap_rows[f], c.cap) for x in row] for f, row in enumerate(s_acc)]
     full_lo, full_hi = c.full
     need = arith.OrIOp(irb.lt(n0, full_lo),
                        arith.CmpIOp(arith.CmpIPredicate.sgt, iadd(n0, c.s.block_n - 1), full_hi).result).result
@@ -271,12 +288,15 @@ def tile_step(c: PagedCtx, n0, q, o, m, l):
     s_acc = unflatten_rows(list(sel.results), nf)
     p_ops, m2, l2, o = [], [], [], list(o)
     for f in range(nf):
-        p, mn, ln, alpha = softmax.online_softmax(c.fam, s_acc[f], m[f], l[f], c.c)
+        p, mn, ln, alpha = softmax.online_softmax(c.fam, s_acc[f], m[f], l[f], c.c_rows[f])
         o[f] = softmax.rescale(o[f], alpha)
-        p_ops.append([ab.p_operand(c.fam, ab.to_dtype(x, c.d.dtype), c.lane, full_exec=True) for x in p])
+        if f8:
+            p_ops.append([fp8_tiles.p_operand(x) for x in p])
+        else:
+            p_ops.append([ab.p_operand(c.fam, ab.to_dtype(x, c.d.dtype), c.lane, full_exec=True) for x in p])
         m2.append(mn)
         l2.append(ln)
-    return operands.pv(c, p_ops, o), m2, l2
+    return (fp8_tiles.pv(c, p_ops, o) if f8 else operands.pv(c, p_ops, o)), m2, l2
 
 
 def epilogue(c: PagedCtx, o, m, l) -> None:

@@ -48,14 +48,29 @@ class PagedSchedule(KnobSchedule):
         return 16 * self.waves * self.frags_q
 
     def lds_bytes(self, d) -> int:
-        """K tile [BLOCK_N][D+pad] + V^T tile [D][BLOCK_N+pad] (+ Q [BLOCK_M][D+pad]), f16."""
+        """K tile [BLOCK_N][D+pad] + V^T tile [D][BLOCK_N+pad] (+ Q [BLOCK_M][D+pad]), f16
+        (fp8_wmma: the K and V^T tiles hold the cache's bytes)."""
         q = self.block_m * (d.head_dim + LDS_PAD) if self.q_in == "lds" else 0
-        return 2 * (self.block_n * (d.head_dim + LDS_PAD) + d.head_dim * (self.block_n + LDS_PAD) + q)
+        kv = self.block_n * (d.head_dim + LDS_PAD) + d.head_dim * (self.block_n + LDS_PAD)
+        return (kv if d.fp8_wmma else 2 * kv) + 2 * q
 
 
 def dtype_supported(s: PagedSchedule, d, t: Target) -> str | None:
     if (d.dtype, "f32") not in t.wmma:
         return f"dtype {d.dtype} has no f32-accumulating WMMA on {t.arch}"
+    return None
+
+
+def fp8_wmma_supported(s: PagedSchedule, d, t: Target) -> str | None:
+    """fp8_wmma needs the 8-bit float WMMA (RDNA4 ISA guide, "V_WMMA_F32_16X16X16_FP8_FP8" and
+    its FP8_BF8 / BF8_FP8 / BF8_BF8 forms; not on RDNA3) and keeps Q^T in registers (its E4M3
+    fragments are D/8 VGPRs: nothing to save by staging it)."""
+    if not d.fp8_wmma:
+        return None
+    if ("fp8", "f32") not in t.wmma or ("bf8", "f32") not in t.wmma:
+        return f"fp8_wmma needs fp8/bf8 WMMA, which {t.arch} lacks (use the dequantising path: fp8_wmma=False)"
+    if s.q_in != "regs":
+        return f"q_in={s.q_in!r} with fp8_wmma: fp8 Q^T stays in registers (q_in='regs')"
     return None
 
 
@@ -87,8 +102,8 @@ def vgpr_estimate(s: PagedSchedule, d, t: Target) -> int:
     (prefetch; fp8 bytes stay raw until stored); during the copy the staging registers (fp8
     widened to 16 bits); ~24 for addresses and state."""
     fq, dts = s.frags_q, d.head_dim // 16
-    frag = 8 if t.family == "gfx11" else 4
-    staging = 2 * -(-s.block_n * d.head_dim * 2 // (4 * s.threads))
+    frag = 8 if t.family == "gfx11" else (2 if d.fp8_wmma else 4)
+    staging = 2 * -(-s.block_n * d.head_dim * (1 if d.fp8_wmma else 2) // (4 * s.threads))
     loaded = 2 * -(-s.block_n * row_bytes(d) // (4 * s.threads))
     held = fq * dts * 8 + (fq * dts * frag if s.q_in == "regs" else 0) + 24
     math = fq * (s.block_n // 16) * 8 + frag + (loaded if s.prefetch else 0)
@@ -109,5 +124,5 @@ def staging_divides(s: PagedSchedule, d, t: Target) -> str | None:
     return None
 
 
-CONSTRAINTS = (dtype_supported, tile_in_block, workgroup_size, lds_budget, vgpr_budget, staging_divides)
+CONSTRAINTS = (dtype_supported, fp8_wmma_supported, tile_in_block, workgroup_size, lds_budget, vgpr_budget, staging_divides)
 PagedSchedule.bind(SPACE, CONSTRAINTS)
