@@ -8,7 +8,9 @@ ceil(hi / BLOCK_N) - floor(lo / BLOCK_N) tiles per (kv head, row tile), split ov
 workgroups. Each trip reads one K and one V tile (kv element bytes: 1 for fp8); compulsory DRAM
 traffic is Q, O and each kv head's visible K/V once (GQA: the group shares the reads). The
 combine kernel (a few bytes per row and split) is not modelled. FLOPs: 4 * D per visible
-(query, key) pair and query head (reference.paged_attention_flops).
+(query, key) pair and query head (reference.paged_attention_flops). fp8_wmma kernels are costed
+at the fp8 WMMA's rate and peak (targets: gfx12's v_wmma_f32_16x16x16_fp8_fp8 row), the others
+at the query dtype's.
 """
 from __future__ import annotations
 
@@ -46,5 +48,5 @@ def estimate_paged(compiled, d, s, p: dict, seq_lens, arch: str):
     tile = 2 * s.block_n * d.head_dim * kv_bytes(d)
     q_o = 2 * len(seq_lens) * p["seq_q"] * p["heads"] * d.head_dim * 2
     kv = 2 * keys * p["kv_heads"] * d.head_dim * kv_bytes(d)
-    return estimate_loop_kernel(compiled, t, d.dtype, total_trips=trips, workgroups=wgs,
+    return estimate_loop_kernel(compiled, t, "fp8" if d.fp8_wmma else d.dtype, total_trips=trips, workgroups=wgs,
                                 l2_bytes=trips * tile + q_o, compulsory_bytes=q_o + kv, flops=flops)
