@@ -5,7 +5,7 @@ Tolerances (absolute, per output element), u = unit roundoff of the query dtype 
 bf16 2**-8): as the dense forward's (tests/emu/attention_fwd_helpers.py): P is rounded to the
 dtype before the second WMMA and O once at the output, so |O - O_ref| <= 3u * max|V_eff|
 (V_eff = v_scale * V); LSE within 1e-5 * (1 + |LSE|) (f32 scores of exact inputs). Softcap
-adds the f32 tanh-via-exp2 rounding (~1e-6 * softcap absolute in the logits): the LSE
+adds the f32 tanh-via-exp2-and-v_rcp_f32 rounding (~1e-6 * softcap absolute in the logits): the LSE
 tolerance becomes 1e-5 * (1 + |LSE| + softcap). Rows that see no key: O = 0, LSE = -inf exactly.
 """
 from __future__ import annotations

@@ -15,8 +15,7 @@ v_fma chain, v_div_fmas, v_div_fixup: compiler output for the forward). `fast_rc
 V_RCP_F32 instead (rocdl.rcp -> llvm.amdgcn.rcp; one transcendental, 1 ULP as the RDNA ISA
 guides state for the VALU transcendentals, cf. emu/isa/vop_float.py): 2 * rcp(e + 1) is off by a
 few f32 ulps of a value <= 2, far below the f16/bf16 roundings downstream; rcp(+inf) = 0 keeps
-the saturation exact. The dense forward and backward use it; the paged decode kernels keep the
-exact divide (their code objects are unchanged by the move here).
+the saturation exact. The dense forward, the backward and the paged decode kernels use it.
 """
 from __future__ import annotations
 

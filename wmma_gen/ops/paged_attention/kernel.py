@@ -275,7 +275,8 @@ def tile_step(c: PagedCtx, n0, q, o, m, l):
     nf, f8 = c.s.frags_q, c.d.fp8_wmma
     s_acc = fp8_tiles.scores(c, q) if f8 else operands.scores(c, q)
     if c.d.softcap:
-        s_acc = [[softcap(x, c.cap_rows[f], c.cap) for x in row] for f, row in enumerate(s_acc)]
+        # fast_rcp: v_rcp_f32 for tanh's 2 / (e + 1), as the dense kernels (kernels/softcap.py)
+        s_acc = [[softcap(x, c.cap_rows[f], c.cap, fast_rcp=True) for x in row] for f, row in enumerate(s_acc)]
     full_lo, full_hi = c.full
     need = arith.OrIOp(irb.lt(n0, full_lo),
                        arith.CmpIOp(arith.CmpIPredicate.sgt, iadd(n0, c.s.block_n - 1), full_hi).result).result
