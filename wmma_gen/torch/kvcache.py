@@ -17,7 +17,8 @@ bottom-right (query i at position L - seqlen_q + i). Returns out, or (out, softm
 
 FP8 caches (torch.float8_e4m3fn / float8_e5m2) are dequantised in registers with k_descale /
 v_descale (flash-attn 3's names: a float or one per kv head; default 1); new k / v must already
-be in the cache's dtype. rotary_*, cache_batch_idx, cache_leftpad, alibi_slopes and num_splits
+be in the cache's dtype. fp8_wmma=True (a wmma_gen extension, gfx12 only) multiplies an fp8 cache
+natively on fp8 WMMA, Q and P quantised to E4M3 in the kernel (wmma_gen.paged_attention). rotary_*, cache_batch_idx, cache_leftpad, alibi_slopes and num_splits
 are flash-attn arguments this lane does not support (NotImplementedError when set).
 
 The call is torch.ops.wmma_gen.paged_attention (a custom op with a fake implementation, so
@@ -41,7 +42,7 @@ FP8 = {torch.float8_e4m3fn: "fp8e4m3", torch.float8_e5m2: "fp8e5m2"}
 
 def paged_call(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_table: Tensor, seq_lens: Tensor,
                kv_scales: Optional[Tensor], causal: bool, window_left: int, window_right: int, scale: float,
-               softcap: float) -> tuple[Tensor, Tensor]:
+               softcap: float, fp8_wmma: bool = False) -> tuple[Tensor, Tensor]:
     """(o, lse (batch, nheads, seqlen_q)). More than MAX_SQ query tokens per sequence run as
     chunked prefill: q packed (batch * seqlen_q, nheads, hd) with equal chunks (a view when q
     is contiguous) and device-side offsets."""
@@ -51,7 +52,7 @@ def paged_call(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_table: Tensor,
     keep: list = []
     window = None if (window_left, window_right) == (-1, -1) else (window_left, window_right)
     kw = dict(causal=causal, scale=scale, window=window, softcap=softcap or None, kv_dtype=FP8.get(k_cache.dtype),
-              kv_scales=kv_scales, stream=stream_of(q), alloc=torch_alloc(q.device, keep))
+              kv_scales=kv_scales, stream=stream_of(q), alloc=torch_alloc(q.device, keep), fp8_wmma=fp8_wmma)
     if Sq <= MAX_SQ:
         o = torch.empty(q.shape, dtype=q.dtype, device=q.device)
         lse = torch.empty((B, H, Sq), dtype=torch.float32, device=q.device)
@@ -70,7 +71,8 @@ paged_attention = torch.library.custom_op("wmma_gen::paged_attention", paged_cal
 
 
 @paged_attention.register_fake
-def _(q, k_cache, v_cache, block_table, seq_lens, kv_scales, causal, window_left, window_right, scale, softcap):
+def _(q, k_cache, v_cache, block_table, seq_lens, kv_scales, causal, window_left, window_right, scale, softcap,
+      fp8_wmma=False):
     return q.new_empty(q.shape), q.new_empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32)
 
 
@@ -126,7 +128,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
                             cache_seqlens=None, cache_batch_idx=None, cache_leftpad=None, block_table=None,
                             softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
                             rotary_interleaved=True, alibi_slopes=None, num_splits=0, return_softmax_lse=False,
-                            k_descale=None, v_descale=None):
+                            k_descale=None, v_descale=None, fp8_wmma=False):
     """See the module doc (flash-attn's argument names, order and semantics)."""
     _refuse(rotary_cos=rotary_cos, rotary_sin=rotary_sin, cache_batch_idx=cache_batch_idx,
             cache_leftpad=cache_leftpad, alibi_slopes=alibi_slopes, num_splits=num_splits)
@@ -163,6 +165,6 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     left, right = (-1, -1) if window_size is None else (int(window_size[0]), int(window_size[1]))
     scales = _scales(k_cache, k_descale, v_descale)
     args = (q, k_pages, v_pages, table.contiguous(), lens.contiguous(), scales, bool(causal), left, right, scale,
-            float(softcap or 0.0))
+            float(softcap or 0.0), bool(fp8_wmma))
     out, lse = paged_call(*args) if direct(q) else torch.ops.wmma_gen.paged_attention(*args)
     return (out, lse) if return_softmax_lse else out

@@ -5,7 +5,7 @@ for the emulator), as ops/device_calls.attention_into does for the dense forward
     paged_attention_into(q, k_cache, v_cache, block_table, seq_lens, o, lse=None, *, causal=True,
                          scale=None, window=None, softcap=None, kv_dtype=None, kv_scales=None,
                          cu_seqlens_q=None, max_seqlen_q=None, device=None, arch=None, stream=None,
-                         alloc=None)
+                         alloc=None, fp8_wmma=False)
 
 Chunked prefill: q / o packed (total_q, heads, D), lse (heads, total_q), cu_seqlens_q (batch + 1,)
 int32 on the device; GPU offsets are never read on the host, so max_seqlen_q (the longest
@@ -13,7 +13,8 @@ chunk) must be given with them (as flash-attn's varlen calls).
 
 Two enqueues on `stream` (the paged kernel, the dense forward's combine), no host copy, no sync.
 The split-KV partials come from `alloc(shape, dtype, zero)` (device_calls' contract). kv_scales
-(2, kv_heads) float32 on the device (row 0 K, row 1 V) is required for fp8 caches.
+(2, kv_heads) float32 on the device (row 0 K, row 1 V) is required for fp8 caches; fp8_wmma=True
+(gfx12) multiplies them natively on fp8 WMMA (wmma_gen.paged_attention says how the numerics differ).
 Sizes and kernels are chosen once per call shape (a bounded plan cache); seq_lens are read on
 the host only when they are CPU memory (checked there: 0 <= L <= max_blocks * block_size); GPU
 seq_lens and block ids are the caller's responsibility (never copied to the host).
@@ -66,12 +67,12 @@ def _offsets(named: dict, max_seqlen_q):
 
 
 def plan_for(named: dict, arch: str, *, causal, scale, window, softcap, kv_dtype, return_lse,
-             max_seqlen_q=None) -> Plan:
+             max_seqlen_q=None, fp8_wmma=False) -> Plan:
     """(paged kernel, combine) and the problem for these operand shapes (kept per call shape)."""
     cu, longest = _offsets(named, max_seqlen_q) if "cu_seqlens_q" in named else (None, None)
     key = (arch, tuple((n, x.shape, x.dtype) for n, x in named.items()), causal, scale,
            None if window is None else tuple(window), softcap, kv_dtype, return_lse,
-           None if cu is None else (tuple(cu), longest))
+           None if cu is None else (tuple(cu), longest), fp8_wmma)
     plan = _plans.get(key)
     if plan is not None:
         _plans.move_to_end(key)
@@ -90,7 +91,7 @@ def plan_for(named: dict, arch: str, *, causal, scale, window, softcap, kv_dtype
         raise ScheduleError("o", f"{named['o'].shape} {named['o'].dtype}", f"q's shape {q.shape} and dtype {q.dtype}")
     p.update(check_options(causal=causal, scale=scale, window=window, softcap=softcap))
     kvd = _kv_dtype(named, q.dtype, kv_dtype)
-    d = directive_for(q.dtype, kvd, p, causal, return_lse)
+    d = directive_for(q.dtype, kvd, p, causal, return_lse, fp8_wmma)
     if d.fp8 and "kv_scales" not in named:
         raise ScheduleError("kv_scales", None, f"a float32 (2, {p['kv_heads']}) tensor (K row, V row) for fp8 caches")
     s = choose_schedule(d, p, arch)          # the exported schedule of the nearest bucket, else the default
@@ -105,7 +106,8 @@ def plan_for(named: dict, arch: str, *, causal, scale, window, softcap, kv_dtype
 
 def paged_attention_into(q, k_cache, v_cache, block_table, seq_lens, o, lse=None, *, causal: bool = True,
                          scale=None, window=None, softcap=None, kv_dtype=None, kv_scales=None, cu_seqlens_q=None,
-                         max_seqlen_q=None, device=None, arch: str | None = None, stream=None, alloc=None) -> None:
+                         max_seqlen_q=None, device=None, arch: str | None = None, stream=None, alloc=None,
+                         fp8_wmma: bool = False) -> None:
     """Paged decode attention into o (batch, Sq, heads, D) and lse (batch, heads, Sq) f32 when
     given; see the module doc and wmma_gen.paged_attention for shapes and semantics."""
     named = {n: as_operand(x, n) for n, x in (("q", q), ("k_cache", k_cache), ("v_cache", v_cache),
@@ -114,7 +116,7 @@ def paged_attention_into(q, k_cache, v_cache, block_table, seq_lens, o, lse=None
              if x is not None}
     device, arch, alloc, _keep = device_calls._place(named, device, arch, alloc)
     plan = plan_for(named, arch, causal=causal, scale=scale, window=window, softcap=softcap, kv_dtype=kv_dtype,
-                    return_lse=lse is not None, max_seqlen_q=max_seqlen_q)
+                    return_lse=lse is not None, max_seqlen_q=max_seqlen_q, fp8_wmma=fp8_wmma)
     if named["seq_lens"].device == "cpu":
         check_lens(device_calls._np_view(named["seq_lens"]), plan.problem["max_blocks"] * plan.problem["block_size"])
     ops = {"Q": named["q"], "K_cache": named["k_cache"], "V_cache": named["v_cache"],
