@@ -146,6 +146,16 @@ def test_one_key_tile_matches_the_p_quantisation_exactly():
     assert err <= 3 * UNIT["f16"] * vmax, f"O error {err} > {3 * UNIT['f16'] * vmax}"
 
 
+@needs_cvt
+def test_correctness_gate_knows_fp8_wmma():
+    """check.check_paged (the sweep's gate) checks an fp8_wmma kernel against the quantised-Q
+    reference with the P-rounding tolerance, and passes it."""
+    from wmma_gen.ops.paged_attention.check import check_paged
+    r = check_paged(dict(batch=3, heads=4, kv_heads=2, seq_q=2, head_dim=32), kv_dtype="fp8e5m2", arch="gfx1201",
+                    device="emu", fp8_wmma=True)
+    assert r.passed and r.max_abs > 0, r
+
+
 def test_refused_on_gfx11_naming_the_choice():
     q = np.zeros((1, 1, 2, 64), np.float16)
     k = np.zeros((2, 16, 1, 64), np.uint8)

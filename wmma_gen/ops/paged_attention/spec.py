@@ -78,7 +78,8 @@ def check(cs, d, p, device=None, seed: int = 0):
     window = (as_problem(p).window_left, as_problem(p).window_right) if d.window else None
     return check_paged(sizes(d, p), dtype=d.dtype, causal=d.causal, window=window, softcap=10.0 if d.softcap else None,
                        kv_dtype=None if d.kv_dtype == d.dtype else d.kv_dtype, return_lse=d.return_lse,
-                       arch=cs.arch, device=device, seed=seed, schedule=cs.schedule, kernels=cs.pairs())
+                       arch=cs.arch, device=device, seed=seed, schedule=cs.schedule, kernels=cs.pairs(),
+                       fp8_wmma=d.fp8_wmma)
 
 
 def estimate(cs, d, s, p, arch: str) -> ModelEstimate:
