@@ -54,3 +54,18 @@ def test_refused_where_it_cannot_exist():
         PagedSchedule().validate(d, get_target("gfx1100"))
     with pytest.raises(ScheduleError, match="q_in"):
         PagedSchedule(q_in="lds").validate(d, get_target("gfx1201"))
+
+
+@pytest.mark.parametrize("q, kv, form", [("fp8e5m2", "fp8e4m3", "v_wmma_f32_16x16x16_fp8_bf8"),
+                                         ("fp8e5m2", "fp8e5m2", "v_wmma_f32_16x16x16_bf8_bf8")])
+def test_fp8_queries_pick_the_mixed_forms(q, kv, form):
+    """q_dtype (dense fp8 attention): Q's bytes are the B operand as given -- no quantisation
+    before the loop, and S^T = K8 Q8^T takes the form named A type first (K), then B (Q)."""
+    d = PagedAttentionDirective("bf16", 64, 16, kv, True, fp8_wmma=True, q_dtype=q)
+    (_, ck), _ = compile_paged(d, default_schedule(d, "gfx1201", 4, 2048), "gfx1201")
+    loop = find_main_loop(ck.isa)
+    names = [op.mnemonic for op in loop.ops]
+    assert names.count(form) == d.head_dim // 16, names
+    assert names.count(FORM[kv]) == d.head_dim // 16, names        # O^T += V8^T P8^T, P always E4M3
+    assert "v_cvt_pk_fp8_f32" not in [op.mnemonic for op in loop.outside], "Q was requantised"
+    assert ck.metadata.vgpr_spill_count == 0

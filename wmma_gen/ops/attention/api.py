@@ -77,10 +77,18 @@ def run_attention(inp, arch: str, device, schedule: AttentionSchedule | None = N
 
 def attention(q, k, v, *, causal: bool = False, window=None, scale=None, return_lse: bool = False,
               cu_seqlens_q=None, cu_seqlens_k=None, layout: str = "bshd", dtype: str | None = None,
-              arch: str | None = None, device=None, schedule: AttentionSchedule | None = None, softcap=None):
+              arch: str | None = None, device=None, schedule: AttentionSchedule | None = None, softcap=None,
+              descale_q=None, descale_k=None, descale_v=None):
     """Flash-attention forward on a WMMA kernel (see the module doc). softcap=c > 0 caps the
-    scaled logits at c * tanh(. / c) (None or 0: off). Bad input raises ValueError naming the
-    argument before anything is compiled or launched."""
+    scaled logits at c * tanh(. / c) (None or 0: off). dtype="fp8e4m3" / "fp8e5m2" (gfx12):
+    q, k, v are uint8 fp8 bytes with FA3's descale_q/k/v, run by paged_attention/dense_fp8.py.
+    Bad input raises ValueError naming the argument before anything is compiled or launched."""
+    if dtype in ("fp8e4m3", "fp8e5m2"):
+        from ..paged_attention.dense_fp8 import from_attention
+        return from_attention(q, k, v, dtype=dtype, causal=causal, window=window, scale=scale, return_lse=return_lse,
+                              cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, layout=layout, arch=arch,
+                              device=device, schedule=schedule, softcap=softcap, descale_q=descale_q,
+                              descale_k=descale_k, descale_v=descale_v)
     schedule = as_schedule(AttentionSchedule, schedule)
     q, scale, _flipped = public_scale(q, scale)
     inp = forward_inputs(q, k, v, causal=causal, window=window, scale=scale, return_lse=return_lse,

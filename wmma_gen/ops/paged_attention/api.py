@@ -15,6 +15,8 @@ float32 (natural log; -inf and o = 0 for rows that see no key).
 fp8_wmma=True (fp8 caches on gfx12 only): both products on fp8 WMMA instead of widening the
 cache -- Q quantised per row to E4M3 in the kernel, P to E4M3 (fp8_tiles.py); a different
 numerical contract (about 2**-4 relative in scores and weights), so it is the caller's choice.
+q_dtype="fp8e4m3" / "fp8e5m2" (with fp8_wmma): q is uint8 fp8 bytes, used as they are (its
+scale goes into `scale`); o is bf16 unless dtype says f16 (dense_fp8.py builds on it).
 
 Chunked prefill: cu_seqlens_q (batch + 1,) int32 offsets and q packed (total_q, heads, D):
 sequence b's chunk of Sq_b = cu[b+1] - cu[b] tokens (any length, 0 allowed) attends to its
@@ -78,14 +80,15 @@ def run_paged(inp, arch: str, device, schedule: PagedSchedule | None = None, ker
 def paged_attention(q, k_cache, v_cache, block_table, seq_lens, *, causal: bool = True, scale=None, window=None,
                     softcap=None, kv_dtype: str | None = None, k_scale=None, v_scale=None, return_lse: bool = False,
                     cu_seqlens_q=None, dtype: str | None = None, arch: str | None = None, device=None,
-                    schedule=None, fp8_wmma: bool = False, _kernels=None, _return_lse=None):
+                    schedule=None, fp8_wmma: bool = False, q_dtype: str | None = None, _kernels=None,
+                    _return_lse=None):
     """Paged-KV decode attention (see the module doc). Bad input raises ValueError naming the
     argument before anything is compiled or launched."""
     schedule = as_schedule(PagedSchedule, schedule)
     inp = paged_inputs(q, k_cache, v_cache, block_table, seq_lens, causal=causal, scale=scale, window=window,
                        softcap=softcap, kv_dtype=kv_dtype, k_scale=k_scale, v_scale=v_scale,
                        return_lse=return_lse if _return_lse is None else _return_lse, dtype=dtype,
-                       cu_seqlens_q=cu_seqlens_q, fp8_wmma=fp8_wmma)
+                       cu_seqlens_q=cu_seqlens_q, fp8_wmma=fp8_wmma, q_dtype=q_dtype)
     dev = get_device(device)
     outs, _ = run_paged(inp, arch_of(dev, arch), dev, schedule, _kernels)
     o = outs["O"]

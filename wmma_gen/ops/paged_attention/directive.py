@@ -30,6 +30,9 @@ Fields:
               (amax|q| / 448), P (x 2**8) to E4M3 (fp8_tiles.py says why); the numerics differ
               from the dequantising path (about 2**-4 relative in S and P), so this is the
               caller's choice, never a schedule knob.
+  q_dtype     "" = dtype (Q in the 16-bit query dtype), or "fp8e4m3" / "fp8e5m2" with fp8_wmma:
+              Q is given as fp8 bytes and used as it is (no quantisation in the kernel; its
+              scale rides in `scale`) -- dense fp8 attention (dense_fp8.py). O stays dtype.
 """
 from __future__ import annotations
 
@@ -56,6 +59,7 @@ class PagedAttentionDirective:
     return_lse: bool = False
     varlen: bool = False        # chunked prefill: packed query chunks (total_q, H, D) + cu_seqlens_q
     fp8_wmma: bool = False      # fp8 caches: Q and P quantised to E4M3, both products on fp8 WMMA
+    q_dtype: str = ""           # "" = dtype; fp8e4m3 / fp8e5m2: Q given as fp8 bytes (fp8_wmma only)
 
     def __post_init__(self):
         if self.dtype not in DTYPES:
@@ -73,10 +77,20 @@ class PagedAttentionDirective:
                 raise ScheduleError(name, getattr(self, name), "True or False")
         if self.fp8_wmma and not self.fp8:
             raise ScheduleError("fp8_wmma", self.fp8_wmma, f"False for kv_dtype={self.kv_dtype} (fp8 caches only)")
+        if self.q_dtype == "":
+            object.__setattr__(self, "q_dtype", self.dtype)
+        if self.q_dtype != self.dtype and (self.q_dtype not in ("fp8e4m3", "fp8e5m2") or not self.fp8_wmma):
+            raise ScheduleError("q_dtype", self.q_dtype, f"{self.dtype!r} (the query dtype), or fp8e4m3 / fp8e5m2 "
+                                "with fp8_wmma=True")
 
     @property
     def fp8(self) -> bool:
         return self.kv_dtype.startswith("fp8")
+
+    @property
+    def q_fp8(self) -> bool:
+        """Q is given as fp8 bytes (used as it is by the fp8 WMMA)."""
+        return self.q_dtype.startswith("fp8")
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -51,8 +51,15 @@ ZERO_BYTE = 0x0C        # v_perm_b32 selector byte 12: the byte 0x00 (RDNA3/RDNA
 
 
 def cache_type(kv_dtype: str) -> ir.Type:
-    """The WMMA element type of the cache's bytes."""
+    """The WMMA element type of the cache's bytes (or of a Q given as fp8, q_dtype)."""
     return ir.Type.parse("f8E4M3FN" if kv_dtype == "fp8e4m3" else "f8E5M2")
+
+
+def q_operand(d, raw) -> ir.Value:
+    """A Q^T B operand given as fp8 bytes (q_dtype fp8e4m3 / fp8e5m2: dense fp8 attention): the
+    lane's 8 bytes are its run as they are -- the K tile's A operand and this B operand then pick
+    the v_wmma form (fp8_fp8, fp8_bf8, bf8_fp8, bf8_bf8)."""
+    return vector.bitcast(irb.vec(8, cache_type(d.q_dtype)), raw)
 
 
 def to_e4m3(vals: list) -> ir.Value:

@@ -129,15 +129,17 @@ def check_options(*, causal, scale, window, softcap) -> dict:
 
 
 def directive_for(dt: str, kvd: str, p: dict, causal: bool, return_lse: bool,
-                  fp8_wmma: bool = False) -> PagedAttentionDirective:
+                  fp8_wmma: bool = False, q_dtype: str = "") -> PagedAttentionDirective:
     return PagedAttentionDirective(dt, p["head_dim"], p["block_size"], kvd, causal,
                                    (p["window_left"], p["window_right"]) != (-1, -1), p["softcap"] > 0, return_lse,
-                                   "total_q" in p, fp8_wmma)
+                                   "total_q" in p, fp8_wmma, q_dtype)
 
 
 def paged_inputs(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, scale=None, window=None, softcap=None,
                  kv_dtype=None, k_scale=None, v_scale=None, return_lse=False, dtype=None,
-                 cu_seqlens_q=None, fp8_wmma=False) -> PagedInputs:
+                 cu_seqlens_q=None, fp8_wmma=False, q_dtype=None) -> PagedInputs:
+    """q_dtype "fp8e4m3" / "fp8e5m2": q is uint8 fp8 bytes used as they are (fp8_wmma only;
+    dtype names O's type then)."""
     q, k_cache, v_cache = np.asarray(q), np.asarray(k_cache), np.asarray(v_cache)
     block_table, seq_lens = np.asarray(block_table), np.asarray(seq_lens)
     cu = None if cu_seqlens_q is None else np.asarray(cu_seqlens_q)
@@ -150,7 +152,11 @@ def paged_inputs(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, sca
     check_lens(seq_lens, p["max_blocks"] * p["block_size"])
     if kv_dtype is not None and kv_dtype not in KV_DTYPES:
         raise ScheduleError("kv_dtype", kv_dtype, f"None or one of {', '.join(KV_DTYPES)}")
-    dt = _dtype(q, dtype)
+    if q_dtype is not None and q_dtype not in FP8_STORAGE:
+        raise ScheduleError("q_dtype", q_dtype, "None (q in dtype) or fp8e4m3 / fp8e5m2 (uint8 bytes)")
+    if q_dtype is not None and q.dtype != np.uint8:
+        raise ScheduleError("q.dtype", str(q.dtype), f"uint8 bytes for q_dtype={q_dtype}")
+    dt = _dtype(q, dtype) if q_dtype is None or dtype is not None else "bf16"   # fp8 q: O bf16 unless named
     kvd = kv_dtype or dt
     fp8 = kvd in FP8_STORAGE
     if fp8:
@@ -159,8 +165,8 @@ def paged_inputs(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, sca
                 raise ScheduleError(f"{n}.dtype", str(a.dtype), f"uint8 bytes for kv_dtype={kvd}")
     scales = _kv_scales(k_scale, v_scale, p["kv_heads"], fp8)
     p.update(check_options(causal=causal, scale=scale, window=window, softcap=softcap))
-    d = directive_for(dt, kvd, p, causal, bool(return_lse), fp8_wmma)
-    arrays = {"Q": _stored(q, dt, "q"),
+    d = directive_for(dt, kvd, p, causal, bool(return_lse), fp8_wmma, q_dtype or "")
+    arrays = {"Q": q if q_dtype else _stored(q, dt, "q"),
               "K_cache": k_cache if fp8 else _stored(k_cache, dt, "k_cache"),
               "V_cache": v_cache if fp8 else _stored(v_cache, dt, "v_cache"),
               "block_table": block_table, "seq_lens": seq_lens}

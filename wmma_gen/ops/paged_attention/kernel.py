@@ -61,6 +61,7 @@ E4M3_SHIFT = 256.0   # cache_tiles: E4M3 bits widened to halves are x * 2**-8
 def kernel_name(d, s: PagedSchedule) -> str:
     flags = "".join(f for f, on in (("c", d.causal), ("w", d.window), ("s", d.softcap), ("l", d.return_lse)) if on)
     kv = "" if d.kv_dtype == d.dtype else f"_{d.kv_dtype}{'w' if d.fp8_wmma else ''}"
+    kv += f"_q{d.q_dtype}" if d.q_fp8 else ""
     return (f"paged_{d.dtype}{kv}_d{d.head_dim}_bs{d.block_size}{'_' + flags if flags else ''}"
             f"_n{s.block_n}w{s.waves}f{s.frags_q}_split{s.split_kv}{'_ql' if s.q_in == 'lds' else ''}"
             f"{'' if s.prefetch else '_np'}")
@@ -199,6 +200,11 @@ def q_fragments(c: PagedCtx) -> list:
     for f in range(c.s.frags_q):
         token = iadd(c.q_start, c.query(f))
         row = iadd(imul(c.b, c.sc["q_sb"]), iadd(imul(token, c.sc["q_ss"]), imul(c.head(f), c.sc["q_sh"])))
+        if c.d.q_fp8:     # fp8 bytes: the lane's run of 8 is its B operand as loaded (fp8_tiles.q_operand)
+            off = ab.byte_offset(iadd(row, ab.run_offset(c.fam, c.lane)), "fp8")
+            out.append([fp8_tiles.q_operand(c.d, ab.global_load(c.ptr["Q"], off, n, "fp8", imm=16 * kd))
+                        for kd in range(c.d.head_dim // 16)])
+            continue
         off = ab.byte_offset(iadd(row, ab.run_offset(c.fam, c.lane)), c.d.dtype)
         out.append([ab.global_load(c.ptr["Q"], off, n, c.d.dtype, imm=2 * 16 * kd) for kd in range(c.d.head_dim // 16)])
     return out
@@ -229,7 +235,7 @@ def main_loop(c: PagedCtx):
     start, end, full_lo, full_hi = tile_range(c)
     q = q_fragments(c)
     c.c_rows, c.cap_rows = [c.c] * nf, [c.cap_in] * nf
-    if d.fp8_wmma:
+    if d.fp8_wmma and not d.q_fp8:
         q, q_scales = fp8_tiles.quantize_q(c, q)
         if d.softcap:   # the row's scale goes inside tanh; exp2 takes the capped score as is
             c.cap_rows = [arith.mulf(c.cap_in, x) for x in q_scales]

@@ -29,7 +29,7 @@ STORAGE = {"f16": "f16", "bf16": "bf16", "fp8e4m3": "fp8", "fp8e5m2": "bf8"}   #
 
 
 def buffer_names(d) -> list[tuple[str, str]]:
-    out = [("Q", d.dtype), ("K_cache", STORAGE[d.kv_dtype]), ("V_cache", STORAGE[d.kv_dtype]),
+    out = [("Q", STORAGE[d.q_dtype]), ("K_cache", STORAGE[d.kv_dtype]), ("V_cache", STORAGE[d.kv_dtype]),
            ("block_table", "i32"), ("seq_lens", "i32")]
     if d.varlen:
         out.append(("cu_seqlens_q", "i32"))
@@ -51,8 +51,9 @@ def group_rows(p) -> int:
 def paged_signature(d, s, name: str) -> Signature:
     D = d.head_dim
     cache = lambda p: (p["num_blocks"], d.block_size, p["kv_heads"], D)
-    q = (KArg("Q", "in", d.dtype, shape=lambda p: (p["total_q"], p["heads"], D), strides=("q_ss", "q_sh"))
-         if d.varlen else KArg("Q", "in", d.dtype, shape=lambda p: (p["batch"], p["seq_q"], p["heads"], D),
+    qt = STORAGE[d.q_dtype]
+    q = (KArg("Q", "in", qt, shape=lambda p: (p["total_q"], p["heads"], D), strides=("q_ss", "q_sh"))
+         if d.varlen else KArg("Q", "in", qt, shape=lambda p: (p["batch"], p["seq_q"], p["heads"], D),
                                strides=("q_sb", "q_ss", "q_sh")))
     args = [q,
             KArg("K_cache", "in", STORAGE[d.kv_dtype], shape=cache, strides=("k_sblk", "k_ss", "k_sh")),
