@@ -145,3 +145,17 @@ def test_q_in_lds_prefetch_fp8_hd128(arch):
 def test_head_dim_192_default_schedule(arch):
     """hd 192 (MLA-style models) on the default table's schedule for 4 packed rows."""
     run_case(arch, head_dim=192, lens=(30, 2), heads=4, kv_heads=2, seq_q=2, seed=10)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_negative_scale_flips_q(dtype):
+    """scale < 0: the kernel's running max assumes a positive exp2 factor (it gave NaN), so the
+    API runs -q with |scale| (exact: bf16 bits get their sign bit flipped)."""
+    rng = np.random.default_rng(12)
+    k, v = (hostdata.rounded(rng.standard_normal((3, 16, 1, 32)), dtype) for _ in range(2))
+    q = hostdata.rounded(rng.standard_normal((1, 1, 2, 32)), dtype)
+    bits = hostdata.encode(q, "bf16") if dtype == "bf16" else q          # bf16 as stored bits
+    table, lens = np.array([[2, 0]], np.int32), np.array([29], np.int32)
+    o = paged_attention(bits, k, v, table, lens, scale=-0.3, dtype=dtype, arch="gfx1100", device="emu")
+    ro, _ = paged_attention_reference(q, k, v, table, lens, scale=-0.3)
+    assert np.abs(o - ro).max() <= 3 * UNIT[dtype] * np.abs(v).max()

@@ -90,6 +90,8 @@ def plan_for(named: dict, arch: str, *, causal, scale, window, softcap, kv_dtype
     if named["o"].shape != q.shape or named["o"].dtype != q.dtype:
         raise ScheduleError("o", f"{named['o'].shape} {named['o'].dtype}", f"q's shape {q.shape} and dtype {q.dtype}")
     p.update(check_options(causal=causal, scale=scale, window=window, softcap=softcap))
+    if p["scale"] is not None and p["scale"] < 0:   # the numpy API flips q; device operands are not copied
+        raise ScheduleError("scale", p["scale"], "a positive float for device operands (negate q and pass |scale|)")
     kvd = _kv_dtype(named, q.dtype, kv_dtype)
     d = directive_for(q.dtype, kvd, p, causal, return_lse, fp8_wmma)
     if d.fp8 and "kv_scales" not in named:

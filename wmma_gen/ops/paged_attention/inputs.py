@@ -128,6 +128,16 @@ def check_options(*, causal, scale, window, softcap) -> dict:
     return dict(scale=scale, softcap=softcap or 0.0, window_left=left, window_right=right)
 
 
+def negated(q: np.ndarray) -> np.ndarray:
+    """-q, exact in every format (softmax(s q.k) = softmax(|s| (-q).k)): float arrays negated,
+    stored bits (bf16 uint16, fp8 uint8) with the sign bit flipped."""
+    if q.dtype == np.uint16:
+        return q ^ np.uint16(0x8000)
+    if q.dtype == np.uint8:
+        return q ^ np.uint8(0x80)
+    return -q
+
+
 def directive_for(dt: str, kvd: str, p: dict, causal: bool, return_lse: bool,
                   fp8_wmma: bool = False, q_dtype: str = "") -> PagedAttentionDirective:
     return PagedAttentionDirective(dt, p["head_dim"], p["block_size"], kvd, causal,
@@ -165,6 +175,8 @@ def paged_inputs(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, sca
                 raise ScheduleError(f"{n}.dtype", str(a.dtype), f"uint8 bytes for kv_dtype={kvd}")
     scales = _kv_scales(k_scale, v_scale, p["kv_heads"], fp8)
     p.update(check_options(causal=causal, scale=scale, window=window, softcap=softcap))
+    if p["scale"] is not None and p["scale"] < 0:   # the kernel's running max needs scale > 0: flip q instead
+        q, p["scale"] = negated(q), -p["scale"]
     d = directive_for(dt, kvd, p, causal, bool(return_lse), fp8_wmma, q_dtype or "")
     arrays = {"Q": q if q_dtype else _stored(q, dt, "q"),
               "K_cache": k_cache if fp8 else _stored(k_cache, dt, "k_cache"),
