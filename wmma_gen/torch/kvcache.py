@@ -18,8 +18,9 @@ bottom-right (query i at position L - seqlen_q + i). Returns out, or (out, softm
 FP8 caches (torch.float8_e4m3fn / float8_e5m2) are dequantised in registers with k_descale /
 v_descale (flash-attn 3's names: a float or one per kv head; default 1); new k / v must already
 be in the cache's dtype. fp8_wmma=True (a wmma_gen extension, gfx12 only) multiplies an fp8 cache
-natively on fp8 WMMA, Q and P quantised to E4M3 in the kernel (wmma_gen.paged_attention). rotary_*, cache_batch_idx, cache_leftpad, alibi_slopes and num_splits
-are flash-attn arguments this lane does not support (NotImplementedError when set).
+natively on fp8 WMMA, Q and P quantised to E4M3 in the kernel (wmma_gen.paged_attention).
+rotary_*, cache_batch_idx, cache_leftpad, alibi_slopes and num_splits are flash-attn arguments
+this lane does not support (NotImplementedError when set).
 
 The call is torch.ops.wmma_gen.paged_attention (a custom op with a fake implementation, so
 torch.compile sees one opaque op); the cache append is plain torch ops before it. Inference

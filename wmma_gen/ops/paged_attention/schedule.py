@@ -124,5 +124,6 @@ def staging_divides(s: PagedSchedule, d, t: Target) -> str | None:
     return None
 
 
-CONSTRAINTS = (dtype_supported, fp8_wmma_supported, tile_in_block, workgroup_size, lds_budget, vgpr_budget, staging_divides)
+CONSTRAINTS = (dtype_supported, fp8_wmma_supported, tile_in_block, workgroup_size, lds_budget, vgpr_budget,
+               staging_divides)
 PagedSchedule.bind(SPACE, CONSTRAINTS)
