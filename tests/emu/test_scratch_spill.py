@@ -3,8 +3,10 @@ match numpy.
 
 Our GEMM schedules no longer spill within their legality checks (SGPR-base addressing, b3324db),
 so the spilling kernel is a legal 64x64 one-wave GEMM (~190 VGPRs) recompiled with LLVM's
-"amdgpu-num-vgpr"="96" function attribute: LLVM then spills ~390 VGPRs with scratch_store /
-scratch_load (architected flat scratch, `.amdhsa_enable_private_segment 1`). Tolerance: f16
+"amdgpu-num-vgpr"="96" function attribute, given as `llvm.passthrough` (compile.lower hands it to
+llvm.func under either MLIR provider; a bare `passthrough` on gpu.func reaches LLVM 23 only):
+LLVM then spills ~390 VGPRs with scratch_store / scratch_load (architected flat scratch,
+`.amdhsa_enable_private_segment 1`). Tolerance: f16
 inputs are exact in f32 products; the f32 sums over K differ from the float64 reference by at
 most K * 2**-24 * sum|a*b| (checked with a 4x margin)."""
 from __future__ import annotations
@@ -33,7 +35,7 @@ def _spilling(d: GemmDirective, arch: str = "gfx1100"):
     """compile_gemm's kernel for `d`, recompiled with at most VGPR_CAP VGPRs (forces spills)."""
     g = compile_gemm(d, SPILLING, arch)
     head = re.search(r"gpu\.func @\w+\(.*?\) kernel attributes \{", g.source.mlir, re.S).group(0)
-    text = g.source.mlir.replace(head, head + f'passthrough = [["amdgpu-num-vgpr", "{VGPR_CAP}"]], ', 1)
+    text = g.source.mlir.replace(head, head + f'llvm.passthrough = [["amdgpu-num-vgpr", "{VGPR_CAP}"]], ', 1)
     return dataclasses.replace(g, compiled=compile_mlir(text, arch, cache=False))
 
 
