@@ -236,17 +236,19 @@ TABLE = {
     """),
     # §15.3.6 VOP3P opcodes
     "vop3p": parse("""
-    0:v_pk_mad_i16 9:v_pk_mad_u16 14:v_pk_fma_f16 19:v_dot2_f32_f16 22:v_dot4_i32_iu8 23:v_dot4_u32_u8
-    24:v_dot8_i32_iu4 25:v_dot8_u32_u4 26:v_dot2_f32_bf16 32:v_fma_mix_f32 33:v_fma_mixlo_f16
-    34:v_fma_mixhi_f16 36:v_dot4_f32_fp8_bf8 37:v_dot4_f32_bf8_fp8 38:v_dot4_f32_fp8_fp8
-    39:v_dot4_f32_bf8_bf8 64:v_wmma_f32_16x16x16_f16 65:v_wmma_f32_16x16x16_bf16 66:v_wmma_f16_16x16x16_f16
-    67:v_wmma_bf16_16x16x16_bf16 68:v_wmma_i32_16x16x16_iu8 69:v_wmma_i32_16x16x16_iu4
-    70:v_wmma_f32_16x16x16_fp8_fp8 71:v_wmma_f32_16x16x16_fp8_bf8 72:v_wmma_f32_16x16x16_bf8_fp8
-    73:v_wmma_f32_16x16x16_bf8_bf8 74:v_wmma_i32_16x16x32_iu4 80:v_swmmac_f32_16x16x32_f16
-    81:v_swmmac_f32_16x16x32_bf16 82:v_swmmac_f16_16x16x32_f16 83:v_swmmac_bf16_16x16x32_bf16
-    84:v_swmmac_i32_16x16x32_iu8 85:v_swmmac_i32_16x16x32_iu4 86:v_swmmac_i32_16x16x64_iu4
-    87:v_swmmac_f32_16x16x32_fp8_fp8 88:v_swmmac_f32_16x16x32_fp8_bf8 89:v_swmmac_f32_16x16x32_bf8_fp8
-    90:v_swmmac_f32_16x16x32_bf8_bf8
+    0:v_pk_mad_i16 1:v_pk_mul_lo_u16 2:v_pk_add_i16 3:v_pk_sub_i16 4:v_pk_lshlrev_b16 5:v_pk_lshrrev_b16
+    6:v_pk_ashrrev_i16 7:v_pk_max_i16 8:v_pk_min_i16 9:v_pk_mad_u16 10:v_pk_add_u16 11:v_pk_sub_u16
+    12:v_pk_max_u16 13:v_pk_min_u16 14:v_pk_fma_f16 15:v_pk_add_f16 16:v_pk_mul_f16 19:v_dot2_f32_f16
+    22:v_dot4_i32_iu8 23:v_dot4_u32_u8 24:v_dot8_i32_iu4 25:v_dot8_u32_u4 26:v_dot2_f32_bf16
+    32:v_fma_mix_f32 33:v_fma_mixlo_f16 34:v_fma_mixhi_f16 36:v_dot4_f32_fp8_bf8 37:v_dot4_f32_bf8_fp8
+    38:v_dot4_f32_fp8_fp8 39:v_dot4_f32_bf8_bf8 64:v_wmma_f32_16x16x16_f16 65:v_wmma_f32_16x16x16_bf16
+    66:v_wmma_f16_16x16x16_f16 67:v_wmma_bf16_16x16x16_bf16 68:v_wmma_i32_16x16x16_iu8
+    69:v_wmma_i32_16x16x16_iu4 70:v_wmma_f32_16x16x16_fp8_fp8 71:v_wmma_f32_16x16x16_fp8_bf8
+    72:v_wmma_f32_16x16x16_bf8_fp8 73:v_wmma_f32_16x16x16_bf8_bf8 74:v_wmma_i32_16x16x32_iu4
+    80:v_swmmac_f32_16x16x32_f16 81:v_swmmac_f32_16x16x32_bf16 82:v_swmmac_f16_16x16x32_f16
+    83:v_swmmac_bf16_16x16x32_bf16 84:v_swmmac_i32_16x16x32_iu8 85:v_swmmac_i32_16x16x32_iu4
+    86:v_swmmac_i32_16x16x64_iu4 87:v_swmmac_f32_16x16x32_fp8_fp8 88:v_swmmac_f32_16x16x32_fp8_bf8
+    89:v_swmmac_f32_16x16x32_bf8_fp8 90:v_swmmac_f32_16x16x32_bf8_bf8
     """),
     # §15.3.3 VOPC opcodes
     "vopc": parse("""

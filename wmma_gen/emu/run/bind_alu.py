@@ -171,7 +171,10 @@ def bind_vop3p(row: Op, ins: Instr):
     wr = O.vwriter(dop, "u32")
 
     def run(g, ctx):
-        out = np.asarray(row.fn(*[fetch(g, *r) for r in readers])).astype(dt)
+        vals = [fetch(g, *r) for r in readers]
+        nd = max(v.ndim for v in vals)     # a constant or SGPR source is (2,): align it as (2, 1, ..)
+        vals = [v.reshape(v.shape[:1] + (1,) * (nd - v.ndim) + v.shape[1:]) for v in vals]
+        out = np.asarray(row.fn(*vals)).astype(dt)
         if clamp:
             out = np.clip(out, 0, 1).astype(dt) if dtag in O.FLOATS else out
         raw = out.view(np.uint16).astype(np.uint32)
