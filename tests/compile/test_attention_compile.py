@@ -4,7 +4,7 @@ schedule declares, and its main loop issues the WMMAs the schedule implies
 (BLOCK_N/16 * D/16 for S^T plus D/16 * BLOCK_N/16 for O^T, per 16-query block)."""
 import pytest
 
-from wmma_gen.compiler import compile_mlir, mlir_api
+from wmma_gen.compiler import compile_mlir
 from wmma_gen.model.isa_loop import find_main_loop
 from wmma_gen.ops.attention.combine import build_attention_combine
 from wmma_gen.ops.attention.defaults import default_schedule
@@ -21,22 +21,12 @@ def _compile(arch, d, s):
     return compile_mlir(build_attention(d, s, get_target(arch)).mlir, arch)
 
 
-# Under LLVM 24 (FlyDSL) the hd256 forward with causal+window+varlen masks spills 3-6 VGPRs on
-# every arch and dtype, and no schedule in the knob space is spill-free there (issue 28,
-# docs/mlir_providers.md): the kernel builder needs the change. Strict, so a fix shows as XPASS.
-LLVM24_HD256_MASKED_SPILLS = pytest.mark.xfail(
-    mlir_api.NAME == "flydsl", strict=True, raises=AssertionError,
-    reason="LLVM 24 (FlyDSL) spills 3-6 VGPRs on the hd256 causal+window+varlen forward (issue 28)")
-
-
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 @pytest.mark.parametrize("head_dim", HEAD_DIMS)
 @pytest.mark.parametrize("masks", ["dense", "causal_window_varlen"])
-def test_default_schedule_no_spills(arch, dtype, head_dim, masks, request):
+def test_default_schedule_no_spills(arch, dtype, head_dim, masks):
     full = masks != "dense"
-    if head_dim == 256 and full:
-        request.applymarker(LLVM24_HD256_MASKED_SPILLS)
     d = AttentionDirective(dtype, head_dim, causal=full, window=full, varlen=full, return_lse=True)
     s = default_schedule(get_target(arch), d)
     k = _compile(arch, d, s)

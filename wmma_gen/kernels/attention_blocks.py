@@ -148,3 +148,15 @@ def to_dtype_out(x: ir.Value, dtype: str) -> ir.Value:
 def wmma(a: ir.Value, b: ir.Value, acc: ir.Value) -> ir.Value:
     """acc += A @ B on one 16x16x16 tile (amdgpu.wmma -> v_wmma_f32_16x16x16_{f16,bf16})."""
     return amdgpu.WMMAOp(16, 16, 16, a, b, acc).result
+
+
+def recomputed(v):
+    """v (an index value) through an opaque `v_mov_b32` with side effects: values derived from
+    the copy are computed where it stands. LLVM can neither hoist nor CSE such inline asm (LLVM
+    LangRef, "Inline Assembler Expressions": `sideeffect`), so per-lane values needed only after
+    the key loop or inside its boundary-tile branch are recomputed there from the thread id
+    instead of being held live across the loop (LLVM 24 otherwise spills them at head dim 256)."""
+    from ..compiler.mlir_api import _llvm_ops_gen as llvm
+    x = arith.index_cast(i32_type(), v)
+    y = llvm.InlineAsmOp(i32_type(), [x], "v_mov_b32 $0, $1", "=v,v", has_side_effects=True).result
+    return arith.index_cast(irb.index(), y)

@@ -91,9 +91,15 @@ _DECODE = {
 # spill-free there at 237-254 VGPRs, main-loop density 0.129-0.143 (128x16/8 waves, also
 # spill-free: 0.116-0.129). Compiler output of a sweep over block_m/block_n/waves/q_in/
 # load_bits, 2026-12-04.
+# LLVM 24 spills the hd256 defaults with causal (2-3 VGPRs) and causal+window+varlen (3-6) masks,
+# every arch and dtype, and no knob value fixed it: the lane's key bands (3 VGPRs) and its
+# epilogue query and rows (3) stayed live across the key loop. lane_values="recompute" rebuilds
+# them where used: 0 spills, 248-251 VGPRs, main-loop density 0.076-0.079 gfx11, 0.116-0.120
+# gfx1201 (was 0.076-0.079, 0.110-0.119 with the spills); compiler output, 2026-12-04.
 _LLVM_DEFAULTS = {
     (24, "gfx12", 208): {"block_m": 64, "block_n": 32, "waves": 4, "sched": "minreg"},
     (24, "gfx12", 224): {"block_m": 64, "block_n": 32, "waves": 4, "sched": "minreg"},
+    **{(24, fam, 256): {**_DEFAULTS[(fam, 256)], "lane_values": "recompute"} for fam in ("gfx11", "gfx12")},
 }
 
 

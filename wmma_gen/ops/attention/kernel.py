@@ -57,7 +57,7 @@ layouts bshd/bhsd are strides. Index math is 32-bit (compiler/pipeline.py). The 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...compiler.mlir_api import ir
 from ...compiler.mlir_api import _amdgpu_ops_gen as amdgpu
@@ -165,9 +165,15 @@ class Ctx:
     copy_v: staging.TileCopy = None
     k_offs: list = None   # per-thread byte offsets of its K / V rows (staging.lane_offsets)
     v_offs: list = None
-    bands: list = None    # per 16-query block: (lo, count) of the lane's visible keys
+    bands: list = None    # per 16-query block: (lo, count) of the lane's visible keys (lane_values="keep")
     full: tuple = None    # (full_lo, full_hi): keys every query of the workgroup sees
     cap_in: object = None  # scale / softcap (softcap only)
+
+    def relaned(self) -> "Ctx":
+        """This context with tid, lane and wave recomputed here from an opaque copy of the
+        thread id (attention_blocks.recomputed), for code after or off the key loop's path."""
+        tid = ab.recomputed(self.tid)
+        return replace(self, tid=tid, lane=irb.rem(tid, 32), wave=irb.div(tid, 32))
 
     def query(self, f: int):
         """The lane's query (in the sequence) in its wave's 16-query block f."""
@@ -246,7 +252,8 @@ def main_loop(c: Ctx):
     q = operands.q_fragments(c) if s.q_in == "regs" else None
     if s.q_in == "lds":
         operands.q_lds_fill(c)
-    c.bands = [lane_band(c, f) for f in range(nf)]
+    if s.lane_values == "keep":
+        c.bands = [lane_band(c, f) for f in range(nf)]
     c.full = (full_lo, full_hi)
     init = flatten_rows(o) + m + l
     run = scf.IfOp(irb.lt(start, end), [v.type for v in init], has_else=True)
@@ -321,7 +328,11 @@ def _softmax_pv(c: Ctx, n0, s_acc, o, m, l, v_buf):
     flat = flatten_rows(s_acc)
     sel = scf.IfOp(need, [x.type for x in flat], has_else=True)
     with ir.InsertionPoint(sel.then_block):
-        scf.YieldOp(flatten_rows(masked(c, s_acc, n0, tile_first(c, n0), c.bands)))
+        here, bands = c, c.bands
+        if c.s.lane_values == "recompute":     # the bands per boundary tile, not live across the loop
+            here = c.relaned()
+            bands = [lane_band(here, f) for f in range(nf)]
+        scf.YieldOp(flatten_rows(masked(here, s_acc, n0, tile_first(c, n0), bands)))
     with ir.InsertionPoint(sel.else_block):
         scf.YieldOp(flat)
     s_acc = unflatten_rows(list(sel.results), nf)
@@ -338,7 +349,10 @@ def _softmax_pv(c: Ctx, n0, s_acc, o, m, l, v_buf):
 # --- epilogue -----------------------------------------------------------------------------------
 
 def epilogue(c: Ctx, o, m, l) -> None:
-    """O = O^T / l (8 consecutive d per lane and tile: one vector store), LSE per query."""
+    """O = O^T / l (8 consecutive d per lane and tile: one vector store), LSE per query. The
+    lane's query and rows are recomputed here with lane_values="recompute" (Ctx.relaned)."""
+    if c.s.lane_values == "recompute":
+        c = c.relaned()
     for f in range(c.s.frags_q):
         inv, lse = softmax.finish(m[f], l[f])
         i = c.query(f)

@@ -34,6 +34,10 @@ SPACE: tuple[Knob, ...] = (
     Knob("sched", ("default", "minreg"), "LLVM machine-scheduler strategy of the kernel: default (GCN max\n"
          "occupancy) or minreg (amdgpu-sched-strategy=iterative-minreg: fewer live VGPRs where the\n"
          "default one hoists a tile's LDS fragment loads together and spills)"),
+    Knob("lane_values", ("keep", "recompute"), "the lane's key bands (boundary-tile mask) and its query and\n"
+         "rows (epilogue): computed once before the key loop and kept in VGPRs, or recomputed from\n"
+         "the thread id where they are used (~3-6 fewer VGPRs live across the loop, a few VALU per\n"
+         "boundary tile)"),
 )
 KNOBS = {k.name: k for k in SPACE}
 
@@ -48,6 +52,7 @@ class AttentionSchedule(KnobSchedule):
     load_bits: int = 128
     split_kv: int = 1
     sched: str = "default"
+    lane_values: str = "keep"
 
     @property
     def threads(self) -> int:

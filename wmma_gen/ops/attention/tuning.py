@@ -225,7 +225,7 @@ def documents(df, arch: str, space: tuple = SPACE) -> dict:
         key = ["head_dim", "causal", "seq_k", "seq_q"] + [c for c in EXTRA_COLUMNS if c in rows.columns]
         rows = rows.sort_values(key + ["tflops"], ascending=[True] * len(key) + [False]).drop_duplicates(key)
         entries = [{"head_dim": int(r["head_dim"]), "causal": bool(r["causal"]), "bucket": bucket(r), **flags(r),
-                    "schedule": {k.name: _plain(r[k.name]) for k in space},
+                    "schedule": {k.name: _plain(r[k.name]) for k in space if _present(r, k.name)},
                     "tflops": round(float(r["tflops"]), 3), "unit": r["unit"], "source": r["source"],
                     "validated": True, "vgprs": int(r["vgprs"]), "lds_bytes": int(r["lds_bytes"]),
                     "isa_hash": r["isa_hash"], "object_sha256": _plain(r.get("object_sha256")) or "",
@@ -259,6 +259,13 @@ def flags(r) -> dict:
 def validate_document(doc: dict, path) -> None:
     from wmma_gen.ops.attention import lookup
     lookup.parse(doc, path)
+
+
+def _present(r, name: str) -> bool:
+    """A ladder from before a knob existed has no value for it (absent or NaN): the entry leaves
+    it out, so reading it back gives the schedule's default, what that kernel was built with."""
+    import pandas as pd
+    return name in r.index and not pd.isna(r[name])
 
 
 def _plain(v):
