@@ -199,9 +199,12 @@ valu|b32|b32 b32 u32|: v_alignbit_b32 v_alignbyte_b32
 valu|b32|b32 u32 b32|: v_lshl_or_b32
 valu|b32|f16 f16|: v_pack_b32_f16
 valu|b32|f32 f32|: v_cvt_pk_rtz_f16_f32
+valu|b32|f32 f32 D|: v_cvt_pk_bf8_f32 v_cvt_pk_fp8_f32
+valu|b32|f32 u32 D|: v_cvt_sr_bf8_f32 v_cvt_sr_fp8_f32
 valu|b32|i32 i32|: v_cvt_pk_i16_i32
 valu|b32|u32 b32|: v_lshlrev_b32 v_lshrrev_b32
 valu|b32|u32 u32|: v_bfm_b32 v_cvt_pk_u16_u32
+valu|b64|u32|: v_cvt_pk_f32_bf8 v_cvt_pk_f32_fp8
 valu|b64|u32 b64|: v_lshlrev_b64 v_lshrrev_b64
 valu|f16|f16|: v_ceil_f16 v_cos_f16 v_exp_f16 v_floor_f16 v_fract_f16 v_frexp_mant_f16 v_log_f16
     v_rcp_f16 v_rndne_f16 v_rsq_f16 v_sin_f16 v_sqrt_f16 v_trunc_f16
@@ -231,7 +234,8 @@ valu|f32|f32 f32 f32 VCC|: v_div_fmas_f32
 valu|f32|f32 i32|: v_ldexp_f32
 valu|f32|f64|: v_cvt_f32_f64
 valu|f32|i32|: v_cvt_f32_i32
-valu|f32|u32|: v_cvt_f32_u32 v_cvt_f32_ubyte0 v_cvt_f32_ubyte1 v_cvt_f32_ubyte2 v_cvt_f32_ubyte3
+valu|f32|u32|: v_cvt_f32_bf8 v_cvt_f32_fp8 v_cvt_f32_u32 v_cvt_f32_ubyte0 v_cvt_f32_ubyte1
+    v_cvt_f32_ubyte2 v_cvt_f32_ubyte3
 valu|f32 lm|f32 f32 f32|: v_div_scale_f32
 valu|f64|f32|: v_cvt_f64_f32
 valu|f64|f64|: v_ceil_f64 v_floor_f64 v_fract_f64 v_rcp_f64 v_rndne_f64 v_rsq_f64 v_sqrt_f64 v_trunc_f64

@@ -166,9 +166,30 @@ def _operands(name, family, enc, f, lit, dpp):
         if f["omod"]:
             k_, v = _OMOD[f["omod"]]
             mods[k_] = v
+    if e64 and name in _FP8_SEL:
+        mods.update(_FP8_SEL[name](f["opsel"]))
     if dpp is not None:
         mods.update(dpp.mods)
     return ops, mods
+
+
+def _nonzero(key, value):
+    return {key: value} if any(value if isinstance(value, tuple) else (value,)) else {}
+
+
+# gfx12 fp8/bf8 conversions (emu/isa/fp8_convert.py): OPSEL bits select bytes / words; printed as
+# LLVM prints them (llvm-mc-22 -mcpu=gfx1201 -show-encoding; v_cvt_f32_fp8's byte_sel swaps the two
+# bits, LLVM PR #80502).
+_FP8_SEL = {
+    **dict.fromkeys(("v_cvt_pk_fp8_f32", "v_cvt_pk_bf8_f32"),       # op_sel:[src0, src1, dst word]
+                    lambda o: _nonzero("op_sel", (o & 1, o >> 1 & 1, o >> 3 & 1))),
+    **dict.fromkeys(("v_cvt_pk_f32_fp8", "v_cvt_pk_f32_bf8"),       # op_sel:[src word, dst]
+                    lambda o: _nonzero("op_sel", (o & 1, o >> 3 & 1))),
+    **dict.fromkeys(("v_cvt_sr_fp8_f32", "v_cvt_sr_bf8_f32"),       # byte_sel = OPSEL[3:2]
+                    lambda o: _nonzero("byte_sel", o >> 2 & 3)),
+    **dict.fromkeys(("v_cvt_f32_fp8", "v_cvt_f32_bf8"),             # byte_sel = {OPSEL[0], OPSEL[1]}
+                    lambda o: _nonzero("byte_sel", (o & 1) << 1 | (o >> 1 & 1))),
+}
 
 
 def _e32(cls):
@@ -213,7 +234,9 @@ def vop3(f, family, lit):
         return _unknown("vop3", f["op"]), 0
     dpp = _Dpp(f["src0"], lit, family) if f["src0"] in (O.SRC_DPP16, O.SRC_DPP8, O.SRC_DPP8_FI) else None
     ops, mods = _operands(name, family, "e64", f, lit, dpp)
-    suffix = "_e64" if f["op"] < 512 and name not in _VOP3_BARE else ""
+    # LLVM prints every VOP3 DPP form `_e64_dpp`, VOP3-only opcodes too (llvm-mc-22 gfx1201:
+    # `v_add3_u32_e64_dpp`, `v_cvt_pk_fp8_f32_e64_dpp`)
+    suffix = "_e64" if (f["op"] < 512 and name not in _VOP3_BARE) or dpp is not None else ""
     return _finish(name + suffix + ("_dpp" if dpp is not None else ""), ops, mods), 0
 
 

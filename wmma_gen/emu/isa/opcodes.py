@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...codeobj.instr import Instr
 from .ds import DS
+from .fp8_convert import FP8_CONVERT
 from .global_smem import CACHE12, GLOBAL, SCRATCH, SMEM
 from .lane import LANE
 from .sop import CONTROL, CONTROL12, SALU, SALU12
@@ -21,8 +22,8 @@ from .wmma12 import WMMA12_OPS
 WMMA_TABLES = {"gfx11": WMMA_OPS, "gfx12": WMMA12_OPS}
 
 OPS: dict[str, Op] = {}
-for _table in (SALU, SALU12, SALU_FLOAT, SALU_FLOAT12, CONTROL, CONTROL12, SMEM, INT, INT12, FLOAT, FLOAT12, VOPC,
-               PACKED, LANE, DS, GLOBAL, SCRATCH, CACHE12):
+for _table in (SALU, SALU12, SALU_FLOAT, SALU_FLOAT12, CONTROL, CONTROL12, SMEM, INT, INT12, FLOAT, FLOAT12,
+               FP8_CONVERT, VOPC, PACKED, LANE, DS, GLOBAL, SCRATCH, CACHE12):
     for _k, _row in _table.items():
         if _k in OPS:
             raise ValueError(f"opcode {_k} defined twice")

@@ -2,8 +2,8 @@
 
 A row names an opcode, the binder (`kind`) that decodes/fetches/writes back for it, its
 operand roles as type tags, a pure semantic function over numpy arrays (lanes last), and
-the manual section it implements. The family files (sop, sop_float, vop_int, vop_float, vopc, vop3p, lane, ds,
-global_smem, wmma11, wmma12) only contain rows; run/bind*.py hold the binders.
+the manual section it implements. The family files (sop, sop_float, vop_int, vop_float, fp8_convert, vopc,
+vop3p, lane, ds, global_smem, wmma11, wmma12) only contain rows; run/bind*.py hold the binders.
 
 Operand role strings: space-separated tags, in the printed operand order. Lower-case tags
 consume the next printed operand with that type (see operands.TYPES; `lm` = lane mask);

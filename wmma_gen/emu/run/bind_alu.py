@@ -15,6 +15,7 @@ which is at least as accurate as the hardware's 1 ulp.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 
@@ -72,6 +73,8 @@ def valu_parts(row: Op, ins: Instr, vopd: bool = False):
             hi = bool(op_sel[-1]) if len(op_sel) == 4 and TYPES.get(tag, (0,))[0] == 16 else False
             writers.append(O.vwriter(op, tag, hi))
     fn, post = row.fn, _output_mods(ins, dst_types)
+    if "sel" in row.args:   # the modifier (op_sel / byte_sel) picks bytes or words (isa/fp8_convert.py)
+        fn = partial(row.fn, **{row.args["sel"]: ins.mods.get(row.args["sel"])})
     single = len(writers) == 1
 
     def compute(g):
