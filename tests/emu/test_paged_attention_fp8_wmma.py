@@ -57,10 +57,11 @@ def _check(o, lse, q, k64, v64, table, seq_lens, dtype, *, vmax, n_keys, softcap
 
 
 def run_decode(*, kv, dtype="f16", head_dim=64, lens=(37,), seq_q=1, heads=4, kv_heads=1, causal=True,
-               window=None, softcap=None, k_scale=None, v_scale=None, shared_prefix=0, schedule=None, seed=0):
+               window=None, softcap=None, k_scale=None, v_scale=None, shared_prefix=0, schedule=None, seed=0,
+               block_size=16):
     rng = np.random.default_rng(seed)
     lens = list(lens)
-    bs = 16
+    bs = block_size
     nb = sum(-(-L // bs) for L in lens) + 3
     table = block_table(rng, lens, bs, nb, shared_prefix)
     (k, k64), (v, v64) = (_cache(rng, (nb, bs, kv_heads, head_dim), kv) for _ in range(2))
@@ -98,6 +99,22 @@ def test_e4m3_sq16_not_causal_hd48_two_waves_window():
     """Sq = 16 tokens x 2 heads = 32 packed rows (two waves), head_dim 48, a left window."""
     run_decode(kv="fp8e4m3", head_dim=48, lens=(40, 70), heads=2, kv_heads=1, seq_q=16, causal=False,
                window=(30, 0), schedule=S(waves=2), seed=5)
+
+
+@needs_cvt
+@pytest.mark.parametrize("head_dim, block_size, s", [
+    (16, 16, S(load_bits=64)),                         # V copy groups of 1 key: byte stores
+    (16, 16, S(load_bits=32)),                         # groups of 2: one v_perm_b32, 16-bit stores
+    (32, 32, S(block_n=32, load_bits=32)),             # groups of 4: three v_perm_b32, 32-bit stores
+    (64, 64, S(block_n=64, frags_q=2, prefetch=False, split_kv=4)),
+    (192, 16, S(waves=4, split_kv=2)),
+    (256, 16, S(waves=2, load_bits=64)),
+])
+def test_schedule_variants(head_dim, block_size, s):
+    """The byte-transposed V copy in each group height the copy plans pick (fp8_tiles.store_transposed),
+    key tiles of 32 and 64, two query blocks per wave, no prefetch, four waves, head dims to 256."""
+    run_decode(kv="fp8e4m3", head_dim=head_dim, block_size=block_size, lens=(45, 1, 0, 17), heads=8, kv_heads=2,
+               seq_q=2, schedule=s, seed=21)
 
 
 @needs_cvt
