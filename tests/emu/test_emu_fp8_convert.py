@@ -75,7 +75,8 @@ def run(text: str, src0, src1=None, old=None, waves: int = 1) -> tuple[np.ndarra
            for x in (src0, zero if src1 is None else src1, zero if old is None else old)]
     body = "\tv_mov_b32_e32 v20, v12\n\tv_mov_b32_e32 v21, v12\n\ts_nop 0"
     asm = lanes_kernel(body, 3, 2, waves).replace("--gfx1100", "--gfx1201")
-    asm = asm.replace("s_waitcnt lgkmcnt(0)", "s_wait_kmcnt 0x0").replace("s_waitcnt vmcnt(0)", "s_wait_loadcnt 0x0")
+    asm = asm.replace("s_waitcnt lgkmcnt(0)", "s_wait_kmcnt 0x0")
+    asm = asm.replace("s_waitcnt vmcnt(0)", "s_wait_loadcnt 0x0")
     prog = Program.from_isa(asm)        # gfx12 split s_waitcnt (RDNA4 ISA guide, S_WAIT_*CNT)
     (at,) = [i for i, x in enumerate(prog.instrs) if x.mnemonic == "s_nop"]
     (decoded,), _ = decode(bytes.fromhex(CASES[text]), "gfx12")
@@ -154,7 +155,8 @@ def edge_values(fmt: str) -> np.ndarray:
     special = [0.0, top, (top + last) / 2, np.nextafter(f32((top + last) / 2), f32(0)),
                np.nextafter(f32((top + last) / 2), f32(np.inf)), last, 1e30, np.inf, np.nan,
                values[1] / 2, np.nextafter(f32(values[1] / 2), f32(1)), values[1] / 4, 1e-40, 3e-45]
-    near = np.concatenate([np.nextafter(mids.astype(f32), f32(0)), np.nextafter(mids.astype(f32), f32(np.inf))])
+    near = np.concatenate([np.nextafter(mids.astype(f32), f32(0)),
+                           np.nextafter(mids.astype(f32), f32(np.inf))])
     v = np.concatenate([mids, near, values[:-1], special]).astype(np.float32)
     v = np.concatenate([v, -v])
     return np.concatenate([v, np.zeros(-len(v) % 32, np.float32)])
@@ -230,7 +232,8 @@ def test_pack_applies_neg_and_abs_to_the_sources():
 def test_stochastic_rounding_by_the_seed_into_the_selected_byte(fmt, byte):
     rng = np.random.default_rng(10 + byte)
     x = edge_values(fmt)
-    x = np.concatenate([x, (rng.standard_normal(len(x)) * 2.0 ** rng.integers(-12, 12, len(x))).astype(np.float32)])
+    scaled = rng.standard_normal(len(x)) * 2.0 ** rng.integers(-12, 12, len(x))
+    x = np.concatenate([x, scaled.astype(np.float32)])
     n = len(x) - len(x) % 32
     x = x[:n]
     seed = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(u32)
@@ -289,3 +292,95 @@ def test_encodings_are_llvms():
         if m:
             got[m.group(1)] = " ".join(b[2:] for b in m.group(2).split(","))
     assert got == CASES
+
+
+# ---- end to end: MLIR -> gfx1201 code object -> emulator ----------------------------------------
+# The ROCDL ops the fp8 attention tiles build (ops/paged_attention/fp8_tiles.to_e4m3): two
+# v_cvt_pk_fp8_f32 fill both words of one i32 (lane values 0-3 in bytes 0-3), four
+# v_cvt_f32_fp8 (byte_sel 0-3) widen it back.
+ROUND_TRIP = """
+gpu.func @fp8_round_trip(%X: memref<128xf32>, %Y: memref<128xf32>)
+    kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+  %t = gpu.thread_id x
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %i0 = arith.muli %t, %c4 : index
+  %i1 = arith.addi %i0, %c1 : index
+  %i2 = arith.addi %i1, %c1 : index
+  %i3 = arith.addi %i2, %c1 : index
+  %x0 = memref.load %X[%i0] : memref<128xf32>
+  %x1 = memref.load %X[%i1] : memref<128xf32>
+  %x2 = memref.load %X[%i2] : memref<128xf32>
+  %x3 = memref.load %X[%i3] : memref<128xf32>
+  %p = llvm.mlir.poison : i32
+  %lo = rocdl.cvt.pk.fp8.f32 %x0, %x1 -> %p[false] : i32
+  %w = rocdl.cvt.pk.fp8.f32 %x2, %x3 -> %lo[true] : i32
+  %f0 = rocdl.cvt.f32.fp8 %w[0] : f32
+  %f1 = rocdl.cvt.f32.fp8 %w[1] : f32
+  %f2 = rocdl.cvt.f32.fp8 %w[2] : f32
+  %f3 = rocdl.cvt.f32.fp8 %w[3] : f32
+  memref.store %f0, %Y[%i0] : memref<128xf32>
+  memref.store %f1, %Y[%i1] : memref<128xf32>
+  memref.store %f2, %Y[%i2] : memref<128xf32>
+  memref.store %f3, %Y[%i3] : memref<128xf32>
+  gpu.return
+}
+"""
+# The AMDGPU dialect's stochastic rounding into byte 2 (bf8) and the pair widening of word 1.
+STOCHASTIC = """
+gpu.func @bf8_stochastic(%X: memref<32xf32>, %S: memref<32xi32>, %Y: memref<64xf32>)
+    kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+  %t = gpu.thread_id x
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %a = memref.load %X[%t] : memref<32xf32>
+  %s = memref.load %S[%t] : memref<32xi32>
+  %w = amdgpu.packed_stoch_round_fp8 %a + %s into undef[2] : f32 to vector<4xf8E5M2>
+  %p = amdgpu.ext_packed_fp8 %w[2] : vector<4xf8E5M2> to vector<2xf32>
+  %p0 = vector.extract %p[0] : f32 from vector<2xf32>
+  %o = arith.muli %t, %c2 : index
+  memref.store %p0, %Y[%o] : memref<64xf32>
+  gpu.return
+}
+"""
+
+
+def _compiled(body: str):
+    from mlir_helper import wrap
+    from wmma_gen.compiler import compile_mlir
+    try:
+        return compile_mlir(wrap(body, "gfx1201"), "gfx1201")
+    except Exception as e:  # noqa: BLE001 - the reason is reported in the skip message
+        pytest.skip(f"cannot build a gfx1201 code object here ({type(e).__name__}: {e})")
+
+
+def _launch(kernel, inputs: list[np.ndarray], n_out: int) -> np.ndarray:
+    prog = Program.from_code_object(kernel.hsaco)      # the machine code, not the ISA text
+    mem = GlobalMemory()
+    ptrs = [mem.alloc(4 * len(x)) for x in inputs] + [mem.alloc(4 * n_out)]
+    for p, x in zip(ptrs, inputs):
+        mem.write(p, np.asarray(x).view(u32))
+    run_kernel(prog, mem, (1, 1, 1), (32, 1, 1), prog.pack_kernarg(ptrs, (1, 1, 1), (32, 1, 1)))
+    return np.frombuffer(mem.read(ptrs[-1], 4 * n_out), u32).copy()
+
+
+def test_mlir_fp8_round_trip_on_gfx1201():
+    kernel = _compiled(ROUND_TRIP)
+    for text in ("v_cvt_pk_fp8_f32 ", "op_sel:[0,0,1]", "v_cvt_f32_fp8_e32 ", "byte_sel:3"):
+        assert text in kernel.isa, text
+    x = np.random.default_rng(11).choice(edge_values("fp8"), 128, replace=False).astype(np.float32)
+    x[:4] = [np.nan, -np.inf, 464.0, -464.5]
+    got = _launch(kernel, [x], 128)
+    _same_f32(got, np.array([widen_ref(narrow_rne_ref(float(v), "fp8"), "fp8") for v in x]))
+
+
+def test_mlir_bf8_stochastic_rounding_on_gfx1201():
+    kernel = _compiled(STOCHASTIC)
+    for text in ("v_cvt_sr_bf8_f32 ", "byte_sel:2", "v_cvt_pk_f32_bf8_e64 ", "op_sel:[1,0]"):
+        assert text in kernel.isa, text
+    rng = np.random.default_rng(12)
+    x = (rng.standard_normal(32) * 100).astype(np.float32)
+    seed = rng.integers(0, 1 << 32, 32, dtype=np.uint64).astype(u32)
+    got = _launch(kernel, [x, seed], 64)[0::2]
+    want = [widen_ref(narrow_sr_ref(float(v), int(s), "bf8"), "bf8") for v, s in zip(x, seed)]
+    _same_f32(got, np.array(want))
