@@ -384,3 +384,15 @@ def test_mlir_bf8_stochastic_rounding_on_gfx1201():
     got = _launch(kernel, [x, seed], 64)[0::2]
     want = [widen_ref(narrow_sr_ref(float(v), int(s), "bf8"), "bf8") for v, s in zip(x, seed)]
     _same_f32(got, np.array(want))
+
+
+def test_gfx11_has_no_fp8_conversions():
+    """The rows are gated to GFX12 (table.GFX12): a gfx1100 program faults naming the instruction
+    and the targets that have it (llvm-mc-22 -mcpu=gfx1100 / gfx1151: "instruction not supported on
+    this GPU"; LLVM PR #78414 adds FeatureFP8Insts to FeatureISAVersion12 only)."""
+    from wmma_gen.errors import EmulatorFault
+    prog = Program.from_isa(lanes_kernel("\tv_cvt_pk_fp8_f32 v20, v10, v11", 2, 1))
+    mem = GlobalMemory()
+    src, dst = mem.alloc(256), mem.alloc(128)
+    with pytest.raises(EmulatorFault, match=r"v_cvt_pk_fp8_f32.*gfx1100.*gfx1200, gfx1201"):
+        run_kernel(prog, mem, (1, 1, 1), (32, 1, 1), prog.pack_kernarg([src, dst], (1, 1, 1), (32, 1, 1)))

@@ -2,9 +2,12 @@
 
 Formats: gfx12 uses the OCP 8-bit floats, fp8 = E4M3 "FN" (max 448, NaN S.1111.111 only, no inf)
 and bf8 = E5M2 (IEEE-like); the byte codec is wmma_gen.numerics (the one the WMMA rows use).
-Opcodes (RDNA4 ISA guide, VOP1 / VOP3 opcode tables; llvm AMDGPUAsmGFX12.rst):
+Opcodes (RDNA4 ISA guide, VOP1 / VOP3 opcode tables; codeobj/optables_gfx12.py):
   VOP1 108 v_cvt_f32_fp8, 109 v_cvt_f32_bf8, 110 v_cvt_pk_f32_fp8, 111 v_cvt_pk_f32_bf8
   VOP3 873 v_cvt_pk_fp8_f32, 874 v_cvt_pk_bf8_f32, 875 v_cvt_sr_fp8_f32, 876 v_cvt_sr_bf8_f32
+LLVM added them for GFX12 in PR #78414 ("supported on GFX940 (MI300)": VOP1, VOP3 and their DPP8 /
+DPP16 forms; v_cvt_pk_f32_{fp8,bf8} have no DPP form, llvm-mc-22 refuses it); byte_sel syntax:
+PRs #90244 (sr) and #90887 (cvt_f32).
 
 Byte / word selection (VOP3 OPSEL bits; the decoder prints them as LLVM does, checked against
 `llvm-mc-22 -mcpu=gfx1201 -show-encoding`; run/bind_alu passes the modifier named by args["sel"]):
@@ -40,7 +43,8 @@ from ... import numerics
 from .table import GFX12, Op, rows
 
 u32, u64 = np.uint32, np.uint64
-C = "RDNA4 ISA guide VOP1/VOP3 V_CVT_*FP8*/*BF8*; OPSEL forms per llvm-mc-22 gfx1201 (module doc)"
+C = ("RDNA4 ISA guide VOP1/VOP3 V_CVT_*FP8*/*BF8* (GFX12: LLVM PR #78414); "
+     "OPSEL forms per llvm-mc-22 (module doc)")
 
 # per format: (decode, RNE encode, mantissa bits, exponent bias, canonical NaN byte, overflow byte)
 _FORMATS = {
