@@ -1,8 +1,9 @@
 """Paged decode attention swept, exported and looked up (ops/paged_attention/{tuning,lookup}.py):
 `wmma-gen sweep --op paged_attention --trials 2` on two batch buckets of one tiny
-specialization (gate on the emulator, model figures), `wmma-gen export`, then
+specialization, decode (Sq 1, L 256) and one chunked-prefill step (--chunks 4 against
+--prefixes 32: Sq 4, L 36) (gate on the emulator, model figures), `wmma-gen export`, then
 wmma_gen.paged_attention() runs the exported schedule of the nearest bucket and says so under
-WMMA_GEN_LOG=schedules."""
+WMMA_GEN_LOG=schedules; a chunk call (and a packed varlen one) picks the chunk's entry."""
 import json
 
 import numpy as np
@@ -23,10 +24,12 @@ ARCH = "gfx1100"
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     root = tmp_path_factory.mktemp("paged_sweep")
-    # one cache kind, two batch buckets (the op's --kv-dtypes / --batches sweep axes): 2 studies x 2 trials
+    # one cache kind, two batch buckets (the op's --kv-dtypes / --batches sweep axes), decode and one
+    # chunked-prefill step (--chunks / --prefixes): 4 studies x 2 trials
     rc = main(["sweep", "--arch", ARCH, "--op", "paged_attention", "--trials", "2", "--device", "emu",
                "--dtypes", "f16", "--head-dims", "64", "--seqs", "256", "--causal", "on", "--kv-dtypes", "same",
-               "--batches", "1,16", "--results", str(root / "results"), "--no-progress"])
+               "--batches", "1,16", "--chunks", "4", "--prefixes", "32", "--results", str(root / "results"),
+               "--no-progress"])
     assert rc == 0
     rc = main(["export", "--arch", ARCH, "--from", str(root / "results"), "--out", str(root / "schedules")])
     assert rc == 0
@@ -37,16 +40,16 @@ def test_export_has_one_validated_entry_per_bucket(exported):
     doc = json.loads((exported / f"{ARCH}-paged_attention-f16.json").read_text())
     assert doc["op"] == "paged_attention" and doc["arch"] == ARCH
     buckets = sorted((e["bucket"]["seq"], e["bucket"]["batch"], e["bucket"]["seq_q"]) for e in doc["entries"])
-    assert buckets == [(256, 1, 1), (256, 16, 1)]
+    assert buckets == [(36, 1, 4), (36, 16, 4), (256, 1, 1), (256, 16, 1)]
     for e in doc["entries"]:
         assert e["validated"] and e["source"] == "model" and e["tflops"] > 0
         assert (e["head_dim"], e["kv_dtype"], e["block_size"], e["group"], e["causal"]) == (64, "f16", 16, 4, True)
-    assert len(lookup.load_file(exported / f"{ARCH}-paged_attention-f16.json")) == 2   # reads back validated
+    assert len(lookup.load_file(exported / f"{ARCH}-paged_attention-f16.json")) == 4   # reads back validated
 
 
 def test_paged_attention_runs_the_exported_schedule(exported, monkeypatch, capfd):
     entries = lookup.load_file(exported / f"{ARCH}-paged_attention-f16.json")
-    want = {e["batch"]: e["schedule"] for e in entries}
+    want = {e["batch"]: e["schedule"] for e in entries if e["seq_q"] == 1}
     monkeypatch.setenv(sf.ENV_DIRS, str(exported))
     monkeypatch.setenv("WMMA_GEN_LOG", "schedules")
     sf.forget_logged()
@@ -63,6 +66,21 @@ def test_paged_attention_runs_the_exported_schedule(exported, monkeypatch, capfd
     d = PagedAttentionDirective("f16", 64)
     big = dict(batch=12, heads=32, kv_heads=8, seq_q=1, max_blocks=16)
     assert lookup.choose_schedule(d, big, ARCH) == want[16]
+
+
+def test_a_prefill_chunk_picks_the_chunk_entry(exported, monkeypatch):
+    """Sq ranks before the context length: a 4-token chunk against 256 cached keys takes the
+    chunk study's entry (L 36), a decode step the decode entry; a packed varlen call of the same
+    key falls back to the chunk's dense-form entry, checked against its own directive."""
+    entries = lookup.load_file(exported / f"{ARCH}-paged_attention-f16.json")
+    by = {(e["seq_q"], e["batch"]): e["schedule"] for e in entries}
+    monkeypatch.setenv(sf.ENV_DIRS, str(exported))
+    d = PagedAttentionDirective("f16", 64)
+    chunk = dict(batch=1, heads=32, kv_heads=8, seq_q=4, max_blocks=16)
+    assert lookup.lookup(ARCH, d, chunk) == by[(4, 1)]
+    assert lookup.lookup(ARCH, d, {**chunk, "seq_q": 1}) == by[(1, 1)]
+    packed = PagedAttentionDirective("f16", 64, varlen=True)
+    assert lookup.lookup(ARCH, packed, {**chunk, "seq_q": 200}) == by[(4, 1)]
 
 
 def test_without_a_matching_entry_the_default_runs(exported, monkeypatch):

@@ -10,11 +10,17 @@ Every op call asks ops/plans.cached_plan for its plan (the kernels and the probl
 block an observer there keeps each distinct problem: GEMMs with their layouts (linear's forward
 NT, its backward NN and TN, the f32 recompute of a smooth activation's input), batch, bias and
 activation; attention forward and backward with batch, heads, kv heads, Sq, Sk, mask, window,
-varlen and layout. A repeat call of a known shape skips planning (ops/device_calls.py remembers
-call shapes); entering the block forgets those shapes, so each shape is planned -- and seen --
-once in the block (the plans and compiled kernels stay cached). Outside any block the hook is
-an empty list. Problems are those of autotune/problems.py; the arch is not part of them
-(`rec.archs` says which ran; the sweep takes --arch).
+softcap, varlen and layout; paged attention (ops/paged_attention/device.py plans: flash_attn_
+with_kvcache, the paged varlen call) with its directive (dtype, KV-cache dtype, head dim, block
+size, mask, window, softcap, fp8_wmma) and batch, heads, kv heads, Sq and the context length the
+block table holds (max_blocks * block_size: what lookup.py buckets a call by). A packed chunked
+prefill is recorded in its dense form (Sq = the longest chunk, varlen off: what the sweep tunes
+and lookup falls back to) when its chunks are at most 16 tokens; longer chunks cannot be swept
+yet and are counted in `rec.skipped` instead. A repeat call of a known shape skips planning
+(ops/device_calls.py remembers call shapes); entering the block forgets those shapes, so each
+shape is planned -- and seen -- once in the block (the plans and compiled kernels stay cached).
+Outside any block the hook is an empty list. Problems are those of autotune/problems.py; the
+arch is not part of them (`rec.archs` says which ran; the sweep takes --arch).
 """
 from __future__ import annotations
 
@@ -39,22 +45,48 @@ def _attention(op: str, call: dict, p: dict):
     return AttentionProblem(op, call["dtype"], p["head_dim"], p["heads"], p["seq_q"], p["seq_k"], batch=p["batch"],
                             kv_heads=p["kv_heads"], causal=call["causal"],
                             window=None if window == (-1, -1) else window, varlen=call["seqlens"] is not None,
-                            layout=call["layout"])
+                            layout=call["layout"], softcap="softcap" in p)
+
+
+def _paged(call: dict, p: dict):
+    """The paged call's problems-file row (autotune/problems.py SpecProblem), or None when its
+    query chunks are longer than the dense form takes (module doc)."""
+    from autotune.problems import SpecProblem
+
+    from ..ops.paged_attention.device import _kv_dtype
+    from ..ops.paged_attention.inputs import MAX_SQ, directive_for
+    if p["seq_q"] > MAX_SQ:
+        return None
+    q = call["named"]["q"]
+    dense = {k: v for k, v in p.items() if k != "total_q"}
+    d = directive_for(q.dtype, _kv_dtype(call["named"], q.dtype, call["kv_dtype"]), dense, call["causal"],
+                      call["return_lse"], call.get("fp8_wmma", False))
+    fields = {k: v for k, v in d.to_dict().items() if k not in ("varlen", "q_dtype")}
+    sizes = {"batch": p["batch"], "heads": p["heads"], "kv_heads": p["kv_heads"], "seq_q": p["seq_q"],
+             "seq_len": p["max_blocks"] * p["block_size"]}
+    if d.window:
+        sizes.update(window_left=p["window_left"], window_right=p["window_right"])
+    return SpecProblem("paged_attention", tuple(fields.items()), tuple(sizes.items()))
 
 
 class ProblemRecording:
     """What `record_problems()` yields: `problems` (dicts in the file format, first-call order),
-    `save(path)`, `archs` (the archs the calls ran on)."""
+    `save(path)`, `archs` (the archs the calls ran on), `skipped` (calls no sweep can take yet)."""
 
     def __init__(self):
         self._seen: dict = {}
         self.archs: set[str] = set()
+        self.skipped = 0
 
     def observe(self, op: str, arch: str, call: dict, plan) -> None:
         """ops/plans.py observer: one call's problem (cheap: no checks, no compile)."""
-        p = _gemm(call, plan.problem) if op == "gemm" else _attention(op, call, plan.problem)
-        self._seen.setdefault(p, None)
+        read = {"gemm": _gemm, "paged_attention": _paged}.get(op)
+        p = read(call, plan.problem) if read else _attention(op, call, plan.problem)
         self.archs.add(arch)
+        if p is None:
+            self.skipped += 1
+            return
+        self._seen.setdefault(p, None)
 
     @property
     def problems(self) -> list[dict]:

@@ -66,9 +66,18 @@ def _offsets(named: dict, max_seqlen_q):
     return ends, int(max_seqlen_q)
 
 
-def plan_for(named: dict, arch: str, *, causal, scale, window, softcap, kv_dtype, return_lse,
-             max_seqlen_q=None, fp8_wmma=False) -> Plan:
-    """(paged kernel, combine) and the problem for these operand shapes (kept per call shape)."""
+def plan_for(named: dict, arch: str, **options) -> Plan:
+    """(paged kernel, combine) and the problem for these operand shapes (kept per call shape);
+    every request is shown to ops/plans.observers (wmma_gen.torch.record_problems)."""
+    from .. import plans
+    plan = _plan_for(named, arch, **options)
+    for f in plans.observers:
+        f("paged_attention", arch, {"named": named, **options}, plan)
+    return plan
+
+
+def _plan_for(named: dict, arch: str, *, causal, scale, window, softcap, kv_dtype, return_lse,
+              max_seqlen_q=None, fp8_wmma=False) -> Plan:
     cu, longest = _offsets(named, max_seqlen_q) if "cu_seqlens_q" in named else (None, None)
     key = (arch, tuple((n, x.shape, x.dtype) for n, x in named.items()), causal, scale,
            None if window is None else tuple(window), softcap, kv_dtype, return_lse,

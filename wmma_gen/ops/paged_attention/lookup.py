@@ -16,11 +16,14 @@ the same validators as user input (PagedAttentionDirective, PagedSchedule.from_d
 named checks against the directive and the file's target).
 
 `lookup(arch, d, problem)`: among the entries with the directive's head_dim, kv_dtype, causal,
-window, softcap and varlen whose schedule is legal for it (block_n divides its block size),
-the one ranked first by (other block size, other group, |log2 L/seq|, |log2 B/batch|,
-|log2 Sq/seq_q|), from the first file in the search path that has one; else None and the
-caller runs the default schedule (defaults.py). A refused file is skipped with a warning
-naming the file and field.
+window and softcap whose schedule is legal for it (block_n divides its block size), the one
+ranked first by (other block size, other group, other varlen, |log2 Sq/seq_q|, |log2 L/seq|,
+|log2 B/batch|), from the first file in the search path that has one; else None and the
+caller runs the default schedule (defaults.py). Sq ranks before L: a decode step (Sq = 1) and
+a prefill chunk (Sq = 16) of the same context run different grids (tuning.py's chunked-prefill
+studies), and a packed varlen call falls back to the dense-form entries of its key (the
+sweep's chunks are that form; the schedule is checked against the varlen directive). A refused
+file is skipped with a warning naming the file and field.
 """
 from __future__ import annotations
 
@@ -106,9 +109,10 @@ def _far(a: int, b: int) -> float:
     return abs(math.log2(max(a, 1) / b))
 
 
-def nearest(entries: list[dict], block_size: int, group: int, seq: int, batch: int, seq_q: int) -> dict:
-    return min(entries, key=lambda e: (e["block_size"] != block_size, e["group"] != group, _far(seq, e["seq"]),
-                                       _far(batch, e["batch"]), _far(seq_q, e["seq_q"])))
+def nearest(entries: list[dict], block_size: int, group: int, seq: int, batch: int, seq_q: int,
+            varlen: bool = False) -> dict:
+    return min(entries, key=lambda e: (e["block_size"] != block_size, e["group"] != group, e["varlen"] != varlen,
+                                       _far(seq_q, e["seq_q"]), _far(seq, e["seq"]), _far(batch, e["batch"])))
 
 
 def bucket(e: dict) -> str:
@@ -125,10 +129,9 @@ def lookup(arch: str, d, problem: dict, directory: str | Path | None = None) -> 
     seq = problem["max_blocks"] * d.block_size
 
     def pick(entries):
-        same = [e for e in entries if (e["head_dim"], e["kv_dtype"], e["causal"], e["window"], e["softcap"],
-                                       e["varlen"]) == (d.head_dim, d.kv_dtype, d.causal, d.window, d.softcap,
-                                                        d.varlen) and not e["schedule"].problems(d, t)]
-        return nearest(same, d.block_size, group, seq, problem["batch"], problem["seq_q"]) if same else None
+        same = [e for e in entries if (e["head_dim"], e["kv_dtype"], e["causal"], e["window"], e["softcap"])
+                == (d.head_dim, d.kv_dtype, d.causal, d.window, d.softcap) and not e["schedule"].problems(d, t)]
+        return nearest(same, d.block_size, group, seq, problem["batch"], problem["seq_q"], d.varlen) if same else None
 
     key = (f"head_dim={d.head_dim} kv_dtype={d.kv_dtype} block_size={d.block_size} group={group} causal={d.causal}"
            f"{''.join(f' {f}=True' for f in ('window', 'softcap', 'varlen') if getattr(d, f))} seq={seq} "

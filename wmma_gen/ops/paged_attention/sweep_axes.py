@@ -1,7 +1,9 @@
-"""Paged decode's sweep axes (`wmma-gen sweep --op paged_attention`): the forward's head dims,
-masks and --seqs (here the context length of the longest sequence), plus the batch buckets and
-the KV-cache element types. Light: read by the sweep's parser (ops/contract.py SweepAxis)."""
-from ..attention.sweep_axes import CAUSAL, HEAD_DIMS, SEQS
+"""Paged attention's sweep axes (`wmma-gen sweep --op paged_attention`): the forward's head dims,
+masks, --seqs (here the context length of the longest sequence) and --softcap, plus the batch
+buckets, the KV-cache element types and the chunked-prefill studies (--chunks query tokens per
+sequence against --prefixes cached tokens). Light: read by the sweep's parser (ops/contract.py
+SweepAxis)."""
+from ..attention.sweep_axes import CAUSAL, HEAD_DIMS, SEQS, SOFTCAP
 from ..contract import SweepAxis
 from .directive import KV_DTYPES
 
@@ -20,4 +22,21 @@ BATCHES = SweepAxis("batches", "--batches", "int", "batch sizes",
                     "paged_attention: batch buckets, sequences per call (default 1,16)")
 KV = SweepAxis("kv_dtypes", "--kv-dtypes", kv_dtype, "KV-cache dtypes",
                f"paged_attention: KV-cache element types from {SAME},{','.join(FP8)} (default {SAME},fp8e4m3)")
-SWEEP_AXES = (HEAD_DIMS, SEQS, CAUSAL, BATCHES, KV)
+MAX_CHUNK = 16   # query tokens per sequence the spec's (dense-form) problems take: inputs.MAX_SQ
+
+
+def chunk(text: str) -> int:
+    """One chunked-prefill query length: 1..MAX_CHUNK tokens per sequence."""
+    if not text.isdigit() or not 1 <= int(text) <= MAX_CHUNK:
+        raise ValueError(f"{text!r} is not allowed: an integer from 1 to {MAX_CHUNK} (query tokens per sequence "
+                         "in one chunk)")
+    return int(text)
+
+
+CHUNKS = SweepAxis("chunks", "--chunks", chunk, "query-chunk lengths",
+                   f"paged_attention: chunked-prefill studies, query tokens per sequence (1..{MAX_CHUNK}), each "
+                   "against every --prefixes length (default 16)")
+PREFIXES = SweepAxis("prefixes", "--prefixes", "seq", "cached-prefix lengths",
+                     "paged_attention: chunked-prefill studies, tokens already cached before the chunk "
+                     "(default 1024,8192)")
+SWEEP_AXES = (HEAD_DIMS, SEQS, CAUSAL, SOFTCAP, BATCHES, KV, CHUNKS, PREFIXES)

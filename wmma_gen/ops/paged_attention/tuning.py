@@ -3,9 +3,15 @@ cache dtype, head dim, block size, causal; GQA ratio, window and softcap flags) 
 (context length, batch, Sq). Loaded only by the tuner.
 
 Studies: `wmma-gen sweep --op paged_attention` crosses --dtypes, --head-dims, --causal,
---seqs (the *context length* L of the longest sequence), --kv-dtypes (default KV_DTYPES) and
---batches (default BATCHES) (sweep_axes.py); heads / kv heads / Sq come from the spec's problem
-axes (spec.AXES: 32 / 8 / 1, the Llama-3-8B decode step). Every study is ranked on its own problem's estimate.
+--softcap (default off), --kv-dtypes (default KV_DTYPES) and --batches (default BATCHES)
+(sweep_axes.py) with
+  decode:          Sq = 1 against --seqs (the *context length* L of the longest sequence);
+  chunked prefill: Sq = each --chunks length (default 16) against each --prefixes length P
+                   (default 1024, 8192) of cached tokens: L = P + Sq. The chunk is the dense form
+                   of the kernel (Sq <= 16 per sequence; lookup.py lets a packed varlen call of
+                   the same key fall back to it).
+heads / kv heads come from the spec's problem axes (spec.AXES: 32 / 8, the Llama-3-8B step).
+Every study is ranked on its own problem's estimate.
 
 Objective: the shared staged objective derived from the OpSpec (autotune/objective.py
 SpecObjective): suggest -> named checks (prune) -> compile the paged kernel + combine once
@@ -30,10 +36,12 @@ BATCHES = AXIS["batch"].sweep   # batch buckets (the context-length buckets are 
 BLOCK_SIZE = 16                 # vLLM's default block size
 COLUMNS = ("dtype", "kv_dtype", "head_dim", "block_size", "causal", "window", "softcap", "batch", "heads",
            "kv_heads", "seq_q", "seq_len")
-QUICK = {"dtypes": ("f16",), "head_dims": (128,), "seqs": (8192,), "causal": (True,), "batches": BATCHES,
-         "kv_dtypes": KV_DTYPES, "trials": 4}
+CHUNKS, PREFIXES = (16,), (1024, 8192)   # chunked-prefill studies (Sq, cached prefix)
+QUICK = {"dtypes": ("f16",), "head_dims": (128,), "seqs": (8192,), "causal": (True,), "softcap": (False,),
+         "batches": BATCHES, "kv_dtypes": KV_DTYPES, "trials": 4}     # decode only (no chunks axis)
 DEFAULTS = {"dtypes": ("f16", "bf16"), "head_dims": (64, 128), "seqs": (1024, 8192, 32768), "causal": (True,),
-            "batches": BATCHES, "kv_dtypes": KV_DTYPES, "trials": 16}
+            "softcap": (False,), "batches": BATCHES, "kv_dtypes": KV_DTYPES, "chunks": CHUNKS, "prefixes": PREFIXES,
+            "trials": 16}
 DTYPES = ("f16", "bf16")
 SIZE_LABEL = "context length (keys of the longest sequence)"
 FLOPS_CONVENTION = "4*D per visible (query, key) pair and query head"
@@ -47,18 +55,26 @@ def items(cfg) -> list[tuple]:
     if cfg.problems:
         return [(p.directive(), p.sizes()) for p in cfg.problems]
     from .directive import PagedAttentionDirective
-    heads, kv_heads, seq_q = (AXIS[n].sweep[0] for n in ("heads", "kv_heads", "seq_q"))
+    heads, kv_heads = (AXIS[n].sweep[0] for n in ("heads", "kv_heads"))
     out, ax = [], cfg.axes
     for dt in cfg.dtypes:
         for kv in ax["kv_dtypes"]:
             for hd in ax["head_dims"]:
                 for causal in ax["causal"]:
-                    d = PagedAttentionDirective(dt, hd, BLOCK_SIZE, kv, causal)
-                    for seq in ax["seqs"]:
-                        for batch in ax["batches"]:
-                            out.append((d, dict(batch=batch, heads=heads, kv_heads=kv_heads, seq_q=seq_q,
-                                                seq_len=seq, window_left=-1, window_right=-1)))
+                    for cap in ax.get("softcap", (False,)):
+                        d = PagedAttentionDirective(dt, hd, BLOCK_SIZE, kv, causal, softcap=cap)
+                        for seq_q, seq_len in steps(ax):
+                            for batch in ax["batches"]:
+                                out.append((d, dict(batch=batch, heads=heads, kv_heads=kv_heads, seq_q=seq_q,
+                                                    seq_len=seq_len, window_left=-1, window_right=-1)))
     return out
+
+
+def steps(ax: dict) -> list[tuple[int, int]]:
+    """(Sq, L) of every study's step: decode (1, each --seqs), then each chunk against each
+    cached prefix (Sq, prefix + Sq)."""
+    chunked = [(c, p + c) for c in ax.get("chunks", ()) for p in ax.get("prefixes", ())]
+    return list(dict.fromkeys([(1, seq) for seq in ax["seqs"]] + chunked))
 
 
 def _flags(d) -> str:
