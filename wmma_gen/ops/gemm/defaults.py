@@ -2,10 +2,10 @@
 
 LARGE is the large-GEMM default: 128x256x32 macro tile, 2x4 waves (64x64 per wave, 16 WMMA
 tiles), A and B staged through double-buffered LDS with prefetch, 128-bit loads (64-bit for
-8-bit operands), two K tiles per loop iteration. Measured on the compiled ISA (bench/gemm_static_quality.py, both MLIR
-providers): no spills on gfx1100/gfx1151/gfx1201 for every dtype and layout, 64 v_wmma per
-main-loop iteration. `sched_strategy` is the LLVM scheduler the kernel builder asks for: chosen
-here because it was measured on this tile.
+8-bit operands), two K tiles per loop iteration. Measured on the compiled ISA
+(bench/gemm_static_quality.py, both MLIR providers): no spills on gfx1100/gfx1151/gfx1201 for
+every dtype and layout, 64 v_wmma per main-loop iteration. `sched_strategy` is the LLVM
+scheduler the kernel builder asks for: chosen here because it was measured on this tile.
 """
 from __future__ import annotations
 
@@ -53,10 +53,10 @@ def fitted_default(d: GemmDirective, t: Target, base: Schedule = LARGE) -> Sched
         # measured (bench/gemm_static_quality.py, compiler output, LLVM 23 and 24 alike): 64-bit
         # loads of 8-bit operands. An operand stored across K reaches LDS as byte pairs (v_perm_b32
         # + ds_store_b16) instead of single bytes (v_lshrrev_b32 + ds_store_b8): gfx1201 fp8 TT 64
-        # v_wmma in 139 issued instructions instead of 160. v_wmma per issued instruction, i8/fp8/
-        # bf8: gfx1201 NN 0.398/0.403 -> 0.416, TN 0.315 -> 0.352, TT 0.400/0.405 -> 0.457/0.460;
-        # gfx11 i8 NN 0.350/0.352 -> 0.360, TN 0.281 -> 0.315, TT 0.346/0.350 -> 0.393; NT unchanged;
-        # 0 spills
+        # v_wmma in 139 issued instructions instead of 160. v_wmma per issued instruction, LLVM 23/24
+        # (one figure: both), i8/fp8/bf8: gfx1201 NN 0.398/0.403 -> 0.416, TN 0.315 -> 0.352, TT
+        # 0.405/0.400 -> 0.457/0.460; gfx11 i8 NN 0.352/0.350 -> 0.360, TN 0.281 -> 0.315, TT
+        # 0.346/0.350 -> 0.393; NT unchanged; 0 spills
         s = s.replace(load_bits=64)
     lds = staged_operands(d) if s.lds != "none" else "none"
     if lds != s.lds and base is LARGE:
