@@ -12,13 +12,11 @@ import numpy as np
 import pytest
 
 from wmma_gen import attention, hostdata
-from wmma_gen.codeobj.operand_roles import ROWS
 from wmma_gen.ops.attention.reference import attention_forward
 from wmma_gen.ops.paged_attention.dense_fp8 import attention_fp8
 
 STORE = {"fp8e4m3": "fp8", "fp8e5m2": "bf8"}
 U_BF16 = 2.0 ** -8
-needs_cvt = pytest.mark.skipif("v_cvt_pk_fp8_f32" not in ROWS, reason="the emulator has no v_cvt_pk_fp8_f32 row yet")
 
 
 def _inputs(rng, B, Sq, Sk, H, Hkv, D, qd, kd):
@@ -39,7 +37,6 @@ def _check(o, lse, q64, k64, v64, **kw):
     assert (lerr <= 1e-5 * (1 + np.abs(rl[live]))).all(), f"LSE error {lerr.max()}"
 
 
-@needs_cvt
 @pytest.mark.parametrize("B, Sq, Sk, H, Hkv, D, causal, qd, kd", [
     (2, 3, 37, 4, 2, 64, True, "fp8e4m3", "fp8e4m3"),      # decode rows, GQA, Sk no multiple of 16
     (1, 40, 29, 2, 1, 32, True, "fp8e5m2", "fp8e4m3"),     # Sq > 16: a prefill chunk; Sq > Sk: empty rows
@@ -55,7 +52,6 @@ def test_fp8_forward_descales(B, Sq, Sk, H, Hkv, D, causal, qd, kd):
            hostdata.decode(v8, STORE[kd]) * dv, causal=causal)
 
 
-@needs_cvt
 def test_through_wmma_gen_attention_window():
     rng = np.random.default_rng(3)
     q8, k8, v8 = _inputs(rng, 1, 5, 33, 2, 2, 32, "fp8e5m2", "fp8e5m2")

@@ -21,7 +21,6 @@ import numpy as np
 import pytest
 
 from wmma_gen import hostdata
-from wmma_gen.codeobj.operand_roles import ROWS
 from wmma_gen.ops.paged_attention.api import paged_attention
 from wmma_gen.ops.paged_attention.reference import paged_attention_reference, quantized_queries
 from wmma_gen.ops.paged_attention.schedule import PagedSchedule as S
@@ -29,10 +28,6 @@ from wmma_gen.ops.paged_attention.schedule import PagedSchedule as S
 from test_paged_attention import UNIT, block_table
 
 STORE = {"fp8e4m3": "fp8", "fp8e5m2": "bf8"}
-# The kernel quantises with v_cvt_pk_fp8_f32; until the emulator has its row (and the decoder its
-# operand roles), the emulator runs here are skipped rather than failing on an unknown opcode.
-needs_cvt = pytest.mark.skipif("v_cvt_pk_fp8_f32" not in ROWS,
-                               reason="the emulator has no v_cvt_pk_fp8_f32 row yet")
 
 
 def _cache(rng, shape, kv):
@@ -77,7 +72,6 @@ def run_decode(*, kv, dtype="f16", head_dim=64, lens=(37,), seq_q=1, heads=4, kv
                   causal=causal, window=window, k_scale=ks, v_scale=vs)
 
 
-@needs_cvt
 def test_e4m3_gqa_random_tables_empty_and_length1_per_head_scales():
     """Shuffled non-contiguous blocks with one shared prefix block, L = 0 and L = 1, GQA 2,
     Sq 3 (causal rows before the L = 1 cache see nothing), per-head K and V scales, two splits."""
@@ -85,7 +79,6 @@ def test_e4m3_gqa_random_tables_empty_and_length1_per_head_scales():
                k_scale=[0.5, 0.125], v_scale=[0.25, 2.0], schedule=S(split_kv=2), seed=3)
 
 
-@needs_cvt
 def test_e5m2_bf16_hd80_mqa_softcap():
     """E5M2 cache (the bf8_fp8 forms), bf16 queries, head_dim 80 (5 tiles: no power-of-two tile
     divides it), 3 query heads on one kv head, lengths no multiple of any tile, softcap (the
@@ -94,14 +87,12 @@ def test_e5m2_bf16_hd80_mqa_softcap():
                k_scale=0.5, v_scale=0.125, seed=4)
 
 
-@needs_cvt
 def test_e4m3_sq16_not_causal_hd48_two_waves_window():
     """Sq = 16 tokens x 2 heads = 32 packed rows (two waves), head_dim 48, a left window."""
     run_decode(kv="fp8e4m3", head_dim=48, lens=(40, 70), heads=2, kv_heads=1, seq_q=16, causal=False,
                window=(30, 0), schedule=S(waves=2), seed=5)
 
 
-@needs_cvt
 @pytest.mark.parametrize("head_dim, block_size, s", [
     (16, 16, S(load_bits=64)),                         # V copy groups of 1 key: byte stores
     (16, 16, S(load_bits=32)),                         # groups of 2: one v_perm_b32, 16-bit stores
@@ -117,7 +108,6 @@ def test_schedule_variants(head_dim, block_size, s):
                seq_q=2, schedule=s, seed=21)
 
 
-@needs_cvt
 def test_e5m2_chunked_prefill():
     """Packed query chunks of 0, 1, 37 and 5 tokens against cached prefixes, E5M2 cache."""
     rng = np.random.default_rng(7)
@@ -134,7 +124,6 @@ def test_e5m2_chunked_prefill():
            cu_seqlens_q=cu, causal=True)
 
 
-@needs_cvt
 def test_one_key_tile_matches_the_p_quantisation_exactly():
     """Sequences of <= 16 keys (one key tile, one split, no mask): the running max is the final
     one when P is quantised, so P~ = E4M3(P * 2**8) / 2**8 can be simulated exactly in float64;
@@ -163,7 +152,6 @@ def test_one_key_tile_matches_the_p_quantisation_exactly():
     assert err <= 3 * UNIT["f16"] * vmax, f"O error {err} > {3 * UNIT['f16'] * vmax}"
 
 
-@needs_cvt
 def test_correctness_gate_knows_fp8_wmma():
     """check.check_paged (the sweep's gate) checks an fp8_wmma kernel against the quantised-Q
     reference with the P-rounding tolerance, and passes it."""

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 import torch
 
-from wmma_gen.codeobj.operand_roles import ROWS
 from wmma_gen.ops.paged_attention.reference import paged_attention_reference, quantized_queries
 from wmma_gen.torch import flash_attn_with_kvcache
 
@@ -21,7 +20,6 @@ def _case():
     return torch.randn(2, 1, 2, 64).half(), k8, v8, table, torch.tensor([30, 11], dtype=torch.int32)
 
 
-@pytest.mark.skipif("v_cvt_pk_fp8_f32" not in ROWS, reason="the emulator has no v_cvt_pk_fp8_f32 row yet")
 def test_fp8_wmma_direct_and_custom_op(monkeypatch):
     monkeypatch.setenv("WMMA_GEN_ARCH", "gfx1201")
     q, k8, v8, table, lens = _case()
