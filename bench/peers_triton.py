@@ -5,6 +5,8 @@ arch, 32))` returns the code object (asm["hsaco"]) and the ISA text (asm["amdgcn
     gemm_kernel       C[M,N] (f32 / i32) = A[M,K] @ B[K,N], row-major, tiles BM x BN x BK,
                       grouped program order (GROUP_M rows of tiles share B columns in L2):
                           for k in range(0, K, BK): acc += tl.dot(A tile, B tile)
+                      layouts as wmma_gen names them: A stored K x M when TRANS_A ('T' first),
+                      B stored N x K when TRANS_B ('T' second); tl.dot transposes in registers
     attention_kernel  FA-2 forward, Q K V O [B, H, S, D] contiguous, LSE [B*H, S] (f32, base e):
                           per query block: for each key block:
                               s = q k^T * scale*log2(e); m_new = max(m, rowmax(s)); p = exp2(s - m_new)
@@ -38,7 +40,8 @@ from triton.compiler import ASTSource
 
 @triton.jit
 def gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
-                BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr, INT: tl.constexpr):
+                BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr, INT: tl.constexpr,
+                TRANS_A: tl.constexpr = False, TRANS_B: tl.constexpr = False):
     pid = tl.program_id(0)
     tiles_m, tiles_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
     per_group = GROUP_M * tiles_n
@@ -49,13 +52,24 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
     rm = tile_m * BM + tl.arange(0, BM)
     rn = tile_n * BN + tl.arange(0, BN)
     rk = tl.arange(0, BK)
-    a_tile = a_ptr + rm[:, None] * stride_am + rk[None, :]
-    b_tile = b_ptr + rk[:, None] * stride_bk + rn[None, :]
+    # stride_am / stride_bk: the row stride of A / B as stored (K or M for A, N or K for B)
+    if TRANS_A:
+        a_tile = a_ptr + rk[None, :] * stride_am + rm[:, None]
+        a_step = BK * stride_am
+    else:
+        a_tile = a_ptr + rm[:, None] * stride_am + rk[None, :]
+        a_step = BK
+    if TRANS_B:
+        b_tile = b_ptr + rn[None, :] * stride_bk + rk[:, None]
+        b_step = BK
+    else:
+        b_tile = b_ptr + rk[:, None] * stride_bk + rn[None, :]
+        b_step = BK * stride_bk
     acc = tl.zeros((BM, BN), dtype=tl.int32 if INT else tl.float32)
     for _ in range(0, K, BK):
         acc += tl.dot(tl.load(a_tile), tl.load(b_tile))
-        a_tile += BK
-        b_tile += BK * stride_bk
+        a_tile += a_step
+        b_tile += b_step
     tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc)
 
 
@@ -167,14 +181,18 @@ def _hints(names, skip=()) -> dict:
     return {(i,): [["tt.divisibility", 16]] for i, n in enumerate(names) if n not in skip}
 
 
-def compile_gemm(arch: str, dtype: str, *, bm=128, bn=128, bk=32, group_m=8, num_warps=8, num_stages=2):
+def compile_gemm(arch: str, dtype: str, *, bm=128, bn=128, bk=32, group_m=8, num_warps=8, num_stages=2,
+                 layout="NN"):
     """(CompiledKernel, compile seconds) of gemm_kernel for `arch` (cold: Triton's cache is bypassed
-    by the caller setting TRITON_CACHE_DIR to a fresh directory)."""
+    by the caller setting TRITON_CACHE_DIR to a fresh directory). `layout`: NN, NT, TN or TT."""
+    if layout not in ("NN", "NT", "TN", "TT"):
+        raise ValueError(f"layout={layout!r}: one of NN, NT, TN, TT")
     acc = "i32" if dtype == "i8" else "f32"
     sig = dict(zip(GEMM_ARGS, (_PTR[dtype], _PTR[dtype], _PTR[acc]) + ("i32",) * 6))
-    sig.update(BM="constexpr", BN="constexpr", BK="constexpr", GROUP_M="constexpr", INT="constexpr")
-    src = ASTSource(gemm_kernel, sig, constexprs=dict(BM=bm, BN=bn, BK=bk, GROUP_M=group_m, INT=dtype == "i8"),
-                    attrs=_hints(GEMM_ARGS))
+    cx = dict(BM=bm, BN=bn, BK=bk, GROUP_M=group_m, INT=dtype == "i8",
+              TRANS_A=layout[0] == "T", TRANS_B=layout[1] == "T")
+    sig.update({k: "constexpr" for k in cx})
+    src = ASTSource(gemm_kernel, sig, constexprs=cx, attrs=_hints(GEMM_ARGS))
     return _compile(src, arch, num_warps, num_stages)
 
 

@@ -1,0 +1,165 @@
+"""gfx1100 16-bit GEMM at 4096^3 against Triton's best mask-free config, all four layouts (issue 28
+item 2), by main-loop density: v_wmma per issued instruction (model/isa_loop.find_main_loop).
+
+    Triton   bench/peers_triton.gemm_kernel compiled for the arch (no GPU) over CONFIGS, every
+             tile dividing 4096 (no masks); "best" = the highest density without spills.
+    ours     the built-in default (defaults.fitted_default) and what users get at 4096^3: the
+             shipped tuned schedule (ops/gemm/lookup, wmma_gen/schedules/<arch>-gemm-<dtype>.json)
+             or, where none is shipped, the default. Under every installed MLIR provider, each
+             in its own interpreter (two MLIR native libraries cannot share a process).
+
+Source of every figure: compiler output, static analysis (no GPU). Writes
+results/gemm_vs_triton.{csv,md}.
+
+    python bench/gemm_vs_triton.py [--arch gfx1100] [--dtype f16 bf16] [--layout NN ...] [--quick]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib.util
+import itertools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from peers_common import static  # noqa: E402
+
+SIZE = 4096
+LAYOUTS = ("NN", "NT", "TN", "TT")
+PROVIDERS = {"mlir": "mlir", "flydsl": "flydsl"}       # provider -> the module that must be importable
+# Triton tiles dividing 4096 (mask-free): (BM, BN) x BK x num_warps, num_stages 2 (Triton's AMD
+# stream pipeliner: global loads of the next K tile overlap the current tile's dots)
+TILES = ((64, 64), (64, 128), (128, 64), (128, 128), (128, 256), (256, 128))
+CONFIGS = [dict(bm=bm, bn=bn, bk=bk, num_warps=w, num_stages=2, group_m=8)
+           for (bm, bn), bk, w in itertools.product(TILES, (32, 64), (4, 8))]
+QUICK = [c for c in CONFIGS if c["bk"] == 32 and c["num_warps"] == 8]
+
+
+# --- ours (worker: one provider per interpreter) --------------------------------------------
+def ours_rows(arch: str, dtypes, layouts) -> list[dict]:
+    from wmma_gen.compiler import mlir_api
+    from wmma_gen.ops.gemm.build import compile_gemm
+    from wmma_gen.ops.gemm.defaults import fitted_default
+    from wmma_gen.ops.gemm.directive import GemmDirective
+    from wmma_gen.ops.gemm.lookup import lookup_entry
+    from wmma_gen.targets import get_target
+    rows = []
+    for dtype, layout in itertools.product(dtypes, layouts):
+        d = GemmDirective(dtype, SIZE, SIZE, SIZE, acc="f32", layout=layout)
+        entry = lookup_entry(arch, d)
+        kinds = [("default", fitted_default(d, get_target(arch)), "defaults.fitted_default")]
+        if entry is not None:
+            b = entry.directive
+            kinds.append(("shipped", entry.schedule,
+                          f"{Path(entry.path).name} bucket {b.m}x{b.n}x{b.k} {b.layout} ({entry.source})"))
+        for kind, s, origin in kinds:
+            k = compile_gemm(d, s, arch).compiled
+            rows.append({"arch": arch, "dtype": dtype, "layout": layout, "kernel": f"ours {kind}",
+                         "config": f"{s.block_m}x{s.block_n}x{s.block_k} w{s.waves_m}x{s.waves_n} u{s.k_unroll} "
+                                   f"lb{s.load_bits}", "origin": origin,
+                         **static(k.isa, k.metadata.vgpr_count, k.metadata.spills, 0.0),
+                         "provider": mlir_api.NAME, "versions": mlir_api.provider().identity})
+    return rows
+
+
+def run_ours(providers, arch, dtypes, layouts) -> list[dict]:
+    argv = [sys.executable, __file__, "--worker", "--arch", arch, "--dtype", *dtypes, "--layout", *layouts]
+    procs = {p: subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                                 env={**os.environ, "WMMA_GEN_MLIR_PROVIDER": p}) for p in providers}
+    rows = []
+    for p, proc in procs.items():
+        out, _ = proc.communicate()
+        if proc.returncode:
+            raise SystemExit(f"provider {p}: worker failed with exit code {proc.returncode}")
+        rows += [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    return rows
+
+
+# --- Triton -----------------------------------------------------------------------------------
+def triton_rows(arch: str, dtypes, layouts, configs) -> list[dict]:
+    import peers_triton as T
+    from peers_common import as_compiled
+    rows = []
+    for dtype, layout, cfg in itertools.product(dtypes, layouts, configs):
+        ck, sec = T.compile_gemm(arch, dtype, layout=layout, **cfg)
+        md = as_compiled(ck).metadata
+        rows.append({"arch": arch, "dtype": dtype, "layout": layout, "kernel": "triton",
+                     "config": f"{cfg['bm']}x{cfg['bn']}x{cfg['bk']} w{cfg['num_warps']} s{cfg['num_stages']}",
+                     "origin": "bench/peers_triton.gemm_kernel",
+                     **static(ck.asm["amdgcn"], md.vgpr_count, md.vgpr_spill_count, sec),
+                     "provider": "triton", "versions": f"triton=={T.version()}"})
+    return rows
+
+
+def best_triton(tri: pd.DataFrame) -> pd.DataFrame:
+    ok = tri[tri.spills == 0]
+    return ok.loc[ok.groupby(["dtype", "layout"]).density.idxmax()]
+
+
+def comparison(best: pd.DataFrame, ours: pd.DataFrame) -> pd.DataFrame:
+    """One row per (dtype, layout, our kernel, provider): our density over Triton's best."""
+    b = best.set_index(["dtype", "layout"])
+    out = []
+    for r in ours.itertuples(index=False):
+        t = b.loc[(r.dtype, r.layout)]
+        out.append({"dtype": r.dtype, "layout": r.layout, "ours": r.kernel, "provider": r.provider,
+                    "our config": r.config, "our density": r.density, "our spills": r.spills,
+                    "triton best config": t.config, "triton density": t.density,
+                    "ours / triton": round(r.density / t.density, 3)})
+    return pd.DataFrame(out).sort_values(["dtype", "layout", "ours", "provider"])
+
+
+def markdown(df: pd.DataFrame) -> str:
+    head = "| " + " | ".join(map(str, df.columns)) + " |\n|" + "---|" * len(df.columns) + "\n"
+    return head + "".join("| " + " | ".join(map(str, r)) + " |\n" for r in df.itertuples(index=False))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--arch", default="gfx1100")
+    ap.add_argument("--dtype", nargs="+", default=["f16", "bf16"])
+    ap.add_argument("--layout", nargs="+", default=list(LAYOUTS))
+    ap.add_argument("--providers", nargs="+", default=None, help="default: every installed one")
+    ap.add_argument("--quick", action="store_true", help=f"Triton configs with BK 32, 8 warps only ({len(QUICK)})")
+    ap.add_argument("--out", default=str(ROOT / "results"))
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    for lay in a.layout:
+        if lay not in LAYOUTS:
+            raise SystemExit(f"--layout {lay}: one of {', '.join(LAYOUTS)}")
+    if a.worker:
+        for row in ours_rows(a.arch, a.dtype, a.layout):
+            print(json.dumps(row), flush=True)
+        return
+    providers = a.providers or [p for p, mod in PROVIDERS.items() if importlib.util.find_spec(mod)]
+    ours = pd.DataFrame(run_ours(providers, a.arch, a.dtype, a.layout))
+    tri = pd.DataFrame(triton_rows(a.arch, a.dtype, a.layout, QUICK if a.quick else CONFIGS))
+    best = best_triton(tri)
+    table = comparison(best, ours)
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    pd.concat([ours, tri]).to_csv(out / "gemm_vs_triton.csv", index=False)
+    idents = "; ".join(f"`{p}` = {ours[ours.provider == p].versions.iloc[0]}" for p in providers)
+    cmd = "python bench/gemm_vs_triton.py" + (" --quick" if a.quick else "")
+    md = (f"# {a.arch} GEMM at {SIZE}^3 vs Triton's best mask-free config\n\n`{cmd}`, "
+          f"{datetime.date.today().isoformat()}; {tri.versions.iloc[0]} ({len(tri) // len(best)} configs per "
+          f"dtype and layout, best = highest density without spills); providers: {idents}. Density: main-loop "
+          f"v_wmma per issued instruction. Source: compiler output, static analysis (no GPU).\n\n"
+          + markdown(table) + "\n## Triton, every config\n\n"
+          + markdown(tri[["dtype", "layout", "config", "vgprs", "spills", "loop_wmma", "loop_issued", "density"]]
+                     .sort_values(["dtype", "layout", "density"], ascending=[True, True, False])))
+    (out / "gemm_vs_triton.md").write_text(md)
+    pd.set_option("display.width", 250)
+    print(table.to_string(index=False))
+    print(f"wrote {out / 'gemm_vs_triton.csv'} and {out / 'gemm_vs_triton.md'}")
+
+
+if __name__ == "__main__":
+    main()
