@@ -3,7 +3,7 @@ the forward's and the backward's (op: attention | attention_bwd):
 
     - {op: attention, dtype: f16, head_dim: 128, heads: 32, seq_q: 1024, seq_k: 4096, batch: 2 [1],
        kv_heads: 8 [heads], causal: true [false], window: [256, 0] [null], varlen: false [false],
-       layout: bshd [bshd]}
+       layout: bshd [bshd], softcap: true [false]}
 
 Legality is the op's own (AttentionDirective; kv_heads dividing heads; a window as attention() takes it)."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Optional
 
 MAX_SEQ = 1 << 20          # as `wmma-gen sweep --seqs`
 FIELDS = ("op", "dtype", "head_dim", "batch", "heads", "kv_heads", "seq_q", "seq_k", "causal", "window", "varlen",
-          "layout")
+          "layout", "softcap")
 REQUIRED = ("dtype", "head_dim", "heads", "seq_q", "seq_k")
 RENAMED: dict = {}
 
@@ -33,6 +33,7 @@ class AttentionProblem:
     window: Optional[tuple] = None     # (left, right), -1 = unbounded side; None = no window
     varlen: bool = False
     layout: str = "bshd"
+    softcap: bool = False     # logit softcap on (its cap is a runtime argument)
 
     def __post_init__(self):
         if not self.kv_heads:
@@ -43,7 +44,7 @@ class AttentionProblem:
         from .directive import AttentionDirective
         return AttentionDirective(self.dtype, self.head_dim, causal=self.causal, window=self.window is not None,
                                   varlen=self.varlen, return_lse=self.op == "attention", layout=self.layout,
-                                  op=self.op)
+                                  op=self.op, softcap=self.softcap)
 
     def sizes(self) -> dict:
         p = {"batch": self.batch, "heads": self.heads, "kv_heads": self.kv_heads, "seq_q": self.seq_q,
@@ -58,7 +59,7 @@ class AttentionProblem:
         return {"op": self.op, "dtype": self.dtype, "head_dim": self.head_dim, "batch": self.batch,
                 "heads": self.heads, "kv_heads": self.kv_heads, "seq_q": self.seq_q, "seq_k": self.seq_k,
                 "causal": self.causal, "window": None if self.window is None else list(self.window),
-                "varlen": self.varlen, "layout": self.layout}
+                "varlen": self.varlen, "layout": self.layout, **({"softcap": True} if self.softcap else {})}
 
 
 def from_fields(fields_: dict) -> AttentionProblem:
@@ -84,6 +85,7 @@ def read(item: dict, op: str, bad, number, flag) -> AttentionProblem:
                          number("seq_k", hi=MAX_SEQ), batch=number("batch", 1), kv_heads=kv,
                          causal=flag(item.get("causal", False), "causal"),
                          window=None if (left, right) == (-1, -1) else (left, right),
-                         varlen=flag(item.get("varlen", False), "varlen"), layout=item.get("layout", "bshd"))
+                         varlen=flag(item.get("varlen", False), "varlen"), layout=item.get("layout", "bshd"),
+                         softcap=flag(item.get("softcap", False), "softcap"))
     p.directive()           # the op's own checks: dtype, head_dim, layout (bshd with varlen)
     return p

@@ -26,9 +26,10 @@ OP = "attention"
 SCHEDULE = AttentionSchedule
 PROBLEM_COLUMNS = ["dtype", "head_dim", "causal", "batch", "heads", "kv_heads", "seq_q", "seq_k"]
 BATCH, HEADS = 1, 16          # the problem each study is ranked on (B x H x S x S x D)
-QUICK = {"dtypes": ("f16",), "head_dims": (64, 128), "seqs": (1024,), "causal": (False,), "trials": 6}
+QUICK = {"dtypes": ("f16",), "head_dims": (64, 128), "seqs": (1024,), "causal": (False,), "softcap": (False,),
+         "trials": 6}
 DEFAULTS = {"dtypes": ("f16", "bf16"), "head_dims": (64, 128), "seqs": (1024, 4096), "causal": (False, True),
-            "trials": 24}
+            "softcap": (False,), "trials": 24}
 
 SIZE_LABEL = "sequence length (Sq = Sk)"
 DTYPES = ("f16", "bf16")
@@ -42,7 +43,7 @@ def label(ua: dict) -> str:
     mask = " causal" if d["causal"] else ""
     if (p["batch"], p["heads"], p["kv_heads"], p["seq_q"]) == (BATCH, HEADS, HEADS, p["seq_k"]) and \
             not (d["window"] or d["varlen"]):
-        return f"hd{d['head_dim']}{mask} S{p['seq_q']}"
+        return f"hd{d['head_dim']}{mask}{softcap_tag(d).replace('-', ' ')} S{p['seq_q']}"
     return f"hd{d['head_dim']}{mask} {p['seq_q']}x{p['seq_k']}{_tags(d, p).replace('-', ' ')}"
 
 
@@ -52,7 +53,12 @@ def _tags(d, p: dict) -> str:
     tags = [f"b{p['batch']}h{p['heads']}kv{p['kv_heads']}"]
     tags += [f"w{p['window_left']}_{p['window_right']}"] if d["window"] else []
     tags += (["varlen"] if d["varlen"] else []) + ([d["layout"]] if d["layout"] != "bshd" else [])
-    return "".join("-" + t for t in tags)
+    return "".join("-" + t for t in tags) + softcap_tag(d)
+
+
+def softcap_tag(d) -> str:
+    """A softcap study's name and label carry it (absent otherwise: older names unchanged)."""
+    return "-softcap" if (d if isinstance(d, dict) else d.to_dict()).get("softcap") else ""
 
 
 def schedule_text(b) -> str:
@@ -67,29 +73,30 @@ def series(r) -> str:
 
 def items(cfg) -> list[tuple[AttentionDirective, dict]]:
     """(directive, problem) per study: the problems file's (autotune/problems.py), else
-    BATCH x HEADS x S x S per (dtype, head dim, mask, S)."""
+    BATCH x HEADS x S x S per (dtype, head dim, mask, softcap, S)."""
     if cfg.problems:
         return [(p.directive(), p.sizes()) for p in cfg.problems]
     out, ax = [], cfg.axes
     for dt in cfg.dtypes:
         for hd in ax["head_dims"]:
             for causal in ax["causal"]:
-                for seq in ax["seqs"]:
-                    out.append((AttentionDirective(dt, hd, causal=causal),
-                                dict(batch=BATCH, heads=HEADS, kv_heads=HEADS, seq_q=seq, seq_k=seq)))
+                for cap in ax.get("softcap", (False,)):
+                    for seq in ax["seqs"]:
+                        out.append((AttentionDirective(dt, hd, causal=causal, softcap=cap),
+                                    dict(batch=BATCH, heads=HEADS, kv_heads=HEADS, seq_q=seq, seq_k=seq)))
     return out
 
 
 def study_name(cfg, d, p) -> str:
     base = f"attention-{cfg.arch}-{d.dtype}-hd{d.head_dim}-{'causal' if d.causal else 'full'}-s{p['seq_q']}x{p['seq_k']}"
-    base += _tags(d, p) if cfg.problems else ""
+    base += _tags(d, p) if cfg.problems else softcap_tag(d)
     return f"{cfg.study_name}:{base}" if cfg.study_name else base
 
 
 def row(d, p) -> dict:
     """The study's problem columns, plus EXTRA_COLUMNS (for a ladder that carries them)."""
     return {"dtype": d.dtype, "head_dim": d.head_dim, "causal": d.causal, **{k: p[k] for k in PROBLEM_COLUMNS[3:]},
-            "window": d.window, "varlen": d.varlen}
+            "window": d.window, "varlen": d.varlen, "softcap": d.softcap}
 
 
 def size(r) -> float:
@@ -242,7 +249,7 @@ def documents(df, arch: str, space: tuple = SPACE) -> dict:
 # Key fields beyond PROBLEM_COLUMNS, with the value an older study or ladder implies: row() gives
 # them; a ladder that carries them (as optional columns) makes documents() export them (lookup.py
 # prefers the same flags).
-EXTRA_COLUMNS = {"window": False, "varlen": False}
+EXTRA_COLUMNS = {"window": False, "varlen": False, "softcap": False}
 
 
 def bucket(r) -> dict:

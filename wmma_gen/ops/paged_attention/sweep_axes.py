@@ -35,7 +35,7 @@ def chunk(text: str) -> int:
 
 CHUNKS = SweepAxis("chunks", "--chunks", chunk, "query-chunk lengths",
                    f"paged_attention: chunked-prefill studies, query tokens per sequence (1..{MAX_CHUNK}), each "
-                   "against every --prefixes length (default 16)")
+                   "against every --prefixes length (default none: decode studies only)")
 PREFIXES = SweepAxis("prefixes", "--prefixes", "seq", "cached-prefix lengths",
                      "paged_attention: chunked-prefill studies, tokens already cached before the chunk "
                      "(default 1024,8192)")

@@ -6,8 +6,9 @@ Studies: `wmma-gen sweep --op paged_attention` crosses --dtypes, --head-dims, --
 --softcap (default off), --kv-dtypes (default KV_DTYPES) and --batches (default BATCHES)
 (sweep_axes.py) with
   decode:          Sq = 1 against --seqs (the *context length* L of the longest sequence);
-  chunked prefill: Sq = each --chunks length (default 16) against each --prefixes length P
-                   (default 1024, 8192) of cached tokens: L = P + Sq. The chunk is the dense form
+  chunked prefill: with --chunks (none by default, so a decode sweep stays as it was), Sq =
+                   each chunk length against each --prefixes length P (default 1024, 8192)
+                   of cached tokens: L = P + Sq. The chunk is the dense form
                    of the kernel (Sq <= 16 per sequence; lookup.py lets a packed varlen call of
                    the same key fall back to it).
 heads / kv heads come from the spec's problem axes (spec.AXES: 32 / 8, the Llama-3-8B step).
@@ -36,12 +37,11 @@ BATCHES = AXIS["batch"].sweep   # batch buckets (the context-length buckets are 
 BLOCK_SIZE = 16                 # vLLM's default block size
 COLUMNS = ("dtype", "kv_dtype", "head_dim", "block_size", "causal", "window", "softcap", "batch", "heads",
            "kv_heads", "seq_q", "seq_len")
-CHUNKS, PREFIXES = (16,), (1024, 8192)   # chunked-prefill studies (Sq, cached prefix)
+PREFIXES = (1024, 8192)   # cached prefixes of the chunked-prefill studies (with --chunks)
 QUICK = {"dtypes": ("f16",), "head_dims": (128,), "seqs": (8192,), "causal": (True,), "softcap": (False,),
          "batches": BATCHES, "kv_dtypes": KV_DTYPES, "trials": 4}     # decode only (no chunks axis)
 DEFAULTS = {"dtypes": ("f16", "bf16"), "head_dims": (64, 128), "seqs": (1024, 8192, 32768), "causal": (True,),
-            "softcap": (False,), "batches": BATCHES, "kv_dtypes": KV_DTYPES, "chunks": CHUNKS, "prefixes": PREFIXES,
-            "trials": 16}
+            "softcap": (False,), "batches": BATCHES, "kv_dtypes": KV_DTYPES, "prefixes": PREFIXES, "trials": 16}
 DTYPES = ("f16", "bf16")
 SIZE_LABEL = "context length (keys of the longest sequence)"
 FLOPS_CONVENTION = "4*D per visible (query, key) pair and query head"
