@@ -110,12 +110,9 @@ def test_gemm_default_does_not_spill(arch, dtype, layout):
 @pytest.mark.parametrize("head_dim", [64, 128])
 def test_attention_defaults_do_not_spill(arch, head_dim):
     """Forward and the three backward kernels (causal: the bigger masks) at their defaults; the
-    1024-VGPR gfx1152/gfx1153 take their own hd128 dQ tile (attention_bwd/defaults._ARCH)."""
+    1024-VGPR gfx1152/gfx1153 take their own hd128 dQ tile (attention_bwd/defaults._ARCH), and under
+    LLVM 24 gfx1102/gfx1103 their own hd64 forward (attention/defaults._LLVM_DEFAULTS)."""
     _needs_chip(arch)
-    if (provider().name, arch, head_dim) == ("flydsl", "gfx1103", 64):
-        # LLVM 24 spills 5 VGPRs (24 B) in the causal hd64 forward on the 1024-VGPR RDNA3 parts, gfx1102
-        # included (its default is the shared gfx11 one); LLVM 23 (the default provider) does not.
-        pytest.xfail("known: LLVM 24 spills the gfx11 hd64 causal forward default on 1024-VGPR RDNA3 (gfx1102 too)")
     t = get_target(arch)
     d = AttentionDirective("f16", head_dim, causal=True, return_lse=True)
     kernels = {"forward": build_attention(d, fwd_default(t, d), t)}

@@ -86,20 +86,24 @@ _DECODE = {
 }
 
 # Prefill knobs replacing _DEFAULTS under one LLVM major version of the loaded MLIR provider
-# (compiler/mlir_api.provider(); part of every cache key). LLVM 24 (FlyDSL) spills gfx12 hd208
-# and hd224 at 128x32/8 waves (12-36 VGPRs, f16/bf16, with and without masks); 64x32/4 waves is
-# spill-free there at 237-254 VGPRs, main-loop density 0.129-0.143 (128x16/8 waves, also
-# spill-free: 0.116-0.129). Compiler output of a sweep over block_m/block_n/waves/q_in/
-# load_bits, 2026-12-04.
-# LLVM 24 spills the hd256 defaults with causal (2-3 VGPRs) and causal+window+varlen (3-6) masks,
-# every arch and dtype, and no knob value fixed it: the lane's key bands (3 VGPRs) and its
-# epilogue query and rows (3) stayed live across the key loop. lane_values="recompute" rebuilds
-# them where used: 0 spills, 248-251 VGPRs, main-loop density 0.076-0.079 gfx11, 0.116-0.120
-# gfx1201 (was 0.076-0.079, 0.110-0.119 with the spills); compiler output, 2026-12-04.
+# (compiler/mlir_api.provider(); part of every cache key). Compiler output, FlyDSL (LLVM 24),
+# 2026-12-04:
+# - gfx12 hd208/hd224 spill 12-36 VGPRs at 128x32/8 waves (f16/bf16, with and without masks);
+#   64x32/4 waves with LLVM's default scheduler is spill-free at 237-254 VGPRs, main-loop density
+#   0.129-0.143 (with sched="minreg" it spills 13-69: keep "default").
+# - gfx12 hd256: _DEFAULTS' minreg scheduler is spill-free (181-196 VGPRs) but the default one
+#   with lane_values="recompute" (the lane's bands and epilogue rows not held across the key loop)
+#   reaches 0.1155-0.1199 instead of 0.1107-0.1147 (0.1019-0.1042 vs 0.0988-0.1009 with softcap),
+#   0 spills at 250-252 VGPRs; keeping the values with the default scheduler spills 3-4.
+# - gfx1102/gfx1103 (RDNA3, 1024 VGPRs per SIMD) hd64 with causal masks spill 5 VGPRs at the
+#   gfx11 default; lane_values="recompute" is spill-free at 207 VGPRs, density 0.094 (block_n 64,
+#   the other fix, loses 3% in the model's estimate). Keyed by arch: the family's other parts
+#   (1536 VGPRs, or RDNA3.5) do not spill.
 _LLVM_DEFAULTS = {
-    (24, "gfx12", 208): {"block_m": 64, "block_n": 32, "waves": 4, "sched": "minreg"},
-    (24, "gfx12", 224): {"block_m": 64, "block_n": 32, "waves": 4, "sched": "minreg"},
-    **{(24, fam, 256): {**_DEFAULTS[(fam, 256)], "lane_values": "recompute"} for fam in ("gfx11", "gfx12")},
+    **{(24, arch, 64): {**_DEFAULTS[("gfx11", 64)], "lane_values": "recompute"} for arch in ("gfx1102", "gfx1103")},
+    (24, "gfx12", 208): {"block_m": 64, "block_n": 32, "waves": 4},
+    (24, "gfx12", 224): {"block_m": 64, "block_n": 32, "waves": 4},
+    (24, "gfx12", 256): {**_DEFAULTS[("gfx12", 256)], "sched": "default", "lane_values": "recompute"},
 }
 
 
@@ -110,7 +114,9 @@ def _llvm_major() -> int:
 
 def default_schedule(t: Target, d, split_kv: int = 1) -> AttentionSchedule:
     """The default schedule of directive d on target t (split_kv > 1: the decode tiles)."""
-    knobs = _LLVM_DEFAULTS.get((_llvm_major(), t.family, d.head_dim)) or _DEFAULTS.get((t.family, d.head_dim))
+    llvm = _llvm_major()
+    knobs = (_LLVM_DEFAULTS.get((llvm, t.arch, d.head_dim)) or _LLVM_DEFAULTS.get((llvm, t.family, d.head_dim))
+             or _DEFAULTS.get((t.family, d.head_dim)))
     if knobs is None:
         raise ValueError(f"head_dim={d.head_dim} has no default attention schedule on {t.arch}: "
                          f"one of {sorted({hd for fam, hd in _DEFAULTS if fam == t.family})}")

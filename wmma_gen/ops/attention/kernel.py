@@ -118,7 +118,10 @@ def _kernel(d, s: AttentionSchedule, t: Target, name: str) -> None:
     f.attributes["sym_name"] = ir.StringAttr.get(name)
     f.attributes["gpu.kernel"] = ir.UnitAttr.get()
     if s.sched != "default":
-        f.attributes["passthrough"] = ir.Attribute.parse(f'[["amdgpu-sched-strategy", "{SCHED_STRATEGY[s.sched]}"]]')
+        # `llvm.passthrough` (compile.lower makes it llvm.func's under both providers); a bare
+        # `passthrough` on gpu.func reaches LLVM 23 only, so sched was a no-op under FlyDSL
+        f.attributes["llvm.passthrough"] = ir.Attribute.parse(
+            f'[["amdgpu-sched-strategy", "{SCHED_STRATEGY[s.sched]}"]]')
     f.attributes["workgroup_attributions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(lds_types))
     block = f.body.blocks.append(*arg_types, *lds_types)
     with ir.InsertionPoint(block):
