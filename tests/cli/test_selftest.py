@@ -39,7 +39,9 @@ def test_without_a_gpu_it_says_so_and_prints_no_time(capsys):
     out = capsys.readouterr().out
     lines = out.splitlines()
     assert lines[0].startswith("wmma-gen selftest: gfx1100 on the emulator: no GPU visible")
-    assert [ln.split()[:4] for ln in lines[2:5]] == [["gemm", dt, "48x40x72", "NN"] for dt in ("f16", "bf16", "i8")]
+    assert [ln.split()[:6] for ln in lines[2:5]] == [["gemm", dt, "m=48", "n=40", "k=72", "batch=1"]
+                                                     for dt in ("f16", "bf16", "i8")]
+    assert "(tol exact)" in lines[4] and "max rel" in lines[2]
     assert all(" PASS   emulator " in ln for ln in lines[2:5])
     assert "timing  none: no GPU used" in out and "TFLOP/s" not in out and " ms" not in out
     assert lines[-1].startswith("PASS: 3 kernels checked")
@@ -65,9 +67,13 @@ def test_a_row_that_raises_is_a_fail_with_its_error_and_the_rest_still_run(monke
     from wmma_gen.cli import selftest_cmd
     from wmma_gen.errors import CompileError
 
-    def broken(op, dtype, arch, device):
-        raise CompileError(f"pass failed for {op} {dtype}\nmore diagnostics")
-    monkeypatch.setattr(selftest_cmd, "_attention_check", broken)
+    right = selftest_cmd._spec_check
+
+    def broken(spec, d, p, arch, device):
+        if spec.name != "attention":
+            return right(spec, d, p, arch, device)
+        raise CompileError(f"pass failed for {spec.name} {d.dtype}\nmore diagnostics")
+    monkeypatch.setattr(selftest_cmd, "_spec_check", broken)
     rc = main(["selftest", "--device", "emu", "--arch", "gfx1100", "--op", "gemm", "--op", "attention", "--json"])
     rep = json.loads(capsys.readouterr().out)
     assert rc == 1 and rep["failed"] == 2
@@ -180,8 +186,8 @@ def test_on_a_gpu_the_reference_gemm_is_timed_and_reported_with_its_protocol(mon
                "protocol": {"warmup": 5, "min_pair_ms": 1.0, "repeats": 7, "max_launches": 10000},
                "launches_per_pair": 4, "buffer_sets": 4, "rotation_bytes": 128 << 20, "cache_bytes": 102 << 20}
     monkeypatch.setattr(selftest_cmd, "source_of", lambda device: "hip")
-    one_row = {"gemm": lambda arch, dev: [("gemm", "f16", "tiny", lambda: (True, "ok"))]}
-    monkeypatch.setattr(selftest_cmd, "CASES", one_row)
+    one_row = lambda op: (lambda arch, dev: [("gemm", "f16", "tiny", lambda: (True, "ok"))]) if op == "gemm" else None
+    monkeypatch.setattr(selftest_cmd, "cases", one_row)
     monkeypatch.setattr(selftest_cmd, "time_reference", lambda device, arch: figures)
     assert main(["selftest", "--device", "emu", "--arch", "gfx1100"]) == 0
     out = capsys.readouterr().out

@@ -1,8 +1,8 @@
 """`wmma-gen bench --vs torch`: PyTorch's own op beside wmma_gen's tuned schedules, on a GPU.
 
 At the problems of a sweep's ladder (--from: a results dir or a ladder file; default the
-sweep's results dir) it times torch.matmul (gemm) or torch's scaled_dot_product_attention
-(attention) on the GPU with the protocol of autotune/timing.py -- WARMUP launches discarded,
+sweep's results dir) it times the op's OpSpec.torch_baseline (gemm: torch.matmul; attention:
+torch's scaled_dot_product_attention) on the GPU with the protocol of autotune/timing.py -- WARMUP launches discarded,
 the median of REPEATS, each between a pair of GPU events (torch.cuda.Event: hipEvents on
 ROCm) -- and prints TFLOP/s side by side with the ladder's rank-1 figure and its source (hip =
 timed, model = estimate: a ratio against a model row is not a measured speed-up). FLOPs use
@@ -21,9 +21,11 @@ WARMUP, REPEATS = 3, 10          # autotune/timing.py's protocol
 
 
 def register(sub) -> None:
+    from ..ops.registry import NAMES
     p = sub.add_parser("bench", help="time PyTorch's own op (torch.matmul / SDPA) at a ladder's problems on a GPU")
     p.add_argument("--vs", required=True, choices=["torch"], help="the baseline to time (torch)")
-    p.add_argument("--op", default="gemm", choices=["gemm", "attention"], help="whose ladder (default gemm)")
+    p.add_argument("--op", default="gemm", choices=list(NAMES),
+                   help="whose ladder (default gemm); the op's spec must name a torch baseline")
     p.add_argument("--from", dest="src", default=None, type=ladder_source,
                    help="a results dir (<arch>/<op>_ladder.parquet) or a ladder file "
                         "(default: the sweep's results dir)")
@@ -58,30 +60,24 @@ def median_seconds(torch, fn) -> float:
 
 
 def torch_call(torch, op: str, r):
-    """(callable, FLOPs, label) of torch's op on the ladder row's problem, or None (no torch op)."""
+    """(callable, FLOPs, label) of torch's op on the ladder row's problem (the op's
+    OpSpec.torch_baseline), or None (no torch op for this row)."""
     from ..ops import registry
-    dt = {"f16": torch.float16, "bf16": torch.bfloat16}.get(str(r["dtype"]))
-    if dt is None:
-        return None
-    dev = "cuda"
-    if op == "gemm":
-        m, n, k, batch = (int(r[c]) for c in ("m", "n", "k", "batch"))
-        a = torch.randn(batch, k, m, dtype=dt, device=dev).mT if r["layout"][0] == "T" else \
-            torch.randn(batch, m, k, dtype=dt, device=dev)
-        b = torch.randn(batch, n, k, dtype=dt, device=dev).mT if r["layout"][1] == "T" else \
-            torch.randn(batch, k, n, dtype=dt, device=dev)
-        return (lambda: torch.matmul(a, b)), 2.0 * m * n * k * batch, "torch.matmul"
-    from ..ops.attention.directive import AttentionDirective
-    p = {c: int(r[c]) for c in ("batch", "heads", "kv_heads", "seq_q", "seq_k")}
-    d = AttentionDirective(str(r["dtype"]), int(r["head_dim"]), causal=bool(r["causal"]))
-    q = torch.randn(p["batch"], p["heads"], p["seq_q"], d.head_dim, dtype=dt, device=dev)
-    kv = torch.randn(p["batch"], p["heads"], p["seq_k"], d.head_dim, dtype=dt, device=dev)
-    sdpa = torch.nn.functional.scaled_dot_product_attention
-    return (lambda: sdpa(q, kv, kv, is_causal=d.causal)), registry.get("attention").flops(d, p), "torch SDPA"
+    return registry.get(op).torch_baseline(torch, r)
+
+
+def with_baseline() -> list[str]:
+    """Ops whose OpSpec names a torch baseline (loads every spec: called on use, not for --help)."""
+    from ..ops import registry
+    return [n for n in registry.names() if registry.get(n).torch_baseline is not None]
 
 
 def run(args) -> int:
     import sys
+    if args.op not in with_baseline():
+        print(f"wmma-gen bench: --op {args.op} is not allowed: one of {', '.join(with_baseline())} "
+              f"(ops whose spec names a torch baseline)", file=sys.stderr)
+        return 2
     torch, arch = gpu_torch()
     if torch is None:
         print(f"wmma-gen bench: --vs torch needs a GPU: {arch}; nothing was timed", file=sys.stderr)

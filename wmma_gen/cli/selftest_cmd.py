@@ -4,11 +4,10 @@
     wmma-gen selftest --arch gfx1201      another arch (the emulator, unless the GPU is a gfx1201)
     wmma-gen selftest --device hip        through hip-python (exit 2 with the reason when unusable)
 
-Rows, one per op of the registry (wmma_gen/ops/registry.py) and dtype:
-  gemm            f16, bf16, i8 (+ fp8 where the target has it): check_gemm on a small shape
-                  whose M, N and K all end in partial tiles
-  attention       f16, bf16: the registry entry's check on a tiny GQA problem (Sq != Sk)
-  attention_bwd   f16, bf16: the same problem, forward then dq/dk/dv
+Rows: one per (directive, Problem) that an op's OpSpec.selftest(arch) names (wmma_gen/ops/
+registry.py; e.g. gemm f16/bf16/i8/+fp8 on 48x40x72, attention f16/bf16 on a tiny GQA problem),
+each with the op's default schedule, compiled by compile_op and certified by the op's check on
+that very object. An op without a selftest is listed as untested.
 Where the numbers come from (`source`):
   emulator   wmma_gen's emulator ran the compiled code objects (no GPU involved)
   hip        a GPU ran them through hip-python
@@ -29,10 +28,6 @@ from ..device.select import KINDS
 from .options import add_json, arch_name, emit
 
 DEFAULT_ARCH = "gfx1100"       # the emulator's arch when neither a GPU nor --arch names one
-GEMM_DTYPES = ("f16", "bf16", "i8", "fp8")   # each where the target has a WMMA for it
-GEMM_SHAPE = (48, 40, 72)      # M, N, K: partial macro tiles on every axis, K not a tile multiple
-ATTENTION_DTYPES = ("f16", "bf16")
-ATTENTION_PROBLEM = {"batch": 1, "heads": 2, "kv_heads": 1, "seq_q": 20, "seq_k": 36, "head_dim": 32}
 REFERENCE = ("f16", 2048, 2048, 2048)   # the timed GEMM (NN, f32 accumulate and output)
 SOURCES = {"emulator": "wmma_gen's emulator ran the compiled code objects (no GPU)",
            "hip": "a GPU ran them through hip-python",
@@ -102,36 +97,6 @@ def choose_device(kind: str, arch: str | None):
 Case = tuple[str, str, str, Callable[[], tuple[bool, str]]]    # (op, dtype, problem, check -> (passed, error))
 
 
-def gemm_rows(arch: str, device, dtypes=GEMM_DTYPES) -> list[Case]:
-    from ..targets import get_target
-    m, n, k = GEMM_SHAPE
-    have = get_target(arch).dtypes
-    return [("gemm", dt, f"{m}x{n}x{k} NN", lambda dt=dt: _gemm_check(dt, arch, device))
-            for dt in dtypes if dt in have]
-
-
-def _gemm_check(dtype: str, arch: str, device) -> tuple[bool, str]:
-    from ..ops.gemm import default_schedule
-    from ..ops.gemm.check import check_gemm
-    from ..ops.gemm.directive import GemmDirective
-    d = GemmDirective(dtype, *GEMM_SHAPE)
-    r = check_gemm(d, default_schedule(d, arch), arch, device)
-    return r.passed, f"max rel {r.max_rel:.1e} (tol {'exact' if d.is_int else f'{r.tol:.1e}'})"
-
-
-def attention_rows(op: str, arch: str, device) -> list[Case]:
-    p = ATTENTION_PROBLEM
-    text = f"B{p['batch']} H{p['heads']}/{p['kv_heads']} Sq{p['seq_q']} Sk{p['seq_k']} d{p['head_dim']}"
-    return [(op, dt, text, lambda dt=dt: _attention_check(op, dt, arch, device)) for dt in ATTENTION_DTYPES]
-
-
-def _attention_check(op: str, dtype: str, arch: str, device) -> tuple[bool, str]:
-    from ..ops.attention.check import check_attention      # the API's schedule choice, as a user's call
-    r = check_attention(dict(ATTENTION_PROBLEM), dtype=dtype, layout="bshd", causal=False, window=None,
-                        backward=op != "attention", arch=arch, device=device, seed=0)
-    return r.passed, f"max abs {r.max_abs:.1e} in {r.worst} (tol {r.tol:.1e})"
-
-
 def spec_rows(op: str, arch: str, device) -> list[Case]:
     """Rows of an op from its OpSpec.selftest: each (directive, Problem) with the default schedule,
     compiled by compile_op and certified by the spec's check."""
@@ -147,20 +112,24 @@ def _spec_check(spec, d, p, arch: str, device) -> tuple[bool, str]:
     from ..ops.compile_op import compile_op
     s = spec.default_schedule(d, arch, p)
     r = spec.check(compile_op(spec, d, s, spec.key_of(d, s, p), arch), d, p, device, 0)
-    return r.passed, f"max abs {r.max_abs:.1e} (tol {r.tol})"
+    return r.passed, error_text(r)
+
+
+def error_text(r) -> str:
+    """The row's error column from a check result: the relative error when the check measures one
+    (normwise GEMM check), else the absolute one, with the tolerance ("exact" for 0)."""
+    rel = getattr(r, "max_rel", None)
+    err, what = (rel, "max rel") if rel is not None else (r.max_abs, "max abs")
+    tol = "exact" if not r.tol else (f"{r.tol:.1e}" if isinstance(r.tol, float) else r.tol)
+    where = getattr(r, "worst", None)     # attention: the output's name; gemm: an index (left out)
+    where = where if isinstance(where, str) else None
+    return f"{what} {err:.1e}{f' in {where}' if where else ''} (tol {tol})"
 
 
 def cases(op: str):
-    """The op's rows: its own case below, else its OpSpec.selftest, else None (untested)."""
-    if op in CASES:
-        return CASES[op]
+    """The op's rows from its OpSpec.selftest, or None (untested)."""
     from ..ops import registry
     return (lambda arch, dev: spec_rows(op, arch, dev)) if registry.get(op).selftest is not None else None
-
-
-CASES = {"gemm": lambda arch, dev: gemm_rows(arch, dev),
-         "attention": lambda arch, dev: attention_rows("attention", arch, dev),
-         "attention_bwd": lambda arch, dev: attention_rows("attention_bwd", arch, dev)}
 
 
 def run_rows(ops, arch: str, device) -> list[Row]:

@@ -126,11 +126,18 @@ class Tuning:
     schedule_text: Callable        # (schedule dict) -> str
     documents: Callable            # (ladder frame, arch) -> {file name: schedule document}
     validate_document: Callable    # (document, path) -> None or ScheduleFileError
-    cli_fields: Callable           # (argparse args, defaults) -> SweepConfig fields
+    cli_fields: None               # retired: sweep flags and SweepConfig.axes come from the op's
+                                   # sweep_axes.py; must be None (the slot stays until every op's
+                                   # tuning.py stops passing it positionally)
     objective: Callable            # (d, p, arch, device, *, domains, seed, gate_cache, **test hooks) -> objective(trial)
     extra_columns: Mapping[str, Any] = field(default_factory=dict)
     study_attrs: Optional[Callable] = None   # (cfg, d, p) -> study attrs beyond the shared ones
     module: str = ""                         # what the sweep's compile workers preload
+
+    def __post_init__(self):
+        if self.cli_fields is not None:
+            raise ValueError(f"Tuning cli_fields={self.cli_fields!r} is not allowed: None (an op declares its "
+                             f"sweep flags as SWEEP_AXES in its sweep_axes.py)")
 
 
 _TUNINGS: dict = {}   # op name -> Tuning loaded from its module
@@ -164,6 +171,10 @@ class OpSpec:
                                            # (own flags and report lines); "" = the generic commands
     tuning_from: Any = None                # a Tuning, or the module whose tuning() builds it (loaded on
                                            # first use: the tuner imports optuna); None: not sweepable
+    plan: Optional[Callable] = None        # (arch, **call) -> plans.Plan: the kernels a device-resident call
+                                           # runs (ops/plans.cached_plan); None: no device call
+    torch_baseline: Optional[Callable] = None   # (torch, ladder row) -> (fn, FLOPs, label) or None (no torch op
+                                                # for that row): what `wmma-gen bench --vs torch` times
 
     FIELDS = ("family", "directive", "schedule", "space", "problem", "problem_axes", "build", "key_of",
               "check", "estimate", "flops", "bucket", "default_schedule", "gate_problems", "tolerance")

@@ -117,9 +117,39 @@ def default_schedule(d, arch: str, p=None):
     return default(get_target(arch), d)
 
 
+SELFTEST_DTYPES = ("f16", "bf16")
+SELFTEST_PROBLEM = AttentionProblem(batch=1, heads=2, kv_heads=1, seq_q=20, seq_k=36)   # GQA, Sq != Sk
+SELFTEST_HEAD_DIM = 32
+
+
+def selftest_of(op: str):
+    """`wmma-gen selftest`'s rows for `op` (attention or attention_bwd): bshd, not causal, on a
+    tiny GQA problem whose Sq and Sk end inside tiles."""
+    def rows(arch: str) -> list:
+        from .directive import AttentionDirective
+        return [(AttentionDirective(dt, SELFTEST_HEAD_DIM, op=op), SELFTEST_PROBLEM) for dt in SELFTEST_DTYPES]
+    return rows
+
+
+def torch_sdpa(torch, r):
+    """`wmma-gen bench --vs torch`'s baseline: torch's scaled_dot_product_attention on ladder row
+    `r` (bhsd, K = V), as (callable, FLOPs by this op's convention, label); None for other dtypes."""
+    from .directive import AttentionDirective
+    dt = {"f16": torch.float16, "bf16": torch.bfloat16}.get(str(r["dtype"]))
+    if dt is None:
+        return None
+    p = AttentionProblem(**{c: int(r[c]) for c in ("batch", "heads", "kv_heads", "seq_q", "seq_k")})
+    d = AttentionDirective(str(r["dtype"]), int(r["head_dim"]), causal=bool(r["causal"]))
+    q = torch.randn(p.batch, p.heads, p.seq_q, d.head_dim, dtype=dt, device="cuda")
+    kv = torch.randn(p.batch, p.heads, p.seq_k, d.head_dim, dtype=dt, device="cuda")
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    return (lambda: sdpa(q, kv, kv, is_causal=d.causal)), flops(d, p), "torch SDPA"
+
+
 def spec() -> OpSpec:
     from .api import attention
     from .directive import AttentionDirective
+    from .plans import forward_plan
     from .reference import attention_forward
     from .schedule import SPACE, AttentionSchedule
     return OpSpec(
@@ -128,4 +158,5 @@ def spec() -> OpSpec:
         flops, bucket, default_schedule, gate_problems,
         tolerance="O within 3u*max|V|, LSE within 1e-5*(1+|LSE|+softcap) (u = unit roundoff of f16/bf16)",
         api=attention, reference=attention_forward, cli_from="wmma_gen.ops.attention.cli",
-        tuning_from="wmma_gen.ops.attention.tuning")
+        tuning_from="wmma_gen.ops.attention.tuning", selftest=selftest_of("attention"), plan=forward_plan,
+        torch_baseline=torch_sdpa)

@@ -40,6 +40,7 @@ def default_schedule(d, arch: str, p=None):
 
 def spec() -> OpSpec:
     from ..attention.directive import AttentionDirective
+    from ..attention.plans import backward_plan
     from ..attention.reference import attention_backward
     from .api import attention_backward as api
     from .schedule import SPACE, AttentionBwdSchedule
@@ -49,4 +50,5 @@ def spec() -> OpSpec:
         estimate, flops, fwd.bucket, default_schedule, fwd.gate_problems,
         tolerance="dq, dk, dv within 8u*max|ref| + 1e-3 (u = unit roundoff of f16/bf16)",
         api=api, reference=attention_backward, cli_from="wmma_gen.ops.attention_bwd.cli",
-        tuning_from="wmma_gen.ops.attention_bwd.tuning")
+        tuning_from="wmma_gen.ops.attention_bwd.tuning", selftest=fwd.selftest_of("attention_bwd"),
+        plan=backward_plan)

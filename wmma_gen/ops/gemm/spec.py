@@ -82,14 +82,29 @@ def default_schedule(d, arch: str, p=None):
     return default(d, arch)
 
 
+SELFTEST_DTYPES = ("f16", "bf16", "i8", "fp8")   # each where the target has a WMMA for it
+SELFTEST_PROBLEM = GemmProblem(48, 40, 72)       # partial macro tiles on every axis, K not a tile multiple
+
+
+def selftest(arch: str) -> list:
+    """`wmma-gen selftest`'s rows: NN, f32 accumulate, on a small shape with edges everywhere."""
+    from ...targets import get_target
+    from .directive import GemmDirective
+    have = get_target(arch).dtypes
+    p = SELFTEST_PROBLEM
+    return [(GemmDirective(dt, p.m, p.n, p.k), p) for dt in SELFTEST_DTYPES if dt in have]
+
+
 def spec() -> OpSpec:
     from .api import gemm
     from .directive import GemmDirective
+    from .plan import gemm_plan
     from .reference import gemm_reference
     from .schedule import SPACE, Schedule
+    from .torch_baseline import torch_matmul
     return OpSpec(
         "gemm", "C = act(alpha * A @ B + beta * C0 + bias) on WMMA", "gemm", GemmDirective, Schedule, SPACE,
         GemmProblem, AXES, build, key_of, check, estimate, flops, bucket, default_schedule, gate_problems,
         tolerance="normwise: sqrt(K)*eps(in) + eps(out) for float inputs, exact for integers (check.py)",
         api=gemm, reference=gemm_reference, cli_from="wmma_gen.ops.gemm.cli",
-        tuning_from="wmma_gen.ops.gemm.tuning")
+        tuning_from="wmma_gen.ops.gemm.tuning", selftest=selftest, plan=gemm_plan, torch_baseline=torch_matmul)
