@@ -84,8 +84,10 @@ def test_shipped_schedule_files_are_valid():
 
     from wmma_gen.ops.attention import lookup as attention_lookup
     from wmma_gen.ops.attention_bwd import lookup as bwd_lookup
+    from wmma_gen.ops.paged_attention import lookup as paged_lookup
     readers = {"gemm": load_file, "attention": lambda f: attention_lookup.parse(json.loads(f.read_text()), f),
-               "attention_bwd": lambda f: bwd_lookup.parse(json.loads(f.read_text()), f)}
+               "attention_bwd": lambda f: bwd_lookup.parse(json.loads(f.read_text()), f),
+               "paged_attention": lambda f: paged_lookup.parse(json.loads(f.read_text()), f)}
     files = sorted(schedules_db.DEFAULT_DIR.glob("*.json"))
     ops = {f.name.split("-")[1] for f in files}      # <arch>-<op>-<dtype>.json
     assert ops == set(readers), ops
