@@ -72,6 +72,22 @@ def flops(d, p) -> int:
     return 2 * p.n
 
 
+def plan(arch: str, *, n: int, dtype: str):
+    """The device-call plan (ops/plans.cached_plan): the one axpy kernel for vectors of n."""
+    from wmma_gen.ops import registry
+    from wmma_gen.ops.compile_op import compile_op
+    from wmma_gen.ops.plans import Plan, Step
+    d, s = AxpyDirective(dtype), AxpySchedule()
+    cs = compile_op(registry.get("dummy"), d, s, None, arch)
+    return Plan(tuple(Step(ck, src.signature) for src, ck in cs.pairs().values()), {"n": n})
+
+
+def torch_baseline(torch, r):
+    """`bench --vs torch`: 2 * x + 1 in torch on the ladder row's length."""
+    x = torch.ones(int(r["n"]))
+    return (lambda: 2 * x + 1), flops(AxpyDirective(), AxpyProblem(int(r["n"]))), "torch 2*x+1"
+
+
 def spec() -> OpSpec:
     return OpSpec(
         "dummy", "y = 2 x + 1 in f16 (the contract's test op)", "loop", AxpyDirective, AxpySchedule, SPACE,
@@ -80,4 +96,4 @@ def spec() -> OpSpec:
         default_schedule=lambda d, arch, p=None: AxpySchedule(),
         gate_problems=lambda d, s, key: [AxpyProblem(s.block + 5), AxpyProblem(1)],
         tolerance="exact (one f16 rounding of the exact 2x + 1)", tuning_from="dummy_op.tuning",
-        selftest=lambda arch: [(AxpyDirective(), AxpyProblem(77))])
+        selftest=lambda arch: [(AxpyDirective(), AxpyProblem(77))], plan=plan, torch_baseline=torch_baseline)
