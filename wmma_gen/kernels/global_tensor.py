@@ -48,3 +48,12 @@ class RowTensor:
         if imm_elems:
             addr = saddr.gep_bytes(addr, imm_elems * self.elem_bytes)
         return saddr.load(addr, n, irb.storage_type(self.dtype), self.elem_bytes)
+
+    def write(self, uniform, lane, value: ir.Value, imm_elems: int = 0) -> None:
+        """Store value (a vector or one element) at element uniform + lane + imm_elems, split as
+        in `read` (uniform: SGPR base, lane: VGPR offset, both in the store's block)."""
+        base = saddr.offset_by(self.ref, saddr.byte_offset(uniform, self.elem_bytes))
+        addr = saddr.offset_by(base, saddr.byte_offset(lane, self.elem_bytes))
+        if imm_elems:
+            addr = saddr.gep_bytes(addr, imm_elems * self.elem_bytes)
+        saddr.store(value, addr, self.elem_bytes)

@@ -56,23 +56,33 @@ def stage_rows(t: RowTensor, family: str, b, h, seq_row0, row0, nvalid, rows: in
 
 
 def load_row_value(t: RowTensor, b, h, seq_row0, i, nvalid, scale: float = 1.0):
-    """f32 row-vector element (b, h, i) * scale, 0 outside [0, nvalid)."""
+    """f32 row-vector element (b, h, i) * scale, 0 outside [0, nvalid); saddr read: the
+    sequence's first row is the uniform base, the (clamped) row the lane offset."""
     ok = irb.lt(i, nvalid)
-    off = irb.add(t.row_base(b, seq_row0, h), irb.select(ok, i, irb.c(0)))
-    v = memref.load(t.ref, [off])
+    return _scaled(t.read(t.row_base(b, seq_row0, h), irb.select(ok, i, irb.c(0)), 0), ok, scale)
+
+
+def _scaled(v, ok, scale: float):
     if scale != 1.0:
         v = arith.mulf(v, irb.cf(scale, ir.F32Type.get()))
     return irb.select(ok, v, irb.cf(0.0, ir.F32Type.get()))
 
 
-def stage_row_values(t: RowTensor, family: str, b, h, seq_row0, row0, nvalid, rows: int, tid, threads: int,
-                     lds, scale: float = 1.0) -> None:
-    """lds[slot(r)] = t[b, h, row0 + r] * scale for r < rows (f32, zeros past nvalid)."""
+def stage_row_vectors(vectors, family: str, b, h, seq_row0, row0, nvalid, rows: int, tid, threads: int) -> None:
+    """lds[slot(r)] = t[b, h, row0 + r] * scale for every (t, lds, scale) of `vectors` and
+    r < rows (f32, zeros past nvalid), all under ONE guard per thread: LLVM 24 (FlyDSL) no
+    longer merges two guarded copies into one block, and each guard costs an exec
+    save/branch/restore in the backward's query-tile loop. Reads are saddr (the tile's first
+    row the uniform base, the thread's row the 32-bit lane offset), as stage_rows'."""
+    bases = [t.row_base(b, irb.add(seq_row0, row0), h) for t, _, _ in vectors]
     for k in range(-(-rows // threads)):
         r = irb.add(tid, k * threads)
 
         def put(r=r):
-            memref.store(load_row_value(t, b, h, seq_row0, irb.add(row0, r), nvalid, scale), lds, [slot(family, r)])
+            ok = irb.lt(irb.add(row0, r), nvalid)
+            lane = irb.select(ok, r, irb.c(0))   # row0 < nvalid whenever a tile is staged
+            for (t, lds, scale), base in zip(vectors, bases, strict=True):
+                memref.store(_scaled(t.read(base, lane, 0), ok, scale), lds, [slot(family, r)])
         if (k + 1) * threads > rows:
             if_then(irb.lt(r, rows), put)
         else:

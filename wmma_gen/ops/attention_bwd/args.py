@@ -88,8 +88,8 @@ KERNEL_TENSORS = {
     "dkdv": ("q", "k", "v", "do", "lse", "delta", "dk", "dv"),
     "dq": ("q", "k", "v", "do", "lse", "delta", "dq"),
 }
-SADDR_READS = ("q", "k", "v", "o", "do")   # read in the saddr form (kernels/global_tensor.py); the
-#                                           rest stay flat memref views (bare pointers)
+SADDR_TENSORS = ("q", "k", "v", "o", "do", "lse", "delta")   # reached in the saddr form
+#   (kernels/global_tensor.py); the rest stay flat memref views (bare pointers)
 SIZE_SCALARS = ("heads", "kv_heads", "seq_q", "seq_k", "window_left", "window_right")
 
 
@@ -125,7 +125,7 @@ def grid_fn(kernel: str, rows: int):
 def _arg_type(a: KArg) -> ir.Type:
     if a.role == "scalar":
         return ir.F32Type.get() if a.dtype == "f32" else ir.IntegerType.get_signless(32)
-    if a.name in SADDR_READS:
+    if a.name in SADDR_TENSORS:
         return saddr.pointer_type()
     return ir.MemRefType.get([1], irb.storage_type(a.dtype))
 

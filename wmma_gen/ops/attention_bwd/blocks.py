@@ -27,8 +27,8 @@ from ...kernels import irb, lanes
 from ...kernels.attention_mask import BIG, Ranges, tile_ranges  # noqa: F401  (re-exported)
 from ...kernels.global_tensor import RowTensor
 from ...kernels.irb import if_then  # noqa: F401  (re-exported for operands.py, prepass.py)
-from ...kernels.staging.rows import load_row_value, stage_row_values, stage_rows  # noqa: F401  (re-exported)
-from .args import SADDR_READS, BwdSpec
+from ...kernels.staging.rows import load_row_value, stage_row_vectors, stage_rows  # noqa: F401  (re-exported)
+from .args import SADDR_TENSORS, BwdSpec
 LOG2E = 1.4426950408889634
 FLAT = 2 ** 31 - 1
 
@@ -101,9 +101,9 @@ class Shifted:
 
 
 def tensor(vals, name: str, dtype: str) -> Tensor:
-    """The argument `name`: its global pointer (SADDR_READS: read by Tensor.read) or a flat view."""
+    """The argument `name`: its global pointer (SADDR_TENSORS: Tensor.read/write) or a flat view."""
     ss = idx(vals[f"{name}_ss"]) if f"{name}_ss" in vals else irb.c(1)
-    ref = vals[name] if name in SADDR_READS else flat(vals[name], dtype)
+    ref = vals[name] if name in SADDR_TENSORS else flat(vals[name], dtype)
     return Tensor(ref, dtype, idx(vals[f"{name}_sb"]), ss, idx(vals[f"{name}_sh"]))
 
 

@@ -27,7 +27,7 @@ from ...kernels import irb
 from ...kernels.attention_mask import query_tiles_seeing
 from ...kernels.signature import KernelSource, Signature
 from .args import BwdSpec, build_module, grid_fn, kernel_args
-from .blocks import (LOG2E, Ranges, Shifted, block_id, head_cols, idx, seq_bounds, stage_row_values, stage_rows,
+from .blocks import (LOG2E, Ranges, Shifted, block_id, head_cols, idx, seq_bounds, stage_row_vectors, stage_rows,
                      tensor, thread_id, visibility)
 from .operands import (cap_factors, element_mask, frag, mma, slot_values, softmax_grad, store_transposed_acc,
                        to_b_operand, zero_acc)
@@ -124,8 +124,8 @@ def _query_tile(k, h, m0, accs: list, masked: bool) -> list:
                natural=k.lds_q, transposed=k.lds_qt)
     stage_rows(k.dO, fam, k.b, h, seq.q0, m0, seq.sq, s.block_m, d, k.tid, s.threads,
                natural=k.lds_do, transposed=k.lds_dot)
-    stage_row_values(k.lse, fam, k.b, h, seq.q0, m0, seq.sq, s.block_m, k.tid, s.threads, k.lds_l, -LOG2E)
-    stage_row_values(k.delta, fam, k.b, h, seq.q0, m0, seq.sq, s.block_m, k.tid, s.threads, k.lds_di)
+    stage_row_vectors([(k.lse, k.lds_l, -LOG2E), (k.delta, k.lds_di, 1.0)], fam, k.b, h, seq.q0, m0, seq.sq,
+                      s.block_m, k.tid, s.threads)
     gpu.BarrierOp()
     key = irb.add(irb.add(k.n0, k.ks), irb.rem(lane, 16))
     pb, dsb = [], []

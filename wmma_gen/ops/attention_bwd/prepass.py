@@ -10,7 +10,7 @@ line 4 of Dao 2023: D_i = rowsum(dO_i o O_i)). One thread per row:
 from __future__ import annotations
 
 from ...compiler.mlir_api import ir
-from ...compiler.mlir_api import arith, memref, vector
+from ...compiler.mlir_api import arith, vector
 
 from ...kernels import irb
 from ...kernels.signature import KernelSource, Signature
@@ -48,5 +48,5 @@ def _body(spec: BwdSpec, rows: int, vals) -> None:
             g = arith.extf(irb.vec(8, f32), dO.read(base_do, lane_do, 8, d0))
             acc = arith.addf(acc, arith.mulf(o, g))
         total = vector.reduction(f32, vector.CombiningKind.ADD, acc)
-        memref.store(total, delta.ref, [irb.add(delta.row_base(b, seq.q0, h), i)])
+        delta.write(delta.row_base(b, first, h), tid, total)   # saddr store, like the reads
     if_then(irb.lt(i, seq.sq), row)
