@@ -45,3 +45,16 @@ def test_a_call_runs_the_shipped_entry_and_matches_the_reference(arch, kv, seq, 
     ro, _ = paged_attention_reference(q, k64, v64, table, lens, causal=True)
     err = np.abs(o.astype(np.float64) - ro).max()
     assert err <= 3 * UNIT["f16"] * max(np.abs(v64).max(), 1.0), err
+
+
+def test_a_native_fp8_call_keeps_its_default():
+    """The shipped E4M3 entries were tuned on the dequantising path: an fp8_wmma call (another
+    numerical contract and cost) does not take them and runs the default table's entry."""
+    from wmma_gen.ops.paged_attention.defaults import default_schedule
+    from wmma_gen.ops.paged_attention.directive import PagedAttentionDirective
+    p = dict(batch=1, heads=32, kv_heads=8, seq_q=1, max_blocks=64)
+    dequant = PagedAttentionDirective("f16", 64, kv_dtype="fp8e4m3")
+    native = PagedAttentionDirective("f16", 64, kv_dtype="fp8e4m3", fp8_wmma=True)
+    assert lookup.lookup("gfx1201", dequant, p) is not None
+    assert lookup.lookup("gfx1201", native, p) is None
+    assert lookup.choose_schedule(native, p, "gfx1201") == default_schedule(native, "gfx1201", 4, 1024)

@@ -4,7 +4,7 @@ The format, the shared checks and the search path ($WMMA_GEN_SCHEDULES > user di
 WMMA_GEN_LOG=schedules) are wmma_gen/schedule_files.py's, as for every op. An entry:
 
     {"head_dim": 128, "kv_dtype": "fp8e4m3", "block_size": 16, "group": 4, "causal": true,
-     "window": false, "softcap": false, ["varlen": false,]
+     "window": false, "softcap": false, ["varlen": false, "fp8_wmma": false,]
      "bucket": {"seq": 8192, "batch": 16, "seq_q": 1},
      "schedule": {<every PagedSchedule field>}, "tflops": 1.9, "unit": "TFLOP/s",
      "source": "model" | "hip", "validated": true, ...}
@@ -16,9 +16,10 @@ the same validators as user input (PagedAttentionDirective, PagedSchedule.from_d
 named checks against the directive and the file's target).
 
 `lookup(arch, d, problem)`: among the entries with the directive's head_dim, kv_dtype, causal,
-window and softcap whose schedule is legal for it (block_n divides its block size), the one
-ranked first by (other block size, other group, other varlen, |log2 Sq/seq_q|, |log2 L/seq|,
-|log2 B/batch|), from the first file in the search path that has one; else None and the
+window, softcap and fp8_wmma (absent: false -- a native-fp8 call never takes a schedule tuned
+on the dequantising path; sweeps tune that path only) whose schedule is legal for it (block_n
+divides its block size), the one ranked first by (other block size, other group, other varlen,
+|log2 Sq/seq_q|, |log2 L/seq|, |log2 B/batch|), from the first file in the search path that has one; else None and the
 caller runs the default schedule (defaults.py). Sq ranks before L: a decode step (Sq = 1) and
 a prefill chunk (Sq = 16) of the same context run different grids (tuning.py's chunked-prefill
 studies), and a packed varlen call falls back to the dense-form entries of its key (the
@@ -71,7 +72,7 @@ def _key(e: dict, where: str, path, dtype: str) -> dict:
             f"{where}.block_size", e.get("block_size"), f"one of {', '.join(map(str, BLOCK_SIZES))}")
     sf.need(_positive_int(e.get("group")), path, f"{where}.group", e.get("group"),
             "a positive integer (heads // kv_heads)")
-    for f in FLAGS + ("varlen",):
+    for f in FLAGS + ("varlen", "fp8_wmma"):
         sf.need(isinstance(e.get(f, False), bool), path, f"{where}.{f}", e.get(f), "true or false")
     sf.need("causal" in e, path, f"{where}.causal", None, "true or false")
     b = e["bucket"]
@@ -79,7 +80,7 @@ def _key(e: dict, where: str, path, dtype: str) -> dict:
     for n in BUCKET:
         sf.need(_positive_int(b[n]), path, f"{where}.bucket.{n}", b[n], "a positive integer")
     return {"head_dim": e["head_dim"], "kv_dtype": kv, "block_size": e["block_size"], "group": e["group"],
-            **{f: e.get(f, False) for f in FLAGS + ("varlen",)}, **{n: b[n] for n in BUCKET}}
+            **{f: e.get(f, False) for f in FLAGS + ("varlen", "fp8_wmma")}, **{n: b[n] for n in BUCKET}}
 
 
 def parse(doc, path="<memory>") -> list[dict]:
@@ -91,7 +92,7 @@ def parse(doc, path="<memory>") -> list[dict]:
         k = _key(e, where, path, h.dtype)
         try:
             d = PagedAttentionDirective(h.dtype, k["head_dim"], k["block_size"], k["kv_dtype"], k["causal"],
-                                        k["window"], k["softcap"], varlen=k["varlen"])
+                                        k["window"], k["softcap"], varlen=k["varlen"], fp8_wmma=k["fp8_wmma"])
             s = PagedSchedule.from_dict(e["schedule"])
         except (ScheduleError, TypeError) as err:
             raise ScheduleFileError(path, f"{where}.schedule", e["schedule"], f"a legal schedule ({err})") from None
@@ -116,7 +117,7 @@ def nearest(entries: list[dict], block_size: int, group: int, seq: int, batch: i
 
 
 def bucket(e: dict) -> str:
-    flags = "".join(f" {f}=True" for f in ("window", "softcap", "varlen") if e[f])
+    flags = "".join(f" {f}=True" for f in ("window", "softcap", "varlen", "fp8_wmma") if e[f])
     return (f"head_dim={e['head_dim']} kv_dtype={e['kv_dtype']} block_size={e['block_size']} group={e['group']} "
             f"causal={e['causal']}{flags} seq={e['seq']} batch={e['batch']} seq_q={e['seq_q']}")
 
@@ -129,12 +130,13 @@ def lookup(arch: str, d, problem: dict, directory: str | Path | None = None) -> 
     seq = problem["max_blocks"] * d.block_size
 
     def pick(entries):
-        same = [e for e in entries if (e["head_dim"], e["kv_dtype"], e["causal"], e["window"], e["softcap"])
-                == (d.head_dim, d.kv_dtype, d.causal, d.window, d.softcap) and not e["schedule"].problems(d, t)]
+        same = [e for e in entries if (e["head_dim"], e["kv_dtype"], e["causal"], e["window"], e["softcap"],
+                                       e["fp8_wmma"]) == (d.head_dim, d.kv_dtype, d.causal, d.window, d.softcap,
+                                                          d.fp8_wmma) and not e["schedule"].problems(d, t)]
         return nearest(same, d.block_size, group, seq, problem["batch"], problem["seq_q"], d.varlen) if same else None
 
     key = (f"head_dim={d.head_dim} kv_dtype={d.kv_dtype} block_size={d.block_size} group={group} causal={d.causal}"
-           f"{''.join(f' {f}=True' for f in ('window', 'softcap', 'varlen') if getattr(d, f))} seq={seq} "
+           f"{''.join(f' {f}=True' for f in ('window', 'softcap', 'varlen', 'fp8_wmma') if getattr(d, f))} seq={seq} "
            f"batch={problem['batch']} seq_q={problem['seq_q']}")
     e = sf.lookup(OP, arch, d.dtype, key, pick, load_file=load_file, bucket=bucket, shipped=DEFAULT_DIR,
                   directory=directory, warning=PagedScheduleFileWarning)
