@@ -30,14 +30,13 @@ from __future__ import annotations
 from ..compiler.mlir_api import ir
 from ..compiler.mlir_api import _amdgpu_ops_gen as amdgpu
 from ..compiler.mlir_api import _rocdl_ops_gen as rocdl
-from ..compiler.mlir_api import arith, memref, vector
+from ..compiler.mlir_api import arith, vector
 
 from . import irb, saddr
 from .irb import iadd, imax, imin, imul  # noqa: F401  (re-exported: the attention builders' index math)
 from .lanes import (PERM_HI, PERM_LO, a_row, acc_row0, half_index, p_operand, perm_b32,  # noqa: F401
                     run_len, run_offset, swap_halves)  # re-exported: kernels/lanes.py owns them
-
-DYN = ir.ShapedType.get_dynamic_size()
+from .views import flat_view, pointer_type  # noqa: F401  (re-exported: the one memref-view helper)
 
 
 def i32_type() -> ir.Type:
@@ -49,19 +48,6 @@ def f32_type() -> ir.Type:
 
 
 # --- buffers --------------------------------------------------------------------------------
-
-def pointer_type(dtype: str) -> ir.MemRefType:
-    """Function-boundary type of a buffer argument: lowered to one bare pointer
-    (use-bare-ptr-memref-call-conv, compiler/pipeline.py)."""
-    return ir.MemRefType.get([1], irb.storage_type(dtype))
-
-
-def flat_view(ptr: ir.Value, dtype: str) -> ir.Value:
-    """`ptr` re-viewed as memref<?xT>: the kernels index it with their own i32 offsets
-    (base + row * row_stride + col), so any strided layout is a matter of scalar strides."""
-    t = ir.MemRefType.get([DYN], irb.storage_type(dtype))
-    return memref.ReinterpretCastOp(t, ptr, [], [irb.c(2 ** 31 - 1)], [], [0], [DYN], [1]).result
-
 
 def load_run(view: ir.Value, dtype: str, idx, n: int) -> ir.Value:
     """vector<n x T> at flat element index idx (a contiguous run)."""

@@ -46,6 +46,14 @@ def strided_view(ptr: ir.Value, dtype: str, sizes: list, strides: list) -> ir.Va
     return memref.ReinterpretCastOp(t, ptr, [], dyn_sizes, dyn_strides, [0], static_sizes, static_strides).result
 
 
+def flat_view(ptr: ir.Value, dtype: str) -> ir.Value:
+    """`ptr` re-viewed as memref<?xT> of 2^31-1 elements: for kernels that index with their own
+    i32 offsets (base + row * row_stride + col), so any strided layout is a matter of scalar
+    strides (the attention forward, combine and paged kernels)."""
+    t = ir.MemRefType.get([DYN], irb.storage_type(dtype))
+    return memref.ReinterpretCastOp(t, ptr, [], [irb.c(2 ** 31 - 1)], [], [0], [DYN], [1]).result
+
+
 def _mul(a, b):
     if isinstance(a, int) and isinstance(b, int):
         return a * b
