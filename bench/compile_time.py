@@ -143,5 +143,20 @@ def main(n: int = 5) -> None:
           f"from MLIR text, cache off unless cached; speedup = two_codegens_ms / compile_once_ms; wrote {out}")
 
 
+def repeats(text: str) -> int:
+    """N from the command line: a positive integer (argparse names the argument otherwise)."""
+    import argparse
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"N={text!r} is not allowed: a positive integer (runs per median)")
+    return n
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 5)
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("n", nargs="?", type=repeats, default=5, metavar="N", help="runs per median (default 5)")
+    main(ap.parse_args().n)
