@@ -27,3 +27,13 @@ def test_recompute_hd256_masked_default():
     d = AttentionDirective("bf16", 256, causal=True, window=True, varlen=True, return_lse=True)
     s = replace(default_schedule(get_target("gfx1201"), d), lane_values="recompute")
     check("gfx1201", d, s, heads=1, kv_heads=1, lens=[(3, 20), (17, 17)], window=(9, -1))
+
+
+@pytest.mark.parametrize("arch, dtype, head_dim", [("gfx1100", "f16", 64), ("gfx1103", "bf16", 64),
+                                                   ("gfx1100", "bf16", 256)])
+def test_llvm_defaults_masked(arch, dtype, head_dim):
+    """The defaults the loaded provider's LLVM takes (defaults._LLVM_DEFAULTS: recompute on
+    gfx1100/gfx1103 hd64 and the minreg hd256 under LLVM 24; the family's under LLVM 23)."""
+    d = AttentionDirective(dtype, head_dim, causal=True, window=True, varlen=True, return_lse=True)
+    check(arch, d, default_schedule(get_target(arch), d), heads=2, kv_heads=1, lens=LENS[:3] + [(20, 37)],
+          window=(7, -1))
