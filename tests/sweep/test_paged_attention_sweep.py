@@ -102,3 +102,23 @@ def test_a_bad_entry_is_refused_naming_the_field(tmp_path):
     doc["entries"][0]["bucket"] = {"seq": 256}
     with pytest.raises(sf.ScheduleFileError, match=r"entries\[0\]\.bucket"):
         lookup.parse(doc, tmp_path / f"{ARCH}-paged_attention-f16.json")
+
+
+def test_softcap_and_chunk_axes_cross_the_studies():
+    """--softcap off,on doubles the studies (names gain -softcap); --chunks x --prefixes adds
+    (Sq, prefix + Sq) steps after the decode ones; a chunk over 16 tokens is refused naming it."""
+    from wmma_gen.cli.main import parser
+    from wmma_gen.cli.sweep_cmd import config_from
+    from wmma_gen.ops.registry import tuning
+    args = parser("sweep").parse_args(["sweep", "--op", "paged_attention", "--arch", ARCH, "--dtypes", "f16",
+                                       "--head-dims", "64", "--seqs", "256", "--causal", "on", "--kv-dtypes", "same",
+                                       "--batches", "1", "--softcap", "off,on", "--chunks", "4,16",
+                                       "--prefixes", "32"])
+    cfg = config_from(args, "paged_attention")
+    t = tuning("paged_attention")
+    got = [(d.softcap, p["seq_q"], p["seq_len"]) for d, p in t.items(cfg)]
+    assert got == [(cap, sq, L) for cap in (False, True) for sq, L in ((1, 256), (4, 36), (16, 48))]
+    names = {t.study_name(cfg, d, p) for d, p in t.items(cfg)}
+    assert len(names) == 6 and sum(n.endswith("-b1") and "-softcap-" in n for n in names) == 3
+    with pytest.raises(SystemExit):
+        parser("sweep").parse_args(["sweep", "--arch", ARCH, "--op", "paged_attention", "--chunks", "17"])
