@@ -9,6 +9,7 @@ object's .text section (the machine code; the ELF's other sections carry metadat
 
     python bench/codegen_fingerprint.py --record results/codegen_fingerprint.json
     python bench/codegen_fingerprint.py --compare results/codegen_fingerprint.json [--only gemm fwd bwd]
+    python bench/codegen_fingerprint.py --only paged --match fp8_wmma --record results/codegen_fingerprint.json --update
 
 Compiles go through compile_mlir's content-addressed cache (keyed on the MLIR text), so a step
 that leaves the MLIR text unchanged costs only the builds; a changed text is recompiled and
@@ -130,16 +131,30 @@ def paged_cases():
             d = PagedAttentionDirective(**kw)
             yield (f"paged {arch} {label}",
                    lambda d=d, arch=arch: build_paged_attention(d, default_schedule(d, arch, 16, 4096), get_target(arch)).mlir)
+    # Native fp8 (fp8_wmma: Q and P quantised to E4M3, both products on fp8 WMMA; gfx12 only, the
+    # fp8_wmma constraint refuses gfx11) for both cache formats, and dense fp8 attention's kernel
+    # (Q given as E4M3 bytes, O bf16, LSE: what dense_fp8.attention_fp8 builds).
+    fp8_wmma = {"f16 hd128 fp8e4m3 fp8_wmma": dict(dtype="f16", head_dim=128, kv_dtype="fp8e4m3", fp8_wmma=True),
+                "f16 hd128 fp8e5m2 fp8_wmma": dict(dtype="f16", head_dim=128, kv_dtype="fp8e5m2", fp8_wmma=True),
+                "bf16 hd128 fp8_wmma dense q_fp8e4m3 lse": dict(dtype="bf16", head_dim=128, kv_dtype="fp8e4m3",
+                                                           causal=False, return_lse=True, fp8_wmma=True,
+                                                           q_dtype="fp8e4m3")}
+    for label, kw in fp8_wmma.items():
+        d = PagedAttentionDirective(**kw)
+        yield (f"paged gfx1201 {label}",
+               lambda d=d: build_paged_attention(d, default_schedule(d, "gfx1201", 16, 4096), get_target("gfx1201")).mlir)
 
 
 FAMILIES = {"gemm": gemm_cases, "fwd": fwd_cases, "bwd": bwd_cases, "paged": paged_cases}
 
 
-def fingerprints(only) -> dict:
+def fingerprints(only, match: str | None = None) -> dict:
     from wmma_gen.compiler import compile_mlir
     out = {}
     for fam in only:
         for name, build in FAMILIES[fam]():
+            if match is not None and match not in name:
+                continue
             arch = name.split()[1]
             t0 = time.perf_counter()
             mlir = build()
@@ -156,17 +171,23 @@ def main() -> int:
     ap.add_argument("--record", type=Path, help="write the fingerprints to this JSON file")
     ap.add_argument("--compare", type=Path, help="compare against fingerprints recorded earlier")
     ap.add_argument("--only", nargs="+", choices=sorted(FAMILIES), default=list(FAMILIES))
+    ap.add_argument("--match", help="only the kernels whose name contains this text (e.g. fp8_wmma)")
+    ap.add_argument("--update", action="store_true",
+                    help="with --record: rewrite only the kernels computed now, keep the file's other entries")
     a = ap.parse_args()
     if not (a.record or a.compare):
         ap.error("give --record FILE or --compare FILE")
-    now = fingerprints(a.only)
+    if a.update and not (a.record and a.record.exists()):
+        ap.error(f"--update needs --record naming an existing file (got {a.record})")
+    now = fingerprints(a.only, a.match)
     if a.record:
-        a.record.write_text(json.dumps(now, indent=1, sort_keys=True) + "\n")
-        print(f"{len(now)} kernels recorded in {a.record}")
+        kept = json.loads(a.record.read_text()) if a.update else {}
+        a.record.write_text(json.dumps({**kept, **now}, indent=1, sort_keys=True) + "\n")
+        print(f"{len(now)} kernels recorded in {a.record}" + (f" ({len(kept)} read back first)" if a.update else ""))
     if not a.compare:
         return 0
     ref = json.loads(a.compare.read_text())
-    ref = {k: v for k, v in ref.items() if k.split()[0] in a.only}
+    ref = {k: v for k, v in ref.items() if k.split()[0] in a.only and (a.match is None or a.match in k)}
     changed = [k for k in ref if k in now and ref[k]["text"] != now[k]["text"]]
     missing = sorted(set(ref) ^ set(now))
     same_mlir = sum(ref[k]["mlir"] == now[k]["mlir"] for k in ref if k in now)
