@@ -53,15 +53,17 @@ def _paged(call: dict, p: dict):
     query chunks are longer than the dense form takes (module doc)."""
     from autotune.problems import SpecProblem
 
-    from ..ops.paged_attention.device import _kv_dtype
+    from ..ops.paged_attention.device import KV_FROM_STORAGE, _kv_dtype
     from ..ops.paged_attention.inputs import MAX_SQ, directive_for
     if p["seq_q"] > MAX_SQ:
         return None
-    q = call["named"]["q"]
+    named = call["named"]
+    q_dtype = KV_FROM_STORAGE.get(named["q"].dtype, "")     # fp8 Q bytes (dense fp8): O holds the dtype
+    dt = named["o"].dtype if q_dtype else named["q"].dtype
     dense = {k: v for k, v in p.items() if k != "total_q"}
-    d = directive_for(q.dtype, _kv_dtype(call["named"], q.dtype, call["kv_dtype"]), dense, call["causal"],
-                      call["return_lse"], call.get("fp8_wmma", False))
-    fields = {k: v for k, v in d.to_dict().items() if k not in ("varlen", "q_dtype")}
+    d = directive_for(dt, _kv_dtype(named, dt, call["kv_dtype"]), dense, call["causal"], call["return_lse"],
+                      call.get("fp8_wmma", False), q_dtype)
+    fields = {k: v for k, v in d.to_dict().items() if k != "varlen" and (k != "q_dtype" or v != d.dtype)}
     sizes = {"batch": p["batch"], "heads": p["heads"], "kv_heads": p["kv_heads"], "seq_q": p["seq_q"],
              "seq_len": p["max_blocks"] * p["block_size"]}
     if d.window:
