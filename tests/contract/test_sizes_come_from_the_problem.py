@@ -103,3 +103,16 @@ def test_the_gemm_problem_reaches_the_kernel_unchanged(monkeypatch):
     monkeypatch.setattr(spec, "kernel_of", lambda cs, d, p: None)
     spec.check(cs, replace(GemmDirective("f16", 8, 8, 8)), spec.GemmProblem(48, 40, 72, 2))
     assert seen == [(48, 40, 72, 2)]
+
+
+def test_the_gemm_default_schedule_follows_the_problem_not_the_directive():
+    """spec.default_schedule(d, arch, p) fits p (a GemmProblem or a study's stored mapping); the
+    directive's own sizes count only when no Problem is given."""
+    from wmma_gen.ops import registry
+    from wmma_gen.ops.gemm.directive import GemmDirective
+    spec = registry.get("gemm")
+    big, small = GemmDirective("f16", 4096, 4096, 4096), GemmDirective("f16", 64, 64, 64)
+    from_problem = spec.default_schedule(big, "gfx1100", spec.problem(64, 64, 64))
+    assert from_problem == spec.default_schedule(small, "gfx1100")
+    assert from_problem == spec.default_schedule(big, "gfx1100", {"m": 64, "n": 64, "k": 64, "batch": 1})
+    assert from_problem != spec.default_schedule(big, "gfx1100")

@@ -29,6 +29,13 @@ def sized(d, p: GemmProblem):
     return replace(d, m=p.m, n=p.n, k=p.k, batch=p.batch)
 
 
+def as_problem(p) -> GemmProblem:
+    """A GemmProblem from itself or a mapping holding its fields (a study's stored problem)."""
+    if isinstance(p, GemmProblem):
+        return p
+    return GemmProblem(**{f: p[f] for f in GemmProblem.__dataclass_fields__ if f in p})
+
+
 def _as_dict(p: GemmProblem) -> dict:
     return {"m": p.m, "n": p.n, "k": p.k, "batch": p.batch}
 
@@ -77,9 +84,10 @@ def gate_problems(d, s, key) -> list[GemmProblem]:
 
 
 def default_schedule(d, arch: str, p=None):
-    """The API's choice for d (its sizes; p is not needed: GemmDirective still carries them)."""
+    """The API's choice for the problem p (d's own sizes only when no Problem is given: the
+    directive still carries sizes for the public API and persisted files)."""
     from .api import default_schedule as default
-    return default(d, arch)
+    return default(sized(d, as_problem(p)) if p is not None else d, arch)
 
 
 SELFTEST_DTYPES = ("f16", "bf16", "i8", "fp8")   # each where the target has a WMMA for it
