@@ -21,6 +21,7 @@ from ..ops import device_calls
 from ..ops.attention.directive import HEAD_DIMS
 from ..ops.attention.inputs import check_softcap
 from . import attention_ops, replay
+from .flash_fp8 import FP8, flash_attn_fp8
 from .runtime import check_dtype, check_tensors, direct, stream_of
 
 DTYPES = ("f16", "bf16")
@@ -88,7 +89,8 @@ def _window(window_size) -> tuple[int, int]:
 
 
 def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
-                    alibi_slopes=None, deterministic=False, return_attn_probs=False):
+                    alibi_slopes=None, deterministic=False, return_attn_probs=False, *, q_descale=None,
+                    k_descale=None, v_descale=None):
     """flash-attn 2's flash_attn_func: q (B, Sq, H, D), k/v (B, Sk, Hkv, D) with Hkv dividing H
     (GQA: query head h reads kv head h // (H // Hkv)); f16 or bf16; D one of HEAD_DIMS.
     causal is bottom-right aligned; window_size=(left, right), -1 unbounded; softmax_scale
@@ -96,7 +98,21 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     (Gemma-2; 0.0 = off), forward and backward. Returns out (B, Sq, H, D), or (out, softmax_lse (B, H, Sq) f32, None)
     with return_attn_probs=True (no probabilities: that needs dropout, which is unsupported).
     The backward is always deterministic (`deterministic` is accepted and has no effect).
-    Tensors with a strided last dim are made contiguous on their device (one copy)."""
+    Tensors with a strided last dim are made contiguous on their device (one copy).
+    fp8 q, k, v (torch.float8_e4m3fn / float8_e5m2, gfx12 only) take FlashAttention-3's fp8
+    forward: q_descale / k_descale / v_descale (batch, nheads_k) float32, O bf16, forward only
+    (flash_fp8.py says where a device-side copy happens)."""
+    if q.dtype in FP8:
+        _refuse(dropout_p=(dropout_p, 0.0), alibi_slopes=(alibi_slopes, None))
+        scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
+        check_tensors(q=q, k=k, v=v)
+        out, lse = flash_attn_fp8(q, k, v, causal=causal, window=_window(window_size), scale=scale,
+                                  softcap=check_softcap(softcap), q_descale=q_descale, k_descale=k_descale,
+                                  v_descale=v_descale)
+        return (out, lse, None) if return_attn_probs else out
+    if any(x is not None for x in (q_descale, k_descale, v_descale)):
+        raise ValueError(f"q_descale / k_descale / v_descale are not allowed for q.dtype={q.dtype}: fp8 tensors "
+                         "(torch.float8_e4m3fn / float8_e5m2) only")
     key, done = _replay_key("flash_attn_func", q, k, v, dropout_p, softmax_scale, causal, tuple(window_size or ()),
                             softcap, alibi_slopes is None)
     if done is not None:          # a repeat of a known shape key: allocated and enqueued (replay.py)
@@ -118,22 +134,25 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
 
 def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p=0.0,
                            softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
-                           deterministic=False, return_attn_probs=False, block_table=None):
+                           deterministic=False, return_attn_probs=False, block_table=None, fp8_wmma=False):
     """flash-attn 2's flash_attn_varlen_func: q (total_q, H, D), k/v (total_k, Hkv, D) packed;
     cu_seqlens_q/k int32 (batch + 1,) offsets on the tensors' device (GPU offsets are never
     read on the host: max_seqlen_q/k must be right); an empty sequence is allowed (its rows
     are absent). Returns out (total_q, H, D), or (out, softmax_lse (H, total_q) f32, None).
     Masks, softcap and conventions as flash_attn_func, per sequence. With block_table (flash-attn's
     paged varlen call) k / v are paged caches (num_blocks, page_block_size, nheads_k, headdim)
-    and the call runs on the paged op (paged_varlen.py; softcap allowed there)."""
+    and the call runs on the paged op (paged_varlen.py; softcap allowed there); fp8_wmma=True (a
+    wmma_gen extension, gfx12, fp8 caches) multiplies them natively on fp8 WMMA, as
+    flash_attn_with_kvcache's."""
     if block_table is not None:
         from .paged_varlen import paged_varlen
         _refuse(dropout_p=(dropout_p, 0.0), alibi_slopes=(alibi_slopes, None))
         scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
         out, lse = paged_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, block_table, causal=bool(causal),
-                                window=_window(window_size), scale=scale, softcap=float(softcap or 0.0))
+                                window=_window(window_size), scale=scale, softcap=float(softcap or 0.0),
+                                fp8_wmma=fp8_wmma)
         return (out, lse, None) if return_attn_probs else out
-    _refuse(dropout_p=(dropout_p, 0.0), alibi_slopes=(alibi_slopes, None))
+    _refuse(dropout_p=(dropout_p, 0.0), alibi_slopes=(alibi_slopes, None), fp8_wmma=(fp8_wmma, False))
     cap = check_softcap(softcap)
     check_tensors(q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k)
     d = _check(q, k, v, 3, "(total, nheads, headdim) packed sequences")

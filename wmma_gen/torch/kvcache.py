@@ -41,6 +41,11 @@ from .runtime import check_tensors, direct, kernel_view, stream_of, torch_alloc
 FP8 = {torch.float8_e4m3fn: "fp8e4m3", torch.float8_e5m2: "fp8e5m2"}
 
 
+def _out_dtype(q: Tensor) -> torch.dtype:
+    """O's dtype: q's, or bf16 for fp8 Q bytes (flash_fp8.py: FA3's fp8 forward returns bf16)."""
+    return torch.bfloat16 if q.dtype in FP8 else q.dtype
+
+
 def paged_call(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_table: Tensor, seq_lens: Tensor,
                kv_scales: Optional[Tensor], causal: bool, window_left: int, window_right: int, scale: float,
                softcap: float, fp8_wmma: bool = False) -> tuple[Tensor, Tensor]:
@@ -54,13 +59,14 @@ def paged_call(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_table: Tensor,
     window = None if (window_left, window_right) == (-1, -1) else (window_left, window_right)
     kw = dict(causal=causal, scale=scale, window=window, softcap=softcap or None, kv_dtype=FP8.get(k_cache.dtype),
               kv_scales=kv_scales, stream=stream_of(q), alloc=torch_alloc(q.device, keep), fp8_wmma=fp8_wmma)
+    odt = _out_dtype(q)
     if Sq <= MAX_SQ:
-        o = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+        o = torch.empty(q.shape, dtype=odt, device=q.device)
         lse = torch.empty((B, H, Sq), dtype=torch.float32, device=q.device)
         paged_attention_into(q, k_cache, v_cache, block_table, seq_lens, o, lse, **kw)
         return o, lse
     packed = q.reshape(B * Sq, H, D)
-    o = torch.empty(packed.shape, dtype=q.dtype, device=q.device)
+    o = torch.empty(packed.shape, dtype=odt, device=q.device)
     lse = torch.empty((H, B * Sq), dtype=torch.float32, device=q.device)
     cu = torch.arange(0, (B + 1) * Sq, Sq, dtype=torch.int32, device=q.device)
     paged_attention_into(packed, k_cache, v_cache, block_table, seq_lens, o, lse, cu_seqlens_q=cu, max_seqlen_q=Sq,
@@ -74,7 +80,8 @@ paged_attention = torch.library.custom_op("wmma_gen::paged_attention", paged_cal
 @paged_attention.register_fake
 def _(q, k_cache, v_cache, block_table, seq_lens, kv_scales, causal, window_left, window_right, scale, softcap,
       fp8_wmma=False):
-    return q.new_empty(q.shape), q.new_empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32)
+    return (q.new_empty(q.shape, dtype=_out_dtype(q)),
+            q.new_empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32))
 
 
 def _refuse(**unsupported) -> None:

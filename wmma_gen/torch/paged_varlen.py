@@ -10,21 +10,54 @@ lse (nheads, total_q) f32.
 
 Everything stays on the device: the key lengths are differenced there, cu_seqlens_q is never
 read on the host (max_seqlen_q gives the grid, as flash-attn asks of its callers). fp8 caches
-(torch.float8_e4m3fn / float8_e5m2) run unscaled (flash-attn 2 takes no descale).
+(torch.float8_e4m3fn / float8_e5m2) run unscaled (flash-attn 2 takes no descale); fp8_wmma=True
+(a wmma_gen extension, gfx12 only, as flash_attn_with_kvcache's) multiplies them natively on fp8
+WMMA, Q and P quantised to E4M3 in the kernel (wmma_gen.paged_attention says how the numerics
+differ). The kernel call is torch.ops.wmma_gen.paged_varlen (a custom op with a fake
+implementation: torch.compile sees one opaque op); eager calls with plain tensors skip the
+dispatcher (runtime.direct).
 """
 from __future__ import annotations
+
+from typing import Optional
 
 import torch
 from torch import Tensor
 
 from .kvcache import FP8, _scales
-from .runtime import check_tensors, kernel_view, stream_of, torch_alloc
+from .runtime import check_tensors, direct, kernel_view, stream_of, torch_alloc
+
+
+def varlen_call(q: Tensor, k_cache: Tensor, v_cache: Tensor, cu_seqlens_q: Tensor, cu_seqlens_k: Tensor,
+                max_seqlen_q: int, block_table: Tensor, kv_scales: Optional[Tensor], causal: bool, window_left: int,
+                window_right: int, scale: float, softcap: float, fp8_wmma: bool = False) -> tuple[Tensor, Tensor]:
+    """(o (total_q, nheads, hd), lse (nheads, total_q) f32) on checked operands."""
+    from ..ops.paged_attention.device import paged_attention_into   # MLIR loads on the first call, not import
+    q = kernel_view(q)
+    seq_lens = (cu_seqlens_k[1:] - cu_seqlens_k[:-1]).to(torch.int32).contiguous()
+    keep: list = []
+    o = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    lse = torch.empty((q.shape[1], q.shape[0]), dtype=torch.float32, device=q.device)
+    window = None if (window_left, window_right) == (-1, -1) else (window_left, window_right)
+    paged_attention_into(q, k_cache, v_cache, block_table, seq_lens, o, lse, causal=causal, scale=scale,
+                         window=window, softcap=softcap or None, kv_dtype=FP8.get(k_cache.dtype), kv_scales=kv_scales,
+                         cu_seqlens_q=cu_seqlens_q, max_seqlen_q=int(max_seqlen_q), stream=stream_of(q),
+                         alloc=torch_alloc(q.device, keep), fp8_wmma=fp8_wmma)
+    return o, lse
+
+
+paged_varlen_op = torch.library.custom_op("wmma_gen::paged_varlen", varlen_call, mutates_args=())
+
+
+@paged_varlen_op.register_fake
+def _(q, k_cache, v_cache, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, block_table, kv_scales, causal, window_left,
+      window_right, scale, softcap, fp8_wmma=False):
+    return q.new_empty(q.shape), q.new_empty((q.shape[1], q.shape[0]), dtype=torch.float32)
 
 
 def paged_varlen(q: Tensor, k_cache: Tensor, v_cache: Tensor, cu_seqlens_q: Tensor, cu_seqlens_k: Tensor,
                  max_seqlen_q: int, block_table: Tensor, *, causal: bool, window: tuple[int, int], scale: float,
-                 softcap: float) -> tuple[Tensor, Tensor]:
-    from ..ops.paged_attention.device import paged_attention_into   # MLIR loads on the first call, not import
+                 softcap: float, fp8_wmma: bool = False) -> tuple[Tensor, Tensor]:
     check_tensors(q=q, k=k_cache, v=v_cache, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
                   block_table=block_table)
     if q.dim() != 3:
@@ -39,14 +72,10 @@ def paged_varlen(q: Tensor, k_cache: Tensor, v_cache: Tensor, cu_seqlens_q: Tens
     if cu_seqlens_k.dim() != 1 or cu_seqlens_k.shape[0] != block_table.shape[0] + 1:
         raise ValueError(f"cu_seqlens_k.shape={tuple(cu_seqlens_k.shape)} is not allowed: (batch + 1,) = "
                          f"({block_table.shape[0] + 1},), block_table's batch plus one")
-    q = kernel_view(q)
-    seq_lens = (cu_seqlens_k[1:] - cu_seqlens_k[:-1]).to(torch.int32).contiguous()
-    keep: list = []
-    o = torch.empty(q.shape, dtype=q.dtype, device=q.device)
-    lse = torch.empty((q.shape[1], q.shape[0]), dtype=torch.float32, device=q.device)
-    paged_attention_into(q, k_cache, v_cache, block_table.contiguous(), seq_lens, o, lse, causal=causal, scale=scale,
-                         window=None if window == (-1, -1) else window, softcap=softcap or None,
-                         kv_dtype=FP8.get(k_cache.dtype), kv_scales=_scales(k_cache, None, None),
-                         cu_seqlens_q=cu_seqlens_q.contiguous(), max_seqlen_q=int(max_seqlen_q),
-                         stream=stream_of(q), alloc=torch_alloc(q.device, keep))
-    return o, lse
+    if not isinstance(fp8_wmma, bool):
+        raise ValueError(f"fp8_wmma={fp8_wmma!r} is not allowed: True or False")
+    args = (q, k_cache, v_cache, cu_seqlens_q.contiguous(), cu_seqlens_k.contiguous(), int(max_seqlen_q),
+            block_table.contiguous(), _scales(k_cache, None, None), bool(causal), int(window[0]), int(window[1]),
+            float(scale), float(softcap or 0.0), fp8_wmma)
+    direct_ok = direct(q, k_cache, v_cache, cu_seqlens_q, cu_seqlens_k, block_table)
+    return varlen_call(*args) if direct_ok else torch.ops.wmma_gen.paged_varlen(*args)

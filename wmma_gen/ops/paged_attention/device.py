@@ -87,8 +87,11 @@ def _plan_for(named: dict, arch: str, *, causal, scale, window, softcap, kv_dtyp
         _plans.move_to_end(key)
         return plan
     q = named["q"]
-    if q.dtype not in ("f16", "bf16"):
-        raise ScheduleError("q.dtype", q.dtype, "f16 or bf16")
+    q_dtype = KV_FROM_STORAGE.get(q.dtype, "")     # fp8 Q bytes (dense fp8 attention, fp8_wmma): O gives dtype
+    dt = named["o"].dtype if q_dtype else q.dtype
+    if dt not in ("f16", "bf16"):
+        raise ScheduleError("q.dtype" if not q_dtype else "o.dtype", dt,
+                            "f16 or bf16 (q may be fp8 / bf8 bytes with fp8_wmma=True, o then f16 or bf16)")
     p = check_shapes(q.shape, named["k_cache"].shape, named["v_cache"].shape, named["block_table"].shape,
                      named["seq_lens"].shape, cu)
     if longest is not None:
@@ -96,13 +99,13 @@ def _plan_for(named: dict, arch: str, *, causal, scale, window, softcap, kv_dtyp
     for n in ("block_table", "seq_lens"):
         if named[n].dtype != "i32":
             raise ScheduleError(f"{n}.dtype", named[n].dtype, "int32")
-    if named["o"].shape != q.shape or named["o"].dtype != q.dtype:
-        raise ScheduleError("o", f"{named['o'].shape} {named['o'].dtype}", f"q's shape {q.shape} and dtype {q.dtype}")
+    if named["o"].shape != q.shape or named["o"].dtype != dt:
+        raise ScheduleError("o", f"{named['o'].shape} {named['o'].dtype}", f"q's shape {q.shape} and dtype {dt}")
     p.update(check_options(causal=causal, scale=scale, window=window, softcap=softcap))
     if p["scale"] is not None and p["scale"] < 0:   # the numpy API flips q; device operands are not copied
         raise ScheduleError("scale", p["scale"], "a positive float for device operands (negate q and pass |scale|)")
-    kvd = _kv_dtype(named, q.dtype, kv_dtype)
-    d = directive_for(q.dtype, kvd, p, causal, return_lse, fp8_wmma)
+    kvd = _kv_dtype(named, dt, kv_dtype)
+    d = directive_for(dt, kvd, p, causal, return_lse, fp8_wmma, q_dtype)
     if d.fp8 and "kv_scales" not in named:
         raise ScheduleError("kv_scales", None, f"a float32 (2, {p['kv_heads']}) tensor (K row, V row) for fp8 caches")
     s = choose_schedule(d, p, arch)          # the exported schedule of the nearest bucket, else the default

@@ -1,0 +1,74 @@
+"""flash_attn_varlen_func(..., block_table=..., fp8_wmma=True) on CPU tensors (the gfx1201 emulator
+runs the paged kernel): an fp8 paged cache multiplied natively on fp8 WMMA, through the straight
+call and the torch.ops.wmma_gen.paged_varlen custom op (also under torch.compile fullgraph);
+refused on gfx11 naming the argument. Tolerance as tests/torch/test_kvcache_fp8_wmma.py: against
+the float64 reference of Q as the kernel quantises it, |O - O_ref| <= (2**-4 + n 2**-18 + 3u)
+max|V| (P's E4M3 rounding; u = 2**-11, f16 O)."""
+import numpy as np
+import pytest
+import torch
+from torch.overrides import TorchFunctionMode
+
+from wmma_gen.ops.paged_attention.reference import paged_attention_reference, quantized_queries
+from wmma_gen.torch import flash_attn_varlen_func
+
+U16 = 2.0 ** -11
+
+
+class _Dispatcher(TorchFunctionMode):
+    """Any torch function mode makes runtime.direct False: the custom op path is taken."""
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+def _case(dtype):
+    """Chunks of 3, 0 and 5 query tokens against 20, 5 and 40 cached keys, shuffled table, GQA 2."""
+    k8, v8 = ((torch.randn(12, 16, 1, 64) * 3).to(dtype) for _ in range(2))
+    table = torch.randperm(12)[:9].reshape(3, 3).to(torch.int32)
+    cu_q = torch.tensor([0, 3, 3, 8], dtype=torch.int32)
+    cu_k = torch.tensor([0, 20, 25, 65], dtype=torch.int32)
+    return torch.randn(8, 2, 64).half(), k8, v8, table, cu_q, cu_k
+
+
+@pytest.mark.parametrize("dtype", [torch.float8_e4m3fn, torch.float8_e5m2])
+def test_fp8_wmma_varlen_direct_and_custom_op(dtype, monkeypatch):
+    monkeypatch.setenv("WMMA_GEN_ARCH", "gfx1201")
+    q, k8, v8, table, cu_q, cu_k = _case(dtype)
+    kw = dict(causal=True, block_table=table, fp8_wmma=True, return_attn_probs=True)
+    out, lse, _ = flash_attn_varlen_func(q, k8, v8, cu_q, cu_k, 5, 40, **kw)
+    with _Dispatcher():
+        out_op, lse_op, _ = flash_attn_varlen_func(q, k8, v8, cu_q, cu_k, 5, 40, **kw)
+    assert torch.equal(out, out_op) and torch.equal(lse, lse_op)
+    widened = flash_attn_varlen_func(q, k8, v8, cu_q, cu_k, 5, 40, causal=True, block_table=table)
+    assert not torch.equal(out, widened), "fp8_wmma=True gave the dequantising path's bits: not passed through"
+    f = lambda t: t.to(torch.float64).numpy()
+    lens = (cu_k[1:] - cu_k[:-1]).numpy().astype(np.int32)
+    ro, _ = paged_attention_reference(quantized_queries(q.numpy()), f(k8), f(v8), table.numpy(), lens, causal=True,
+                                      cu_seqlens_q=cu_q.numpy())
+    vmax = v8.to(torch.float64).abs().max().item()
+    assert out.shape == q.shape and lse.shape == (2, 8)
+    assert np.abs(out.double().numpy() - ro).max() <= (2.0 ** -4 + 40 * 2.0 ** -18 + 3 * U16) * vmax
+
+
+def test_fp8_wmma_varlen_torch_compile_fullgraph(monkeypatch):
+    """The custom op's fake gives the shapes: no graph break, same output as eager."""
+    monkeypatch.setenv("WMMA_GEN_ARCH", "gfx1201")
+    torch._dynamo.reset()
+    q, k8, v8, table, cu_q, cu_k = _case(torch.float8_e4m3fn)
+
+    def step(q):
+        return flash_attn_varlen_func(q, k8, v8, cu_q, cu_k, 5, 40, causal=True, block_table=table, fp8_wmma=True)
+    assert torch.equal(step(q), torch.compile(step, backend="aot_eager", fullgraph=True)(q))
+
+
+def test_fp8_wmma_varlen_refusals(monkeypatch):
+    q, k8, v8, table, cu_q, cu_k = _case(torch.float8_e4m3fn)
+    monkeypatch.setenv("WMMA_GEN_ARCH", "gfx1100")
+    with pytest.raises(ValueError, match="fp8_wmma"):
+        flash_attn_varlen_func(q, k8, v8, cu_q, cu_k, 5, 40, block_table=table, fp8_wmma=True)
+    monkeypatch.setenv("WMMA_GEN_ARCH", "gfx1201")
+    with pytest.raises(ValueError, match="fp8_wmma=1 is not allowed: True or False"):
+        flash_attn_varlen_func(q, k8, v8, cu_q, cu_k, 5, 40, block_table=table, fp8_wmma=1)
+    h = k8.half()
+    with pytest.raises(ValueError, match="fp8_wmma"):       # 16-bit caches: the directive refuses it
+        flash_attn_varlen_func(q, h, h, cu_q, cu_k, 5, 40, block_table=table, fp8_wmma=True)
