@@ -73,6 +73,18 @@ def test_fp8_e5m2_per_sequence_descales_and_prefill_chunk(monkeypatch):
     _check(out, lse, q, k, v, dq.double().numpy(), dk.double().numpy(), dv.double().numpy(), causal=False)
 
 
+def test_torch_compile_fullgraph_matches_eager(monkeypatch):
+    """The page padding (Sk 37), descale arithmetic and the custom op trace with no graph break."""
+    monkeypatch.setenv("WMMA_GEN_ARCH", "gfx1201")
+    torch._dynamo.reset()
+    q, k = _fp8((1, 2, 2, 32), torch.float8_e4m3fn), _fp8((1, 37, 1, 32), torch.float8_e4m3fn)
+    d = torch.tensor(0.5).expand(1, 1)
+
+    def step(q, k, v):
+        return flash_attn_func(q, k, v, causal=True, k_descale=d)
+    assert torch.equal(step(q, k, k), torch.compile(step, backend="aot_eager", fullgraph=True)(q, k, k))
+
+
 def test_refusals_name_arch_dtype_and_argument(monkeypatch):
     q = torch.zeros(1, 2, 2, 32).to(torch.float8_e4m3fn)
     monkeypatch.setenv("WMMA_GEN_ARCH", "gfx1100")

@@ -1,14 +1,17 @@
 """wmma_gen.torch: the generated kernels on PyTorch tensors (pip install 'wmma-gen[torch]').
 
     flash_attn_func, flash_attn_varlen_func      flash-attn 2's calls (bshd, bottom-right causal)
+    flash_attn_func(q8, k8, v8, q_descale=...)   FlashAttention-3's fp8 forward (gfx12, O bf16)
+    flash_attn_with_kvcache                      flash-attn's paged / in-place-append decode call
     scaled_dot_product_attention                 SDPA's call (bhsd, top-left is_causal)
     linear, matmul                               F.linear (+ fused bias/activation), a @ b
     warmup(model, example_inputs) | warmup([problem, ...])   compile before step 1
     record_problems()                            the problems a block issues -> `wmma-gen sweep --problems`
     launch_stream(handle)                        stream for CPU tensors routed to a HIP device
 
-Each op is a torch.library custom op (torch.ops.wmma_gen.attention / attention_backward / gemm)
-with a fake (meta) implementation and an autograd formula, so autograd and
+Each op is a torch.library custom op (torch.ops.wmma_gen.attention / attention_backward / gemm;
+paged_attention / paged_varlen, inference only) with a fake (meta) implementation and an
+autograd formula where it trains, so autograd and
 torch.compile(fullgraph=True) see one opaque op. Tensors on an AMD GPU (ROCm torch, device
 "cuda") run there on torch.cuda.current_stream(); CPU tensors run on the emulator (exact,
 slow). Nothing is copied to the host. `import wmma_gen` never imports this package (or torch).
