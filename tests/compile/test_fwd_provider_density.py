@@ -9,7 +9,7 @@ bench/attention_provider_quality.py uses:
     (mlir-gml, LLVM 23; 2026-12-04; forward rows: loop_issued)
 
 Under mlir-gml this guards its own figures (no builder change may lower them); under FlyDSL
-(LLVM 24) it is the issue's bar. Known shortfalls under FlyDSL are strict xfails, so a fix shows."""
+(LLVM 24) it is the issue's bar (its defaults: ops/attention/defaults._LLVM_DEFAULTS)."""
 import pytest
 
 from wmma_gen.compiler import compile_mlir, mlir_api
@@ -30,16 +30,8 @@ MLIR_GML_ISSUED = {
     ("gfx1201", "bf16", 64, False): 587, ("gfx1201", "bf16", 64, True): 594,
     ("gfx1201", "bf16", 128, False): 475, ("gfx1201", "bf16", 128, True): 476,
 }
-# FlyDSL (LLVM 24) issues 5 more here (684/685 f16, 743 bf16: more s_waitcnt/s_delay_alu between
-# the LDS fragment loads and their WMMAs; no knob value closes it, compiler output 2026-12-04).
-FLYDSL_SHORT = {("gfx1100", "f16", 64, False), ("gfx1100", "f16", 64, True), ("gfx1100", "bf16", 64, False)}
-
-
 @pytest.mark.parametrize("case", sorted(MLIR_GML_ISSUED), ids=lambda c: "-".join(map(str, c)))
-def test_forward_default_density_reaches_mlir_gml(case, request):
-    if mlir_api.NAME == "flydsl" and case in FLYDSL_SHORT:
-        request.applymarker(pytest.mark.xfail(strict=True, raises=AssertionError,
-                                              reason="LLVM 24 issues 2-5 more main-loop instructions (issue 28)"))
+def test_forward_default_density_reaches_mlir_gml(case):
     arch, dtype, head_dim, causal = case
     t = get_target(arch)
     d = AttentionDirective(dtype, head_dim, causal=causal)

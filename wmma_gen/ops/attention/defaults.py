@@ -99,12 +99,19 @@ _DECODE = {
 #   gfx11 default; lane_values="recompute" is spill-free at 207 VGPRs, density 0.094 (block_n 64,
 #   the other fix, loses 3% in the model's estimate). Keyed by arch: the family's other parts
 #   (1536 VGPRs, or RDNA3.5) do not spill.
-# - gfx1100 hd64: lane_values="recompute" lifts the main-loop density 0.0932 -> 0.0936 f16,
-#   0.0843 -> 0.0861 bf16 (non-causal; causal unchanged, 0.0934 and 0.0860), 193 VGPRs. On
-#   gfx1151 it does not help (bf16 0.0861 -> 0.0843), so the key is the arch.
+# - hd64/hd128: LLVM 24 interleaves the key loop's phases and issues more s_waitcnt than LLVM 23
+#   (gfx1100 f16 hd64: 684 main-loop instructions vs mlir-gml's 679). A sched barrier between
+#   the softmax and PV (fence="pv") gives gfx11 671-674 f16, 731-732 bf16 (gfx1100 hd64),
+#   545-546 / 581-582 (hd128); gfx1151 hd64 0.0947-0.095 f16. On gfx12 that one costs; the one
+#   after the K(n+1) loads (fence="k_load") gives gfx1201 hd64 490 f16 (was 504), 550-551 bf16
+#   (564-565), hd128 f16 density 0.1565-0.1569 (0.1553-0.1557). gfx1100 hd64 also takes
+#   lane_values="recompute" (bf16 0.0843 -> 0.0861 before the fence; on gfx1151 it loses).
+_FENCE = {"gfx11": "pv", "gfx12": "k_load"}
 _LLVM_DEFAULTS = {
-    (24, "gfx1100", 64): {**_DEFAULTS[("gfx11", 64)], "lane_values": "recompute"},
-    **{(24, arch, 64): {**_DEFAULTS[("gfx11", 64)], "lane_values": "recompute"} for arch in ("gfx1102", "gfx1103")},
+    **{(24, fam, hd): {**_DEFAULTS[(fam, hd)], "fence": _FENCE[fam]} for fam in _FENCE for hd in (64, 128)},
+    (24, "gfx1100", 64): {**_DEFAULTS[("gfx11", 64)], "lane_values": "recompute", "fence": "pv"},
+    **{(24, arch, 64): {**_DEFAULTS[("gfx11", 64)], "lane_values": "recompute", "fence": "pv"}
+       for arch in ("gfx1102", "gfx1103")},
     (24, "gfx12", 208): {"block_m": 64, "block_n": 32, "waves": 4},
     (24, "gfx12", 224): {"block_m": 64, "block_n": 32, "waves": 4},
     (24, "gfx12", 256): {**_DEFAULTS[("gfx12", 256)], "sched": "default", "lane_values": "recompute"},

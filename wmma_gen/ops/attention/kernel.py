@@ -297,6 +297,8 @@ def _tile_kv1(c: Ctx, n0, nxt, qf, o, m, l, v_regs):
     s_acc = operands.scores(c, qf)
     staging.store(c.copy_v, c.lds_v, c.tid, operands.lds_half(dt, v_regs))
     k_regs = load_k(c, nxt)
+    if c.s.fence == "k_load":
+        irb.sched_barrier("none")
     amdgpu.LDSBarrierOp()
     o, m, l = _softmax_pv(c, n0, s_acc, o, m, l, 0)
     staging.store(c.copy_k, c.lds_k, c.tid, operands.lds_half(dt, k_regs))
@@ -346,6 +348,8 @@ def _softmax_pv(c: Ctx, n0, s_acc, o, m, l, v_buf):
         p_ops.append([ab.p_operand(c.fam, ab.to_dtype(x, c.d.dtype), c.lane, full_exec=True) for x in p])
         m2.append(mn)
         l2.append(ln)
+    if c.s.fence == "pv":
+        irb.sched_barrier("none")
     return operands.pv(c, p_ops, o, v_buf), m2, l2
 
 

@@ -38,6 +38,10 @@ SPACE: tuple[Knob, ...] = (
          "rows (epilogue): computed once before the key loop and kept in VGPRs, or recomputed from\n"
          "the thread id where they are used (~3-6 fewer VGPRs live across the loop, a few VALU per\n"
          "boundary tile)"),
+    Knob("fence", ("none", "k_load", "pv"), "where a scheduling barrier nothing crosses (llvm.amdgcn.sched.barrier\n"
+         "mask 0) splits the key loop body: none; k_load (after the loads of K(n+1) are issued, before\n"
+         "the LDS barrier); pv (after the softmax, before O^T += V^T P^T). LLVM 24 interleaves the\n"
+         "phases otherwise, with more s_waitcnt"),
 )
 KNOBS = {k.name: k for k in SPACE}
 
@@ -53,6 +57,7 @@ class AttentionSchedule(KnobSchedule):
     split_kv: int = 1
     sched: str = "default"
     lane_values: str = "keep"
+    fence: str = "none"
 
     @property
     def threads(self) -> int:
