@@ -69,6 +69,8 @@ def test_fp8_wmma_varlen_refusals(monkeypatch):
     monkeypatch.setenv("WMMA_GEN_ARCH", "gfx1201")
     with pytest.raises(ValueError, match="fp8_wmma=1 is not allowed: True or False"):
         flash_attn_varlen_func(q, k8, v8, cu_q, cu_k, 5, 40, block_table=table, fp8_wmma=1)
+    with pytest.raises(ValueError, match="fp8_wmma=True is not allowed without block_table"):
+        flash_attn_varlen_func(q, q, q, cu_q, cu_q, 5, 5, fp8_wmma=True)
     h = k8.half()
     with pytest.raises(ValueError, match="fp8_wmma"):       # 16-bit caches: the directive refuses it
         flash_attn_varlen_func(q, h, h, cu_q, cu_k, 5, 40, block_table=table, fp8_wmma=True)

@@ -152,7 +152,10 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
                                 window=_window(window_size), scale=scale, softcap=float(softcap or 0.0),
                                 fp8_wmma=fp8_wmma)
         return (out, lse, None) if return_attn_probs else out
-    _refuse(dropout_p=(dropout_p, 0.0), alibi_slopes=(alibi_slopes, None), fp8_wmma=(fp8_wmma, False))
+    if fp8_wmma:
+        raise ValueError(f"fp8_wmma={fp8_wmma!r} is not allowed without block_table: it multiplies a paged fp8 "
+                         "cache natively (gfx12); fp8 q, k, v go to flash_attn_func")
+    _refuse(dropout_p=(dropout_p, 0.0), alibi_slopes=(alibi_slopes, None))
     cap = check_softcap(softcap)
     check_tensors(q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k)
     d = _check(q, k, v, 3, "(total, nheads, headdim) packed sequences")

@@ -9,11 +9,13 @@ or all float8_e5m2; the descales FA3's (batch, nheads_k) float32 tensors (None =
 one per kv head is taken too). It runs on the paged kernel's native fp8 path (wmma_gen.
 paged_attention with fp8_wmma, Q's bytes used as given: ops/paged_attention/dense_fp8.py is
 the numpy form) through torch.ops.wmma_gen.paged_attention (kvcache.py): K / V are viewed as
-pages with the identity block table, q's bytes are read in place.
+pages with the identity block table, q's bytes are read in place. Descale values stay on the
+device and are not checked there (positive finite is the caller's part, as FA3's).
 
 Copies (all on the tensors' device, never through the host):
-  * seqlen_k not a multiple of 16, or a batch stride other than seqlen_k rows: K and V are
-    copied once into padded 16-row pages (the kernel reads whole pages; the padding is masked);
+  * seqlen_k not a multiple of 16, a batch stride other than seqlen_k rows, or rows that are
+    not dense (e.g. k sliced out of a packed qkv): K and V are copied once into padded 16-row
+    pages (the kernel reads whole pages; the padding is masked);
   * a descale that differs between sequences (batch stride != 0, batch > 1): the kernel has
     one scale per kv head, so the call runs once per sequence (2 launches each, no data copy);
     vLLM's `scale.expand(batch, nheads_k)` has batch stride 0 and runs as one call;
