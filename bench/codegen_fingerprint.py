@@ -141,8 +141,9 @@ def paged_cases():
                                                            q_dtype="fp8e4m3")}
     for label, kw in fp8_wmma.items():
         d = PagedAttentionDirective(**kw)
-        yield (f"paged gfx1201 {label}",
-               lambda d=d: build_paged_attention(d, default_schedule(d, "gfx1201", 16, 4096), get_target("gfx1201")).mlir)
+        t = get_target("gfx1201")
+        s = default_schedule(d, t.arch, 16, 4096)
+        yield f"paged gfx1201 {label}", lambda d=d, s=s, t=t: build_paged_attention(d, s, t).mlir
 
 
 FAMILIES = {"gemm": gemm_cases, "fwd": fwd_cases, "bwd": bwd_cases, "paged": paged_cases}
