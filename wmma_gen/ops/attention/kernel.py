@@ -314,6 +314,8 @@ def _tile_kv2(c: Ctx, n0, nxt, qf, o, m, l, extra):
     dt, (cur,) = c.d.dtype, extra
     nb = irb.sub(irb.c(1), cur)
     k_regs, v_regs = load_k(c, nxt), load_v(c, nxt)
+    if c.s.fence == "k_load":
+        irb.sched_barrier("none")
     s_acc = operands.scores(c, qf, imul(cur, c.s.block_n))
     staging.store(c.copy_k, c.lds_k, c.tid, operands.lds_half(dt, k_regs), imul(nb, c.s.block_n))
     o, m, l = _softmax_pv(c, n0, s_acc, o, m, l, imul(cur, c.d.head_dim))

@@ -38,10 +38,10 @@ SPACE: tuple[Knob, ...] = (
          "rows (epilogue): computed once before the key loop and kept in VGPRs, or recomputed from\n"
          "the thread id where they are used (~3-6 fewer VGPRs live across the loop, a few VALU per\n"
          "boundary tile)"),
-    Knob("fence", ("none", "k_load", "pv"), "where a scheduling barrier nothing crosses (llvm.amdgcn.sched.barrier\n"
-         "mask 0) splits the key loop body: none; k_load (after the loads of K(n+1) are issued, before\n"
-         "the LDS barrier); pv (after the softmax, before O^T += V^T P^T). LLVM 24 interleaves the\n"
-         "phases otherwise, with more s_waitcnt"),
+    Knob("fence", ("none", "k_load", "pv"), "where a scheduling barrier nothing crosses\n"
+         "(llvm.amdgcn.sched.barrier mask 0) splits the key loop body: none; k_load (after the loads\n"
+         "of K(n+1) are issued: before the LDS barrier, with kv_buffers=2 before S(n)); pv (after the\n"
+         "softmax, before O^T += V^T P^T). LLVM 24 interleaves the phases otherwise, with more s_waitcnt"),
 )
 KNOBS = {k.name: k for k in SPACE}
 
