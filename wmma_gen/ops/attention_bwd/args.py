@@ -88,8 +88,8 @@ KERNEL_TENSORS = {
     "dkdv": ("q", "k", "v", "do", "lse", "delta", "dk", "dv"),
     "dq": ("q", "k", "v", "do", "lse", "delta", "dq"),
 }
-SADDR_TENSORS = ("q", "k", "v", "o", "do", "lse", "delta")   # reached in the saddr form
-#   (kernels/global_tensor.py); the rest stay flat memref views (bare pointers)
+SADDR_TENSORS = ("q", "k", "v", "o", "do", "lse", "delta", "dq", "dk", "dv")   # reached in the saddr
+#   form (kernels/global_tensor.py); cu_seqlens_q/k stay flat memref views (bare pointers)
 SIZE_SCALARS = ("heads", "kv_heads", "seq_q", "seq_k", "window_left", "window_right")
 
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from ...compiler.mlir_api import ir
 from ...compiler.mlir_api import _rocdl_ops_gen as rocdl
-from ...compiler.mlir_api import arith, math, memref, vector
+from ...compiler.mlir_api import arith, math, vector
 
 from ...kernels import irb
 from ...kernels.fragments import acc_coords, load_fragment_lds, wmma
 from ...kernels.softcap import tanh_of_scaled
-from .blocks import LOG2E, Tensor, i32, if_then
+from .blocks import LOG2E, Shifted, Tensor, i32, if_then
 
 
 def f32():
@@ -114,13 +114,17 @@ def store_transposed_acc(family: str, out: Tensor, acc, scale, b, h, seq_row0, r
     vals = acc if scale is None else arith.mulf(acc, splat(scale))
     vals = vals if out.dtype == "f32" else arith.truncf(irb.vec(8, irb.storage_type(out.dtype)), vals)
 
+    # saddr stores (kernels/global_tensor.RowTensor.write): the sequence's (b, first row, h) is the
+    # uniform base; the lane's row, the wave's head-dim part and the column are the lane offset
+    t, extra = (out.t, out.extra) if isinstance(out, Shifted) else (out, irb.c(0))
+    uniform = t.row_base(b, seq_row0, h)
+
     def put():
-        base = out.row_base(b, irb.add(seq_row0, row), h)
+        lane_off = irb.add(irb.mul(row, t.ss), extra)
         if family == "gfx12":  # rows 8*(l//16) + v: 8 consecutive head-dim columns
-            d = irb.add(irb.c(d0), irb.mul(irb.div(lane, 16), 8))
-            vector.store(vals, out.ref, [irb.add(base, d)])
+            t.write(uniform, irb.add(lane_off, irb.mul(irb.div(lane, 16), 8)), vals, d0)
             return
         for v in range(8):
             r, _ = acc_coords(family, lane, v)
-            memref.store(vector.extract(vals, [], [v]), out.ref, [irb.add(base, irb.add(r, d0))])
+            t.write(uniform, irb.add(lane_off, r), vector.extract(vals, [], [v]), d0)
     if_then(irb.lt(row, nvalid), put)
