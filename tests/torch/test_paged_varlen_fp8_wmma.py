@@ -1,5 +1,5 @@
 """flash_attn_varlen_func(..., block_table=..., fp8_wmma=True) on CPU tensors (the gfx1201 emulator
-runs the paged kernel): an fp8 paged cache multiplied natively on fp8 WMMA, through the straight
+runs the paged kernel): an fp8 paged cache with FA3's k/v_descale multiplied natively on fp8 WMMA, through the straight
 call and the torch.ops.wmma_gen.paged_varlen custom op (also under torch.compile fullgraph);
 refused on gfx11 naming the argument. Tolerance as tests/torch/test_kvcache_fp8_wmma.py: against
 the float64 reference of Q as the kernel quantises it, |O - O_ref| <= (2**-4 + n 2**-18 + 3u)
@@ -34,18 +34,20 @@ def _case(dtype):
 def test_fp8_wmma_varlen_direct_and_custom_op(dtype, monkeypatch):
     monkeypatch.setenv("WMMA_GEN_ARCH", "gfx1201")
     q, k8, v8, table, cu_q, cu_k = _case(dtype)
-    kw = dict(causal=True, block_table=table, fp8_wmma=True, return_attn_probs=True)
+    kw = dict(causal=True, block_table=table, fp8_wmma=True, return_attn_probs=True,
+              k_descale=torch.tensor(0.5).expand(3, 1), v_descale=0.25)      # FA3 (batch, nheads_k), vLLM's expand
     out, lse, _ = flash_attn_varlen_func(q, k8, v8, cu_q, cu_k, 5, 40, **kw)
     with _Dispatcher():
         out_op, lse_op, _ = flash_attn_varlen_func(q, k8, v8, cu_q, cu_k, 5, 40, **kw)
     assert torch.equal(out, out_op) and torch.equal(lse, lse_op)
-    widened = flash_attn_varlen_func(q, k8, v8, cu_q, cu_k, 5, 40, causal=True, block_table=table)
+    widened = flash_attn_varlen_func(q, k8, v8, cu_q, cu_k, 5, 40, causal=True, block_table=table,
+                                     k_descale=0.5, v_descale=0.25)
     assert not torch.equal(out, widened), "fp8_wmma=True gave the dequantising path's bits: not passed through"
     f = lambda t: t.to(torch.float64).numpy()
     lens = (cu_k[1:] - cu_k[:-1]).numpy().astype(np.int32)
     ro, _ = paged_attention_reference(quantized_queries(q.numpy()), f(k8), f(v8), table.numpy(), lens, causal=True,
-                                      cu_seqlens_q=cu_q.numpy())
-    vmax = v8.to(torch.float64).abs().max().item()
+                                      cu_seqlens_q=cu_q.numpy(), k_scale=0.5, v_scale=0.25)
+    vmax = 0.25 * v8.to(torch.float64).abs().max().item()
     assert out.shape == q.shape and lse.shape == (2, 8)
     assert np.abs(out.double().numpy() - ro).max() <= (2.0 ** -4 + 40 * 2.0 ** -18 + 3 * U16) * vmax
 
@@ -71,6 +73,10 @@ def test_fp8_wmma_varlen_refusals(monkeypatch):
         flash_attn_varlen_func(q, k8, v8, cu_q, cu_k, 5, 40, block_table=table, fp8_wmma=1)
     with pytest.raises(ValueError, match="fp8_wmma=True is not allowed without block_table"):
         flash_attn_varlen_func(q, q, q, cu_q, cu_q, 5, 5, fp8_wmma=True)
+    with pytest.raises(ValueError, match=r"k_descale with batch stride 1 is not allowed with block_table"):
+        flash_attn_varlen_func(q, k8, v8, cu_q, cu_k, 5, 40, block_table=table, k_descale=torch.rand(3, 1) + 0.5)
+    with pytest.raises(ValueError, match=r"k_descale.shape=\(2,\) is not allowed"):
+        flash_attn_varlen_func(q, k8, v8, cu_q, cu_k, 5, 40, block_table=table, k_descale=torch.ones(2))
     h = k8.half()
     with pytest.raises(ValueError, match="fp8_wmma"):       # 16-bit caches: the directive refuses it
         flash_attn_varlen_func(q, h, h, cu_q, cu_k, 5, 40, block_table=table, fp8_wmma=True)

@@ -134,7 +134,8 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
 
 def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p=0.0,
                            softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
-                           deterministic=False, return_attn_probs=False, block_table=None, fp8_wmma=False):
+                           deterministic=False, return_attn_probs=False, block_table=None, fp8_wmma=False,
+                           k_descale=None, v_descale=None):
     """flash-attn 2's flash_attn_varlen_func: q (total_q, H, D), k/v (total_k, Hkv, D) packed;
     cu_seqlens_q/k int32 (batch + 1,) offsets on the tensors' device (GPU offsets are never
     read on the host: max_seqlen_q/k must be right); an empty sequence is allowed (its rows
@@ -143,15 +144,17 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     paged varlen call) k / v are paged caches (num_blocks, page_block_size, nheads_k, headdim)
     and the call runs on the paged op (paged_varlen.py; softcap allowed there); fp8_wmma=True (a
     wmma_gen extension, gfx12, fp8 caches) multiplies them natively on fp8 WMMA, as
-    flash_attn_with_kvcache's."""
+    flash_attn_with_kvcache's; k_descale / v_descale scale an fp8 cache (FA3's names)."""
     if block_table is not None:
         from .paged_varlen import paged_varlen
         _refuse(dropout_p=(dropout_p, 0.0), alibi_slopes=(alibi_slopes, None))
         scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
         out, lse = paged_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, block_table, causal=bool(causal),
                                 window=_window(window_size), scale=scale, softcap=float(softcap or 0.0),
-                                fp8_wmma=fp8_wmma)
+                                fp8_wmma=fp8_wmma, k_descale=k_descale, v_descale=v_descale)
         return (out, lse, None) if return_attn_probs else out
+    if k_descale is not None or v_descale is not None:
+        raise ValueError("k_descale / v_descale are not allowed without block_table: they scale a paged fp8 cache")
     if fp8_wmma:
         raise ValueError(f"fp8_wmma={fp8_wmma!r} is not allowed without block_table: it multiplies a paged fp8 "
                          "cache natively (gfx12); fp8 q, k, v go to flash_attn_func")

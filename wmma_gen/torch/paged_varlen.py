@@ -10,7 +10,9 @@ lse (nheads, total_q) f32.
 
 Everything stays on the device: the key lengths are differenced there, cu_seqlens_q is never
 read on the host (max_seqlen_q gives the grid, as flash-attn asks of its callers). fp8 caches
-(torch.float8_e4m3fn / float8_e5m2) run unscaled (flash-attn 2 takes no descale); fp8_wmma=True
+(torch.float8_e4m3fn / float8_e5m2) take k_descale / v_descale as FlashAttention-3's varlen call
+((batch, nheads_k), one value per kv head for all sequences, e.g. vLLM's
+scale.expand(batch, nheads_k); a float or (nheads_k,) too; default 1); fp8_wmma=True
 (a wmma_gen extension, gfx12 only, as flash_attn_with_kvcache's) multiplies them natively on fp8
 WMMA, Q and P quantised to E4M3 in the kernel (wmma_gen.paged_attention says how the numerics
 differ). The kernel call is torch.ops.wmma_gen.paged_varlen (a custom op with a fake
@@ -46,6 +48,24 @@ def varlen_call(q: Tensor, k_cache: Tensor, v_cache: Tensor, cu_seqlens_q: Tenso
     return o, lse
 
 
+def _kv_scales(k_cache: Tensor, k_descale, v_descale, batch: int) -> Optional[Tensor]:
+    """(2, nheads_k) float32 on the device for an fp8 cache: FA3's (batch, nheads_k) descales (or a
+    float / one per kv head) that are the same for every sequence -- the kernel has one scale per
+    kv head; vLLM's scale.expand(batch, nheads_k) has batch stride 0. 16-bit caches take none."""
+    if k_cache.dtype not in FP8 or (k_descale is None and v_descale is None):
+        return _scales(k_cache, k_descale, v_descale)
+    from .flash_fp8 import _descale
+    hk = k_cache.shape[2]
+    rows = []
+    for n, x in (("k_descale", k_descale), ("v_descale", v_descale)):
+        t = _descale(n, x, batch, hk, k_cache.device)
+        if batch > 1 and t.stride(0) != 0:
+            raise ValueError(f"{n} with batch stride {t.stride(0)} is not allowed with block_table: one scale per kv "
+                             f"head for all sequences (a float, ({hk},), or ({batch}, {hk}) expanded from one row)")
+        rows.append(t[0])
+    return torch.stack(rows).contiguous()
+
+
 paged_varlen_op = torch.library.custom_op("wmma_gen::paged_varlen", varlen_call, mutates_args=())
 
 
@@ -57,7 +77,7 @@ def _(q, k_cache, v_cache, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, block_table
 
 def paged_varlen(q: Tensor, k_cache: Tensor, v_cache: Tensor, cu_seqlens_q: Tensor, cu_seqlens_k: Tensor,
                  max_seqlen_q: int, block_table: Tensor, *, causal: bool, window: tuple[int, int], scale: float,
-                 softcap: float, fp8_wmma: bool = False) -> tuple[Tensor, Tensor]:
+                 softcap: float, fp8_wmma: bool = False, k_descale=None, v_descale=None) -> tuple[Tensor, Tensor]:
     check_tensors(q=q, k=k_cache, v=v_cache, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
                   block_table=block_table)
     if q.dim() != 3:
@@ -75,7 +95,8 @@ def paged_varlen(q: Tensor, k_cache: Tensor, v_cache: Tensor, cu_seqlens_q: Tens
     if not isinstance(fp8_wmma, bool):
         raise ValueError(f"fp8_wmma={fp8_wmma!r} is not allowed: True or False")
     args = (q, k_cache, v_cache, cu_seqlens_q.contiguous(), cu_seqlens_k.contiguous(), int(max_seqlen_q),
-            block_table.contiguous(), _scales(k_cache, None, None), bool(causal), int(window[0]), int(window[1]),
+            block_table.contiguous(), _kv_scales(k_cache, k_descale, v_descale, block_table.shape[0]), bool(causal),
+            int(window[0]), int(window[1]),
             float(scale), float(softcap or 0.0), fp8_wmma)
     direct_ok = direct(q, k_cache, v_cache, cu_seqlens_q, cu_seqlens_k, block_table)
     return varlen_call(*args) if direct_ok else torch.ops.wmma_gen.paged_varlen(*args)
