@@ -9,8 +9,9 @@ the immediate -- one global_load per run instead of a 64-bit address per lane an
 parts are element offsets < 2**31 inside the buffer (launcher span limit), so the byte offsets of
 16-bit elements fit 32 unsigned bits (saddr module docstring).
 
-The same class also describes tensors kept behind a flat memref view (outputs and f32 row
-vectors of the attention backward): `ref` is then the view, and only `row_base` applies.
+`write` stores in the same form (the attention backward's dQ/dK/dV and the pre-pass's Di). The
+class can also describe a tensor kept behind a flat memref view: `ref` is then the view, and only
+`row_base` applies.
 """
 from __future__ import annotations
 
