@@ -73,10 +73,26 @@ def test_fp8_wmma_varlen_refusals(monkeypatch):
         flash_attn_varlen_func(q, k8, v8, cu_q, cu_k, 5, 40, block_table=table, fp8_wmma=1)
     with pytest.raises(ValueError, match="fp8_wmma=True is not allowed without block_table"):
         flash_attn_varlen_func(q, q, q, cu_q, cu_q, 5, 5, fp8_wmma=True)
-    with pytest.raises(ValueError, match=r"k_descale with batch stride 1 is not allowed with block_table"):
+    with pytest.raises(ValueError, match=r"k_descale with batch stride 1 is not allowed: the paged kernel has one"):
         flash_attn_varlen_func(q, k8, v8, cu_q, cu_k, 5, 40, block_table=table, k_descale=torch.rand(3, 1) + 0.5)
     with pytest.raises(ValueError, match=r"k_descale.shape=\(2,\) is not allowed"):
         flash_attn_varlen_func(q, k8, v8, cu_q, cu_k, 5, 40, block_table=table, k_descale=torch.ones(2))
     h = k8.half()
     with pytest.raises(ValueError, match="fp8_wmma"):       # 16-bit caches: the directive refuses it
         flash_attn_varlen_func(q, h, h, cu_q, cu_k, 5, 40, block_table=table, fp8_wmma=True)
+
+
+def test_kvcache_takes_fa3_descale_shape(monkeypatch):
+    """flash_attn_with_kvcache: FA3's (batch, nheads_k) descales (vLLM's expand of one value) give
+    the same bits as the float; per-sequence values are refused naming the argument."""
+    from wmma_gen.torch import flash_attn_with_kvcache
+    monkeypatch.setenv("WMMA_GEN_ARCH", "gfx1201")
+    _, k8, v8, table, _, cu_k = _case(torch.float8_e4m3fn)
+    q, lens = torch.randn(3, 1, 2, 64).half(), (cu_k[1:] - cu_k[:-1]).to(torch.int32)
+    kw = dict(cache_seqlens=lens, block_table=table, causal=True, fp8_wmma=True)
+    by_float = flash_attn_with_kvcache(q, k8, v8, k_descale=0.5, v_descale=0.25, **kw)
+    by_fa3 = flash_attn_with_kvcache(q, k8, v8, k_descale=torch.tensor(0.5).expand(3, 1),
+                                     v_descale=torch.tensor([[0.25]]).expand(3, 1), **kw)
+    assert torch.equal(by_float, by_fa3)
+    with pytest.raises(ValueError, match="v_descale with batch stride 1 is not allowed"):
+        flash_attn_with_kvcache(q, k8, v8, v_descale=torch.rand(3, 1) + 0.5, **kw)

@@ -16,7 +16,8 @@ bottom-right (query i at position L - seqlen_q + i). Returns out, or (out, softm
 (batch, nheads, seqlen_q) f32) with return_softmax_lse=True.
 
 FP8 caches (torch.float8_e4m3fn / float8_e5m2) are dequantised in registers with k_descale /
-v_descale (flash-attn 3's names: a float or one per kv head; default 1); new k / v must already
+v_descale (flash-attn 3's names: a float, one per kv head, or (batch, nheads_k) with the same
+row for every sequence, e.g. vLLM's scale.expand(batch, nheads_k); default 1); new k / v must already
 be in the cache's dtype. fp8_wmma=True (a wmma_gen extension, gfx12 only) multiplies an fp8 cache
 natively on fp8 WMMA, Q and P quantised to E4M3 in the kernel (wmma_gen.paged_attention).
 rotary_*, cache_batch_idx, cache_leftpad, alibi_slopes and num_splits are flash-attn arguments
@@ -171,7 +172,8 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
         lens = (lens + k.shape[1]).to(torch.int32)
     scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
     left, right = (-1, -1) if window_size is None else (int(window_size[0]), int(window_size[1]))
-    scales = _scales(k_cache, k_descale, v_descale)
+    from .paged_varlen import _kv_scales      # FA3's (batch, nheads_k) descales too (one row for all sequences)
+    scales = _kv_scales(k_cache, k_descale, v_descale, B)
     args = (q, k_pages, v_pages, table.contiguous(), lens.contiguous(), scales, bool(causal), left, right, scale,
             float(softcap or 0.0), bool(fp8_wmma))
     out, lse = paged_call(*args) if direct(q) else torch.ops.wmma_gen.paged_attention(*args)

@@ -60,8 +60,9 @@ def _kv_scales(k_cache: Tensor, k_descale, v_descale, batch: int) -> Optional[Te
     for n, x in (("k_descale", k_descale), ("v_descale", v_descale)):
         t = _descale(n, x, batch, hk, k_cache.device)
         if batch > 1 and t.stride(0) != 0:
-            raise ValueError(f"{n} with batch stride {t.stride(0)} is not allowed with block_table: one scale per kv "
-                             f"head for all sequences (a float, ({hk},), or ({batch}, {hk}) expanded from one row)")
+            raise ValueError(f"{n} with batch stride {t.stride(0)} is not allowed: the paged kernel has one scale "
+                             f"per kv head for all sequences (a float, ({hk},), or ({batch}, {hk}) expanded from one "
+                             "row)")
         rows.append(t[0])
     return torch.stack(rows).contiguous()
 
