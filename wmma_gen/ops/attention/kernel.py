@@ -52,7 +52,9 @@ every query's band are never visited; tiles wholly inside skip the mask.
 
 Sizes, strides, scale, window sizes and cu_seqlens are kernel arguments (signature.py);
 layouts bshd/bhsd are strides. Index math is 32-bit (compiler/pipeline.py). The schedule's
-`sched` knob picks LLVM's machine-scheduler strategy (function attribute).
+`sched` knob picks LLVM's machine-scheduler strategy (function attribute), `fence` where a
+sched barrier splits the loop body, and `lane_values` whether the lane's mask bands and
+epilogue rows are kept across the loop or recomputed where used (Ctx.relaned).
 """
 from __future__ import annotations
 
