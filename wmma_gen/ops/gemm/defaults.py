@@ -85,7 +85,7 @@ ILP_VGPR_LIMIT = 200
 ILP_EXCEPT = {("gfx12", 16, 16, "NN"), ("gfx12", 16, 32, "NN")}
 
 
-def sched_strategy(d: GemmDirective, s: Schedule, t: Target) -> str | None:
+def sched_strategy(d: GemmDirective, s: Schedule, t: Target, key=None) -> str | None:
     """LLVM's machine-scheduler strategy for this kernel: the "amdgpu-sched-strategy" function
     attribute, read by GCNTargetMachine::createMachineScheduler (llvm/lib/Target/AMDGPU/
     AMDGPUTargetMachine.cpp: max-ilp, max-memory-clause, iterative-ilp, ...); None keeps the
@@ -94,7 +94,13 @@ def sched_strategy(d: GemmDirective, s: Schedule, t: Target) -> str | None:
     0.454 -> 0.460, and LLVM 24's lower default-strategy figures (gfx1100 i8 NT 0.435, gfx1201
     fp8 NT 0.520) back above LLVM 23's. The occupancy it gives up is not there to take: these
     kernels run one or two workgroups per WGP, bounded by LDS. A schedule knob would let the
-    tuner choose it; the schedule table does not have one yet."""
+    tuner choose it; the schedule table does not have one yet. `key` (signature.GemmKey, the
+    specialization the kernel is built for): with row, column or depth guards (a size not a
+    multiple of the tile) the default strategy -- iterative-ilp spilled 8-12 VGPRs there
+    (gfx1201 16-bit f32-acc NT/TN/TT at 1000^3, both LLVMs, compiler output). Split-K too: its
+    epilogue spilled 53 VGPRs under iterative-ilp (gfx1201 bf16 NT 256x256x4096, split_k 4)."""
+    if s.split_k > 1 or (key is not None and not (key.m_full and key.n_full and key.k_full)):
+        return None
     key = (t.family, BITS[d.dtype], BITS[d.acc])
     large = s.frags_m == s.frags_n == 4 and s.waves_m * s.waves_n == 8 and s.lds == "ab" and s.buffers == 2
     if (large and vgpr_estimate(s, d, t) <= ILP_VGPR_LIMIT
