@@ -126,18 +126,10 @@ class Tuning:
     schedule_text: Callable        # (schedule dict) -> str
     documents: Callable            # (ladder frame, arch) -> {file name: schedule document}
     validate_document: Callable    # (document, path) -> None or ScheduleFileError
-    cli_fields: None               # retired: sweep flags and SweepConfig.axes come from the op's
-                                   # sweep_axes.py; must be None (the slot stays until every op's
-                                   # tuning.py stops passing it positionally)
     objective: Callable            # (d, p, arch, device, *, domains, seed, gate_cache, **test hooks) -> objective(trial)
     extra_columns: Mapping[str, Any] = field(default_factory=dict)
     study_attrs: Optional[Callable] = None   # (cfg, d, p) -> study attrs beyond the shared ones
     module: str = ""                         # what the sweep's compile workers preload
-
-    def __post_init__(self):
-        if self.cli_fields is not None:
-            raise ValueError(f"Tuning cli_fields={self.cli_fields!r} is not allowed: None (an op declares its "
-                             f"sweep flags as SWEEP_AXES in its sweep_axes.py)")
 
 
 _TUNINGS: dict = {}   # op name -> Tuning loaded from its module

@@ -58,5 +58,5 @@ def tuning() -> Tuning:
                   baselines=lambda d, p, arch: [], items=items, study_name=study_name, row=row,
                   label=lambda ua: f"n{ua['problem']['n']}", series=lambda r: str(r["dtype"]),
                   size=lambda r: float(r["n"]), schedule_text=lambda b: f"block {b['block']}",
-                  documents=documents, validate_document=validate_document, cli_fields=None,
+                  documents=documents, validate_document=validate_document,
                   objective=spec_objective("dummy"), study_attrs=study_attrs, module=__name__)

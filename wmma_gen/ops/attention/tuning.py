@@ -35,9 +35,6 @@ SIZE_LABEL = "sequence length (Sq = Sk)"
 DTYPES = ("f16", "bf16")
 
 
-cli_fields = None   # the sweep derives its flags and SweepConfig.axes from sweep_axes.py SWEEP_AXES
-
-
 def label(ua: dict) -> str:
     d, p = ua["directive"], ua["problem"]
     mask = " causal" if d["causal"] else ""
@@ -281,5 +278,5 @@ def _plain(v):
 
 def tuning() -> Tuning:
     return Tuning(tuple(PROBLEM_COLUMNS), DTYPES, QUICK, DEFAULTS, SIZE_LABEL, baselines, items, study_name, row,
-                  label, series, size, schedule_text, documents, validate_document, cli_fields, objective,
+                  label, series, size, schedule_text, documents, validate_document, objective,
                   extra_columns=EXTRA_COLUMNS, study_attrs=study_attrs, module=__name__)

@@ -18,8 +18,8 @@ from ..contract import Tuning
 from wmma_gen.targets import get_target
 
 from ..attention import tuning as fwd
-from ..attention.tuning import (BATCH, DTYPES, EXTRA_COLUMNS, HEADS, PROBLEM_COLUMNS, SIZE_LABEL, cli_fields,  # noqa: F401
-                        label, row, series, size)  # cli_fields: None (sweep_axes.py)
+from ..attention.tuning import (BATCH, DTYPES, EXTRA_COLUMNS, HEADS, PROBLEM_COLUMNS, SIZE_LABEL,  # noqa: F401
+                                label, row, series, size)
 
 OP = "attention_bwd"
 SCHEDULE = AttentionBwdSchedule
@@ -94,5 +94,5 @@ def validate_document(doc: dict, path) -> None:
 
 def tuning() -> Tuning:
     return Tuning(tuple(PROBLEM_COLUMNS), DTYPES, QUICK, DEFAULTS, SIZE_LABEL, baselines, items, study_name, row,
-                  label, series, size, schedule_text, documents, validate_document, cli_fields, objective,
+                  label, series, size, schedule_text, documents, validate_document, objective,
                   extra_columns=EXTRA_COLUMNS, study_attrs=study_attrs, module=__name__)

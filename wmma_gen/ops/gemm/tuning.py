@@ -47,9 +47,6 @@ DEFAULTS = {"dtypes": ("f16", "bf16", "i8", "i4"),
             "shapes": ((1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096)), "trials": 40}
 
 
-cli_fields = None   # the sweep derives its flags and SweepConfig.axes from sweep_axes.py SWEEP_AXES
-
-
 def label(ua: dict) -> str:
     d = GemmDirective.from_dict(ua["directive"])      # fills what older studies did not store (layout NN)
     tags = _tags(d).replace("-biasn", " +bias").replace("-biasm", " +row_bias")
@@ -361,5 +358,5 @@ def validate_document(doc: dict, path) -> None:
 
 def tuning() -> Tuning:
     return Tuning(tuple(PROBLEM_COLUMNS), DTYPES, QUICK, DEFAULTS, SIZE_LABEL, baselines, items, study_name, row,
-                  label, series, size, schedule_text, documents, validate_document, cli_fields, objective,
+                  label, series, size, schedule_text, documents, validate_document, objective,
                   extra_columns=EXTRA_COLUMNS, study_attrs=study_attrs, module=__name__)

@@ -47,9 +47,6 @@ SIZE_LABEL = "context length (keys of the longest sequence)"
 FLOPS_CONVENTION = "4*D per visible (query, key) pair and query head"
 
 
-cli_fields = None   # the sweep derives its flags and SweepConfig.axes from sweep_axes.py SWEEP_AXES
-
-
 def items(cfg) -> list[tuple]:
     """(directive, problem) per study (module doc), or the rows of a problems file (autotune/problems.py)."""
     if cfg.problems:
@@ -171,5 +168,5 @@ def _plain(v):
 
 def tuning() -> Tuning:
     return Tuning(COLUMNS, DTYPES, QUICK, DEFAULTS, SIZE_LABEL, baselines, items, study_name, row, label, series,
-                  size, schedule_text, documents, validate_document, cli_fields, objective, study_attrs=study_attrs,
+                  size, schedule_text, documents, validate_document, objective, study_attrs=study_attrs,
                   module=__name__)
