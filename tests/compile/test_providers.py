@@ -57,7 +57,8 @@ def _sources(op: str, dtype: str, arch: str) -> dict[str, str]:
         from wmma_gen.ops.attention.directive import AttentionDirective
         from wmma_gen.ops.attention.kernel import build_attention
         d = AttentionDirective(dtype, 128, causal=True, return_lse=True)
-        return {"forward": build_attention(d, default_schedule(t, d), t).mlir}
+        s = default_schedule(t, d, llvm=0)    # one schedule for both: _LLVM_DEFAULTS differ by design
+        return {"forward": build_attention(d, s, t).mlir}
     from wmma_gen.ops.attention_bwd import build_backward, default_schedule, make_spec
     ks = build_backward(make_spec(arch, dtype, 128, causal=True), default_schedule(arch, 128))
     return {name: src.mlir for name, src in ks.items()}

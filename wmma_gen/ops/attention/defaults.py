@@ -123,9 +123,11 @@ def _llvm_major() -> int:
     return llvm_major()
 
 
-def default_schedule(t: Target, d, split_kv: int = 1) -> AttentionSchedule:
-    """The default schedule of directive d on target t (split_kv > 1: the decode tiles)."""
-    llvm = _llvm_major()
+def default_schedule(t: Target, d, split_kv: int = 1, llvm: int | None = None) -> AttentionSchedule:
+    """The default schedule of directive d on target t (split_kv > 1: the decode tiles) under
+    LLVM major version `llvm` (None: the loaded provider's; 0: none of _LLVM_DEFAULTS, the
+    provider-independent table, e.g. to compare the providers' builds of one schedule)."""
+    llvm = _llvm_major() if llvm is None else llvm
     knobs = (_LLVM_DEFAULTS.get((llvm, t.arch, d.head_dim)) or _LLVM_DEFAULTS.get((llvm, t.family, d.head_dim))
              or _DEFAULTS.get((t.family, d.head_dim)))
     if knobs is None:
