@@ -14,8 +14,8 @@ offset in the buffer is < 2**32: the launcher limits spans to < 2**31 elements
 checks wider ones). The immediate is 13-bit signed on gfx11 and 24-bit signed on gfx12; callers
 keep it below 4096.
 
-Used by kernels/globalmem.py (GEMM's guarded strided matrices), kernels/global_tensor.py (the
-attention backward's row reads) and the attention forward's and paged decode's tile copies and Q
+Used by kernels/globalmem.py (GEMM's guarded strided matrices), kernels/global_tensor.py (every
+attention backward tensor but cu_seqlens: reads, LSE/Di staging, the dQ/dK/dV/Di stores) and the attention forward's and paged decode's tile copies and Q
 fragments (kernels/staging/kv_tiles.py; ops/attention/operands.py via attention_blocks.global_load).
 """
 from __future__ import annotations
