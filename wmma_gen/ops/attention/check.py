@@ -67,7 +67,7 @@ def check_attention(problem: dict, *, dtype="f16", layout="bshd", causal=False, 
     dt = None if dtype == "f16" else dtype
     if kernels is not None and not backward:
         from .run_set import forward
-        o, lse = forward(kernels, q, k, v, dtype=dt, device=device, **kw)
+        o, lse = forward(kernels, problem, q, k, v, dtype=dt, device=device, **kw)
     else:
         o, lse = attention(q, k, v, return_lse=True, dtype=dt, arch=arch, device=device,
                            schedule=None if backward else schedule, **kw)
@@ -87,7 +87,7 @@ def check_attention(problem: dict, *, dtype="f16", layout="bshd", causal=False, 
             do = hostdata.rounded(do, "bf16").astype(np.float32)
         if kernels is not None:
             from .run_set import backward as run_backward
-            grads = run_backward(kernels, q, k, v, o, do, lse, dtype=dt, device=device, **kw)
+            grads = run_backward(kernels, problem, q, k, v, o, do, lse, dtype=dt, device=device, **kw)
         else:
             grads = bwd(q, k, v, o, do, lse, dtype=dt, arch=arch, device=device, schedule=schedule, **kw)
         refs = attention_backward(*f64, np.asarray(o, np.float64), np.asarray(do, np.float64), rl, **kw)

@@ -4,7 +4,10 @@
                    softcap)
     backward_inputs(q, k, v, o, do, lse, *, causal, window, scale, cu_seqlens_q, cu_seqlens_k, layout, dtype,
                     softcap)
-        -> AttentionInputs(problem: AttentionProblem, directive: AttentionDirective, arrays)
+        -> AttentionInputs(problem: AttentionCall, directive: AttentionDirective, arrays)
+    forward_inputs_for(problem, head_dim, q, k, v, ...) / backward_inputs_for(problem, head_dim, ...)
+        the same for arrays built from a Problem (the correctness check, run_set.py): the sizes
+        come from the Problem and the arrays are only checked against it.
 
 Pure functions: nothing is compiled or launched. Every mistake raises ScheduleError (a
 ValueError) naming the argument, the value given and what is allowed.
@@ -25,7 +28,7 @@ from __future__ import annotations
 import numbers
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Mapping
 
@@ -34,32 +37,37 @@ import numpy as np
 from ... import hostdata
 from ...errors import ScheduleError
 from .directive import DTYPES, HEAD_DIMS, LAYOUTS, AttentionDirective
+from .spec import AttentionProblem
 
 DENSE_DIMS = {"bshd": ("batch", "seq", "heads", "head_dim"), "bhsd": ("batch", "heads", "seq", "head_dim")}
 INT32_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True, eq=False)
-class AttentionProblem:
-    """The runtime sizes and values of one attention call (the directive holds the rest).
+class AttentionCall:
+    """One attention call: its sizes as the op's one Problem (spec.AttentionProblem: batch,
+    heads, kv_heads, seq_q, seq_k, window sides) plus what else the kernels take at run time.
     seq_q / seq_k are the longest sequence for varlen; window sides are -1 when unbounded."""
-    batch: int
-    heads: int
-    kv_heads: int
-    seq_q: int
-    seq_k: int
+    problem: AttentionProblem
     head_dim: int
     dtype: str
     layout: str
     causal: bool
-    window_left: int
-    window_right: int
     scale: float
     total_q: int                           # rows of packed q (B * Sq when dense)
     total_k: int
     cu_seqlens_q: np.ndarray | None = None   # int32, read-only; None when dense
     cu_seqlens_k: np.ndarray | None = None
     softcap: float = 0.0                     # logit cap; 0 = off
+
+    # the Problem's sizes, read through (every size lives on self.problem only)
+    batch = property(lambda self: self.problem.batch)
+    heads = property(lambda self: self.problem.heads)
+    kv_heads = property(lambda self: self.problem.kv_heads)
+    seq_q = property(lambda self: self.problem.seq_q)
+    seq_k = property(lambda self: self.problem.seq_k)
+    window_left = property(lambda self: self.problem.window_left)
+    window_right = property(lambda self: self.problem.window_right)
 
     @property
     def varlen(self) -> bool:
@@ -95,7 +103,7 @@ class AttentionProblem:
 class AttentionInputs:
     """A checked call: the problem, the directive to compile, and the arrays as the kernel
     stores them (f16: float16, bf16: uint16 bits, lse: float32, cu_seqlens: int32)."""
-    problem: AttentionProblem
+    problem: AttentionCall
     directive: AttentionDirective
     arrays: Mapping[str, np.ndarray]
 
@@ -259,7 +267,8 @@ def _varlen_shapes(q, k, layout, cu_q, cu_k):
 
 
 def _problem(q, k, v, *, causal, window, scale, cu_seqlens_q, cu_seqlens_k, layout, dtype,
-             softcap=None) -> AttentionProblem:
+             softcap=None) -> AttentionCall:
+    """The user's arrays -> the call: the one place sizes are read from arrays (the API boundary)."""
     if v.shape != k.shape:
         raise ScheduleError("v.shape", v.shape, f"{k.shape}, the shape of k")
     left, right = _window(window)
@@ -272,25 +281,28 @@ def _problem(q, k, v, *, causal, window, scale, cu_seqlens_q, cu_seqlens_k, layo
         B, H, Hkv, D = len(cq) - 1, q.shape[1], k.shape[1], q.shape[2]
         S_q, S_k = int(np.diff(cq).max()), int(np.diff(ck).max())
         total_q, total_k = q.shape[0], k.shape[0]
+    _check_head_dim_and_groups(D, H, Hkv, 1 if cq is not None or layout == "bhsd" else 2, layout)
+    p = AttentionProblem(batch=B, heads=H, kv_heads=Hkv, seq_q=S_q, seq_k=S_k, window_left=left, window_right=right)
+    return AttentionCall(p, head_dim=D, dtype=dtype, layout=layout, causal=bool(causal), scale=_scale(scale, D),
+                         total_q=total_q, total_k=total_k, cu_seqlens_q=cq, cu_seqlens_k=ck,
+                         softcap=check_softcap(softcap))
+
+
+def _check_head_dim_and_groups(D: int, H: int, Hkv: int, ax: int, layout: str) -> None:
     if D not in HEAD_DIMS:
         raise ScheduleError("head_dim", D, f"one of {', '.join(map(str, HEAD_DIMS))} (the last axis of q, k, v)")
     if H % Hkv:
-        ax = 1 if cq is not None or layout == "bhsd" else 2
         raise ScheduleError("num_kv_heads", Hkv, f"a divisor of num_heads={H} (k.shape[{ax}] and q.shape[{ax}] "
                             f"for layout={layout!r}; query head h reads kv head h // (num_heads // num_kv_heads))")
-    return AttentionProblem(batch=B, heads=H, kv_heads=Hkv, seq_q=S_q, seq_k=S_k, head_dim=D, dtype=dtype,
-                            layout=layout, causal=bool(causal), window_left=left, window_right=right,
-                            scale=_scale(scale, D), total_q=total_q, total_k=total_k,
-                            cu_seqlens_q=cq, cu_seqlens_k=ck, softcap=check_softcap(softcap))
 
 
-def _directive(p: AttentionProblem, return_lse: bool, op: str) -> AttentionDirective:
+def _directive(p: AttentionCall, return_lse: bool, op: str) -> AttentionDirective:
     return AttentionDirective(dtype=p.dtype, head_dim=p.head_dim, causal=p.causal, window=p.window is not None,
                               varlen=p.varlen, return_lse=bool(return_lse), layout=p.layout, op=op,
                               softcap=p.softcap > 0)
 
 
-def _arrays(p: AttentionProblem, named: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def _arrays(p: AttentionCall, named: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     out = {name: _store(a, p.dtype, name) for name, a in named.items()}
     if p.varlen:
         out.update(cu_seqlens_q=p.cu_seqlens_q, cu_seqlens_k=p.cu_seqlens_k)
@@ -328,6 +340,56 @@ def backward_inputs(q, k, v, o, do, lse, *, causal=False, window=None, scale=Non
     if lse.shape != p.lse_shape:
         where = "(heads, total_q) with cu_seqlens" if p.varlen else "(batch, heads, seq_q)"
         raise ScheduleError("lse.shape", lse.shape, f"{p.lse_shape} = {where}, as the forward returns it")
+    arrays = _arrays(p, named)
+    arrays["lse"] = _kernel_view(lse)
+    return AttentionInputs(p, _directive(p, False, "attention_bwd"), MappingProxyType(arrays))
+
+
+# --- arrays built from a Problem (the correctness check): sizes from the Problem, never the arrays ---
+def dense_shapes_of(p: AttentionProblem, head_dim: int, layout: str) -> tuple[tuple, tuple]:
+    """(q shape, k/v shape) of a dense call of Problem p in `layout` (the module docstring's table)."""
+    q = {"batch": p.batch, "seq": p.seq_q, "heads": p.heads, "head_dim": head_dim}
+    kv = {"batch": p.batch, "seq": p.seq_k, "heads": p.kv_heads, "head_dim": head_dim}
+    return tuple(q[n] for n in DENSE_DIMS[layout]), tuple(kv[n] for n in DENSE_DIMS[layout])
+
+
+def _call_of(p, head_dim, named, *, causal, window, scale, layout, dtype, softcap) -> AttentionCall:
+    """The call for Problem p: every array is checked against the shape p gives, none is measured."""
+    if not isinstance(p, AttentionProblem):
+        raise ScheduleError("problem", p, "an AttentionProblem (ops/attention/spec.py)")
+    q_shape, kv_shape = dense_shapes_of(p, head_dim, layout)
+    for name, a in named.items():
+        want = kv_shape if name in ("k", "v") else q_shape
+        if a.shape != want:
+            raise ScheduleError(f"{name}.shape", a.shape, f"{want}: the {layout} shape of {p} with head_dim={head_dim}")
+    _check_head_dim_and_groups(head_dim, p.heads, p.kv_heads, 1 if layout == "bhsd" else 2, layout)
+    left, right = _window(window)     # the window the kernel applies: the Problem's under a windowed directive
+    p = replace(p, window_left=left, window_right=right)
+    return AttentionCall(p, head_dim=head_dim, dtype=dtype, layout=layout, causal=bool(causal),
+                         scale=_scale(scale, head_dim), total_q=p.batch * p.seq_q, total_k=p.batch * p.seq_k,
+                         softcap=check_softcap(softcap))
+
+
+def forward_inputs_for(problem: AttentionProblem, head_dim: int, q, k, v, *, causal=False, window=None, scale=None,
+                       return_lse=False, layout="bshd", dtype=None, softcap=None) -> AttentionInputs:
+    """forward_inputs for dense arrays built from `problem` (run_set.forward)."""
+    _check_options(layout, dtype, causal, return_lse)
+    named = {"q": np.asarray(q), "k": np.asarray(k), "v": np.asarray(v)}
+    p = _call_of(problem, head_dim, named, causal=causal, window=window, scale=scale, layout=layout,
+                 dtype=_check_dtypes(named, dtype), softcap=softcap)
+    return AttentionInputs(p, _directive(p, return_lse, "attention"), MappingProxyType(_arrays(p, named)))
+
+
+def backward_inputs_for(problem: AttentionProblem, head_dim: int, q, k, v, o, do, lse, *, causal=False, window=None,
+                        scale=None, layout="bshd", dtype=None, softcap=None) -> AttentionInputs:
+    """backward_inputs for dense arrays built from `problem` (run_set.backward)."""
+    _check_options(layout, dtype, causal, False)
+    named = {"q": np.asarray(q), "k": np.asarray(k), "v": np.asarray(v), "o": np.asarray(o), "do": np.asarray(do)}
+    p = _call_of(problem, head_dim, named, causal=causal, window=window, scale=scale, layout=layout,
+                 dtype=_check_dtypes(named, dtype), softcap=softcap)
+    lse = np.asarray(lse)
+    if lse.dtype != np.float32 or lse.shape != p.lse_shape:
+        raise ScheduleError("lse", f"{lse.dtype} {lse.shape}", f"float32 {p.lse_shape} = (batch, heads, seq_q)")
     arrays = _arrays(p, named)
     arrays["lse"] = _kernel_view(lse)
     return AttentionInputs(p, _directive(p, False, "attention_bwd"), MappingProxyType(arrays))

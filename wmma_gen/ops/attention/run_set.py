@@ -2,13 +2,16 @@
 correctness gate uses so it certifies the very code objects it was handed (no recompile).
 
 The steps are the user API's (api.run_attention, attention_bwd/run.run_backward) minus the
-schedule choice and the compile: validated inputs -> one launch per kernel, in set order."""
+schedule choice and the compile: validated inputs -> one launch per kernel, in set order.
+The sizes come from the Problem the arrays were built from (issue 26): the arrays are only
+checked against it (inputs.forward_inputs_for), never measured."""
 from __future__ import annotations
 
 from ...device.launcher import launch
 from ...device.select import get_device
 from .api import _user_array
-from .inputs import backward_inputs, forward_inputs, public_scale
+from .inputs import backward_inputs_for, forward_inputs_for, public_scale
+from .spec import as_problem
 
 _FORWARD_ARG = {"Q": "q", "K": "k", "V": "v"}       # kernel argument -> inputs.py array name
 
@@ -19,12 +22,13 @@ def _kernel_values(problem) -> dict:
     return values() if values is not None else {"scale": problem.scale}
 
 
-def forward(cs, q, k, v, *, causal=False, window=None, scale=None, layout="bshd", dtype=None, device=None,
+def forward(cs, problem, q, k, v, *, causal=False, window=None, scale=None, layout="bshd", dtype=None, device=None,
             softcap=None):
-    """(o, lse) of the forward set {"attention"[, "combine"]} (the combine when split_kv > 1);
-    lse is None when the set's directive does not return it."""
+    """(o, lse) of the forward set {"attention"[, "combine"]} (the combine when split_kv > 1) on
+    arrays shaped by `problem` (an AttentionProblem or its sizes mapping); lse is None when the
+    set's directive does not return it."""
     q, scale, _ = public_scale(q, scale)
-    inp = forward_inputs(q, k, v, causal=causal, window=window, scale=scale, return_lse=cs.directive.return_lse,
+    inp = forward_inputs_for(as_problem(problem), cs.directive.head_dim, q, k, v, causal=causal, window=window, scale=scale, return_lse=cs.directive.return_lse,
                          layout=layout, dtype=dtype, softcap=softcap)
     dev, pairs = get_device(device), cs.pairs()
     problem = {**inp.problem.sizes(), **_kernel_values(inp.problem)}
@@ -37,11 +41,11 @@ def forward(cs, q, k, v, *, causal=False, window=None, scale=None, layout="bshd"
     return _user_array(outs["O"], inp.problem.dtype), outs.get("LSE")
 
 
-def backward(cs, q, k, v, o, do, lse, *, causal=False, window=None, scale=None, layout="bshd", dtype=None,
+def backward(cs, problem, q, k, v, o, do, lse, *, causal=False, window=None, scale=None, layout="bshd", dtype=None,
              device=None, softcap=None):
-    """(dq, dk, dv) of the backward set (prepass, dkdv, dq), stored like the inputs."""
+    """(dq, dk, dv) of the backward set (prepass, dkdv, dq) on arrays shaped by `problem`, stored like the inputs."""
     q, scale, flipped = public_scale(q, scale)
-    inp = backward_inputs(q, k, v, o, do, lse, causal=causal, window=window, scale=scale, layout=layout,
+    inp = backward_inputs_for(as_problem(problem), cs.directive.head_dim, q, k, v, o, do, lse, causal=causal, window=window, scale=scale, layout=layout,
                           dtype=dtype, softcap=softcap)
     dev, arrays = get_device(device), dict(inp.arrays)
     problem = {**inp.problem.sizes(), **_kernel_values(inp.problem)}
