@@ -3,7 +3,8 @@ under the model (issue 25 item 3): the shipped files never make a call slower th
 
 Both figures are the registry's model estimate (source=model) of the compiled kernels on the
 bucket's problem -- the same problem a sweep study of that bucket ranks (ops/<op>/tuning.py: GEMM
-M x N x K batch 1; attention batch 1, 16 heads, Sq = Sk = the bucket's seq). The default is the
+M x N x K batch 1; attention batch 1, 16 heads, Sq = Sk = the bucket's seq; paged decode the
+bucket's batch, Sq and context length, 8 kv heads x the entry's group). The default is the
 one the op uses when no file has an entry (autotune.ladder.builtin_default). A model-ranked
 entry's win must also survive every one-at-a-time variation (x0.5, x2) of the model's guessed
 parameters (model/robustness.py), as export requires.
@@ -14,6 +15,7 @@ import pytest
 
 from autotune.ladder import builtin_default
 from wmma_gen.ops.attention.tuning import BATCH, HEADS
+from wmma_gen.ops.paged_attention.tuning import AXIS as PAGED_AXIS
 from wmma_gen import schedule_files as sf
 from wmma_gen.model import robustness
 from wmma_gen.ops import registry
@@ -22,6 +24,10 @@ from wmma_gen.ops import registry
 def problem(op: str, e: dict) -> dict:
     if op == "gemm":
         return {**e["bucket"], "batch": 1}
+    if op == "paged_attention":     # the study's problem (ops/paged_attention/tuning.items): L = the bucket's seq
+        b, kv_heads = e["bucket"], PAGED_AXIS["kv_heads"].sweep[0]
+        return dict(batch=b["batch"], heads=e["group"] * kv_heads, kv_heads=kv_heads, seq_q=b["seq_q"],
+                    seq_len=b["seq"], window_left=-1, window_right=-1)
     seq = e["bucket"]["seq"]
     return dict(batch=BATCH, heads=HEADS, kv_heads=HEADS, seq_q=seq, seq_k=seq)
 
@@ -30,6 +36,8 @@ def directive(op: str, dtype: str, e: dict) -> dict:
     spec = registry.get(op)
     if op == "gemm":
         d = spec.directive(dtype, **e["bucket"], acc=e.get("acc", ""), layout=e.get("layout", "NN"))
+    elif op == "paged_attention":
+        d = spec.directive(dtype, e["head_dim"], e["block_size"], e["kv_dtype"], e["causal"], softcap=e["softcap"])
     else:
         d = spec.directive(dtype, e["head_dim"], causal=e["causal"], **({"op": op} if op != "attention" else {}))
     return d.to_dict()

@@ -15,8 +15,11 @@ and no epilogue when absent: what files written before they existed were tuned o
 Schedule.from_dict for the schedule and Schedule.problems for legality.
 
 `lookup(arch, directive)` picks the entry of the nearest bucket whose schedule is legal for the
-directive and whose macro tile fits the problem (`fits`), and returns its Schedule. Nearest:
-the same accumulator, then the same layout, then the smallest
+directive and whose macro tile fits the problem (`fits`), and returns its Schedule. Only
+entries of the call's layout count: a transposed operand is staged by other code (in-register
+transposes, byte packing), so a tile tuned on NN says nothing about TT (issue 28: the NN 4096
+entry, applied to TN/TT, had 0.68x the main-loop density of Triton's best tile where the default
+has 1.24x; results/gemm_vs_triton.md). Nearest: the same accumulator, then the smallest
 |log2 M/Mb| + |log2 N/Nb| + |log2 K/Kb| + |log2 batch/batch_b|, then the same epilogue (bias,
 activation). A batch-1, no-epilogue call ranks the entries of an older file as before.
 Fallback, documented: no file, no legal entry, or a file that fails validation (a ScheduleFileWarning naming the file and field) -> the next file in the search
@@ -112,9 +115,9 @@ def lookup_entry(arch: str, directive: GemmDirective, directory: str | Path | No
     t = get_target(arch)
 
     def pick(entries: list[Entry]) -> Optional[Entry]:
-        ranked = sorted(entries, key=lambda e: (e.directive.acc != directive.acc,
-                                                e.directive.layout != directive.layout, e.distance(directive),
-                                                e.epilogue_mismatch(directive)))
+        ranked = sorted((e for e in entries if e.directive.layout == directive.layout),
+                        key=lambda e: (e.directive.acc != directive.acc, e.distance(directive),
+                                       e.epilogue_mismatch(directive)))
         for e in ranked:
             if (fits(e.schedule, directive) and not e.schedule.problems(directive, t)
                     and (accept is None or accept(e.schedule))):
