@@ -47,9 +47,10 @@ class ProblemFileError(ScheduleError):
         return self.args[0]
 
 
-# the two ops' problems, re-exported where wmma_gen.torch.record_problems() imports them from
-from wmma_gen.ops.attention.problem_file import AttentionProblem  # noqa: E402,F401
-from wmma_gen.ops.gemm.problem_file import GemmProblem  # noqa: E402,F401
+# the two ops' rows, re-exported where wmma_gen.torch.record_problems() imports them from; a row
+# is the directive's fields plus the sizes of the op's one Problem (row.problem: ops/<op>/spec.py)
+from wmma_gen.ops.attention.problem_file import AttentionRow  # noqa: E402,F401
+from wmma_gen.ops.gemm.problem_file import GemmRow  # noqa: E402,F401
 
 Problem = object          # any op's problem: frozen, with op, dtype, directive(), sizes(), to_dict()
 

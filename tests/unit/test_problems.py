@@ -5,7 +5,7 @@ import json
 import pytest
 import yaml
 
-from autotune.problems import AttentionProblem, GemmProblem, ProblemFileError, dumps, load, parse
+from autotune.problems import AttentionRow, GemmRow, ProblemFileError, dumps, load, parse
 from wmma_gen.cli.main import main
 
 GEMM = {"op": "gemm", "dtype": "f16", "layout": "NT", "batch": 4, "m": 64, "n": 96, "k": 128,
@@ -25,11 +25,11 @@ def test_a_file_gives_its_problems_with_defaults_and_no_duplicates(tmp_path, nam
     bwd = {"op": "attention_bwd", "dtype": "bf16", "head_dim": 128, "heads": 4, "seq_q": 256, "seq_k": 256}
     got = load(write(tmp_path, [GEMM, ATTN, GEMM, bwd, {"op": "gemm", "dtype": "i8", "m": 32, "n": 32, "k": 64}],
                      name), "gfx1100")
-    assert got == (GemmProblem("f16", 64, 96, 128, layout="NT", batch=4, bias=True, activation="gelu"),
-                   AttentionProblem("attention", "f16", 64, 8, 128, 512, batch=2, kv_heads=2, causal=True,
-                                    window=(64, 0)),
-                   AttentionProblem("attention_bwd", "bf16", 128, 4, 256, 256),
-                   GemmProblem("i8", 32, 32, 64))
+    assert got == (GemmRow("f16", 64, 96, 128, layout="NT", batch=4, bias=True, activation="gelu"),
+                   AttentionRow("attention", "f16", 64, 8, 128, 512, batch=2, kv_heads=2, causal=True,
+                                window=(64, 0)),
+                   AttentionRow("attention_bwd", "bf16", 128, 4, 256, 256),
+                   GemmRow("i8", 32, 32, 64))
     assert got[2].kv_heads == 4 and got[2].window is None and got[2].layout == "bshd"
     d = got[0].directive()
     assert (d.layout, d.batch, d.bias, d.activation, d.out_dtype) == ("NT", 4, "n", "gelu", "f32")
@@ -37,6 +37,18 @@ def test_a_file_gives_its_problems_with_defaults_and_no_duplicates(tmp_path, nam
     assert a.window and a.causal and a.return_lse and not got[2].directive().return_lse
     assert got[1].sizes() == {"batch": 2, "heads": 8, "kv_heads": 2, "seq_q": 128, "seq_k": 512,
                               "window_left": 64, "window_right": 0}
+
+
+def test_a_row_carries_the_ops_one_problem():
+    """Issue 26 item 1: a row's sizes are the op's own Problem class (ops/<op>/spec.py), the one the
+    check and the kernels read -- no second Problem type in the problem-file readers."""
+    from wmma_gen.ops.attention.spec import AttentionProblem
+    from wmma_gen.ops.gemm.spec import GemmProblem
+    gemm, attn = parse([GEMM, ATTN])
+    assert gemm.problem == GemmProblem(64, 96, 128, 4) and type(gemm.problem) is GemmProblem
+    assert attn.problem == AttentionProblem(batch=2, heads=8, kv_heads=2, seq_q=128, seq_k=512, window_left=64,
+                                            window_right=0)
+    assert type(attn.problem) is AttentionProblem
 
 
 @pytest.mark.parametrize("name", ["p.yaml", "p.json"])

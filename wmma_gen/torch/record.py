@@ -32,20 +32,20 @@ ACC = {"f16": "f32", "bf16": "f32", "fp8": "f32", "bf8": "f32", "i8": "i32", "i4
 
 
 def _gemm(call: dict, p: dict):
-    from autotune.problems import GemmProblem
+    from autotune.problems import GemmRow
     dtype = call["dtype"]
     out = call["out"] if call["out"] != ACC.get(dtype) else ""
-    return GemmProblem(dtype, p["m"], p["n"], p["k"], layout=call["layout"], batch=p["batch"],
+    return GemmRow(dtype, p["m"], p["n"], p["k"], layout=call["layout"], batch=p["batch"],
                        bias=call["bias"] is not None, activation=call["activation"] or "", out_dtype=out)
 
 
 def _attention(op: str, call: dict, p: dict):
-    from autotune.problems import AttentionProblem
+    from autotune.problems import AttentionRow
     window = (p["window_left"], p["window_right"])
-    return AttentionProblem(op, call["dtype"], p["head_dim"], p["heads"], p["seq_q"], p["seq_k"], batch=p["batch"],
-                            kv_heads=p["kv_heads"], causal=call["causal"],
-                            window=None if window == (-1, -1) else window, varlen=call["seqlens"] is not None,
-                            layout=call["layout"], softcap="softcap" in p)
+    return AttentionRow(op, call["dtype"], p["head_dim"], p["heads"], p["seq_q"], p["seq_k"], batch=p["batch"],
+                        kv_heads=p["kv_heads"], causal=call["causal"],
+                        window=None if window == (-1, -1) else window, varlen=call["seqlens"] is not None,
+                        layout=call["layout"], softcap="softcap" in p)
 
 
 def _paged(call: dict, p: dict):

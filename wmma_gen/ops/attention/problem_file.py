@@ -8,7 +8,7 @@ the forward's and the backward's (op: attention | attention_bwd):
 Legality is the op's own (AttentionDirective; kv_heads dividing heads; a window as attention() takes it)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Optional
 
 MAX_SEQ = 1 << 20          # as `wmma-gen sweep --seqs`
@@ -19,8 +19,10 @@ RENAMED: dict = {}
 
 
 @dataclass(frozen=True)
-class AttentionProblem:
-    """Flash attention (forward, or its backward) on B x H x Sq x Sk x D, Hkv key/value heads."""
+class AttentionRow:
+    """One row: flash attention (forward, or its backward) on B x H x Sq x Sk x D, Hkv key/value
+    heads -- the directive's fields plus the sizes of the op's one Problem (`problem`,
+    spec.AttentionProblem), kept flat so a row is its file mapping (to_dict, from_fields)."""
     op: str                   # attention | attention_bwd
     dtype: str
     head_dim: int
@@ -46,11 +48,18 @@ class AttentionProblem:
                                   varlen=self.varlen, return_lse=self.op == "attention", layout=self.layout,
                                   op=self.op, softcap=self.softcap)
 
+    @property
+    def problem(self):
+        """The row's sizes as the op's Problem (ops/attention/spec.py)."""
+        from .spec import AttentionProblem
+        left, right = self.window if self.window is not None else (-1, -1)
+        return AttentionProblem(batch=self.batch, heads=self.heads, kv_heads=self.kv_heads, seq_q=self.seq_q,
+                                seq_k=self.seq_k, window_left=left, window_right=right)
+
     def sizes(self) -> dict:
-        p = {"batch": self.batch, "heads": self.heads, "kv_heads": self.kv_heads, "seq_q": self.seq_q,
-             "seq_k": self.seq_k}
-        if self.window is not None:
-            p.update(window_left=self.window[0], window_right=self.window[1])
+        p = asdict(self.problem)
+        if self.window is None:
+            p.pop("window_left"), p.pop("window_right")
         if self.varlen:   # every sequence of the batch at the longest length
             p.update(total_q=self.batch * self.seq_q, total_k=self.batch * self.seq_k)
         return p
@@ -62,13 +71,13 @@ class AttentionProblem:
                 "varlen": self.varlen, "layout": self.layout, **({"softcap": True} if self.softcap else {})}
 
 
-def from_fields(fields_: dict) -> AttentionProblem:
+def from_fields(fields_: dict) -> AttentionRow:
     """The problem from its dataclass fields (dataclasses.asdict: sweep worker processes)."""
     window = fields_.get("window")
-    return AttentionProblem(**{**fields_, "window": None if window is None else tuple(window)})
+    return AttentionRow(**{**fields_, "window": None if window is None else tuple(window)})
 
 
-def read(item: dict, op: str, bad, number, flag) -> AttentionProblem:
+def read(item: dict, op: str, bad, number, flag) -> AttentionRow:
     """One checked row; `bad(field, value, allowed)` raises, `number`/`flag` read an int/bool field."""
     from ...errors import ScheduleError
     from .inputs import _window
@@ -81,7 +90,7 @@ def read(item: dict, op: str, bad, number, flag) -> AttentionProblem:
         left, right = _window(tuple(window) if isinstance(window, list) else window)
     except ScheduleError as e:
         bad("window", window, e.allowed)
-    p = AttentionProblem(op, item["dtype"], item["head_dim"], heads, number("seq_q", hi=MAX_SEQ),
+    p = AttentionRow(op, item["dtype"], item["head_dim"], heads, number("seq_q", hi=MAX_SEQ),
                          number("seq_k", hi=MAX_SEQ), batch=number("batch", 1), kv_heads=kv,
                          causal=flag(item.get("causal", False), "causal"),
                          window=None if (left, right) == (-1, -1) else (left, right),

@@ -5,7 +5,7 @@ timer's random bytes are no valid offsets.
 The gate packs the gate problem's batch as sequences of unequal lengths (Sq - 3b, Sk - 5b for
 sequence b, at least 1) -- the varlen object with per-sequence masks -- and compares with the
 float64 reference under check_attention's tolerances. GPU timing gives every sequence the
-problem's full lengths (Sq, Sk): what the model estimate assumes (problems.AttentionProblem.sizes).
+problem's full lengths (Sq, Sk): what the model estimate assumes (problem_file.AttentionRow.sizes).
 """
 from __future__ import annotations
 

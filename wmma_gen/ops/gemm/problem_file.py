@@ -6,7 +6,7 @@
 Legality is the op's own (GemmDirective; the sizes the kernels can index)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 NONE = (None, "", "none")  # an activation given as null, "" or "none": no activation
 FIELDS = ("op", "dtype", "layout", "batch", "m", "n", "k", "epilogue", "out_dtype")
@@ -15,8 +15,10 @@ RENAMED = {"bias": "epilogue.bias", "activation": "epilogue.activation"}   # dir
 
 
 @dataclass(frozen=True)
-class GemmProblem:
-    """C = act(op(A) @ op(B) + bias) per batch, op(X) = X or X^T as `layout` says."""
+class GemmRow:
+    """One row: C = act(op(A) @ op(B) + bias) per batch, op(X) = X or X^T as `layout` says -- the
+    directive's fields plus the sizes of the op's one Problem (`problem`, spec.GemmProblem),
+    kept flat so a row is its file mapping (to_dict, from_fields)."""
     dtype: str
     m: int
     n: int
@@ -33,8 +35,14 @@ class GemmProblem:
         return GemmDirective(self.dtype, self.m, self.n, self.k, layout=self.layout, batch=self.batch,
                              bias="n" if self.bias else "", activation=self.activation, out_dtype=self.out_dtype)
 
+    @property
+    def problem(self):
+        """The row's sizes as the op's Problem (ops/gemm/spec.py)."""
+        from .spec import GemmProblem
+        return GemmProblem(self.m, self.n, self.k, self.batch)
+
     def sizes(self) -> dict:
-        return {"m": self.m, "n": self.n, "k": self.k, "batch": self.batch}
+        return asdict(self.problem)
 
     def to_dict(self) -> dict:
         out = {"op": self.op, "dtype": self.dtype, "layout": self.layout, "batch": self.batch, "m": self.m,
@@ -42,12 +50,12 @@ class GemmProblem:
         return {**out, "out_dtype": self.out_dtype} if self.out_dtype else out
 
 
-def from_fields(fields_: dict) -> GemmProblem:
+def from_fields(fields_: dict) -> GemmRow:
     """The problem from its dataclass fields (dataclasses.asdict: sweep worker processes)."""
-    return GemmProblem(**fields_)
+    return GemmRow(**fields_)
 
 
-def read(item: dict, op: str, bad, number, flag) -> GemmProblem:
+def read(item: dict, op: str, bad, number, flag) -> GemmRow:
     """One checked row; `bad(field, value, allowed)` raises, `number`/`flag` read an int/bool field."""
     from .schedule import Schedule, operand_size
     epi = item.get("epilogue", {})
@@ -59,7 +67,7 @@ def read(item: dict, op: str, bad, number, flag) -> GemmProblem:
         if name not in ("bias", "activation"):
             bad(f"epilogue.{name}", epi[name], "bias or activation")
     act = epi.get("activation")
-    p = GemmProblem(item["dtype"], *(number(x) for x in ("m", "n", "k")), layout=item.get("layout", "NN"),
+    p = GemmRow(item["dtype"], *(number(x) for x in ("m", "n", "k")), layout=item.get("layout", "NN"),
                     batch=number("batch", 1), bias=flag(epi.get("bias", False), "epilogue.bias"),
                     activation="" if act in NONE else act, out_dtype=item.get("out_dtype", "") or "")
     d = p.directive()       # the op's own checks: dtype, layout, activation, out_dtype, integer epilogue
