@@ -136,3 +136,15 @@ def test_the_check_arrays_are_held_against_the_problem():
     assert inp.problem.problem == p and inp.problem.sizes()["total_k"] == 5
     with pytest.raises(ScheduleError, match=r"k.shape.*\(1, 5, 1, 32\)"):
         forward_inputs_for(p, 32, q, np.zeros((1, 6, 1, 32), np.float16), kv)
+
+
+def test_each_op_has_one_problem_class():
+    """Issue 26 item 1: one frozen Problem per op -- no module under ops/<op>/ defines a second
+    class named *Problem (the problems-file rows are *Row, the user call is AttentionCall)."""
+    found: dict = {}
+    for path in sorted((ROOT / "wmma_gen/ops").glob("*/*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ClassDef) and node.name.endswith("Problem"):
+                found.setdefault(path.parent.name, []).append(f"{path.name}:{node.name}")
+    assert found, "the scan found no Problem class at all"
+    assert {op: where for op, where in found.items() if len(where) > 1} == {}
