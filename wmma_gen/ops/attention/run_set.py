@@ -28,16 +28,17 @@ def forward(cs, problem, q, k, v, *, causal=False, window=None, scale=None, layo
     arrays shaped by `problem` (an AttentionProblem or its sizes mapping); lse is None when the
     set's directive does not return it."""
     q, scale, _ = public_scale(q, scale)
-    inp = forward_inputs_for(as_problem(problem), cs.directive.head_dim, q, k, v, causal=causal, window=window, scale=scale, return_lse=cs.directive.return_lse,
-                         layout=layout, dtype=dtype, softcap=softcap)
+    inp = forward_inputs_for(as_problem(problem), cs.directive.head_dim, q, k, v, causal=causal, window=window,
+                             scale=scale, return_lse=cs.directive.return_lse, layout=layout, dtype=dtype,
+                             softcap=softcap)
     dev, pairs = get_device(device), cs.pairs()
-    problem = {**inp.problem.sizes(), **_kernel_values(inp.problem)}
+    args = {**inp.problem.sizes(), **_kernel_values(inp.problem)}
     src, ck = pairs["attention"]
-    outs, _ = launch(ck, src.signature, problem, dev, {n: inp.arrays[_FORWARD_ARG.get(n, n)]
-                                                        for n in src.signature.inputs})
+    outs, _ = launch(ck, src.signature, args, dev, {n: inp.arrays[_FORWARD_ARG.get(n, n)]
+                                                     for n in src.signature.inputs})
     if "combine" in pairs:
         csrc, cck = pairs["combine"]
-        outs, _ = launch(cck, csrc.signature, problem, dev, {n: outs[n] for n in csrc.signature.inputs})
+        outs, _ = launch(cck, csrc.signature, args, dev, {n: outs[n] for n in csrc.signature.inputs})
     return _user_array(outs["O"], inp.problem.dtype), outs.get("LSE")
 
 
@@ -45,12 +46,12 @@ def backward(cs, problem, q, k, v, o, do, lse, *, causal=False, window=None, sca
              device=None, softcap=None):
     """(dq, dk, dv) of the backward set (prepass, dkdv, dq) on arrays shaped by `problem`, stored like the inputs."""
     q, scale, flipped = public_scale(q, scale)
-    inp = backward_inputs_for(as_problem(problem), cs.directive.head_dim, q, k, v, o, do, lse, causal=causal, window=window, scale=scale, layout=layout,
-                          dtype=dtype, softcap=softcap)
+    inp = backward_inputs_for(as_problem(problem), cs.directive.head_dim, q, k, v, o, do, lse, causal=causal,
+                              window=window, scale=scale, layout=layout, dtype=dtype, softcap=softcap)
     dev, arrays = get_device(device), dict(inp.arrays)
-    problem = {**inp.problem.sizes(), **_kernel_values(inp.problem)}
+    args = {**inp.problem.sizes(), **_kernel_values(inp.problem)}
     for _, (src, ck) in cs.pairs().items():
-        outs, _ = launch(ck, src.signature, problem, dev, {n: arrays[n] for n in src.signature.inputs})
+        outs, _ = launch(ck, src.signature, args, dev, {n: arrays[n] for n in src.signature.inputs})
         arrays.update(outs)
     grads = [_user_array(arrays[n], inp.problem.dtype) for n in ("dq", "dk", "dv")]
     if flipped:
