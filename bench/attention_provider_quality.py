@@ -18,19 +18,17 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import importlib.util
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from provider_workers import PROVIDERS, installed, run_workers  # noqa: E402
 ARCHS = ("gfx1100", "gfx1151", "gfx1201")
 HEAD_DIMS = (64, 128)
-PROVIDERS = {"mlir": "mlir", "flydsl": "flydsl"}       # provider -> the module that must be importable
 KEY = ["arch", "dtype", "head_dim", "causal", "kernel"]
 FIGURES = ["vgprs", "spills", "loop_issued", "v_wmma", "density"]
 
@@ -79,21 +77,14 @@ def worker(archs, dtypes, features: str | None) -> None:
 
 
 def run_variants(variants, archs, dtypes) -> pd.DataFrame:
-    """One worker per variant (in parallel); their rows, labelled by variant."""
-    procs = {}
+    """One worker per variant (in parallel, bench/provider_workers.py); their rows, labelled by variant."""
+    jobs = {}
     for v in variants:
         prov, _, feats = v.partition(":")
-        argv = [sys.executable, __file__, "--worker", "--arch", *archs, "--dtype", *dtypes]
-        argv += [f"--target-features={feats}"] if ":" in v else []   # "=": the value starts with "-"
-        procs[v] = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, cwd=ROOT,
-                                    env={**os.environ, "WMMA_GEN_MLIR_PROVIDER": prov})
-    rows = []
-    for v, proc in procs.items():
-        out, _ = proc.communicate()
-        if proc.returncode:
-            raise SystemExit(f"variant {v}: worker failed with exit code {proc.returncode}")
-        rows += [{**json.loads(line), "variant": v} for line in out.splitlines() if line.startswith("{")]
-    return pd.DataFrame(rows)
+        args = ["--arch", *archs, "--dtype", *dtypes]
+        jobs[v] = (prov, args + ([f"--target-features={feats}"] if ":" in v else []))  # "=": value starts with "-"
+    rows = run_workers(__file__, jobs)
+    return pd.DataFrame([{**r, "variant": v} for v in variants for r in rows[v]])
 
 
 def side_by_side(df: pd.DataFrame, variants) -> pd.DataFrame:
@@ -123,7 +114,7 @@ def main() -> None:
     a = ap.parse_args()
     if a.worker:
         return worker(a.arch, a.dtype, a.target_features)
-    variants = a.variants or [p for p, mod in PROVIDERS.items() if importlib.util.find_spec(mod)]
+    variants = a.variants or installed()
     for v in variants:
         if v.partition(":")[0] not in PROVIDERS:
             raise SystemExit(f"--variants {v!r}: the provider must be one of {', '.join(PROVIDERS)}")

@@ -16,19 +16,17 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import importlib.util
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from provider_workers import installed, run_workers  # noqa: E402
 ARCHS = ("gfx1100", "gfx1151", "gfx1201")
 LAYOUTS = ("NN", "NT", "TN", "TT")
-PROVIDERS = {"mlir": "mlir", "flydsl": "flydsl"}       # provider -> the module that must be importable
 DEFAULT = "default"
 FIXED = ("128x128x32 2x2 double-buffered", "256x128x32 4x2 k_unroll2")
 KEY = ["schedule", "arch", "dtype", "acc", "layout"]
@@ -85,17 +83,10 @@ def worker(archs, dtypes) -> None:
 
 
 def run_providers(providers, archs, dtypes) -> pd.DataFrame:
-    """Start one worker per provider (in parallel) and collect their rows."""
-    argv = [sys.executable, __file__, "--worker", "--arch", *archs] + (["--dtype", *dtypes] if dtypes else [])
-    procs = {p: subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, cwd=ROOT,
-                                 env={**os.environ, "WMMA_GEN_MLIR_PROVIDER": p}) for p in providers}
-    rows = []
-    for p, proc in procs.items():
-        out, _ = proc.communicate()
-        if proc.returncode:
-            raise SystemExit(f"provider {p}: worker failed with exit code {proc.returncode}")
-        rows += [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-    return pd.DataFrame(rows)
+    """One worker per provider (in parallel, bench/provider_workers.py); their rows."""
+    args = ["--arch", *archs] + (["--dtype", *dtypes] if dtypes else [])
+    rows = run_workers(__file__, {p: (p, args) for p in providers})
+    return pd.DataFrame([r for p in providers for r in rows[p]])
 
 
 def side_by_side(df: pd.DataFrame, providers) -> pd.DataFrame:
@@ -126,7 +117,7 @@ def main() -> None:
     a = ap.parse_args()
     if a.worker:
         return worker(a.arch, a.dtype)
-    providers = a.providers or [p for p, mod in PROVIDERS.items() if importlib.util.find_spec(mod)]
+    providers = a.providers or installed()
     df = run_providers(providers, a.arch, a.dtype)
     wide = side_by_side(df, providers)
     out = Path(a.out)

@@ -17,11 +17,8 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import importlib.util
 import itertools
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -29,11 +26,11 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
+from provider_workers import installed, run_workers  # noqa: E402
 from peers_common import static  # noqa: E402
 
 SIZE = 4096
 LAYOUTS = ("NN", "NT", "TN", "TT")
-PROVIDERS = {"mlir": "mlir", "flydsl": "flydsl"}       # provider -> the module that must be importable
 # Triton tiles dividing 4096 (mask-free): (BM, BN) x BK x num_warps, num_stages 2 (Triton's AMD
 # stream pipeliner: global loads of the next K tile overlap the current tile's dots)
 TILES = ((64, 64), (64, 128), (128, 64), (128, 128), (128, 256), (256, 128))
@@ -70,16 +67,9 @@ def ours_rows(arch: str, dtypes, layouts) -> list[dict]:
 
 
 def run_ours(providers, arch, dtypes, layouts) -> list[dict]:
-    argv = [sys.executable, __file__, "--worker", "--arch", arch, "--dtype", *dtypes, "--layout", *layouts]
-    procs = {p: subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, cwd=ROOT,
-                                 env={**os.environ, "WMMA_GEN_MLIR_PROVIDER": p}) for p in providers}
-    rows = []
-    for p, proc in procs.items():
-        out, _ = proc.communicate()
-        if proc.returncode:
-            raise SystemExit(f"provider {p}: worker failed with exit code {proc.returncode}")
-        rows += [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-    return rows
+    args = ["--arch", arch, "--dtype", *dtypes, "--layout", *layouts]
+    rows = run_workers(__file__, {p: (p, args) for p in providers})
+    return [r for p in providers for r in rows[p]]
 
 
 # --- Triton -----------------------------------------------------------------------------------
@@ -147,7 +137,7 @@ def main() -> None:
         for row in ours_rows(a.arch, a.dtype, a.layout):
             print(json.dumps(row), flush=True)
         return
-    providers = a.providers or [p for p, mod in PROVIDERS.items() if importlib.util.find_spec(mod)]
+    providers = a.providers or installed()
     ours = pd.DataFrame(run_ours(providers, a.arch, a.dtype, a.layout))
     tri = pd.DataFrame(triton_rows(a.arch, a.dtype, a.layout, QUICK if a.quick else CONFIGS))
     best = best_triton(tri)
