@@ -73,10 +73,11 @@ def stub_library(tmp_path_factory):
 
 
 @pytest.fixture
-def stub(stub_library):
-    """A fresh EmuHipRuntime (gfx1100) behind libamdhip64.so for one test."""
+def stub(stub_library, request):
+    """A fresh EmuHipRuntime behind libamdhip64.so for one test: gfx1100, or the arch given by
+    `@pytest.mark.parametrize("stub", ["gfx1201"], indirect=True)`."""
     from hipstub import EmuHipRuntime
-    runtime = EmuHipRuntime("gfx1100")
+    runtime = EmuHipRuntime(getattr(request, "param", "gfx1100"))
     stub_library.install(runtime)
     ok, why = stub_library.connected()
     if not ok:

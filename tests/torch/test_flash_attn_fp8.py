@@ -100,27 +100,12 @@ def test_refusals_name_arch_dtype_and_argument(monkeypatch):
         flash_attn_func(h, h, h, q_descale=torch.ones(1, 2))
 
 
-@pytest.fixture
-def stub1201(stub_library):
-    """tests/conftest.py's stub fixture with a gfx1201 EmuHipRuntime (fp8 WMMA)."""
-    from hipstub import EmuHipRuntime
-    runtime = EmuHipRuntime("gfx1201")
-    stub_library.install(runtime)
-    ok, why = stub_library.connected()
-    if not ok:
-        stub_library.uninstall()
-        pytest.skip(why)
-    yield runtime
-    stub_library.uninstall()
-    assert not runtime.crashes, "stub callbacks raised:\n" + "\n".join(runtime.crashes)
-
-
-def test_zero_copy_through_hip_stand_in(stub1201):
+@pytest.mark.parametrize("stub", ["gfx1201"], indirect=True)      # fp8 WMMA
+def test_zero_copy_through_hip_stand_in(stub):
     """Routed to HipDevice over the HIP stand-in: a repeat call is 2 launches (paged kernel +
     combine) on the caller's stream with q's and k's own addresses (Sk 32: no page copy)."""
     from wmma_gen.device.hip import HipDevice
     from wmma_gen.device.select import routed
-    stub = stub1201
     dev = HipDevice()
     _, stream = dev.hip.hipStreamCreate()
     q, k, v = _fp8((1, 1, 2, 64), torch.float8_e4m3fn), *(_fp8((1, 32, 1, 64), torch.float8_e4m3fn) for _ in "kv")
