@@ -127,7 +127,7 @@ def peer_estimate(ck, cfg: dict, q: dict):
         per_head = sum(-(-(min(s, i + bm) if q["causal"] else s) // bn) for i in range(0, s, bm))
         spec = registry.get("attention")
         flops = spec.flops(spec.directive(q["dtype"], d, causal=q["causal"]),
-                           dict(batch=q["batch"], heads=q["heads"], seq_q=s, seq_k=s))
+                           dict(batch=q["batch"], heads=q["heads"], kv_heads=q["heads"], seq_q=s, seq_k=s))
         kw = dict(total_trips=bh * per_head, workgroups=bh * -(-s // bm), l2_bytes=bh * per_head * 2 * bn * d * esize,
                   compulsory_bytes=4 * bh * s * d * esize + bh * s * 4, flops=flops)
     fam = "gemm" if q["op"] == "gemm" else "loop"
