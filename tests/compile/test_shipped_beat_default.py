@@ -17,6 +17,7 @@ from autotune.ladder import builtin_default
 from wmma_gen.ops.attention.tuning import BATCH, HEADS
 from wmma_gen.ops.paged_attention.tuning import AXIS as PAGED_AXIS
 from wmma_gen import schedule_files as sf
+from wmma_gen.compiler import toolchain
 from wmma_gen.model import robustness
 from wmma_gen.ops import registry
 
@@ -52,8 +53,18 @@ def entries():
     return out
 
 
+def _distribution(mlir: str) -> str:
+    return mlir.split("==")[0]          # "mlir-gml==0.0.4 (mlir, LLVM 23.0.0git)" -> "mlir-gml"
+
+
 @pytest.mark.parametrize("arch, op, dtype, entry", entries())
 def test_shipped_entry_is_at_least_the_default_under_the_model(arch, op, dtype, entry):
+    tuned_with, loaded = _distribution(entry["toolchain"]["mlir"]), _distribution(toolchain.mlir_version())
+    if tuned_with != loaded:
+        # the model ranks the compiled ISA, and each provider's LLVM compiles its own defaults (e.g.
+        # LLVM 24's attention-forward `fence`): the claim holds under the toolchain the entry was
+        # tuned with (docs/mlir_providers.md, "The default": shipped files are mlir-gml's)
+        pytest.skip(f"entry tuned with {tuned_with}, {loaded} loaded")
     spec = registry.get(op)
     d, p, default = builtin_default(op, directive(op, dtype, entry), arch, problem(op, entry))
     tuned = spec.schedule.from_dict(entry["schedule"])
