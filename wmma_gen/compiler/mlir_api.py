@@ -3,16 +3,16 @@
 Every module of wmma_gen imports `ir`, `passmanager` and the dialect modules from here,
 never from a provider package directly. Providers, in the order `auto` tries them:
 
-- `mlir`: the upstream `mlir` package (PyPI `mlir-gml`, the default install; or LLVM's
-  official wheels). LLVM 23 here.
 - `flydsl`: the upstream MLIR bindings embedded in AMD's FlyDSL wheel (`flydsl._mlir`;
-  PyPI `flydsl`, extra `wmma-gen[flydsl]`). LLVM 24 here. It ships no generated AMDGPU op
-  module, so `_amdgpu_ops_gen` is wmma_gen's own builder for the AMDGPU ops it uses
+  PyPI `flydsl`, Apache-2.0, the default install). LLVM 24 here. It ships no generated AMDGPU
+  op module, so `_amdgpu_ops_gen` is wmma_gen's own builder for the AMDGPU ops it uses
   (compiler/amdgpu_ops.py).
+- `mlir`: the upstream `mlir` package (PyPI `mlir-gml`, extra `wmma-gen[mlir]`; or LLVM's
+  official wheels). LLVM 23 here.
 
 The default provider comes first, so installing the other one (the test extra does, for
-the parity tests) changes nothing until it is asked for; docs/mlir_providers.md says why
-mlir-gml is the default and how the two compare.
+the compile tests under the second provider and the parity tests) changes nothing until it
+is asked for; docs/mlir_providers.md says why FlyDSL is the default and how the two compare.
 
 Setting: WMMA_GEN_MLIR_PROVIDER=mlir|flydsl picks the provider (unset or `auto`: the first
 one installed). It only picks which bindings are loaded; the provider and its LLVM version
@@ -36,7 +36,7 @@ __all__ = ["ir", "passmanager", "arith", "math", "memref", "scf", "vector", "_gp
            "requested", "rocdl_problem", "require_rocdl"]
 
 SETTING = "WMMA_GEN_MLIR_PROVIDER"
-PROVIDERS = ("mlir", "flydsl")                     # the order `auto` tries them in: the default first
+PROVIDERS = ("flydsl", "mlir")                     # the order `auto` tries them in: the default first
 _PACKAGE = {"flydsl": "flydsl._mlir", "mlir": "mlir"}
 _INSTALL = {"flydsl": "pip install flydsl", "mlir": "pip install mlir-gml"}
 _DISTRIBUTIONS = {"flydsl": ("flydsl",), "mlir": ("mlir-gml", "mlir-python-bindings", "mlir")}
@@ -52,7 +52,7 @@ class MlirProviderError(CompileError, ImportError):
 
 
 def _install_hint() -> str:
-    return (f"install one: `{_INSTALL['mlir']}` (the default) or `{_INSTALL['flydsl']}` (AMD FlyDSL); "
+    return (f"install one: `{_INSTALL['flydsl']}` (AMD FlyDSL, the default) or `{_INSTALL['mlir']}`; "
             f"{SETTING}=mlir|flydsl picks one when both are installed")
 
 
