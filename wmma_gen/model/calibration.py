@@ -38,11 +38,8 @@ from . import params
 POINTS_CSV = Path(__file__).resolve().parents[2] / "docs" / "calibration" / "points.csv"
 KINDS = ("wmma_microbench", "library_gemm", "peer_attention")
 ROLES = ("fit:clock", "fit:gemm", "fit:loop", "held_out")
-FAMILY = {"peak": "peak", "gemm": "gemm", "attention": "loop", "attention_bwd": "loop"}   # point op -> family
+PEAK = "peak"                # the one point "op" that is no registry op: a WMMA-only microbenchmark (clock)
 BANDS = ("gemm", "loop")     # the model bands; a registry op names its own (OpSpec.family)
-CONFIG_KEYS = {"peak": set(), "gemm": {"m", "n", "k", "layout"},
-               "attention": {"batch", "heads", "seq", "head_dim", "causal"}}
-CONFIG_KEYS["attention_bwd"] = CONFIG_KEYS["attention"]
 BAND_MARGIN = 0.05
 COLUMNS = ("id", "arch", "kind", "op", "implementation", "dtype", "config", "tflops", "measured_note", "assumed",
            "role", "source_title", "source_link", "origin")
@@ -72,34 +69,64 @@ class Point:
 
     @property
     def family(self) -> str:
-        return FAMILY[self.op]
+        """PEAK for a microbenchmark point, else the band its op's OpSpec names."""
+        return PEAK if self.op == PEAK else _registry().get(self.op).family
 
     @property
     def fit(self) -> bool:
         return self.role != "held_out"
 
     def problem(self) -> dict:
-        """The registry's problem dict for this point (GEMM: m, n, k, batch; attention: B, H, S)."""
-        c = self.config
-        if self.op == "gemm":
-            return dict(m=c["m"], n=c["n"], k=c["k"], batch=1)
-        if self.op in ("attention", "attention_bwd"):
-            return dict(batch=c["batch"], heads=c["heads"], kv_heads=c["heads"], seq_q=c["seq"], seq_k=c["seq"])
-        return {}
+        """The op's Problem values for this point (its folder's calibration_point.problem); {} for PEAK."""
+        return {} if self.op == PEAK else reader(self.op).problem(self.config)
+
+    def directive(self):
+        """The directive the model estimates this point with (calibration_point.directive); None for PEAK."""
+        return None if self.op == PEAK else reader(self.op).directive(self.dtype, self.config)
+
+
+def _registry():
+    from ..ops import registry     # at call time: the registry's specs import the model (this module)
+    return registry
+
+
+def reader(op: str):
+    """The op's calibration_point module (KEYS, problem, directive) beside its spec; ValueError
+    naming the ops that have one."""
+    module = _registry().sibling(op, "calibration_point") if op in _registry().names() else None
+    if module is None:
+        raise ValueError(f"op={op!r} is not allowed: {PEAK} or one of {', '.join(point_ops())} (an op whose "
+                         "folder has calibration_point.py)")
+    return module
+
+
+def point_ops() -> tuple[str, ...]:
+    """The registry ops a calibration point can name (their folder reads its config)."""
+    reg = _registry()
+    return tuple(n for n in reg.names() if reg.sibling(n, "calibration_point") is not None)
+
+
+def __getattr__(name: str):
+    if name == "FAMILY":       # point op -> family, derived from the registry (bench/calibrate.py reads it)
+        return {PEAK: PEAK, **{op: _registry().get(op).family for op in point_ops()}}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _config(text: str, op: str, where: str) -> dict:
-    out: dict = {}
+    """A point's `key=value ...` config, each value read by its op's calibration_point.KEYS."""
+    keys = {} if op == PEAK else reader(op).KEYS
+    raw: dict = {}
     for item in text.split():
         key, sep, value = item.partition("=")
         if not sep:
             raise CalibrationDataError(f"{where}: config item {item!r} is not key=value")
-        out[key] = value if key == "layout" else int(value)
-    if set(out) != CONFIG_KEYS[op]:
-        raise CalibrationDataError(f"{where}: config keys {sorted(out)} for op {op}: expected {sorted(CONFIG_KEYS[op])}")
-    if "causal" in out:
-        out["causal"] = bool(out["causal"])
-    return out
+        raw[key] = value
+    if set(raw) != set(keys):
+        raise CalibrationDataError(f"{where}: config keys {sorted(raw)} for op {op}: expected {sorted(keys)}")
+    try:
+        return {k: keys[k](v) for k, v in raw.items()}
+    except ValueError as e:
+        raise CalibrationDataError(f"{where}: config {text!r} for op {op}: {e}") from None
 
 
 def load_points(path: str | Path = POINTS_CSV) -> list[Point]:
@@ -114,7 +141,7 @@ def load_points(path: str | Path = POINTS_CSV) -> list[Point]:
     points, seen = [], set()
     for i, r in enumerate(rows, start=2):
         where = f"{path.name} line {i} ({r.get('id')})"
-        for name, allowed in (("arch", TARGETS), ("kind", KINDS), ("op", FAMILY), ("role", ROLES)):
+        for name, allowed in (("arch", TARGETS), ("kind", KINDS), ("op", (PEAK, *point_ops())), ("role", ROLES)):
             if r[name] not in allowed:
                 raise CalibrationDataError(f"{where}: {name}={r[name]!r}, one of {', '.join(allowed)}")
         if r["dtype"] not in get_target(r["arch"]).dtypes:
@@ -128,7 +155,8 @@ def load_points(path: str | Path = POINTS_CSV) -> list[Point]:
         tflops = float(r["tflops"])
         if not tflops > 0:
             raise CalibrationDataError(f"{where}: tflops={r['tflops']!r} must be > 0")
-        if r["role"].startswith("fit:") and r["role"][4:] != {"peak": "clock"}.get(FAMILY[r["op"]], FAMILY[r["op"]]):
+        family = "clock" if r["op"] == PEAK else _registry().get(r["op"]).family    # what its fit role names
+        if r["role"].startswith("fit:") and r["role"][4:] != family:
             raise CalibrationDataError(f"{where}: role {r['role']} does not fit op {r['op']}")
         points.append(Point(**{**r, "config": _config(r["config"], r["op"], where), "tflops": tflops}))
     return points
@@ -210,15 +238,17 @@ def bounds(tflops: float, t: Target, dtype: str, f: Factors) -> tuple[float, flo
 
 
 def band_family(name: str) -> str:
-    """The band of `name`: a band itself (an OpSpec.family), or a calibration point's op (its
-    FAMILY; peak points read the gemm band)."""
+    """The band of `name`: a band itself (an OpSpec.family), a registry op (its OpSpec.family), or
+    PEAK (the microbenchmark reads the gemm band)."""
     if name in BANDS:
         return name
-    family = FAMILY.get(name)
-    if family is None:
-        raise ValueError(f"band={name!r} is not allowed: one of {', '.join(BANDS)} (an OpSpec.family) or a "
-                         f"calibration op ({', '.join(FAMILY)})")
-    return family if family in BANDS else "gemm"
+    if name == PEAK:
+        return "gemm"
+    reg = _registry()
+    if name not in reg.names() or reg.get(name).family not in BANDS:
+        raise ValueError(f"band={name!r} is not allowed: one of {', '.join(BANDS)} (an OpSpec.family), a "
+                         f"registry op ({', '.join(reg.names())}) or {PEAK}")
+    return reg.get(name).family
 
 
 def band_for(arch: str, family: str) -> tuple[float, float]:
