@@ -7,16 +7,14 @@
     # wmma-gen sweep --problems problems.yaml --arch gfx1100 ; wmma-gen export --arch gfx1100
 
 Every op call asks ops/plans.cached_plan for its plan (the kernels and the problem); inside the
-block an observer there keeps each distinct problem: GEMMs with their layouts (linear's forward
-NT, its backward NN and TN, the f32 recompute of a smooth activation's input), batch, bias and
-activation; attention forward and backward with batch, heads, kv heads, Sq, Sk, mask, window,
-softcap, varlen and layout; paged attention (ops/paged_attention/device.py plans: flash_attn_
-with_kvcache, the paged varlen call) with its directive (dtype, KV-cache dtype, head dim, block
-size, mask, window, softcap, fp8_wmma) and batch, heads, kv heads, Sq and the context length the
-block table holds (max_blocks * block_size: what lookup.py buckets a call by). A packed chunked
-prefill is recorded in its dense form (Sq = the longest chunk, varlen off: what the sweep tunes
-and lookup falls back to) when its chunks are at most 16 tokens; longer chunks cannot be swept
-yet and are counted in `rec.skipped` instead. A repeat call of a known shape skips planning
+block an observer there keeps each distinct problem, as the op's folder reads it (recorded.py
+beside its spec: `problem_row(call, problem)`, found through the registry): GEMMs with their
+layouts (linear's forward NT, its backward NN and TN, the f32 recompute of a smooth activation's
+input), batch, bias and activation; attention forward and backward with batch, heads, kv heads,
+Sq, Sk, mask, window, softcap, varlen and layout; paged attention (flash_attn_with_kvcache, the
+paged varlen call) with its directive and batch, heads, kv heads, Sq and the context length the
+block table holds. A call the op cannot write as a sweepable row (a paged prefill with chunks
+longer than 16 tokens; an op without recorded.py) is counted in `rec.skipped` instead. A repeat call of a known shape skips planning
 (ops/device_calls.py remembers call shapes); entering the block forgets those shapes, so each
 shape is planned -- and seen -- once in the block (the plans and compiled kernels stay cached).
 Outside any block the hook is an empty list. Problems are those of autotune/problems.py; the
@@ -28,47 +26,7 @@ import contextlib
 from pathlib import Path
 from typing import Iterator
 
-ACC = {"f16": "f32", "bf16": "f32", "fp8": "f32", "bf8": "f32", "i8": "i32", "i4": "i32"}
-
-
-def _gemm(call: dict, p: dict):
-    from autotune.problems import GemmRow
-    dtype = call["dtype"]
-    out = call["out"] if call["out"] != ACC.get(dtype) else ""
-    return GemmRow(dtype, p["m"], p["n"], p["k"], layout=call["layout"], batch=p["batch"],
-                       bias=call["bias"] is not None, activation=call["activation"] or "", out_dtype=out)
-
-
-def _attention(op: str, call: dict, p: dict):
-    from autotune.problems import AttentionRow
-    window = (p["window_left"], p["window_right"])
-    return AttentionRow(op, call["dtype"], p["head_dim"], p["heads"], p["seq_q"], p["seq_k"], batch=p["batch"],
-                        kv_heads=p["kv_heads"], causal=call["causal"],
-                        window=None if window == (-1, -1) else window, varlen=call["seqlens"] is not None,
-                        layout=call["layout"], softcap="softcap" in p)
-
-
-def _paged(call: dict, p: dict):
-    """The paged call's problems-file row (autotune/problems.py SpecProblem), or None when its
-    query chunks are longer than the dense form takes (module doc)."""
-    from autotune.problems import SpecProblem
-
-    from ..ops.paged_attention.device import KV_FROM_STORAGE, _kv_dtype
-    from ..ops.paged_attention.inputs import MAX_SQ, directive_for
-    if p["seq_q"] > MAX_SQ:
-        return None
-    named = call["named"]
-    q_dtype = KV_FROM_STORAGE.get(named["q"].dtype, "")     # fp8 Q bytes (dense fp8): O holds the dtype
-    dt = named["o"].dtype if q_dtype else named["q"].dtype
-    dense = {k: v for k, v in p.items() if k != "total_q"}
-    d = directive_for(dt, _kv_dtype(named, dt, call["kv_dtype"]), dense, call["causal"], call["return_lse"],
-                      call.get("fp8_wmma", False), q_dtype)
-    fields = {k: v for k, v in d.to_dict().items() if k != "varlen" and (k != "q_dtype" or v != d.dtype)}
-    sizes = {"batch": p["batch"], "heads": p["heads"], "kv_heads": p["kv_heads"], "seq_q": p["seq_q"],
-             "seq_len": p["max_blocks"] * p["block_size"]}
-    if d.window:
-        sizes.update(window_left=p["window_left"], window_right=p["window_right"])
-    return SpecProblem("paged_attention", tuple(fields.items()), tuple(sizes.items()))
+from ..ops import registry
 
 
 class ProblemRecording:
@@ -82,8 +40,8 @@ class ProblemRecording:
 
     def observe(self, op: str, arch: str, call: dict, plan) -> None:
         """ops/plans.py observer: one call's problem (cheap: no checks, no compile)."""
-        read = {"gemm": _gemm, "paged_attention": _paged}.get(op)
-        p = read(call, plan.problem) if read else _attention(op, call, plan.problem)
+        reader = registry.sibling(op, "recorded")
+        p = reader.problem_row(call, plan.problem) if reader is not None else None
         self.archs.add(arch)
         if p is None:
             self.skipped += 1

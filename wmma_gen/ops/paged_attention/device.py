@@ -21,38 +21,20 @@ seq_lens and block ids are the caller's responsibility (never copied to the host
 """
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import numpy as np
 
 from ...device.operand import as_operand
 from ...errors import ScheduleError
-from .. import device_calls
-from ..plans import Plan, Step
-from .lookup import choose_schedule
-from .directive import KV_DTYPES
-from .inputs import check_lens, check_options, check_shapes, directive_for
-
-KV_FROM_STORAGE = {"fp8": "fp8e4m3", "bf8": "fp8e5m2"}
-MAX_PLANS = 256
-_plans: "OrderedDict[tuple, Plan]" = OrderedDict()
-
-
-def _kv_dtype(named: dict, dt: str, kv_dtype) -> str:
-    k = named["k_cache"].dtype
-    if kv_dtype is not None and kv_dtype not in KV_DTYPES:
-        raise ScheduleError("kv_dtype", kv_dtype, f"None or one of {', '.join(KV_DTYPES)}")
-    want = kv_dtype or KV_FROM_STORAGE.get(k, dt)
-    store = {"fp8e4m3": ("fp8", "u8"), "fp8e5m2": ("bf8", "u8")}.get(want, (dt,))
-    for n in ("k_cache", "v_cache"):
-        if named[n].dtype not in store:
-            raise ScheduleError(f"{n}.dtype", named[n].dtype, f"{' or '.join(store)} for kv_dtype={want}")
-    return want
+from .. import device_calls, plans
+from ..plans import Plan
+from .inputs import check_lens
+from .plan import KV_FROM_STORAGE  # noqa: F401  (where callers found it before the plan moved to plan.py)
 
 
 def _offsets(named: dict, max_seqlen_q):
-    """Host cu_seqlens_q for check_shapes: read from CPU memory, or for GPU offsets (never read
-    on the host) a stand-in with the right ends; then max_seqlen_q (the caller's) is the grid's."""
+    """Host cu_seqlens_q for the plan's shape check: read from CPU memory, or for GPU offsets
+    (never read on the host) a stand-in with the right ends; then max_seqlen_q (the caller's) is
+    the grid's."""
     cu = named["cu_seqlens_q"]
     if cu.dtype != "i32" or cu.ndim != 1:
         raise ScheduleError("cu_seqlens_q", f"{cu.dtype} {cu.shape}", "a 1-D int32 tensor of batch + 1 offsets")
@@ -66,56 +48,19 @@ def _offsets(named: dict, max_seqlen_q):
     return ends, int(max_seqlen_q)
 
 
-def plan_for(named: dict, arch: str, **options) -> Plan:
-    """(paged kernel, combine) and the problem for these operand shapes (kept per call shape);
-    every request is shown to ops/plans.observers (wmma_gen.torch.record_problems)."""
-    from .. import plans
-    plan = _plan_for(named, arch, **options)
-    for f in plans.observers:
-        f("paged_attention", arch, {"named": named, **options}, plan)
-    return plan
-
-
-def _plan_for(named: dict, arch: str, *, causal, scale, window, softcap, kv_dtype, return_lse,
-              max_seqlen_q=None, fp8_wmma=False) -> Plan:
-    cu, longest = _offsets(named, max_seqlen_q) if "cu_seqlens_q" in named else (None, None)
-    key = (arch, tuple((n, x.shape, x.dtype) for n, x in named.items()), causal, scale,
-           None if window is None else tuple(window), softcap, kv_dtype, return_lse,
-           None if cu is None else (tuple(cu), longest), fp8_wmma)
-    plan = _plans.get(key)
-    if plan is not None:
-        _plans.move_to_end(key)
-        return plan
-    q = named["q"]
-    q_dtype = KV_FROM_STORAGE.get(q.dtype, "")     # fp8 Q bytes (dense fp8 attention, fp8_wmma): O gives dtype
-    dt = named["o"].dtype if q_dtype else q.dtype
-    if dt not in ("f16", "bf16"):
-        raise ScheduleError("q.dtype" if not q_dtype else "o.dtype", dt,
-                            "f16 or bf16 (q may be fp8 / bf8 bytes with fp8_wmma=True, o then f16 or bf16)")
-    p = check_shapes(q.shape, named["k_cache"].shape, named["v_cache"].shape, named["block_table"].shape,
-                     named["seq_lens"].shape, cu)
-    if longest is not None:
-        p["seq_q"] = longest
-    for n in ("block_table", "seq_lens"):
-        if named[n].dtype != "i32":
-            raise ScheduleError(f"{n}.dtype", named[n].dtype, "int32")
-    if named["o"].shape != q.shape or named["o"].dtype != dt:
-        raise ScheduleError("o", f"{named['o'].shape} {named['o'].dtype}", f"q's shape {q.shape} and dtype {dt}")
-    p.update(check_options(causal=causal, scale=scale, window=window, softcap=softcap))
-    if p["scale"] is not None and p["scale"] < 0:   # the numpy API flips q; device operands are not copied
-        raise ScheduleError("scale", p["scale"], "a positive float for device operands (negate q and pass |scale|)")
-    kvd = _kv_dtype(named, dt, kv_dtype)
-    d = directive_for(dt, kvd, p, causal, return_lse, fp8_wmma, q_dtype)
-    if d.fp8 and "kv_scales" not in named:
-        raise ScheduleError("kv_scales", None, f"a float32 (2, {p['kv_heads']}) tensor (K row, V row) for fp8 caches")
-    s = choose_schedule(d, p, arch)          # the exported schedule of the nearest bucket, else the default
-    from .api import compile_paged          # the MLIR bindings load on the first plan, not at import
-    (src, ck), (csrc, cck) = compile_paged(d, s, arch)
-    plan = Plan((Step(ck, src.signature), Step(cck, csrc.signature)), p)
-    _plans[key] = plan
-    if len(_plans) > MAX_PLANS:
-        _plans.popitem(last=False)
-    return plan
+def plan_for(named: dict, arch: str, *, causal, scale, window, softcap, kv_dtype, return_lse,
+             max_seqlen_q=None, fp8_wmma=False) -> Plan:
+    """(paged kernel, combine) and the problem for these operands: their shapes and dtypes (and
+    CPU-read query offsets) as the hashable call ops/plans.cached_plan keys and shows to its
+    observers (wmma_gen.torch.record_problems); the builder is OpSpec.plan (plan.py)."""
+    offsets = None
+    if "cu_seqlens_q" in named:
+        cu, longest = _offsets(named, max_seqlen_q)
+        offsets = (tuple(int(x) for x in cu), longest)
+    operands = tuple((n, tuple(x.shape), x.dtype) for n, x in named.items())
+    return plans.cached_plan("paged_attention", arch, operands=operands, causal=causal, scale=scale,
+                             window=None if window is None else tuple(window), softcap=softcap, kv_dtype=kv_dtype,
+                             return_lse=return_lse, offsets=offsets, fp8_wmma=fp8_wmma)
 
 
 def paged_attention_into(q, k_cache, v_cache, block_table, seq_lens, o, lse=None, *, causal: bool = True,

@@ -119,6 +119,7 @@ def default_schedule(d, arch: str, p=None):
 def spec() -> OpSpec:
     from .api import paged_attention
     from .directive import PagedAttentionDirective
+    from .plan import paged_plan
     from .reference import paged_attention_reference
     from .schedule import SPACE, PagedSchedule
     return OpSpec(
@@ -127,4 +128,5 @@ def spec() -> OpSpec:
         flops, bucket, default_schedule, gate_problems,
         tolerance="O within 3u*max|v_scale V|, LSE within 1e-5*(1+|LSE|+softcap) (u = unit roundoff of f16/bf16)",
         api=paged_attention, reference=paged_attention_reference, tuning_from="wmma_gen.ops.paged_attention.tuning",
+        plan=paged_plan,
         selftest=lambda arch: [(PagedAttentionDirective(dt, 64), PagedProblem(3, 4, 2, 2, 37)) for dt in ("f16", "bf16")])
