@@ -1,7 +1,9 @@
-"""Issue 26 item 1: selftest, `bench --vs torch` and the device-call plans reach an op only
-through its OpSpec (selftest, torch_baseline, plan). The dummy op (dummy_op/, one register line)
-gets a plan that runs on the emulator, a bench baseline and a selftest row with no edit to
-those modules, and an AST scan fails if any of them branches on an op name again."""
+"""Issue 26 item 1: selftest, `bench --vs torch`, the device-call plans, the model calibration and
+the torch recorder / warm-up reach an op only through its OpSpec or its folder (selftest,
+torch_baseline, plan; calibration_point.py, recorded.py). The dummy op (dummy_op/, one register
+line) gets a plan that runs on the emulator, a bench baseline, a selftest row, a recorded
+problem and a calibration point with no edit to those modules, and an AST scan fails if any of
+them branches on an op name again."""
 import ast
 import inspect
 from types import SimpleNamespace
@@ -9,11 +11,19 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+import importlib
+
 from wmma_gen.cli import bench_cmd, selftest_cmd
+from wmma_gen.model import calibration
 from wmma_gen.ops import plans, registry
+from wmma_gen.torch import record
 
 ARCH = "gfx1100"
-CONSUMERS = (selftest_cmd, bench_cmd, plans)
+CONSUMERS = (selftest_cmd, bench_cmd, plans, calibration, record)
+try:
+    CONSUMERS += (importlib.import_module("wmma_gen.torch.warmup"),)    # imports torch
+except ImportError:
+    pass
 
 
 @pytest.fixture(autouse=True)
@@ -71,6 +81,57 @@ def test_bench_takes_the_dummy_baseline_and_refuses_an_op_without_one(capsys):
 def test_selftest_rows_come_from_the_spec_alone():
     rows = selftest_cmd.cases("dummy")(ARCH, None)
     assert [(op, dt, problem) for op, dt, problem, _ in rows] == [("dummy", "f16", "n=77")]
+
+
+def test_record_problems_reads_the_dummy_call_through_its_folder():
+    with record.record_problems() as rec:
+        plans.cached_plan("dummy", ARCH, n=70, dtype="f16")
+        plans.cached_plan("dummy", ARCH, n=70, dtype="f16")     # same problem: kept once
+        plans.cached_plan("dummy", ARCH, n=33, dtype="f16")
+    assert rec.problems == [{"op": "dummy", "dtype": "f16", "n": 70}, {"op": "dummy", "dtype": "f16", "n": 33}]
+    assert rec.archs == {ARCH} and rec.skipped == 0
+
+
+def test_a_call_of_an_op_without_a_recorded_reader_is_skipped():
+    registry.register("unrecorded", lambda: _without(registry.get("dummy"), "unrecorded"))
+    try:
+        with record.record_problems() as rec:
+            plans.cached_plan("unrecorded", ARCH, n=12, dtype="f16")
+    finally:
+        registry.unregister("unrecorded")
+    assert (len(rec), rec.skipped) == (0, 1)
+
+
+def _points_csv(tmp_path, op: str, config: str, role: str):
+    import csv
+    row = dict(id="dummy-1", arch=ARCH, kind="library_gemm", op=op, implementation="axpy", dtype="f16",
+               config=config, tflops="1.5", measured_note="", assumed="", role=role, source_title="a test",
+               source_link="https://example.invalid", origin="tests/contract")
+    path = tmp_path / "points.csv"
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=calibration.COLUMNS)
+        w.writeheader()
+        w.writerow(row)
+    return path
+
+
+def test_a_dummy_calibration_point_reads_through_its_folder_and_spec(tmp_path):
+    from dummy_op.spec import AxpyDirective
+    (p,) = calibration.load_points(_points_csv(tmp_path, "dummy", "n=4096", "fit:loop"))
+    assert p.config == {"n": 4096} and p.problem() == {"n": 4096}
+    assert p.family == registry.get("dummy").family and p.directive() == AxpyDirective("f16")
+    assert calibration.band_family("dummy") == registry.get("dummy").family
+
+
+@pytest.mark.parametrize("op, config, role, match", [
+    ("dummy", "n=4096 m=3", "fit:loop", r"config keys \['m', 'n'\] for op dummy: expected \['n'\]"),
+    ("dummy", "n=many", "fit:loop", "config 'n=many' for op dummy"),
+    ("dummy", "n=4096", "fit:gemm", "role fit:gemm does not fit op dummy"),
+    ("paged_attention", "seq=1", "held_out", "op='paged_attention', one of peak, gemm, .*dummy"),
+])
+def test_a_bad_dummy_point_is_refused_naming_what(tmp_path, op, config, role, match):
+    with pytest.raises(ValueError, match=match):
+        calibration.load_points(_points_csv(tmp_path, op, config, role))
 
 
 def _op_name_branches(module) -> list[str]:

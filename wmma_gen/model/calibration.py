@@ -174,7 +174,7 @@ class Calibration:
 
 
 CALIBRATED = Calibration(True, dict(params.EFFICIENCY), dict(params.BAND))
-NOMINAL = Calibration(False, {"gemm": 1.0, "loop": 1.0}, {})
+NOMINAL = Calibration(False, {band: 1.0 for band in BANDS}, {})   # the bands (not ops), uncorrected
 _ACTIVE: contextvars.ContextVar[Calibration] = contextvars.ContextVar("wmma_gen_calibration", default=CALIBRATED)
 
 

@@ -11,6 +11,9 @@ enough. Returns the number of new call plans (one per distinct call shape; 0 whe
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 import torch
 
 from ..ops import plans
@@ -23,7 +26,8 @@ ATTN_KEYS = ("causal", "window_size", "softmax_scale")
 def warmup(model_or_problems, example_inputs=None, *, backward: bool = True) -> int:
     """model_or_problems: a torch.nn.Module (then example_inputs: a tensor, a tuple of
     positional inputs or a dict of keyword inputs; parameters' .grad are left as they were),
-    or a list of dicts, each {"op": ..., shapes as tuples, "dtype": torch dtype, "device": ...}:
+    or a list of dicts, each {"op": ..., shapes as tuples, "dtype": torch dtype, "device": ...}, "op"
+    naming a torch entry point (ENTRY_POINTS: each says which registry ops' kernels it prepares):
       {"op": "attention", "q": (B, Sq, H, D), "k": (B, Sk, Hkv, D), "causal": True, "window_size": (l, r)}
           layout "bshd" (flash_attn_func) or "bhsd" (scaled_dot_product_attention, is_causal);
           "cu_seqlens_q"/"cu_seqlens_k" lists make it flash_attn_varlen_func with packed q, k
@@ -38,8 +42,9 @@ def warmup(model_or_problems, example_inputs=None, *, backward: bool = True) -> 
         _warm_model(model_or_problems, example_inputs, backward)
     elif isinstance(model_or_problems, (list, tuple)):
         for i, p in enumerate(model_or_problems):
-            if not isinstance(p, dict) or p.get("op") not in RUNNERS:
-                raise ValueError(f"problems[{i}]={p!r} is not allowed: a dict with op one of {', '.join(RUNNERS)}")
+            if not isinstance(p, dict) or p.get("op") not in ENTRY_POINTS:
+                raise ValueError(f"problems[{i}]={p!r} is not allowed: a dict with op one of "
+                                 f"{', '.join(e.describe() for e in ENTRY_POINTS.values())}")
             _run_problem(p, backward and p.get("backward", True))
     else:
         raise TypeError(f"model_or_problems={type(model_or_problems).__name__} is not allowed: a torch.nn.Module "
@@ -112,11 +117,26 @@ def _matmul(p: dict, grad: bool) -> torch.Tensor:
     return matmul(_make(p, "a", grad), _make(p, "b", grad))
 
 
-RUNNERS = {"attention": _attention, "linear": _linear, "matmul": _matmul}
+@dataclass(frozen=True)
+class EntryPoint:
+    """One torch call a problem dict names by its "op" (torch's vocabulary, not the registry's)
+    and the registry ops whose device plans it prepares (forward, and backward when asked)."""
+    name: str
+    run: Callable          # (problem dict, grad) -> the output tensor
+    ops: tuple[str, ...]   # registry op names (ops/registry.py)
+
+    def describe(self) -> str:
+        return f"{self.name} ({', '.join(self.ops)} kernels)"
+
+
+ENTRY_POINTS = {e.name: e for e in (
+    EntryPoint("attention", _attention, ("attention", "attention_bwd")),   # flash_attn_func, sdpa, varlen
+    EntryPoint("linear", _linear, ("gemm",)),                              # GEMM calls: forward NT, backward NN/TN
+    EntryPoint("matmul", _matmul, ("gemm",)))}
 
 
 def _run_problem(p: dict, backward: bool) -> None:
     with torch.set_grad_enabled(backward):
-        out = RUNNERS[p["op"]](p, backward)
+        out = ENTRY_POINTS[p["op"]].run(p, backward)
     if backward and out.requires_grad:
         out.backward(torch.zeros_like(out))
