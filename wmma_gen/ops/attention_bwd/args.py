@@ -131,9 +131,10 @@ def _arg_type(a: KArg) -> ir.Type:
 
 
 def build_module(name: str, arch: str, args: tuple[KArg, ...], lds: list[tuple[list[int], str]],
-                 threads: int, body) -> str:
+                 threads: int, body, sched_strategy: str = "") -> str:
     """The module (kernels/module.py) holding one kernel `name`; `body(vals, lds_refs)` emits the kernel body
-    given {arg name: block argument} and the LDS memrefs (shape, dtype) in order."""
+    given {arg name: block argument} and the LDS memrefs (shape, dtype) in order. `sched_strategy`: LLVM's
+    "amdgpu-sched-strategy" function attribute ("" keeps LLVM's default scheduler)."""
     def emit():
         types = [_arg_type(a) for a in args]
         ws = ir.Attribute.parse("#gpu.address_space<workgroup>")
@@ -142,6 +143,8 @@ def build_module(name: str, arch: str, args: tuple[KArg, ...], lds: list[tuple[l
                           known_block_size=ir.DenseI32ArrayAttr.get([threads, 1, 1]))
         f.attributes["sym_name"] = ir.StringAttr.get(name)
         f.attributes["gpu.kernel"] = ir.UnitAttr.get()
+        if sched_strategy:   # `llvm.passthrough`: a bare `passthrough` on gpu.func reaches LLVM 23 only
+            f.attributes["llvm.passthrough"] = ir.Attribute.parse(f'[["amdgpu-sched-strategy", "{sched_strategy}"]]')
         f.attributes["workgroup_attributions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(lds_types))
         block = f.body.blocks.append(*types, *lds_types)
         with ir.InsertionPoint(block):

@@ -81,5 +81,30 @@ _ARCH: dict[tuple[str, int], AttentionBwdSchedule] = {
     (arch, 128): replace(_HD128, dq_block_n=32) for arch in ("gfx1150", "gfx1152", "gfx1153")}
 
 
-def default_schedule(arch: str, head_dim: int) -> AttentionBwdSchedule:
-    return _ARCH.get((arch, head_dim)) or _TABLE[(get_target(arch).family, head_dim)]
+# Under LLVM 24 (FlyDSL) the hd64 dK/dV kernel interleaves the softmax gradient with the dV/dK WMMAs
+# and issues more waits than under LLVM 23 (compiler output, 2026-12-04, main-loop instructions for
+# 32 v_wmma, f16: gfx1100 398 vs mlir-gml's 394, gfx1201 297 vs 295). Eight waves (128-key tiles)
+# plus, on gfx11, a scheduling barrier after the gradient (fence="grad") or, on gfx12, LLVM's
+# iterative-ilp scheduler bring them to gfx1100 f16 394, bf16 541 (was 542); gfx1151 f16 395;
+# gfx1201 f16 291, bf16 430 (was 446), 0 spills; model (B=1, H=16, S=4096, dense, source=model)
+# gfx1100 f16 40.84 -> 41.03, gfx1201 f16 60.58 -> 60.58, bf16 50.93 -> 51.49 TFLOP/s.
+# (iterative-ilp alone on gfx1201 f16: 293 but 60.26; the fence on gfx12: 296.)
+_LLVM_DEFAULTS: dict[tuple[int, str, int], dict] = {
+    (24, "gfx11", 64): {"waves": 8, "block_n": 128, "fence": "grad"},
+    (24, "gfx12", 64): {"waves": 8, "block_n": 128, "sched": "ilp"},
+}
+
+
+def _llvm_major() -> int:
+    from ...kernels.module import llvm_major     # loads MLIR: only when a schedule is asked for
+    return llvm_major()
+
+
+def default_schedule(arch: str, head_dim: int, llvm: int | None = None) -> AttentionBwdSchedule:
+    """The table's schedule for arch and head_dim, with the LLVM major's own changes (`llvm`: the
+    loaded provider's when None)."""
+    fam = get_target(arch).family
+    base = _ARCH.get((arch, head_dim)) or _TABLE[(fam, head_dim)]
+    llvm = _llvm_major() if llvm is None else llvm
+    change = _LLVM_DEFAULTS.get((llvm, fam, head_dim))
+    return replace(base, **change) if change and (arch, head_dim) not in _ARCH else base

@@ -46,10 +46,13 @@ def _lds_shapes(spec: BwdSpec, s: AttentionBwdSchedule):
             ([m], "f32"), ([m], "f32")]                          # LSE*log2e, Di (slot order)
 
 
+SCHED_STRATEGY = {"default": "", "ilp": "iterative-ilp"}   # schedule.sched -> "amdgpu-sched-strategy"
+
+
 def build_dkdv(spec: BwdSpec, s: AttentionBwdSchedule, name: str = "attn_bwd_dkdv") -> KernelSource:
     args = kernel_args(spec, "dkdv")
     text = build_module(name, spec.arch, args, _lds_shapes(spec, s), s.threads,
-                        lambda vals, lds: _body(spec, s, vals, lds))
+                        lambda vals, lds: _body(spec, s, vals, lds), SCHED_STRATEGY[s.sched])
     sig = Signature(name, args, grid_fn("dkdv", s.block_n), (s.threads, 1, 1))
     return KernelSource(name, text, spec.arch, sig)
 
@@ -139,6 +142,8 @@ def _query_tile(k, h, m0, accs: list, masked: bool) -> list:
                              k.scale_log2e, mask, k.cap)
         pb.append(to_b_operand(fam, dt, p, lane))
         dsb.append(to_b_operand(fam, dt, ds, lane))
+    if s.fence == "grad":   # keep LLVM 24 from interleaving the dV/dK WMMAs into the softmax gradient
+        irb.sched_barrier("none")
     out = list(accs)
     for j in range(k.dd):
         drow = irb.add(*head_cols(k.dpart, k.dd, j, d // 16))

@@ -45,6 +45,10 @@ SPACE: tuple[Knob, ...] = (
     Knob("buffering", (1,), "LDS buffers per streamed tile (1: stage, barrier, compute, barrier)"),
     Knob("dq", ("separate",), "dQ strategy: a separate kernel per query tile (deterministic)"),
     Knob("prepass_rows", (64, 128, 256), "pre-pass: query rows (threads) per workgroup"),
+    Knob("sched", ("default", "ilp"), "dK/dV kernel: LLVM's machine scheduler (ilp: the "
+         "amdgpu-sched-strategy iterative-ilp)"),
+    Knob("fence", ("none", "grad"), "dK/dV kernel: a scheduling barrier between the softmax gradient "
+         "and the dV/dK WMMAs (none: LLVM interleaves them freely)"),
 )
 KNOBS = {k.name: k for k in SPACE}
 
@@ -62,6 +66,8 @@ class AttentionBwdSchedule(KnobSchedule):
     buffering: int = 1
     dq: str = "separate"
     prepass_rows: int = 128
+    sched: str = "default"
+    fence: str = "none"
 
     @property
     def threads(self) -> int:
