@@ -32,6 +32,7 @@ import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..ops import registry     # light (contract + names); an op's spec loads on first get
 from ..targets import TARGETS, Target, get_target
 from . import params
 
@@ -70,7 +71,7 @@ class Point:
     @property
     def family(self) -> str:
         """PEAK for a microbenchmark point, else the band its op's OpSpec names."""
-        return PEAK if self.op == PEAK else _registry().get(self.op).family
+        return PEAK if self.op == PEAK else registry.get(self.op).family
 
     @property
     def fit(self) -> bool:
@@ -85,15 +86,10 @@ class Point:
         return None if self.op == PEAK else reader(self.op).directive(self.dtype, self.config)
 
 
-def _registry():
-    from ..ops import registry     # at call time: the registry's specs import the model (this module)
-    return registry
-
-
 def reader(op: str):
     """The op's calibration_point module (KEYS, problem, directive) beside its spec; ValueError
     naming the ops that have one."""
-    module = _registry().sibling(op, "calibration_point") if op in _registry().names() else None
+    module = registry.sibling(op, "calibration_point") if op in registry.names() else None
     if module is None:
         raise ValueError(f"op={op!r} is not allowed: {PEAK} or one of {', '.join(point_ops())} (an op whose "
                          "folder has calibration_point.py)")
@@ -102,13 +98,12 @@ def reader(op: str):
 
 def point_ops() -> tuple[str, ...]:
     """The registry ops a calibration point can name (their folder reads its config)."""
-    reg = _registry()
-    return tuple(n for n in reg.names() if reg.sibling(n, "calibration_point") is not None)
+    return tuple(n for n in registry.names() if registry.sibling(n, "calibration_point") is not None)
 
 
 def __getattr__(name: str):
     if name == "FAMILY":       # point op -> family, derived from the registry (bench/calibrate.py reads it)
-        return {PEAK: PEAK, **{op: _registry().get(op).family for op in point_ops()}}
+        return {PEAK: PEAK, **{op: registry.get(op).family for op in point_ops()}}
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -155,7 +150,7 @@ def load_points(path: str | Path = POINTS_CSV) -> list[Point]:
         tflops = float(r["tflops"])
         if not tflops > 0:
             raise CalibrationDataError(f"{where}: tflops={r['tflops']!r} must be > 0")
-        family = "clock" if r["op"] == PEAK else _registry().get(r["op"]).family    # what its fit role names
+        family = "clock" if r["op"] == PEAK else registry.get(r["op"]).family    # what its fit role names
         if r["role"].startswith("fit:") and r["role"][4:] != family:
             raise CalibrationDataError(f"{where}: role {r['role']} does not fit op {r['op']}")
         points.append(Point(**{**r, "config": _config(r["config"], r["op"], where), "tflops": tflops}))
@@ -244,11 +239,10 @@ def band_family(name: str) -> str:
         return name
     if name == PEAK:
         return "gemm"
-    reg = _registry()
-    if name not in reg.names() or reg.get(name).family not in BANDS:
+    if name not in registry.names() or registry.get(name).family not in BANDS:
         raise ValueError(f"band={name!r} is not allowed: one of {', '.join(BANDS)} (an OpSpec.family), a "
-                         f"registry op ({', '.join(reg.names())}) or {PEAK}")
-    return reg.get(name).family
+                         f"registry op ({', '.join(registry.names())}) or {PEAK}")
+    return registry.get(name).family
 
 
 def band_for(arch: str, family: str) -> tuple[float, float]:
