@@ -15,23 +15,15 @@ raw dwords.
 """
 from __future__ import annotations
 
-import struct
-
 from ..errors import EmulatorFault
-from .instr import RAW_OPERANDS, Instr, Operand
+from .decode_parts import Literal, finish, opcode_name, src_operand, unknown, words
+from .instr import RAW_OPERANDS, Instr
 from . import formats as F
 from . import operands as O
-from .optables import TABLES
 from .roles import MEM, roles, width  # noqa: F401
+from .valu import vop1, vop2, vop3, vop3p, vopc, vopd
 
 _SUFFIX32 = {"vop1": "_e32", "vop2": "_e32", "vopc": "_e32"}
-VCC_LO = O.sreg(106)
-
-
-def _words(code: bytes, pos: int, n: int) -> list[int] | None:
-    if pos + 4 * n > len(code):
-        return None
-    return list(struct.unpack_from(f"<{n}I", code, pos))
 
 
 def decode(code: bytes, family: str, kernel: str = "?", base: int = 0) -> tuple[list[Instr], dict[str, int]]:
@@ -39,14 +31,14 @@ def decode(code: bytes, family: str, kernel: str = "?", base: int = 0) -> tuple[
     (label -> instruction index). `base` is the byte address of code[0] (for messages)."""
     instrs, starts, pos = [], [], 0
     while pos < len(code):
-        w0 = _words(code, pos, 1)[0]
+        w0 = words(code, pos, 1)[0]
         cls = F.classify(w0, family)
         if cls is None:
             raise EmulatorFault(f"cannot decode: first dword {w0:#010x} is no {family} encoding class the "
                                 "emulator decodes (SOP*, SMEM, VOP*, DS, FLAT/GLOBAL/SCRATCH, MUBUF)",
                                 kernel=kernel, pc=base + pos, instruction=f"raw {w0:#010x}")
         n = F.BASE_DWORDS[cls]
-        ws = _words(code, pos, n)
+        ws = words(code, pos, n)
         if ws is None:
             raise EmulatorFault(f"truncated {cls} instruction at the end of the kernel code", kernel=kernel,
                                 pc=base + pos, instruction=f"raw {w0:#010x}")
@@ -77,43 +69,9 @@ def decode(code: bytes, family: str, kernel: str = "?", base: int = 0) -> tuple[
     return instrs, labels
 
 
-# ---- helpers -------------------------------------------------------------------------------
-class _Lit:
-    """Reads the literal dword lazily: only instructions with a literal operand have one."""
-
-    def __init__(self, code: bytes, pos: int):
-        self.code, self.pos, self.used = code, pos, False
-
-    def __call__(self) -> int:
-        w = _words(self.code, self.pos, 1)
-        if w is None:
-            raise EmulatorFault("literal dword past the end of the kernel code")
-        self.used = True
-        return w[0]
-
-
-def _src(code: int, tag: str, lit: _Lit, half: str | None = None) -> Operand:
-    return O.source(code, max(1, width(tag) // 32), lit() if code == O.SRC_LITERAL else None, half)
-
-
-def _unknown(cls: str, op: int) -> Instr:
-    return Instr(f"<{cls} opcode {op}>", (), {}, f"<{cls} opcode {op}>")
-
-
-def _name(family: str, cls: str, op: int) -> str | None:
-    return TABLES[family].get(cls, {}).get(op)
-
-
-def _finish(mnemonic: str, ops: list[Operand], mods: dict) -> Instr:
-    from .text import render
-    ins = Instr(mnemonic, tuple(ops), mods)
-    ins.text = render(ins)
-    return ins
-
-
 def _decode_one(cls: str, f: dict, family: str, code: bytes, after: int) -> tuple[Instr, int]:
     """(Instr, extra dwords after the fixed part: literal and/or DPP)."""
-    lit = _Lit(code, after)
+    lit = Literal(code, after)
     fn = _DECODERS[cls]
     ins, extra = fn(f, family, lit)
     if lit.used:
@@ -124,16 +82,16 @@ def _decode_one(cls: str, f: dict, family: str, code: bytes, after: int) -> tupl
 # ---- scalar ----------------------------------------------------------------------------------
 def _salu(cls):
     def dec(f, family, lit):
-        name = _name(family, cls, f["op"])
+        name = opcode_name(family, cls, f["op"])
         if name is None:
             if cls != "sopk" and (f.get("ssrc0") == 255 or f.get("ssrc1") == 255):
                 lit()
-            return _unknown(cls, f["op"]), 0
+            return unknown(cls, f["op"]), 0
         if name in RAW_OPERANDS:
-            return _finish(name, [], {"raw": str(f.get("simm16", 0))}), int(name == "s_setreg_imm32_b32")
+            return finish(name, [], {"raw": str(f.get("simm16", 0))}), int(name == "s_setreg_imm32_b32")
         kind, dst, src = roles(name, family)
         if kind in ("barrier_signal",):
-            return _finish(name, [_src(f["ssrc0"], "i32", lit)], {}), 0
+            return finish(name, [src_operand(f["ssrc0"], "i32", lit)], {}), 0
         dst_f = [f["sdst"]] if cls in ("sop1", "sop2", "sopk") else []
         src_f = {"sop1": ["ssrc0"], "sop2": ["ssrc0", "ssrc1"], "sopc": ["ssrc0", "ssrc1"], "sopk": ["simm16"]}[cls]
         if name in ("s_fmamk_f32", "s_fmamk_f16"):
@@ -157,33 +115,33 @@ def _salu(cls):
             elif field == "K":
                 ops.append(O.integer(lit()))
             else:
-                ops.append(_src(f[field], t, lit))
-        return _finish(name, ops, {}), 0
+                ops.append(src_operand(f[field], t, lit))
+        return finish(name, ops, {}), 0
     return dec
 
 
 def _sopp(f, family, lit):
-    name = _name(family, "sopp", f["op"])
+    name = opcode_name(family, "sopp", f["op"])
     if name is None:
-        return _unknown("sopp", f["op"]), 0
+        return unknown("sopp", f["op"]), 0
     kind, _, src = roles(name, family)
     simm = f["simm16"]
     if kind == "branch":
         target = f["_pc"] + 4 + 4 * F.sext(simm, 16)
-        return _finish(name, [O.label(target)], {}), 0
+        return finish(name, [O.label(target)], {}), 0
     if kind == "barrier_wait":
-        return _finish(name, [O.integer(F.sext(simm, 16))], {}), 0
+        return finish(name, [O.integer(F.sext(simm, 16))], {}), 0
     if name in RAW_OPERANDS:
-        return _finish(name, [], {"raw": str(simm)}), 0
-    return _finish(name, [], {}), 0
+        return finish(name, [], {"raw": str(simm)}), 0
+    return finish(name, [], {}), 0
 
 
 def _smem(f, family, lit):
-    name = _name(family, "smem", f["op"])
+    name = opcode_name(family, "smem", f["op"])
     if name is None:
-        return _unknown("smem", f["op"]), 0
+        return unknown("smem", f["op"]), 0
     if name not in MEM:
-        return _finish(name, [], {}), 0
+        return finish(name, [], {}), 0
     n = MEM[name]
     ops = [O.sreg(f["sdata"], max(1, n // 4)), O.sreg(2 * f["sbase"], 4 if "buffer" in name else 2)]
     off = F.sext(f["offset"], 21 if family == "gfx11" else 24)
@@ -194,30 +152,30 @@ def _smem(f, family, lit):
         ops.append(O.sreg(f["soffset"]))
         if off:
             mods["offset"] = off
-    return _finish(name, ops, mods), 0
+    return finish(name, ops, mods), 0
 
 
 # ---- memory: DS, FLAT/GLOBAL/SCRATCH ------------------------------------------------------------
 def _ds(f, family, lit):
-    name = _name(family, "ds", f["op"])
+    name = opcode_name(family, "ds", f["op"])
     if name is None:
-        return _unknown("ds", f["op"]), 0
+        return unknown("ds", f["op"]), 0
     from .roles import ds_operands
     ops, mods = ds_operands(name, f, family)
-    return _finish(name, ops, mods), 0
+    return finish(name, ops, mods), 0
 
 
 def _flat_common(name, family, vdst, vaddr, vdata, saddr, sve, offset, seg, cache: dict, ret: bool = False):
     from .roles import flat_operands
     if roles(name, family)[0] == "nop":          # global_inv / global_wb: cache controls only
-        return _finish(name, [], {k: v for k, v in cache.items() if k == "scope"})
+        return finish(name, [], {k: v for k, v in cache.items() if k == "scope"})
     ops, mods = flat_operands(name, family, vdst, vaddr, vdata, saddr, sve, seg)
     if ret and "atomic" in name:
         ops.insert(0, O.vreg(vdst))
     if offset:
         mods["offset"] = offset
     mods.update(cache)
-    return _finish(name, ops, mods)
+    return finish(name, ops, mods)
 
 
 _SEG = {0: "flat", 1: "scratch", 2: "global"}
@@ -225,9 +183,9 @@ _SEG = {0: "flat", 1: "scratch", 2: "global"}
 
 def _flat(f, family, lit):
     seg = _SEG.get(f["seg"], "flat")
-    name = _name(family, seg, f["op"])
+    name = opcode_name(family, seg, f["op"])
     if name is None:
-        return _unknown(seg, f["op"]), 0
+        return unknown(seg, f["op"]), 0
     cache = {k: True for k in ("glc", "slc", "dlc") if f[k]}
     return _flat_common(name, family, f["vdst"], f["addr"], f["data"], f["saddr"], f["sve"],
                         F.sext(f["offset"], 13), seg, cache, ret=bool(f["glc"])), 0
@@ -242,9 +200,9 @@ _SCOPE = ("SCOPE_CU", "SCOPE_SE", "SCOPE_DEV", "SCOPE_SYS")
 
 def _vflat(f, family, lit):
     seg = _SEG.get(f["seg"], "flat")
-    name = _name(family, seg, f["op"])
+    name = opcode_name(family, seg, f["op"])
     if name is None:
-        return _unknown(seg, f["op"]), 0
+        return unknown(seg, f["op"]), 0
     cache = {}
     if "atomic" in name:
         if f["th"] & 1:
@@ -259,14 +217,13 @@ def _vflat(f, family, lit):
 
 def _buffer(cls):
     def dec(f, family, lit):
-        name = _name(family, cls, f["op"])
+        name = opcode_name(family, cls, f["op"])
         if name is None:
-            return _unknown(cls, f["op"]), 0
-        return _finish(name, [], {}), 0     # only the cache controls (buffer_gl*_inv) are modelled
+            return unknown(cls, f["op"]), 0
+        return finish(name, [], {}), 0     # only the cache controls (buffer_gl*_inv) are modelled
     return dec
 
 
-from .valu import vop1, vop2, vop3, vop3p, vopc, vopd  # noqa: E402  (uses the helpers above)
 
 _DECODERS = {
     "sop1": _salu("sop1"), "sop2": _salu("sop2"), "sopc": _salu("sopc"), "sopk": _salu("sopk"), "sopp": _sopp,

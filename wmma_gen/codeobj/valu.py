@@ -16,7 +16,7 @@ from __future__ import annotations
 from .instr import Instr
 from . import formats as F
 from . import operands as O
-from .machine import VCC_LO, _finish, _name, _src, _unknown
+from .decode_parts import VCC_LO, finish, opcode_name, src_operand, unknown
 from .roles import roles, row, width
 
 _OMOD = {1: ("mul", 2), 2: ("mul", 4), 3: ("div", 2)}
@@ -146,12 +146,12 @@ def _operands(name, family, enc, f, lit, dpp):
             code = dpp.src0
         if e64:
             sel = (f["opsel"] >> k) & 1 if not sd and k < 3 else 0
-            op = _src(code, t, lit, _half(t, sel) if code >= 256 or sel else None)
+            op = src_operand(code, t, lit, _half(t, sel) if code >= 256 or sel else None)
             neg = bool((f["neg"] >> k) & 1) if k < 3 else False
             ab = bool((f["abs"] >> k) & 1) if (k < 3 and not sd) else False
         else:
             code, half = _vgpr16(code, t, 256)
-            op = _src(code, t, lit, half)
+            op = src_operand(code, t, lit, half)
             neg = ab = False
         if dpp is not None and k < 2 and not e64:
             neg, ab = dpp.src_mods(k)
@@ -194,15 +194,15 @@ _FP8_SEL = {
 
 def _e32(cls):
     def dec(f, family, lit):
-        name = _name(family, cls, f["op"])
+        name = opcode_name(family, cls, f["op"])
         if name is None:
             if f["src0"] in (O.SRC_LITERAL, O.SRC_DPP16, O.SRC_DPP8, O.SRC_DPP8_FI):
                 lit()
-            return _unknown(cls, f["op"]), 0
+            return unknown(cls, f["op"]), 0
         dpp = _Dpp(f["src0"], lit, family) if f["src0"] in (O.SRC_DPP16, O.SRC_DPP8, O.SRC_DPP8_FI) else None
         ops, mods = _operands(name, family, "e32", f, lit, dpp)
         suffix = "_dpp" if dpp is not None else ("" if name in _FMAMK + _FMAAK or _no_suffix(name) else "_e32")
-        return _finish(name + suffix, ops, mods), 0
+        return finish(name + suffix, ops, mods), 0
     return dec
 
 
@@ -218,12 +218,12 @@ vop1, vop2, vopc = _e32("vop1"), _e32("vop2"), _e32("vopc")
 def _vop3_name(family: str, op: int) -> str | None:
     """VOP3 opcodes 0-255 are VOPC, 256-383 VOP2, 384-511 VOP1, 512+ VOP3-only (§15.3.4)."""
     if op < 256:
-        return _name(family, "vopc", op)
+        return opcode_name(family, "vopc", op)
     if op < 384:
-        return _name(family, "vop2", op - 256)
+        return opcode_name(family, "vop2", op - 256)
     if op < 512:
-        return _name(family, "vop1", op - 384)
-    return _name(family, "vop3", op)
+        return opcode_name(family, "vop1", op - 384)
+    return opcode_name(family, "vop3", op)
 
 
 def vop3(f, family, lit):
@@ -231,13 +231,13 @@ def vop3(f, family, lit):
     if name is None:
         if O.SRC_LITERAL in (f["src0"], f["src1"], f["src2"]):
             lit()
-        return _unknown("vop3", f["op"]), 0
+        return unknown("vop3", f["op"]), 0
     dpp = _Dpp(f["src0"], lit, family) if f["src0"] in (O.SRC_DPP16, O.SRC_DPP8, O.SRC_DPP8_FI) else None
     ops, mods = _operands(name, family, "e64", f, lit, dpp)
     # LLVM prints every VOP3 DPP form `_e64_dpp`, VOP3-only opcodes too (llvm-mc-22 gfx1201:
     # `v_add3_u32_e64_dpp`, `v_cvt_pk_fp8_f32_e64_dpp`)
     suffix = "_e64" if (f["op"] < 512 and name not in _VOP3_BARE) or dpp is not None else ""
-    return _finish(name + suffix + ("_dpp" if dpp is not None else ""), ops, mods), 0
+    return finish(name + suffix + ("_dpp" if dpp is not None else ""), ops, mods), 0
 
 
 # opcodes < 512 that exist only in VOP3 (VOP3-only VOPC/VOP2-space ops print without _e64)
@@ -245,11 +245,11 @@ _VOP3_BARE = ("v_readlane_b32", "v_writelane_b32")
 
 
 def vop3p(f, family, lit):
-    name = _name(family, "vop3p", f["op"])
+    name = opcode_name(family, "vop3p", f["op"])
     if name is None:
         if O.SRC_LITERAL in (f["src0"], f["src1"], f["src2"]):
             lit()
-        return _unknown("vop3p", f["op"]), 0
+        return unknown("vop3p", f["op"]), 0
     kind, dst, src = roles(name, family)
     opsel = tuple((f["opsel"] >> k) & 1 for k in range(3))
     opsel_hi = (f["opsel_hi"] & 1, (f["opsel_hi"] >> 1) & 1, f["opsel_hi2"])
@@ -260,31 +260,31 @@ def vop3p(f, family, lit):
         w = row(name, family)
         ops = [O.vreg(f["vdst"], w.c_regs)]
         for field, n in zip(fields, (w.a_regs, w.b_regs, w.c_regs)):
-            ops.append(_src(f[field], "b32", lit) if f[field] < 256 else O.vreg(f[field] - 256, n))
+            ops.append(src_operand(f[field], "b32", lit) if f[field] < 256 else O.vreg(f[field] - 256, n))
         mods = {k: v for k, v in (("op_sel", opsel), ("neg_lo", neg_lo), ("neg_hi", neg_hi)) if any(v)}
         if f["clamp"]:
             mods["clamp"] = True
-        return _finish(name, ops, mods), 0
+        return finish(name, ops, mods), 0
     stags = [t for t in src if t.islower()]
     dtags = [t for t in dst if t.islower()] or ["b32"]
     ops = [O.vreg(f["vdst"], max(1, width(dtags[0]) // 32))]
     n = len(stags) if kind != "mix" else 3
     for k in range(n):
         t = stags[k] if k < len(stags) else "b32"
-        ops.append(_src(f[fields[k]], "b32" if width(t) == 16 else t, lit))
+        ops.append(src_operand(f[fields[k]], "b32" if width(t) == 16 else t, lit))
     mods = {"op_sel": opsel[:n], "op_sel_hi": opsel_hi[:n], "neg_lo": neg_lo[:n], "neg_hi": neg_hi[:n]}
     if f["clamp"]:
         mods["clamp"] = True
-    return _finish(name, ops, mods), 0
+    return finish(name, ops, mods), 0
 
 
 def vopd(f, family, lit):
-    nx = _name(family, "vopdx", f["opx"])
-    ny = _name(family, "vopdy", f["opy"])
+    nx = opcode_name(family, "vopdx", f["opx"])
+    ny = opcode_name(family, "vopdy", f["opy"])
     if nx is None or ny is None:
         if O.SRC_LITERAL in (f["srcx0"], f["srcy0"]):
             lit()
-        return _unknown("vopd", f["opx"] * 32 + f["opy"]), 0
+        return unknown("vopd", f["opx"] * 32 + f["opy"]), 0
     vdsty = (f["vdsty"] << 1) | ((f["vdstx"] & 1) ^ 1)
     halves = []
     literal = []

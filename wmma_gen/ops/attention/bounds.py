@@ -15,7 +15,7 @@ from ...kernels.irb import iadd
 from . import softmax
 
 if TYPE_CHECKING:
-    from .kernel import Ctx
+    from .context import Ctx
 
 
 def visibility(c: "Ctx") -> am.Visibility:

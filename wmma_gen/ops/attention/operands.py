@@ -18,7 +18,7 @@ from ...kernels.attention_blocks import iadd, imin, imul
 from . import staging
 
 if TYPE_CHECKING:
-    from .kernel import Ctx
+    from .context import Ctx
 
 
 def q_fragments(c: "Ctx") -> list:
