@@ -28,6 +28,7 @@ import sys
 from typing import Callable, Optional
 
 from .rdb import Rdb, Reconnector, engine_kwargs, lost_connection, worker_name
+from .storage_error import StorageError
 
 LOCK_SPACE = 0x776D6D61          # "wmma": the first key of every wmma_gen advisory lock
 LOCK_CLAIMS = 1
@@ -100,7 +101,6 @@ class Claims:
             conn.close()
             if lost_connection(e):
                 raise
-            from .storage import StorageError
             raise StorageError(f"storage {self.rdb.shown}: the claim lock was not granted within {LOCK_WAIT} s; "
                                f"held by {self._holder() or 'an unknown session'} -- stop that worker if it hangs"
                                ) from None

@@ -44,6 +44,8 @@ import optuna
 from optuna.exceptions import UpdateFinishedTrialError
 from optuna.storages import RDBStorage
 
+from .storage_error import StorageError
+
 HEARTBEAT_SECONDS, GRACE_SECONDS, RECONNECT_SECONDS = 30, 120, 60.0
 OPTION_NAMES = ("heartbeat", "grace", "reconnect")
 SUPPORTED = ("use a journal file path, sqlite:///FILE.db or postgresql://USER:PASSWORD@HOST:PORT/DATABASE "
@@ -56,7 +58,6 @@ INSTALL = {"postgresql": "the psycopg driver: pip install 'wmma-gen[db]'",
 
 
 def _error(msg: str):
-    from .storage import StorageError
     return StorageError(msg)
 
 

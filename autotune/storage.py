@@ -43,16 +43,11 @@ from pathlib import Path
 
 import optuna
 
-from wmma_gen.errors import WmmaGenError
-
 from .rdb import GRACE_SECONDS, HEARTBEAT_SECONDS  # noqa: F401  (re-exported)
+from .storage_error import StorageError  # noqa: F401  (re-exported: callers catch storage.StorageError)
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 RECORD_START = b'{"op_code":'
-
-
-class StorageError(WmmaGenError):
-    """A storage file or URL cannot be used; the message names it and says what to do."""
 
 
 def is_rdb(url: str) -> bool:
