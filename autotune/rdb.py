@@ -332,7 +332,6 @@ class ReconnectingRDBStorage(RDBStorage):
         self._set_trial_param(trial_id, param_name, param_value_internal, distribution)
 
     def record_heartbeat(self, trial_id: int) -> None:
-        from .storage import StorageError
         try:
             self._reconnect.call(RDBStorage.record_heartbeat, self, trial_id)
         except StorageError:

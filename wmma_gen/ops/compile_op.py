@@ -19,14 +19,60 @@ import os
 import sys
 import tempfile
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable
 
 from .. import cachedir
 from ..compiler import KernelCache, compile_mlir
 from ..compiler.compile import CompiledKernel, toolchain_info
 from ..compiler.metadata import KernelMetadata
+from ..errors import ScheduleError
 from ..targets import get_target
-from .contract import CompiledSet
+
+
+@dataclass(frozen=True)
+class CompiledSet:
+    """The compiled kernels of one (op, directive, schedule, key, arch), in launch order: what
+    compile_op returns and an OpSpec's check / estimate receive (ops/contract.py).
+
+    `compiled` is always present; `sources` (MLIR + Signature) are built on first use, so a
+    disk-index hit (compile_op below) returns the code objects without rebuilding any MLIR."""
+    op: str
+    arch: str
+    key: Any
+    compiled: tuple            # ((name, CompiledKernel), ...)
+    directive: Any
+    schedule: Any
+    _sources: Callable = field(repr=False, compare=False)
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(n for n, _ in self.compiled)
+
+    @property
+    def sources(self) -> dict:
+        if "sources" not in self._memo:
+            self._memo["sources"] = dict(self._sources())
+        return self._memo["sources"]
+
+    def kernel(self, name: str):
+        for n, ck in self.compiled:
+            if n == name:
+                return ck
+        raise ScheduleError("kernel", name, f"one of {', '.join(self.names)}")
+
+    def pairs(self) -> dict:
+        """{name: (KernelSource, CompiledKernel)}: what the tuner's stages and launchers take."""
+        src = self.sources
+        return {n: (src[n], ck) for n, ck in self.compiled}
+
+    @property
+    def isa_hash(self) -> str:
+        keys = [ck.key for _, ck in self.compiled]
+        return keys[0] if len(keys) == 1 else "+".join(k[:16] for k in keys)
+
 
 MEMORY = 64                      # code-object sets kept in memory (a sweep revisits few; bounded)
 _LRU: OrderedDict = OrderedDict()

@@ -3,7 +3,7 @@
     d  = spec.directive(...)                     what is compiled (no sizes)
     p  = spec.problem(...)                       the sizes of one call (frozen, per op)
     ks = spec.build(d, s, target, key)           KernelSet: ordered name -> KernelSource
-    cs = compile_op(spec, d, s, key, arch)       CompiledSet: the code objects (ops/compile_op.py)
+    cs = compile_op(spec, d, s, key, arch)       CompiledSet: the code objects (both in ops/compile_op.py)
     spec.check(cs, d, p, device, seed)           certifies *that* object on the problem
     spec.estimate(cs, d, s, p, arch)             ModelEstimate (source "model", never measured)
     spec.flops(d, p)                             the op's FLOP convention
@@ -59,48 +59,6 @@ class ModelEstimate:
     tflops: float
     limiter: str
     source: str = "model"
-
-
-@dataclass(frozen=True)
-class CompiledSet:
-    """The compiled kernels of one (op, directive, schedule, key, arch), in launch order.
-
-    `compiled` is always present; `sources` (MLIR + Signature) are built on first use, so a
-    disk-index hit (ops/compile_op.py) returns the code objects without rebuilding any MLIR."""
-    op: str
-    arch: str
-    key: Any
-    compiled: tuple            # ((name, CompiledKernel), ...)
-    directive: Any
-    schedule: Any
-    _sources: Callable = field(repr=False, compare=False)
-    _memo: dict = field(default_factory=dict, repr=False, compare=False)
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(n for n, _ in self.compiled)
-
-    @property
-    def sources(self) -> dict:
-        if "sources" not in self._memo:
-            self._memo["sources"] = dict(self._sources())
-        return self._memo["sources"]
-
-    def kernel(self, name: str):
-        for n, ck in self.compiled:
-            if n == name:
-                return ck
-        raise ScheduleError("kernel", name, f"one of {', '.join(self.names)}")
-
-    def pairs(self) -> dict:
-        """{name: (KernelSource, CompiledKernel)}: what the tuner's stages and launchers take."""
-        src = self.sources
-        return {n: (src[n], ck) for n, ck in self.compiled}
-
-    @property
-    def isa_hash(self) -> str:
-        keys = [ck.key for _, ck in self.compiled]
-        return keys[0] if len(keys) == 1 else "+".join(k[:16] for k in keys)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ...compiler import CompiledKernel, KernelCache
 from ...kernels.signature import KernelSource, Signature
 from ...targets import get_target
-from ..contract import CompiledSet
+from ..compile_op import CompiledSet
 from .directive import GemmDirective
 from .schedule import Schedule
 from .signature import GemmKey, problem_of, spec_key
