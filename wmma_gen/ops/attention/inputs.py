@@ -37,7 +37,7 @@ import numpy as np
 from ... import hostdata
 from ...errors import ScheduleError
 from .directive import DTYPES, HEAD_DIMS, LAYOUTS, AttentionDirective
-from .spec import AttentionProblem
+from .problem import AttentionProblem
 
 DENSE_DIMS = {"bshd": ("batch", "seq", "heads", "head_dim"), "bhsd": ("batch", "heads", "seq", "head_dim")}
 INT32_MAX = 2**31 - 1

@@ -11,7 +11,7 @@ from ...device.launcher import launch
 from ...device.select import get_device
 from .api import _user_array
 from .inputs import backward_inputs_for, forward_inputs_for, public_scale
-from .spec import as_problem
+from .problem import as_problem
 
 _FORWARD_ARG = {"Q": "q", "K": "k", "V": "v"}       # kernel argument -> inputs.py array name
 

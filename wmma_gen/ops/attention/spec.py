@@ -1,47 +1,24 @@
-"""The attention forward's OpSpec (ops/contract.py) and the Problem both attention ops share.
+"""The attention forward's OpSpec (ops/contract.py); the Problem both attention ops share is problem.py's.
 
 The forward's KernelSet is {"attention"} plus {"combine"} when the schedule splits the keys
 (split_kv > 1); every size is a kernel argument, so the specialization key is None: one code
 object per (directive, schedule, arch) serves every problem."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 from ..contract import Axis, ModelEstimate, OpSpec
+from .problem import AttentionProblem, as_problem  # noqa: F401  (the Problem both attention ops share)
 from .schedule import SPACE  # noqa: F401  (light: registry.space_of)
 
 GATE_SOFTCAP = 2.0   # the gate's cap for softcap directives: standard normal q, k give |scale q.k| up to
 #                      ~4, so tanh is well into its curved range (a cap of 10 would be nearly linear)
-
-
-@dataclass(frozen=True)
-class AttentionProblem:
-    """Sizes of one attention call (dense; varlen studies use batch sequences of these lengths).
-    window_left/right: the sliding window of a windowed directive (-1 = unbounded)."""
-    batch: int
-    heads: int
-    kv_heads: int
-    seq_q: int
-    seq_k: int
-    window_left: int = -1
-    window_right: int = -1
-
-    @property
-    def window(self):
-        return (self.window_left, self.window_right)
-
 
 AXES = (Axis("batch", int, "--batch", 1, (1,), "batch"),
         Axis("heads", int, "--heads", 2, (16,), "query heads"),
         Axis("kv_heads", int, "--kv-heads", 1, (16,), "key/value heads (divides heads)"),
         Axis("seq_q", int, "--seq-q", 40, (1024, 4096), "query length"),
         Axis("seq_k", int, "--seq-k", 72, (1024, 4096), "key length"))
-
-
-def as_problem(p) -> AttentionProblem:
-    if isinstance(p, AttentionProblem):
-        return p
-    return AttentionProblem(**{k: p[k] for k in AttentionProblem.__dataclass_fields__ if k in p})
 
 
 def sizes(d, p) -> dict:
