@@ -5,6 +5,11 @@ name. Adding an op is a folder under wmma_gen/ops/ whose spec.py has `spec() -> 
 one `register` line below. Entries are loaded lazily (the module is imported on first `get`),
 so `wmma-gen --help` does not load MLIR. `register` also takes an OpSpec or a loader directly
 (a test's op outside the package registers the same way).
+
+Optional light modules beside an op's spec.py, found with `sibling` (an op without one simply
+lacks that use): sweep_axes.py (sweep flags), problem_file.py (problems-file rows),
+recorded.py (`problem_row(call, problem)`: wmma_gen.torch.record_problems), calibration_point.py
+(KEYS, `problem(config)`, `directive(dtype, config)`: model/calibration.py's published points).
 """
 from __future__ import annotations
 
@@ -71,7 +76,7 @@ def axes_of(name: str) -> tuple:
 
 
 def sibling(name: str, module: str):
-    """The module `module` beside the op's spec module (its folder's sweep_axes, problem_file), or
+    """The module `module` beside the op's spec module (its folder's sweep_axes, recorded, ...), or
     None when the op has none (or was registered as an object, without a folder)."""
     spec_module = _MODULES.get(name)
     if spec_module is None:
