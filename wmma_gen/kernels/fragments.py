@@ -14,7 +14,8 @@ from ..compiler.mlir_api import arith, vector
 
 from .. import layouts
 from . import irb
-from .globalmem import Pos, Stored, read_row_run, read_scalar
+from .global_tensor import GlobalTensor, Pos
+from .globalmem import read_row_run, read_scalar
 from .lanes import acc_coords, acc_coords_split, lane_run  # noqa: F401  (re-exported; lanes.py owns them)
 
 
@@ -25,12 +26,12 @@ def as_wmma_operand(v: ir.Value, dtype: str, n: int) -> ir.Value:
     return v
 
 
-def load_fragment_global(x: Stored, k_contiguous: bool, family: str, b, outer: Pos, k: Pos, lane,
+def load_fragment_global(x: GlobalTensor, k_contiguous: bool, family: str, b, outer: Pos, k: Pos, lane,
                          load_bits: int) -> ir.Value:
     """A fragment (rows of A) or B fragment (columns of B) straight from global memory.
 
     `outer` (first row of A / column of B of the fragment) and `k` (its first K) are split
-    into uniform, per-lane and constant parts (globalmem.Pos): the uniform parts go to the
+    into uniform, per-lane and constant parts (global_tensor.Pos): the uniform parts go to the
     SGPR base of the reads, the lane's run (lane_run) to its loop-invariant VGPR offset."""
     n = layouts.ab_elements(family)
     outer = Pos(outer.uniform, irb.rem(lane, 16) if outer.lane is None else irb.add(outer.lane, irb.rem(lane, 16)),
@@ -50,7 +51,7 @@ def load_fragment_global(x: Stored, k_contiguous: bool, family: str, b, outer: P
     return as_wmma_operand(vector.from_elements(irb.vec(n, irb.storage_type(x.dtype)), vals), x.dtype, n)
 
 
-def _gather_i4(x: Stored, b, outer: Pos, k: Pos, lane, n: int) -> ir.Value:
+def _gather_i4(x: GlobalTensor, b, outer: Pos, k: Pos, lane, n: int) -> ir.Value:
     """Gather n nibbles (K runs across stored rows) into 32-bit words with integer shifts:
     a vector of i4 built element by element makes LLVM spill it to scratch. The nibble is
     the low one for an even outer index: only the lane's own part can be odd."""

@@ -1,6 +1,6 @@
 """Cooperative global -> LDS staging, one module per copy plan:
 
-    gemm_tiles  GEMM A/B macro tiles from guarded strided matrices (globalmem.Stored), stored
+    gemm_tiles  GEMM A/B macro tiles from guarded strided matrices (global_tensor.GlobalTensor, globalmem), stored
                 K-contiguous [buffer][outer][k + pad]; transposed operands scattered once here
     kv_tiles    attention forward K (as stored), V (transposed) and Q tiles: per-thread saddr
                 lane offsets computed once, one 32-bit add per row and tile

@@ -15,12 +15,13 @@ from ...compiler.mlir_api import arith, memref, vector
 
 from .. import irb
 from ..lanes import PERM_HI, PERM_LO, perm_b32
-from ..globalmem import Pos, Stored, chunk_width, concat, read_chunk
+from ..global_tensor import GlobalTensor, Pos
+from ..globalmem import chunk_width, concat, read_chunk
 
 
 @dataclass(frozen=True)
 class TilePlan:
-    x: Stored
+    x: GlobalTensor
     transpose: bool  # stored rows run along k (True) or along outer (False)
     rows: int        # tile rows as stored (storage elements)
     cols: int        # tile cols as stored (storage elements)
@@ -38,7 +39,7 @@ class TilePlan:
         return -(-self.groups // self.threads)
 
 
-def plan_tile(x: Stored, transpose: bool, rows: int, cols: int, load_bits: int, threads: int,
+def plan_tile(x: GlobalTensor, transpose: bool, rows: int, cols: int, load_bits: int, threads: int,
               store_bits: int = 16) -> TilePlan:
     w = chunk_width(cols, x.align, load_bits, x.elem_bits)
     g = 1
@@ -76,7 +77,7 @@ def _group_index(p: TilePlan, tid, i: int):
 
 def load_tile(p: TilePlan, b, row0: Pos, col0: Pos, tid) -> list:
     """Global reads of this thread's chunks of the tile at stored (row0, col0): uniform
-    positions (tile origin, K step; globalmem.Pos) to which the thread's loop-invariant
+    positions (tile origin, K step; global_tensor.Pos) to which the thread's loop-invariant
     (row, column) inside the tile is added."""
     vals = []
     for i in range(p.per_thread):

@@ -1,19 +1,19 @@
 """The attention backward's cooperative copies of row tiles into LDS: rows of a (batch, seq,
 head, dim) tensor in natural order ([row][col]) and/or transposed in slot order ([col][slot(row)],
 kernels/lanes.slot: the order the accumulator reused as a B operand expects), and per-row f32
-values (LSE, Di) in slot order. Reads use the saddr form (global_tensor.RowTensor.read)."""
+values (LSE, Di) in slot order. Reads use the saddr form (global_tensor.GlobalTensor.read)."""
 from __future__ import annotations
 
 from ...compiler.mlir_api import ir
 from ...compiler.mlir_api import arith, memref, vector
 
 from .. import irb
-from ..global_tensor import RowTensor
+from ..global_tensor import GlobalTensor
 from ..irb import if_then
 from ..lanes import slot
 
 
-def stage_rows(t: RowTensor, family: str, b, h, seq_row0, row0, nvalid, rows: int, d: int, tid, threads: int,
+def stage_rows(t: GlobalTensor, family: str, b, h, seq_row0, row0, nvalid, rows: int, d: int, tid, threads: int,
                natural=None, transposed=None, select_offset: bool = False) -> None:
     """Copy rows row0 .. row0+rows (of one head; rows >= nvalid read as zeros) into LDS:
     natural[0][r][c] and/or transposed[0][c][slot(r)]. A thread copies two rows whose
@@ -41,9 +41,9 @@ def stage_rows(t: RowTensor, family: str, b, h, seq_row0, row0, nvalid, rows: in
             # schedules: select_offset=True kept gfx1100 hd48 dQ (all masks) at 236 VGPRs where
             # selecting the row spilled 13, and spilled 18-20 in gfx11 hd256 dK/dV instead
             if select_offset:
-                off = irb.add(irb.select(ok, irb.mul(row, t.ss), irb.c(0)), c)
+                off = irb.add(irb.select(ok, irb.mul(row, t.strides[1]), irb.c(0)), c)
             else:
-                off = irb.add(irb.mul(irb.select(ok, row, irb.c(0)), t.ss), c)
+                off = irb.add(irb.mul(irb.select(ok, row, irb.c(0)), t.strides[1]), c)
             v = t.read(base, off, w)   # saddr: base uniform, row and column per lane
             chunks.append(irb.select(ok, v, irb.zeros(irb.vec(w, st))))
             if natural is not None:
@@ -55,7 +55,7 @@ def stage_rows(t: RowTensor, family: str, b, h, seq_row0, row0, nvalid, rows: in
                 vector.store(pair, transposed, [irb.c(0), irb.add(c, e), col])
 
 
-def load_row_value(t: RowTensor, b, h, seq_row0, i, nvalid, scale: float = 1.0):
+def load_row_value(t: GlobalTensor, b, h, seq_row0, i, nvalid, scale: float = 1.0):
     """f32 row-vector element (b, h, i) * scale, 0 outside [0, nvalid); saddr read: the
     sequence's first row is the uniform base, the (clamped) row the lane offset."""
     ok = irb.lt(i, nvalid)

@@ -25,7 +25,7 @@ from ...compiler.mlir_api import arith, memref
 from ...kernels import attention_mask as am
 from ...kernels import irb, lanes
 from ...kernels.attention_mask import BIG, Ranges, tile_ranges  # noqa: F401  (re-exported)
-from ...kernels.global_tensor import RowTensor
+from ...kernels.global_tensor import GlobalTensor
 from ...kernels.irb import if_then  # noqa: F401  (re-exported for operands.py, prepass.py)
 from ...kernels.staging.rows import load_row_value, stage_row_vectors, stage_rows  # noqa: F401  (re-exported)
 from .args import SADDR_TENSORS, BwdSpec
@@ -79,7 +79,7 @@ def seq_bounds(spec: BwdSpec, vals, b) -> Seq:
     return Seq(q0, k0, irb.sub(q1, q0), irb.sub(k1, k0))
 
 
-Tensor = RowTensor   # (batch, seq, head, dim) tensor or (batch, head, seq) row vector argument
+Tensor = GlobalTensor   # (batch, seq, head, dim) tensor or (batch, head, seq) row vector argument
 
 
 @dataclass
@@ -89,8 +89,8 @@ class Shifted:
     extra: object
 
     @property
-    def ref(self):
-        return self.t.ref
+    def ptr(self):
+        return self.t.ptr
 
     @property
     def dtype(self):
@@ -104,7 +104,7 @@ def tensor(vals, name: str, dtype: str) -> Tensor:
     """The argument `name`: its global pointer (SADDR_TENSORS: Tensor.read/write) or a flat view."""
     ss = idx(vals[f"{name}_ss"]) if f"{name}_ss" in vals else irb.c(1)
     ref = vals[name] if name in SADDR_TENSORS else flat(vals[name], dtype)
-    return Tensor(ref, dtype, idx(vals[f"{name}_sb"]), ss, idx(vals[f"{name}_sh"]))
+    return Tensor(ref, dtype, (idx(vals[f"{name}_sb"]), ss, idx(vals[f"{name}_sh"])))
 
 
 # --- visibility (the rule: kernels/attention_mask.py) -----------------------------------------

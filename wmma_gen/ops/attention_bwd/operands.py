@@ -114,13 +114,13 @@ def store_transposed_acc(family: str, out: Tensor, acc, scale, b, h, seq_row0, r
     vals = acc if scale is None else arith.mulf(acc, splat(scale))
     vals = vals if out.dtype == "f32" else arith.truncf(irb.vec(8, irb.storage_type(out.dtype)), vals)
 
-    # saddr stores (kernels/global_tensor.RowTensor.write): the sequence's (b, first row, h) is the
+    # saddr stores (kernels/global_tensor.GlobalTensor.write): the sequence's (b, first row, h) is the
     # uniform base; the lane's row, the wave's head-dim part and the column are the lane offset
     t, extra = (out.t, out.extra) if isinstance(out, Shifted) else (out, irb.c(0))
     uniform = t.row_base(b, seq_row0, h)
 
     def put():
-        lane_off = irb.add(irb.mul(row, t.ss), extra)
+        lane_off = irb.add(irb.mul(row, t.strides[1]), extra)
         if family == "gfx12":  # rows 8*(l//16) + v: 8 consecutive head-dim columns
             t.write(uniform, irb.add(lane_off, irb.mul(irb.div(lane, 16), 8)), vals, d0)
             return

@@ -41,7 +41,7 @@ def _body(spec: BwdSpec, rows: int, vals) -> None:
         # offset, the column the immediate (kernels/global_tensor.py)
         first = irb.add(seq.q0, row0)
         base_o, base_do = O.row_base(b, first, h), dO.row_base(b, first, h)
-        lane_o, lane_do = irb.mul(tid, O.ss), irb.mul(tid, dO.ss)
+        lane_o, lane_do = irb.mul(tid, O.strides[1]), irb.mul(tid, dO.strides[1])
         acc = irb.zeros(irb.vec(8, f32))
         for d0 in range(0, spec.head_dim, 8):
             o = arith.extf(irb.vec(8, f32), O.read(base_o, lane_o, 8, d0))

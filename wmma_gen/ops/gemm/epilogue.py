@@ -15,7 +15,8 @@ import math
 from ...compiler.mlir_api import arith, ir, math as mmath, memref, scf
 from ...kernels import irb
 from ...kernels.fragments import acc_coords_split, acc_values
-from ...kernels.globalmem import Pos, Stored, write
+from ...kernels.global_tensor import GlobalTensor, Pos
+from ...kernels.globalmem import write
 from .directive import GemmDirective
 from .erf import ERFC_COEFFS, INV_SQRT2
 
@@ -139,7 +140,7 @@ def for_each_output(d: GemmDirective, family: str, row0: Pos, col0: Pos, lane, a
                     scf.YieldOp([])
 
 
-def store_tile_results(d: GemmDirective, family: str, C: Stored, C0, bias, b, row0: Pos, col0: Pos, lane,
+def store_tile_results(d: GemmDirective, family: str, C: GlobalTensor, C0, bias, b, row0: Pos, col0: Pos, lane,
                        accs, frags_m: int, frags_n: int, m_bound, n_bound) -> None:
     def store(val, row, col):
         write(C, b, row, col, fused_value(d, val, C0, bias, b, row.total(), col.total()))

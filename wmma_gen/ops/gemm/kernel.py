@@ -32,7 +32,7 @@ from ...compiler.mlir_api import _gpu_ops_gen as gpu, ir, scf
 from ...kernels import irb
 from ...kernels.fragments import load_fragment_global, load_fragment_lds, storage_elems, wmma
 from ...kernels.saddr import pointer_type as global_pointer_type
-from ...kernels.globalmem import Pos, Stored
+from ...kernels.global_tensor import GlobalTensor, Pos
 from ...kernels.module import gpu_module_text
 from ...kernels.signature import KernelSource
 from ...kernels.staging.gemm_tiles import TilePlan, load_tile, plan_tile, store_tile
@@ -66,8 +66,8 @@ class Ctx:
     s: Schedule
     t: Target
     key: GemmKey
-    A: Stored
-    B: Stored
+    A: GlobalTensor
+    B: GlobalTensor
     lds_a: object
     lds_b: object
     plan_a: TilePlan | None
@@ -145,10 +145,10 @@ def _views(d: GemmDirective, s: Schedule, ptr: dict, x: dict) -> dict:
     """Every buffer argument as a strided memref view with run-time sizes (views.py)."""
     M, N, batch = x["M"], x["N"], x["batch"]
     out = {"sizes": x}
-    for name in ("A", "B"):  # pointers + strides, made Stored in _stored
+    for name in ("A", "B"):  # pointers + strides, made GlobalTensor in _stored
         out[name] = (ptr[name], x[f"{name.lower()}_sb"], x[f"{name.lower()}_sr"])
     # offsets of wider outputs are bounded by the legality schedule.output_offsets
-    out["C"] = Stored(ptr["C"], x["c_sb"], x["c_sr"], d.out_dtype, M, N, False, False, offsets_checked=True)
+    out["C"] = GlobalTensor(ptr["C"], d.out_dtype, (x["c_sb"], x["c_sr"]), (M, N), offsets_checked=True)
     if "C0" in ptr:
         out["C0"] = strided_view(ptr["C0"], d.out_dtype, [batch, M, N], [x["c0_sb"], x["c0_sr"]])
     if "bias" in ptr:
@@ -170,15 +170,15 @@ def _stored_rows_cols(d: GemmDirective, which: str, M, N, K):
     return rows, irb.div(cols, 2) if d.dtype == "i4" else cols
 
 
-def _stored(d: GemmDirective, key: GemmKey, which: str, arg, sizes: dict) -> Stored:
+def _stored(d: GemmDirective, key: GemmKey, which: str, arg, sizes: dict) -> GlobalTensor:
     rows, cols = _stored_rows_cols(d, which, sizes["M"], sizes["N"], sizes["K"])
     ptr, sb, sr = arg
     guard_outer = not (key.m_full if which == "a" else key.n_full)
     guard_k = not key.k_full   # a partial last K tile, or split-K rounding the tiles up
     k_contig = k_contiguous(d, which)
-    return Stored(ptr, sb, sr, d.dtype, rows, cols, guard_rows=guard_k if not k_contig else guard_outer,
-                  guard_cols=guard_outer if not k_contig else guard_k,
-                  align=key.align_a if which == "a" else key.align_b)
+    guards = (guard_k, guard_outer) if not k_contig else (guard_outer, guard_k)   # (rows, cols)
+    return GlobalTensor(ptr, d.dtype, (sb, sr), (rows, cols), guards,
+                        align=key.align_a if which == "a" else key.align_b)
 
 
 def k_contiguous(d: GemmDirective, which: str) -> bool:
@@ -196,7 +196,7 @@ def _context(d, s, t, key, val, lds_a, lds_b) -> Ctx:
     kst = storage_elems(d.dtype, s.block_k)
     k_tiles = _cdiv(_cdiv(sizes["K"], s.block_k), s.split_k) if s.split_k > 1 else _cdiv(sizes["K"], s.block_k)
 
-    def plan(x: Stored, which: str, outer: int):
+    def plan(x: GlobalTensor, which: str, outer: int):
         if k_contiguous(d, which):
             return plan_tile(x, False, outer, kst, s.load_bits, s.threads)
         return plan_tile(x, True, s.block_k, outer, s.load_bits, s.threads, s.lds_store_bits)
