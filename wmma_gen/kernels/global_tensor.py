@@ -117,7 +117,7 @@ class Pos:
     """An index split by who knows it: `uniform` (the same in every lane and loop-invariant:
     kernel arguments, block ids -> the SGPR base), `step` (uniform but changing every K tile:
     the loop counter), `lane` (per lane, loop-invariant) and `const` (compile time). None
-    means 0. step and lane make the 32-bit VGPR offset (see `_address` for why the step is
+    means 0. step and lane make the 32-bit VGPR offset (see globalmem._address for why the step is
     there and not in the base)."""
     uniform: object = None
     lane: object = None
