@@ -55,19 +55,12 @@ def load_run(view: ir.Value, dtype: str, idx, n: int) -> ir.Value:
 
 
 def global_pointer_type() -> ir.Type:
-    """Function-boundary type of a buffer read through `global_load` (saddr.pointer_type)."""
+    """Function-boundary type of a buffer read as a global_tensor.GlobalTensor (saddr.pointer_type)."""
     return saddr.pointer_type()
 
 
-def global_load(ptr: ir.Value, byte_off: ir.Value, n: int, dtype: str, imm: int = 0) -> ir.Value:
-    """vector<n x T> at ptr + zext(byte_off) + imm: the saddr form (kernels/saddr.py; imm below
-    saddr.MAX_IMM)."""
-    et = irb.storage_type(dtype)
-    return saddr.load_at(ptr, byte_off, n, et, et.width // 8, imm)
-
-
 def byte_offset(elems, dtype: str) -> ir.Value:
-    """An index-typed element offset (>= 0, < 2**31) as the i32 byte offset `global_load` takes."""
+    """An index-typed element offset (>= 0, < 2**31) as the i32 byte offset GlobalTensor.read_at takes."""
     return saddr.byte_offset(elems, irb.storage_type(dtype).width // 8)
 
 

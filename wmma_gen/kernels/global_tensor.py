@@ -5,6 +5,7 @@ and a compile-time `align` -- read and written in the FLAT-global "saddr" form (
     GEMM operand / output (batch, rows, cols):  strides (sb, sr), element (b, r, c) at b*sb + r*sr + c
     attention tensor (batch, seq, head, dim):   strides (sb, ss, sh), element at b*sb + s*ss + h*sh + d
     attention row vector (batch, head, seq):    strides (sb, 1, sh) (the sequence axis contiguous)
+    paged K/V cache (block, slot, head, dim):   strides (sblk, ss, sh)
 
 Addressing: every access is `global_load/store v_off, s[base:base+1] offset:imm` -- a uniform
 64-bit base in SGPRs plus a zero-extended unsigned 32-bit per-lane VGPR offset plus an immediate
@@ -105,6 +106,13 @@ class GlobalTensor:
         same in every lane (SGPR base), lane the per-lane offset; both in the same block as the
         load, so the backend selects the saddr form (saddr module docstring)."""
         return saddr.load(self._at(uniform, lane, imm_elems), n, irb.storage_type(self.dtype), self.elem_bytes)
+
+    def read_at(self, byte_off: ir.Value, n: int, imm_elems: int = 0) -> ir.Value:
+        """vector<n x storage> at ptr + zext(byte_off) + imm_elems: the attention forward's and
+        paged decode's form, where the caller has already summed a tile's uniform offset and the
+        lane's row/column into one i32 byte offset (kv_tiles.lane_offsets + tile_offset)."""
+        return saddr.load_at(self.ptr, byte_off, n, irb.storage_type(self.dtype), self.elem_bytes,
+                             imm_elems * self.elem_bytes)
 
     def write(self, uniform, lane, value: ir.Value, imm_elems: int = 0) -> None:
         """Store value (a vector or one element) at element uniform + lane + imm_elems, split as

@@ -17,7 +17,7 @@ keep it below 4096.
 Used by kernels/global_tensor.py (GlobalTensor: GEMM's guarded strided matrices via
 kernels/globalmem.py, and every
 attention backward tensor but cu_seqlens: reads, LSE/Di staging, the dQ/dK/dV/Di stores) and the attention forward's and paged decode's tile copies and Q
-fragments (kernels/staging/kv_tiles.py; ops/attention/operands.py via attention_blocks.global_load).
+fragments (kernels/staging/kv_tiles.py; ops/attention/operands.py; all via GlobalTensor.read_at).
 """
 from __future__ import annotations
 

@@ -33,6 +33,7 @@ from ...compiler.mlir_api import ir
 from ...compiler.mlir_api import arith, vector
 
 from .. import irb, saddr
+from ..global_tensor import GlobalTensor
 from ..irb import iadd, imin, imul
 from ..lanes import PERM_HI, PERM_LO, perm_b32
 
@@ -149,14 +150,13 @@ def tile_offset(first, row_stride, dtype: str):
     return saddr.byte_offset(imul(first, row_stride), _elem_bytes(dtype))
 
 
-def load(p: TileCopy, ptr, offsets: list, tile_off) -> list:
+def load(p: TileCopy, t: GlobalTensor, offsets: list, tile_off) -> list:
     """Global reads of this thread's part of the tile at uniform byte offset tile_off (one
     v_add per row, the chunks of a row by immediate offsets)."""
     vals = []
     for off in offsets:
         o = arith.addi(off, tile_off)
-        et, nb = irb.storage_type(p.dtype), _elem_bytes(p.dtype)
-        vals += [saddr.load_at(ptr, o, p.w, et, nb, imm=nb * k * p.lpr * p.w) for k in range(p.cpt)]
+        vals += [t.read_at(o, p.w, k * p.lpr * p.w) for k in range(p.cpt)]
     return vals
 
 

@@ -69,6 +69,7 @@ from ...kernels import attention_blocks as ab
 from ...kernels import irb
 from ...kernels.attention_blocks import iadd, imax, imin, imul
 from ...kernels.fragments import flatten_rows, unflatten_rows
+from ...kernels.global_tensor import GlobalTensor
 from ...kernels.module import gpu_module_text
 from ...kernels.signature import KernelSource
 from ...targets import Target
@@ -154,6 +155,8 @@ def _context(d, s, t, ptrs, sc, lds) -> Ctx:
                                                        ("i32" if n.startswith("cu_") else d.dtype))
              for n, p in ptrs.items()}
     x = {n: _idx(v) for n, v in sc.items() if n not in F32_SCALARS}
+    views |= {n: GlobalTensor(views[n], d.dtype, (x[f"{n.lower()}_sb"], x[f"{n.lower()}_ss"], x[f"{n.lower()}_sh"]))
+              for n in GLOBAL_PTRS}   # (batch, seq, head, dim) saddr tensors
     if d.varlen:
         cu_q, cu_k = views["cu_seqlens_q"], views["cu_seqlens_k"]
         q_start = _idx(memref.load(cu_q, [b]))

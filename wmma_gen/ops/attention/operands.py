@@ -30,7 +30,7 @@ def q_fragments(c: "Ctx") -> list:
     for f in range(c.s.frags_q):
         row = imin(c.query(f), last)
         off = ab.byte_offset(iadd(c.q_base, iadd(imul(row, c.sc["q_ss"]), ab.run_offset(fam, c.lane))), c.d.dtype)
-        out.append([ab.global_load(c.ptr["Q"], off, n, c.d.dtype, imm=2 * 16 * kd) for kd in range(c.d.head_dim // 16)])
+        out.append([c.ptr["Q"].read_at(off, n, 16 * kd) for kd in range(c.d.head_dim // 16)])
     return out
 
 

@@ -28,7 +28,7 @@ from ...compiler.mlir_api import ir
 from ...compiler.mlir_api import arith, memref, vector
 
 from ...kernels import irb
-from ...kernels.attention_blocks import byte_offset, global_load, i32_type, iadd, imul, perm_b32
+from ...kernels.attention_blocks import byte_offset, i32_type, iadd, imul, perm_b32
 from ..attention import operands, staging
 
 E5M2_LO = 0x010C000C  # perm_b32(x, x, .) = byte0 << 8 | byte1 << 24
@@ -62,7 +62,7 @@ def load_tile(c, p: staging.TileCopy, which: str, n0) -> list:
     out = []
     for off in offs:
         o = arith.addi(off, tile_off)
-        out += [global_load(ptr, o, p.w, "fp8", imm=k * p.lpr * p.w) for k in range(p.cpt)]
+        out += [ptr.read_at(o, p.w, k * p.lpr * p.w) for k in range(p.cpt)]
     return out
 
 

@@ -42,6 +42,7 @@ from ...kernels import attention_blocks as ab
 from ...kernels import irb
 from ...kernels.attention_blocks import iadd, imin, imul
 from ...kernels.fragments import flatten_rows, unflatten_rows
+from ...kernels.global_tensor import GlobalTensor
 from ...kernels.module import gpu_module_text
 from ...kernels.signature import KernelSource
 from ...kernels.softcap import softcap
@@ -167,6 +168,9 @@ def _context(d, s, t, ptrs, sc, lds) -> PagedCtx:
     tile, split = (irb.div(bx, s.split_kv), irb.rem(bx, s.split_kv)) if s.split_kv > 1 else (bx, irb.c(0))
     views = {n: p if n in GLOBAL_PTRS else ab.flat_view(p, dt) for (n, dt), p in zip(buffer_names(d), ptrs.values())}
     x = {n: arith.index_cast(irb.index(), v) for n, v in sc.items() if n not in F32_SCALARS}
+    # Q (batch or token, head) and the K/V caches (block, slot, head) as saddr tensors
+    strides = {"Q": ("q_sb", "q_ss", "q_sh"), "K_cache": ("k_sblk", "k_ss", "k_sh"), "V_cache": ("v_sblk", "v_ss", "v_sh")}
+    views |= {n: GlobalTensor(views[n], dt, tuple(x[a] for a in strides[n])) for n, dt in buffer_names(d) if n in GLOBAL_PTRS}
     seq_k = arith.index_cast(irb.index(), memref.load(views["seq_lens"], [b]))
     if d.varlen:
         q_start = arith.index_cast(irb.index(), memref.load(views["cu_seqlens_q"], [b]))
@@ -202,11 +206,11 @@ def q_fragments(c: PagedCtx) -> list:
         row = iadd(imul(c.b, c.sc["q_sb"]), iadd(imul(token, c.sc["q_ss"]), imul(c.head(f), c.sc["q_sh"])))
         if c.d.q_fp8:     # fp8 bytes: the lane's run of 8 is its B operand as loaded (fp8_tiles.q_operand)
             off = ab.byte_offset(iadd(row, ab.run_offset(c.fam, c.lane)), "fp8")
-            out.append([fp8_tiles.q_operand(c.d, ab.global_load(c.ptr["Q"], off, n, "fp8", imm=16 * kd))
+            out.append([fp8_tiles.q_operand(c.d, c.ptr["Q"].read_at(off, n, 16 * kd))
                         for kd in range(c.d.head_dim // 16)])
             continue
         off = ab.byte_offset(iadd(row, ab.run_offset(c.fam, c.lane)), c.d.dtype)
-        out.append([ab.global_load(c.ptr["Q"], off, n, c.d.dtype, imm=2 * 16 * kd) for kd in range(c.d.head_dim // 16)])
+        out.append([c.ptr["Q"].read_at(off, n, 16 * kd) for kd in range(c.d.head_dim // 16)])
     return out
 
 
