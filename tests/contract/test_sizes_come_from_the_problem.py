@@ -148,3 +148,62 @@ def test_each_op_has_one_problem_class():
                 found.setdefault(path.parent.name, []).append(f"{path.name}:{node.name}")
     assert found, "the scan found no Problem class at all"
     assert {op: where for op, where in found.items() if len(where) > 1} == {}
+
+
+# --- GEMM: sizes read off the directive (issue 26: GemmDirective is to lose m, n, k, batch) ---
+GEMM_DIRECTIVE_NAMES = {"d", "directive", "b"}   # how ops/gemm names a GemmDirective (lookup's bucket: b)
+# (module, function) still reading d.m / d.n / d.k / d.batch: the GemmDirective still carries
+# sizes there. Each fixed one must leave this list (the test fails both ways).
+GEMM_KNOWN_READS = {
+    ("api.py", "gemm"), ("check.py", "check_gemm"), ("check.py", "random_operands"), ("check.py", "tolerance"),
+    ("cli.py", "check"), ("cli.py", "render"), ("lookup.py", "Entry.problem"), ("lookup.py", "_bucket"),
+    ("model.py", "estimate_from"), ("plan.py", "gemm_plan"), ("schedule.py", "_problem"),
+    ("signature.py", "problem_of"), ("traffic.py", "traffic"), ("traffic.py", "workgroups"),
+    ("tuning.py", "_tags"), ("tuning.py", "items"), ("tuning.py", "label"), ("tuning.py", "row"),
+    ("tuning.py", "study_name"),
+}
+
+
+def gemm_directive_size_reads() -> set:
+    """(module, function) under ops/gemm/ reading m, n, k or batch off a directive-named variable."""
+    found = set()
+    for path in sorted((ROOT / "wmma_gen/ops/gemm").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        scopes = [(f.name, f) for f in tree.body if isinstance(f, ast.FunctionDef)]
+        scopes += [(f"{c.name}.{f.name}", f) for c in tree.body if isinstance(c, ast.ClassDef)
+                   for f in c.body if isinstance(f, ast.FunctionDef)]
+        for name, fn in scopes:
+            if any(isinstance(x, ast.Attribute) and x.attr in {"m", "n", "k", "batch"}
+                   and isinstance(x.value, ast.Name) and x.value.id in GEMM_DIRECTIVE_NAMES for x in ast.walk(fn)):
+                found.add((path.name, name))
+    return found
+
+
+def test_gemm_reads_directive_sizes_only_where_known():
+    found = gemm_directive_size_reads()
+    assert found == GEMM_KNOWN_READS, {"new": sorted(found - GEMM_KNOWN_READS),
+                                       "fixed": sorted(GEMM_KNOWN_READS - found)}
+
+
+def test_gemm_legality_and_default_fit_read_the_problem():
+    """The size rules (schedule.PROBLEM_CONSTRAINTS) and defaults.fitted_default take the
+    GemmProblem: a directive carrying other sizes changes nothing."""
+    from wmma_gen.ops.gemm.defaults import fitted_default
+    from wmma_gen.ops.gemm.directive import GemmDirective
+    from wmma_gen.ops.gemm.schedule import Schedule
+    from wmma_gen.ops.gemm.spec import GemmProblem
+    from wmma_gen.targets import get_target
+    t = get_target("gfx1100")
+    big, small = GemmDirective("f16", 4096, 4096, 4096), GemmDirective("f16", 64, 64, 48)
+    deep = Schedule(block_k=32, split_k=8)
+    assert deep.problems(small, t, GemmProblem(4096, 4096, 4096)) == []
+    reasons = deep.problems(big, t, GemmProblem(64, 64, 48))
+    assert len(reasons) == 1 and "K=48" in reasons[0]
+    assert fitted_default(big, t, problem=GemmProblem(64, 64, 48)) == fitted_default(small, t)
+    assert fitted_default(big, t, problem=GemmProblem(64, 64, 48)) != fitted_default(big, t)
+
+
+def test_the_gemm_scan_sees_a_directive_size_read(tmp_path):
+    fn = ast.parse("def f(d, p):\n    return d.m * p.n\n").body[0]
+    assert any(isinstance(x, ast.Attribute) and x.attr == "m" and x.value.id in GEMM_DIRECTIVE_NAMES
+               for x in ast.walk(fn) if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name))

@@ -33,17 +33,17 @@ from .signature import spec_key
 
 
 # --- schedules ------------------------------------------------------------------------
-def fit_schedule(d: GemmDirective, arch: str) -> Schedule:
-    """The built-in default (wmma_gen.ops.gemm.defaults.LARGE) fitted to the problem; raises
-    ScheduleError naming the failing check."""
-    return fitted_default(d, get_target(arch))
+def fit_schedule(d: GemmDirective, arch: str, problem=None) -> Schedule:
+    """The built-in default (wmma_gen.ops.gemm.defaults.LARGE) fitted to `problem` (a
+    GemmProblem); raises ScheduleError naming the failing check."""
+    return fitted_default(d, get_target(arch), problem=problem)
 
 
-def default_schedule(d: GemmDirective, arch: str) -> Schedule:
+def default_schedule(d: GemmDirective, arch: str, problem=None) -> Schedule:
     """schedules_db.lookup (exported tuned schedules) when present, else fit_schedule."""
     from .lookup import lookup
-    found = lookup(arch, d)
-    return found if found is not None else fit_schedule(d, arch)
+    found = lookup(arch, d, problem=problem)
+    return found if found is not None else fit_schedule(d, arch, problem)
 
 
 # --- launching a compiled GEMM -------------------------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ...numerics import BITS
 from ...targets import Target
 from .directive import GemmDirective
-from .schedule import KNOBS, Schedule, vgpr_estimate
+from .schedule import KNOBS, Schedule, _problem, vgpr_estimate
 
 LARGE = Schedule(block_m=128, block_n=256, block_k=32, waves_m=2, waves_n=4, lds="ab", buffers=2,
                  lds_pad=8, lds_store_bits=32, load_bits=128, k_unroll=2, raster="grouped", group_m=4)
@@ -34,13 +34,15 @@ def staged_operands(d: GemmDirective) -> str:
     return staged or "none"
 
 
-def fitted_default(d: GemmDirective, t: Target, base: Schedule = LARGE) -> Schedule:
-    """`base` with each macro-tile side shrunk to cover the problem (any M, N, K works: the
-    kernel guards its edges), waves reduced to match, and legal staging for the dtype."""
-    bm, bn = _fit("block_m", d.m, base.block_m), _fit("block_n", d.n, base.block_n)
-    s = base.replace(block_m=bm, block_n=bn, block_k=_fit("block_k", d.k, base.block_k),
+def fitted_default(d: GemmDirective, t: Target, base: Schedule = LARGE, problem=None) -> Schedule:
+    """`base` with each macro-tile side shrunk to cover `problem` (a GemmProblem; any M, N, K
+    works: the kernel guards its edges), waves reduced to match, and legal staging for the dtype.
+    `problem` may be omitted only while GemmDirective still carries sizes (schedule._problem)."""
+    p = _problem(d, problem)
+    bm, bn = _fit("block_m", p.m, base.block_m), _fit("block_n", p.n, base.block_n)
+    s = base.replace(block_m=bm, block_n=bn, block_k=_fit("block_k", p.k, base.block_k),
                      waves_m=min(base.waves_m, bm // 16), waves_n=min(base.waves_n, bn // 16))
-    if -(-d.k // s.block_k) < 4:
+    if -(-p.k // s.block_k) < 4:
         # a loop of fewer than 4 K tiles gains nothing from unrolling, and the unrolled body's
         # remainder copy spilled 2 VGPRs for TT at K=48 on gfx11 (tests/compile spill grid)
         s = s.replace(k_unroll=1)
@@ -65,9 +67,9 @@ def fitted_default(d: GemmDirective, t: Target, base: Schedule = LARGE) -> Sched
         # gfx12: two K tiles per iteration (measured: i4 NN/TT 0.043 -> 0.044 v_wmma per issued
         # instruction with LLVM 23, 0.042 -> 0.044 with LLVM 24; gfx11 gains nothing)
         return fitted_default(d, t, SMALL_GATHER.replace(lds=lds, buffers=2 if lds != "none" else 1,
-                                                         k_unroll=2 if t.family == "gfx12" else 1))
+                                                         k_unroll=2 if t.family == "gfx12" else 1), p)
     s = s.replace(lds=lds, buffers=s.buffers if lds != "none" else 1, lds_pad=s.lds_pad if lds != "none" else 0)
-    return s.validate(d, t)
+    return s.validate(d, t, p)
 
 
 # Where iterative-ilp was measured to help (bench/gemm_static_quality.py, LLVM 23 and 24): the

@@ -29,7 +29,7 @@ wins; that is the caller's rule.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -38,7 +38,8 @@ from ...errors import ScheduleError
 from ...schedule_files import SCHEMA, SCHEMA_VERSION, SOURCES, ScheduleFileError, ScheduleFileWarning  # noqa: F401
 from ...targets import get_target
 from .directive import GemmDirective
-from .schedule import Schedule
+from .schedule import Schedule, _problem
+from .spec import GemmProblem
 
 OP = "gemm"
 DEFAULT_DIR = sf.SHIPPED_DIR     # the shipped files (last in the search path)
@@ -54,9 +55,15 @@ class Entry:
     path: str
     extra: dict
 
-    def distance(self, d: GemmDirective) -> float:
+    @property
+    def problem(self) -> GemmProblem:
+        """The bucket's sizes (a file entry's `bucket`)."""
         b = self.directive
-        return sum(abs(math.log2(x / y)) for x, y in ((d.m, b.m), (d.n, b.n), (d.k, b.k), (d.batch, b.batch)))
+        return GemmProblem(b.m, b.n, b.k, b.batch)
+
+    def distance(self, p: GemmProblem) -> float:
+        q = self.problem
+        return sum(abs(math.log2(x / y)) for x, y in ((p.m, q.m), (p.n, q.n), (p.k, q.k), (p.batch, q.batch)))
 
     def epilogue_mismatch(self, d: GemmDirective) -> int:
         b = self.directive
@@ -95,7 +102,7 @@ def _entry(e: dict, at: str, h: sf.Header, path) -> Entry:
         field = getattr(err, "field", "schedule")
         raise ScheduleFileError(path, f"{at}.schedule.{field}" if field != "schedule" else f"{at}.schedule",
                                 getattr(err, "value", sched), getattr(err, "allowed", str(err))) from None
-    problems = s.problems(d, h.target)
+    problems = s.problems(d, h.target, GemmProblem(b["m"], b["n"], b["k"], b.get("batch", 1)))
     sf.need(not problems, path, f"{at}.schedule", sched, "a legal schedule: " + "; ".join(problems))
     extra = {k: v for k, v in e.items()
              if k not in ("bucket", "acc", "layout", "epilogue", "schedule", "tflops", "source")}
@@ -108,23 +115,24 @@ def load_file(path: str | Path) -> list[Entry]:
 
 
 def lookup_entry(arch: str, directive: GemmDirective, directory: str | Path | None = None,
-                 accept: Optional[Callable[[Schedule], bool]] = None) -> Optional[Entry]:
-    """The exported entry for the nearest bucket whose schedule is legal for `directive`
-    (and passes `accept`, e.g. "the builder can build it"), or None. `directory`: only the
-    file there (else the search path of schedule_files)."""
+                 accept: Optional[Callable[[Schedule], bool]] = None, problem=None) -> Optional[Entry]:
+    """The exported entry for the nearest bucket whose schedule is legal for `directive` on
+    `problem` (a GemmProblem) and passes `accept` (e.g. "the builder can build it"), or None.
+    `directory`: only the file there (else the search path of schedule_files)."""
     t = get_target(arch)
+    p = _problem(directive, problem)
 
     def pick(entries: list[Entry]) -> Optional[Entry]:
         ranked = sorted((e for e in entries if e.directive.layout == directive.layout),
-                        key=lambda e: (e.directive.acc != directive.acc, e.distance(directive),
+                        key=lambda e: (e.directive.acc != directive.acc, e.distance(p),
                                        e.epilogue_mismatch(directive)))
         for e in ranked:
-            if (fits(e.schedule, directive) and not e.schedule.problems(directive, t)
+            if (fits(e.schedule, p) and not e.schedule.problems(directive, t, p)
                     and (accept is None or accept(e.schedule))):
                 return e
         return None
 
-    key = _bucket(Entry(arch, directive, None, 0.0, "", "", {}))
+    key = _bucket(Entry(arch, replace(directive, m=p.m, n=p.n, k=p.k, batch=p.batch), None, 0.0, "", "", {}))
     return sf.lookup(OP, arch, directive.dtype, key, pick, load_file=load_file, bucket=_bucket, shipped=DEFAULT_DIR,
                      directory=directory, warning=ScheduleFileWarning)
 
@@ -136,14 +144,14 @@ def _bucket(e: Entry) -> str:
     return f"m={b.m} n={b.n} k={b.k} acc={b.acc} layout={b.layout}{extra}"
 
 
-def fits(s: Schedule, d: GemmDirective) -> bool:
+def fits(s: Schedule, p: GemmProblem) -> bool:
     """The macro tile is no larger than the problem (rounded up to the 16x16 WMMA tile): a
     schedule tuned for large shapes is not applied to a problem it would leave mostly idle."""
-    return s.block_m <= -(-d.m // 16) * 16 and s.block_n <= -(-d.n // 16) * 16
+    return s.block_m <= -(-p.m // 16) * 16 and s.block_n <= -(-p.n // 16) * 16
 
 
 def lookup(arch: str, directive: GemmDirective, directory: str | Path | None = None,
-           accept: Optional[Callable[[Schedule], bool]] = None) -> Optional[Schedule]:
-    """The exported schedule for `directive` on `arch`, or None (caller uses its default)."""
-    e = lookup_entry(arch, directive, directory, accept)
+           accept: Optional[Callable[[Schedule], bool]] = None, problem=None) -> Optional[Schedule]:
+    """The exported schedule for `directive` on `problem` on `arch`, or None (caller uses its default)."""
+    e = lookup_entry(arch, directive, directory, accept, problem)
     return e.schedule if e else None

@@ -82,6 +82,25 @@ class Schedule(KnobSchedule):
         """The checks that do not depend on the problem size (what a code object needs)."""
         return self.check(KERNEL_CONSTRAINTS, d, t)
 
+    # The size checks read the GemmProblem, never the directive (issue 26). `p` may be omitted
+    # only while GemmDirective still carries sizes: then the directive's are taken once, here.
+    def problems(self, d: GemmDirective, t: Target, p=None) -> list[str]:
+        p = _problem(d, p)
+        return ([r for c in KERNEL_CONSTRAINTS if (r := c(self, d, t)) is not None]
+                + [r for c in PROBLEM_CONSTRAINTS if (r := c(self, d, t, p)) is not None])
+
+    def validate(self, d: GemmDirective, t: Target, p=None) -> "Schedule":
+        self.check(KERNEL_CONSTRAINTS, d, t)
+        return self.check(PROBLEM_CONSTRAINTS, d, t, _problem(d, p))
+
+
+def _problem(d: GemmDirective, p):
+    """`p` as a GemmProblem (a mapping of its fields is accepted), else the directive's sizes."""
+    from .spec import GemmProblem, as_problem
+    if p is not None:
+        return as_problem(p)
+    return GemmProblem(d.m, d.n, d.k, d.batch)
+
 
 # --- constraints: (Schedule, GemmDirective, Target) -> None | reason -------------------
 
@@ -137,21 +156,21 @@ def vgpr_budget(s: Schedule, d: GemmDirective, t: Target) -> str | None:
     return None
 
 
-def operand_size(s: Schedule, d: GemmDirective, t: Target) -> str | None:
+def operand_size(s: Schedule, d: GemmDirective, t: Target, p) -> str | None:
     # kernels compute addresses with 32-bit index math (compiler/pipeline.py)
-    biggest = d.batch * max(d.m * d.k, d.k * d.n, d.m * d.n * s.split_k)
+    biggest = p.batch * max(p.m * p.k, p.k * p.n, p.m * p.n * s.split_k)
     if biggest >= 2**31:
         return f"operands of {biggest} elements; at most 2**31-1 elements per operand (32-bit indexing)"
     return None
 
 
-def output_offsets(s: Schedule, d: GemmDirective, t: Target) -> str | None:
+def output_offsets(s: Schedule, d: GemmDirective, t: Target, p) -> str | None:
     # C is written in the FLAT-global SADDR form (kernels/globalmem.py): tile origin in the
     # SGPR base, the lane's place inside the macro tile as an unsigned 32-bit byte offset
     # (RDNA3 ISA guide ch. 10, SADDR). Launcher-allocated C has row stride N.
-    span = BITS[d.out_dtype] // 8 * ((s.block_m - 1) * d.n + s.block_n)
+    span = BITS[d.out_dtype] // 8 * ((s.block_m - 1) * p.n + s.block_n)
     if span >= 2**32:
-        return (f"C rows of N={d.n} {d.out_dtype} make byte offsets of {span} inside a {s.block_m}-row tile; "
+        return (f"C rows of N={p.n} {d.out_dtype} make byte offsets of {span} inside a {s.block_m}-row tile; "
                 f"at most 2**32-1 (32-bit VGPR offsets): use a smaller block_m or N")
     return None
 
@@ -166,10 +185,10 @@ def lds_i4_k_contiguous(s: Schedule, d: GemmDirective, t: Target) -> str | None:
     return None
 
 
-def split_k_depth(s: Schedule, d: GemmDirective, t: Target) -> str | None:
-    tiles = -(-d.k // s.block_k)
+def split_k_depth(s: Schedule, d: GemmDirective, t: Target, p) -> str | None:
+    tiles = -(-p.k // s.block_k)
     if s.split_k > 1 and tiles < s.split_k:
-        return f"split_k={s.split_k} needs at least split_k K tiles; K={d.k} has {tiles} tiles of block_k={s.block_k}"
+        return f"split_k={s.split_k} needs at least split_k K tiles; K={p.k} has {tiles} tiles of block_k={s.block_k}"
     return None
 
 
@@ -177,6 +196,7 @@ KERNEL_CONSTRAINTS: tuple[Callable[[Schedule, GemmDirective, Target], Optional[s
     dtype_supported, tile_multiple_of_instruction, workgroup_size, lds_budget, vgpr_budget,
     lds_i4_k_contiguous,
 )
-# checks on the problem size as well (the directive's m, n, k, batch)
-CONSTRAINTS = KERNEL_CONSTRAINTS + (operand_size, output_offsets, split_k_depth)
+# checks on the problem size: (Schedule, GemmDirective, Target, GemmProblem) -> None | reason
+PROBLEM_CONSTRAINTS = (operand_size, output_offsets, split_k_depth)
+CONSTRAINTS = KERNEL_CONSTRAINTS + PROBLEM_CONSTRAINTS
 Schedule.bind(SPACE, CONSTRAINTS)

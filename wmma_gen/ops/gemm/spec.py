@@ -87,7 +87,7 @@ def default_schedule(d, arch: str, p=None):
     """The API's choice for the problem p (d's own sizes only when no Problem is given: the
     directive still carries sizes for the public API and persisted files)."""
     from .api import default_schedule as default
-    return default(sized(d, as_problem(p)) if p is not None else d, arch)
+    return default(sized(d, as_problem(p)) if p is not None else d, arch, None if p is None else as_problem(p))
 
 
 SELFTEST_DTYPES = ("f16", "bf16", "i8", "fp8")   # each where the target has a WMMA for it

@@ -20,6 +20,7 @@ from wmma_gen.ops.gemm.defaults import LARGE
 from wmma_gen.ops.gemm.directive import ACTIVATIONS, GemmDirective
 from wmma_gen.ops.gemm.schedule import SPACE, Schedule
 from wmma_gen.ops.gemm.signature import gate_problems
+from wmma_gen.ops.gemm.spec import as_problem
 from wmma_gen.targets import Target, get_target
 
 from autotune.objective import StagedObjective, prune
@@ -109,10 +110,10 @@ def baselines(d: GemmDirective, p, arch: str) -> list[Schedule]:
     from wmma_gen.ops.gemm.api import fit_schedule
     t = get_target(arch)
     try:
-        first = [fit_schedule(d, arch)]
+        first = [fit_schedule(d, arch, as_problem(p))]
     except ScheduleError:
         first = []
-    return list(dict.fromkeys(first + [s for s in BASELINES if not s.problems(d, t)]))
+    return list(dict.fromkeys(first + [s for s in BASELINES if not s.problems(d, t, as_problem(p))]))
 
 
 def compile_schedule(d: GemmDirective, s: Schedule, arch: str):
