@@ -155,12 +155,10 @@ GEMM_DIRECTIVE_NAMES = {"d", "directive", "b"}   # how ops/gemm names a GemmDire
 # (module, function) still reading d.m / d.n / d.k / d.batch: the GemmDirective still carries
 # sizes there. Each fixed one must leave this list (the test fails both ways).
 GEMM_KNOWN_READS = {
-    ("api.py", "gemm"), ("check.py", "check_gemm"), ("check.py", "random_operands"), ("check.py", "tolerance"),
-    ("cli.py", "check"), ("cli.py", "render"), ("lookup.py", "Entry.problem"), ("lookup.py", "_bucket"),
-    ("model.py", "estimate_from"), ("plan.py", "gemm_plan"), ("schedule.py", "_problem"),
-    ("signature.py", "problem_of"), ("traffic.py", "traffic"), ("traffic.py", "workgroups"),
-    ("tuning.py", "_tags"), ("tuning.py", "items"), ("tuning.py", "label"), ("tuning.py", "row"),
-    ("tuning.py", "study_name"),
+    ("api.py", "gemm"), ("cli.py", "check"), ("cli.py", "render"), ("lookup.py", "Entry.problem"),
+    ("lookup.py", "_bucket"), ("plan.py", "gemm_plan"), ("schedule.py", "_problem"),
+    ("signature.py", "problem_of"), ("tuning.py", "_tags"), ("tuning.py", "items"), ("tuning.py", "label"),
+    ("tuning.py", "row"), ("tuning.py", "study_name"),
 }
 
 
@@ -207,3 +205,20 @@ def test_the_gemm_scan_sees_a_directive_size_read(tmp_path):
     fn = ast.parse("def f(d, p):\n    return d.m * p.n\n").body[0]
     assert any(isinstance(x, ast.Attribute) and x.attr == "m" and x.value.id in GEMM_DIRECTIVE_NAMES
                for x in ast.walk(fn) if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name))
+
+
+def test_gemm_traffic_and_tolerance_read_the_problem():
+    """The model's traffic and the check's tolerance take the GemmProblem: a directive carrying
+    other sizes gives the figures of the problem, not its own."""
+    from wmma_gen.ops.gemm.check import tolerance
+    from wmma_gen.ops.gemm.directive import GemmDirective
+    from wmma_gen.ops.gemm.schedule import Schedule
+    from wmma_gen.ops.gemm.spec import GemmProblem
+    from wmma_gen.ops.gemm.traffic import traffic
+    from wmma_gen.targets import get_target
+    t = get_target("gfx1100")
+    big, small = GemmDirective("f16", 4096, 4096, 4096), GemmDirective("f16", 256, 128, 64, batch=2)
+    p = GemmProblem(256, 128, 64, 2)
+    assert traffic(big, Schedule(), t, 96, 6 << 20, problem=p) == traffic(small, Schedule(), t, 96, 6 << 20)
+    assert traffic(big, Schedule(), t, 96, 6 << 20, problem=p) != traffic(big, Schedule(), t, 96, 6 << 20)
+    assert tolerance(big, p) == tolerance(small) < tolerance(big)

@@ -58,7 +58,9 @@ from .build import GemmKernel, compile_gemm
 from .directive import GemmDirective
 from .reference import gemm_reference
 from .schedule import Schedule
-from .signature import problem_of, spec_key, stored_shape
+from .schedule import _problem
+from .signature import spec_key, stored_shape
+from .spec import _as_dict
 
 EPS = {"f16": 2.0 ** -10, "bf16": 2.0 ** -7, "f32": 2.0 ** -23, "fp8": 2.0 ** -3, "bf8": 2.0 ** -2}
 TOL_CAP = 0.5
@@ -79,11 +81,12 @@ class CheckResult:
         return asdict(self)
 
 
-def tolerance(d: GemmDirective) -> float:
-    """The max_rel a correct kernel stays within (see the table in the module doc)."""
+def tolerance(d: GemmDirective, problem=None) -> float:
+    """The max_rel a correct kernel stays within on `problem` (a GemmProblem; see the table in
+    the module doc)."""
     if d.is_int:
         return 0.0
-    root = math.sqrt(d.k)
+    root = math.sqrt(_problem(d, problem).k)
     if d.acc in ("f16", "bf16"):
         # + the final cast: an f16 accumulator may be written out as bf16
         tol = 2.0 * root * EPS[d.acc] + EPS[d.out_dtype]
@@ -92,12 +95,13 @@ def tolerance(d: GemmDirective) -> float:
     return min(tol, TOL_CAP)
 
 
-def random_operands(d: GemmDirective, seed: int = 0) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """(stored arrays for run_gemm, exact values for gemm_reference), seeded."""
+def random_operands(d: GemmDirective, seed: int = 0, problem=None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """(stored arrays for run_gemm, exact values for gemm_reference) of `problem`'s sizes, seeded."""
+    p = _problem(d, problem)
     rng = np.random.default_rng(seed)
     stored, values = {}, {}
     for name in ("a", "b"):
-        batch, rows, cols = stored_shape(d, name, problem_of(d))
+        batch, rows, cols = stored_shape(d, name, _as_dict(p))
         shape = (batch, rows, cols * 2 if d.dtype == "i4" else cols)
         if d.is_int:
             lo, hi = hostdata.INT_RANGE[(d.dtype, d.unsigned)]
@@ -107,34 +111,37 @@ def random_operands(d: GemmDirective, seed: int = 0) -> tuple[dict[str, np.ndarr
         stored[name.upper()] = hostdata.encode(x, d.dtype, unsigned=d.unsigned, field=name)
         values[name] = hostdata.decode(stored[name.upper()], d.dtype, unsigned=d.unsigned)
     if d.beta:
-        stored["C0"] = hostdata.encode(rng.uniform(-1.0, 1.0, size=(d.batch, d.m, d.n)), d.out_dtype, field="c")
+        stored["C0"] = hostdata.encode(rng.uniform(-1.0, 1.0, size=(p.batch, p.m, p.n)), d.out_dtype, field="c")
         values["c"] = hostdata.decode(stored["C0"], d.out_dtype)
     if d.bias:
-        stored["bias"] = hostdata.encode(rng.uniform(-1.0, 1.0, size=d.n if d.bias == "n" else d.m), "f32")
+        stored["bias"] = hostdata.encode(rng.uniform(-1.0, 1.0, size=p.n if d.bias == "n" else p.m), "f32")
         values["bias"] = stored["bias"].astype(np.float64)
     return stored, values
 
 
-def compare(d: GemmDirective, out: np.ndarray, ref: np.ndarray) -> tuple[bool, float, float, float, tuple]:
+def compare(d: GemmDirective, out: np.ndarray, ref: np.ndarray, problem=None) -> tuple[bool, float, float, float, tuple]:
     """(passed, max_abs, max_rel, tol, worst index) of `out` against `ref`."""
     from ...compare import compare as compare_arrays  # shared, op-agnostic (wmma_gen/compare.py)
-    c = compare_arrays(out, ref, tol=tolerance(d), exact=d.is_int, out_dtype=d.out_dtype)
+    c = compare_arrays(out, ref, tol=tolerance(d, problem), exact=d.is_int, out_dtype=d.out_dtype)
     return c.passed, c.max_abs, c.max_rel, c.tol, c.worst
 
 
 def check_gemm(directive: GemmDirective, schedule: Schedule, arch: str, device=None, seed: int = 0,
-               *, kernel: GemmKernel | None = None) -> CheckResult:
-    """Compile (or reuse `kernel`), run on seeded random inputs on `device` ("auto", "emu",
-    "hip", a Device, or None = auto) and compare with the numpy reference. Compile and
-    device errors (ScheduleError, CompileError, EmulatorFault, DeviceError) propagate."""
+               *, kernel: GemmKernel | None = None, problem=None) -> CheckResult:
+    """Compile (or reuse `kernel`), run on seeded random inputs of `problem` (a GemmProblem) on
+    `device` ("auto", "emu", "hip", a Device, or None = auto) and compare with the numpy
+    reference. Compile and device errors (ScheduleError, CompileError, EmulatorFault,
+    DeviceError) propagate."""
     d = directive
+    p = _problem(d, problem)
+    sizes = _as_dict(p)
     k = kernel if kernel is not None else compile_gemm(d, schedule, arch)
-    if kernel is not None and spec_key(d, k.schedule, problem_of(d)) != k.key:
+    if kernel is not None and spec_key(d, k.schedule, sizes) != k.key:
         raise ScheduleError("kernel", str(k.key), f"a code object whose specialization key matches "
-                            f"{d.m}x{d.n}x{d.k} ({spec_key(d, k.schedule, problem_of(d))})")
+                            f"{p.m}x{p.n}x{p.k} ({spec_key(d, k.schedule, sizes)})")
     dev = get_device(device)
-    stored, values = random_operands(d, seed)
-    out, timing = run_gemm(k, dev, stored, problem=problem_of(d))
+    stored, values = random_operands(d, seed, p)
+    out, timing = run_gemm(k, dev, stored, problem=sizes)
     ref = gemm_reference(d, values["a"], values["b"], values.get("c"), values.get("bias"))
-    passed, max_abs, max_rel, tol, worst = compare(d, out, ref)
-    return CheckResult(bool(passed), max_abs, max_rel, tol, timing.source, timing.seconds, worst, d.k)
+    passed, max_abs, max_rel, tol, worst = compare(d, out, ref, p)
+    return CheckResult(bool(passed), max_abs, max_rel, tol, timing.source, timing.seconds, worst, p.k)

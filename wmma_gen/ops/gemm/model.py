@@ -40,21 +40,26 @@ from ...model.params import params_for, wmma_cycles
 from ...targets import Target, get_target
 from . import banks
 from .directive import GemmDirective
-from .schedule import Schedule
+from .schedule import Schedule, _problem
 from .traffic import traffic, workgroups
 
 
-def estimate(kernel, directive: GemmDirective, schedule: Schedule, target: Target | str) -> Estimate:
-    """Estimate for a compiled kernel (a build.GemmKernel or compiler.CompiledKernel)."""
+def estimate(kernel, directive: GemmDirective, schedule: Schedule, target: Target | str,
+             problem=None) -> Estimate:
+    """Estimate for a compiled kernel (a build.GemmKernel or compiler.CompiledKernel) on
+    `problem` (a GemmProblem)."""
     c = getattr(kernel, "compiled", kernel)
     md = c.metadata
     threads = md.reqd_workgroup_size[0] if md.reqd_workgroup_size else schedule.threads
     res = Resources(md.vgpr_count, md.lds_bytes, threads, md.vgpr_spill_count, md.sgpr_spill_count)
-    return estimate_from(loop_stats(c.isa), res, directive, schedule, target)
+    return estimate_from(loop_stats(c.isa), res, directive, schedule, target, problem)
 
 
-def estimate_from(loop: LoopStats, res: Resources, d: GemmDirective, s: Schedule, target: Target | str) -> Estimate:
+def estimate_from(loop: LoopStats, res: Resources, d: GemmDirective, s: Schedule, target: Target | str,
+                  problem=None) -> Estimate:
     t = get_target(target) if isinstance(target, str) else target
+    size = _problem(d, problem)
+    flops = 2 * size.m * size.n * size.k * size.batch
     p = params_for(t.arch)
     ins = t.instr(d.dtype, d.acc)
     cyc = wmma_cycles(t, d.dtype, d.acc)
@@ -65,7 +70,7 @@ def estimate_from(loop: LoopStats, res: Resources, d: GemmDirective, s: Schedule
         raise ScheduleError.rejected("occupancy", f"no workgroup fits on a CU: limits {occ.limits}", s.to_dict())
 
     # --- per wave, per iteration --------------------------------------------------------
-    k_wg = math.ceil(math.ceil(d.k / s.split_k) / s.block_k) * s.block_k
+    k_wg = math.ceil(math.ceil(size.k / s.split_k) / s.block_k) * s.block_k
     wmma_per_wave = s.frags_m * s.frags_n * k_wg // ins.k
     implied = s.frags_m * s.frags_n * s.block_k // ins.k
     # iterations from the WMMA work the schedule implies, so partial unrolling counts right;
@@ -106,7 +111,7 @@ def estimate_from(loop: LoopStats, res: Resources, d: GemmDirective, s: Schedule
         return terms[kind], kind
 
     # --- rounds of workgroups on the busiest CU ----------------------------------------------
-    n_wg = workgroups(d, s)
+    n_wg = workgroups(d, s, size)
     busiest = -(-n_wg // t.cus)
     full, rem = divmod(busiest, occ.workgroups_per_cu)
     t_full, kind_full = round_clk(occ.workgroups_per_cu)
@@ -119,7 +124,7 @@ def estimate_from(loop: LoopStats, res: Resources, d: GemmDirective, s: Schedule
     tail = max(0.0, 1.0 - balanced / rounds_clk) if rounds_clk else 0.0
 
     concurrent = min(n_wg, t.cus * occ.workgroups_per_cu)
-    tr = traffic(d, s, t, concurrent, p.l2_bytes, p.mall_bytes)
+    tr = traffic(d, s, t, concurrent, p.l2_bytes, p.mall_bytes, size)
     peak = t.peak_tflops(d.dtype)
     executed_flops = 2.0 * n_wg * s.block_m * s.block_n * k_wg
     times = {
@@ -127,7 +132,7 @@ def estimate_from(loop: LoopStats, res: Resources, d: GemmDirective, s: Schedule
         "l2": tr.l2_bytes / (p.l2_bytes_per_clk * clock),
         "mall": (tr.l2_miss_bytes / (p.mall_bw_gbs * 1e9)) if p.mall_bytes else 0.0,
         "dram": tr.dram_bytes / (t.mem_bw_gbs * 1e9 * p.dram_efficiency),
-        "peak_floor": max(executed_flops, d.flops) / (peak * 1e12 * cal.clock_ghz / t.boost_ghz * cal.efficiency),
+        "peak_floor": max(executed_flops, flops) / (peak * 1e12 * cal.clock_ghz / t.boost_ghz * cal.efficiency),
         "roofline_floor": tr.compulsory_bytes / (t.mem_bw_gbs * 1e9),
     }
     top = max(times, key=times.get)
@@ -137,7 +142,7 @@ def estimate_from(loop: LoopStats, res: Resources, d: GemmDirective, s: Schedule
         limiter = {"l2": "global_memory", "mall": "global_memory", "dram": "global_memory", "peak_floor": "wmma_issue",
                    "roofline_floor": "global_memory"}[top]
     seconds = times[top] + p.launch_overhead_us * 1e-6
-    tflops = d.flops / seconds / 1e12
+    tflops = flops / seconds / 1e12
     figures = {
         "loop": loop.summary(), "occupancy": occ.to_dict(), "traffic": tr.to_dict(),
         "iterations_per_workgroup": iters, "wmma_per_iteration_implied": implied,

@@ -58,12 +58,13 @@ def kernel_of(cs, d, p: GemmProblem):
 
 def check(cs, d, p: GemmProblem, device=None, seed: int = 0):
     from .check import check_gemm
-    return check_gemm(sized(d, p), cs.schedule, cs.arch, device, seed=seed, kernel=kernel_of(cs, d, p))
+    return check_gemm(sized(d, p), cs.schedule, cs.arch, device, seed=seed, kernel=kernel_of(cs, d, p),
+                      problem=p)
 
 
 def estimate(cs, d, s, p: GemmProblem, arch: str) -> ModelEstimate:
     from .model import estimate as gemm_estimate
-    e = gemm_estimate(cs.kernel("gemm"), sized(d, p), s, arch)
+    e = gemm_estimate(cs.kernel("gemm"), d, s, arch, as_problem(p))
     return ModelEstimate(e.seconds, e.tflops, e.limiter)
 
 

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from ...numerics import BITS
 from ...targets import Target
 from .directive import GemmDirective
-from .schedule import Schedule
+from .schedule import Schedule, _problem
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -52,22 +52,26 @@ def _bytes(n_elems: float, dtype: str) -> float:
     return n_elems * BITS[dtype] / 8
 
 
-def workgroups(d: GemmDirective, s: Schedule) -> int:
-    return _cdiv(d.m, s.block_m) * _cdiv(d.n, s.block_n) * d.batch * s.split_k
+def workgroups(d: GemmDirective, s: Schedule, problem=None) -> int:
+    p = _problem(d, problem)
+    return _cdiv(p.m, s.block_m) * _cdiv(p.n, s.block_n) * p.batch * s.split_k
 
 
 def traffic(d: GemmDirective, s: Schedule, t: Target, concurrent: int, l2_bytes: int,
-            mall_bytes: int = 0) -> Traffic:
-    tiles_m, tiles_n = _cdiv(d.m, s.block_m), _cdiv(d.n, s.block_n)
-    k_wg = _cdiv(d.k, s.split_k)
+            mall_bytes: int = 0, problem=None) -> Traffic:
+    """Bytes moved by `d` with `s` on `problem` (a GemmProblem)."""
+    p = _problem(d, problem)
+    flops = 2 * p.m * p.n * p.k * p.batch
+    tiles_m, tiles_n = _cdiv(p.m, s.block_m), _cdiv(p.n, s.block_n)
+    k_wg = _cdiv(p.k, s.split_k)
     a_tile, b_tile = _bytes(s.block_m * k_wg, d.dtype), _bytes(s.block_n * k_wg, d.dtype)
     out_dt = "f32" if s.split_k > 1 else d.out_dtype
     c_tile = _bytes(s.block_m * s.block_n, out_dt if out_dt in BITS else "f32")
     c_read = c_tile if d.beta else 0.0
     bias = _bytes(s.block_n if d.bias == "n" else s.block_m, d.out_dtype) if d.bias else 0.0
     per_wg = a_tile + b_tile + c_tile + c_read + bias
-    n_wg = workgroups(d, s)
-    reduce = 2 * _bytes(s.split_k * d.m * d.n * d.batch, "f32") if s.split_k > 1 else 0.0
+    n_wg = workgroups(d, s, p)
+    reduce = 2 * _bytes(s.split_k * p.m * p.n * p.batch, "f32") if s.split_k > 1 else 0.0
     l2 = n_wg * per_wg + reduce
 
     # DRAM: concurrent batches share tiles (assumption 1), whole operands may stay in L2 (2)
@@ -79,18 +83,18 @@ def traffic(d: GemmDirective, s: Schedule, t: Target, concurrent: int, l2_bytes:
     else:
         rows, cols = min(r, s.group_m, tiles_m), min(tiles_n, r / min(s.group_m, tiles_m) + 1)
     batches = n_wg / r
-    a_all = _bytes(d.m * d.k, d.dtype) * d.batch
-    b_all = _bytes(d.k * d.n, d.dtype) * d.batch
+    a_all = _bytes(p.m * p.k, d.dtype) * p.batch
+    b_all = _bytes(p.k * p.n, d.dtype) * p.batch
     a_miss = min(n_wg * a_tile, a_all if a_all <= l2_bytes / 2 else batches * rows * a_tile)
     b_miss = min(n_wg * b_tile, b_all if b_all <= l2_bytes / 2 else batches * cols * b_tile)
     c_all = n_wg * (c_tile + c_read + bias) + reduce
-    compulsory = a_all + b_all + _bytes(d.m * d.n * d.batch, d.out_dtype) * (2 if d.beta else 1)
+    compulsory = a_all + b_all + _bytes(p.m * p.n * p.batch, d.out_dtype) * (2 if d.beta else 1)
     l2_miss = max(compulsory, a_miss + b_miss + c_all)
     a_dram = a_all if a_all <= mall_bytes / 2 else a_miss
     b_dram = b_all if b_all <= mall_bytes / 2 else b_miss
     dram = max(compulsory, a_dram + b_dram + c_all)
-    ai = d.flops / dram
+    ai = flops / dram
     peak = t.peak_tflops(d.dtype)
     bw_tb = t.mem_bw_gbs * 1e9 / 1e12
-    roof = min(peak, d.flops / compulsory * bw_tb)
-    return Traffic(n_wg, per_wg, l2, l2_miss, dram, compulsory, d.flops, ai, roof, min(peak, ai * bw_tb))
+    roof = min(peak, flops / compulsory * bw_tb)
+    return Traffic(n_wg, per_wg, l2, l2_miss, dram, compulsory, flops, ai, roof, min(peak, ai * bw_tb))
