@@ -199,6 +199,13 @@ def schedule_for(args, spec: "OpSpec", base):
     return spec.schedule.from_dict(fields)
 
 
+def gemm_problem_from(args):
+    """The GemmProblem of `--shape MxNxK` and `--batch` (what `--op gemm` passes down)."""
+    from ..ops.gemm.spec import GemmProblem
+    m, n, k = parse_shape(args.shape)
+    return GemmProblem(m, n, k, args.batch)
+
+
 def directive_from(args) -> GemmDirective:
     m, n, k = parse_shape(args.shape)
     return GemmDirective(args.dtype, m, n, k, acc=args.acc, layout=args.layout.upper(), batch=args.batch,

@@ -116,11 +116,12 @@ def arch_name(text: str) -> str:
 def shape_text(text: str) -> tuple[int, int, int]:
     """Type: one shape N or MxNxK whose operands fit 32-bit indexing (the size error compile gives)."""
     from ..ops.gemm.schedule import Schedule, operand_size
+    from ..ops.gemm.spec import GemmProblem
     try:
         m, n, k = parse_shape(text.strip())
     except ScheduleError as e:
         raise _bad(f"{text!r}: {e.allowed}") from None
-    reason = operand_size(Schedule(), GemmDirective("f16", m, n, k), None)
+    reason = operand_size(Schedule(), GemmDirective("f16", m, n, k), None, GemmProblem(m, n, k))
     if reason:
         raise _bad(f"{text!r} is too large for any kernel: {reason}")
     return m, n, k

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from ...cli.check_cmd import _budget
-from ...cli.op_options import directive_from, schedule_for
+from ...cli.op_options import directive_from, gemm_problem_from, schedule_for
 from ...cli.options import emit
 from ...device.select import get_device
 from ...errors import ScheduleError
@@ -19,19 +19,19 @@ def check(args, spec) -> int:
     from .check import check_gemm
     if not args.shape:
         raise ScheduleError("--shape", "", "MxNxK (e.g. --shape 256x256x256) for --op gemm")
-    d = directive_from(args)
-    _budget(f"{d.m}x{d.n}x{d.k} batch {d.batch}", 8 * d.batch * (2 * (d.m * d.k + d.k * d.n) + 4 * d.m * d.n))
-    s = schedule_for(args, spec, base=default_schedule(d, args.arch))
+    d, p = directive_from(args), gemm_problem_from(args)
+    _budget(f"{p.m}x{p.n}x{p.k} batch {p.batch}", 8 * p.batch * (2 * (p.m * p.k + p.k * p.n) + 4 * p.m * p.n))
+    s = schedule_for(args, spec, base=default_schedule(d, args.arch, p))
     device = get_device(args.device)
     t0 = time.perf_counter()
-    r = check_gemm(d, s, args.arch, device, seed=args.seed)
+    r = check_gemm(d, s, args.arch, device, seed=args.seed, problem=p)
     total = time.perf_counter() - t0
     verdict = "PASS" if r.passed else "FAIL"
     data = {"op": "gemm", "arch": args.arch, "device": device.name, "directive": d.to_dict(),
             "schedule": s.to_dict(), "seed": args.seed, **r.to_dict(), "verdict": verdict,
             "total_seconds": round(total, 4)}
     when = "emulator wall time, not GPU time" if r.source == "emulator" else "GPU time between hipEvents"
-    shape = f"{d.m}x{d.n}x{d.k}" + (f" batch {d.batch}" if d.batch > 1 else "")
+    shape = f"{p.m}x{p.n}x{p.k}" + (f" batch {p.batch}" if p.batch > 1 else "")
     lines = [
         f"gemm {d.dtype}/{d.acc}->{d.out_dtype} {d.layout} {shape} on {args.arch}, device {device.name}, seed {args.seed}",
         f"  max abs error {r.max_abs:.3e}   max rel error {r.max_rel:.3e} (of max|ref|)   "
@@ -49,7 +49,7 @@ def compile(args, spec):
     from .api import default_schedule
     from .build import compile_gemm
     d = directive_from(args)
-    s = schedule_for(args, spec, base=default_schedule(d, args.arch))
+    s = schedule_for(args, spec, base=default_schedule(d, args.arch, gemm_problem_from(args)))
     k = compile_gemm(d, s, args.arch)  # raises before anything is written
     return d.to_dict(), s.to_dict(), k.compiled, k.grid, k.block, k.source.mlir
 
@@ -58,12 +58,13 @@ def _widths(w: dict) -> str:
     return ", ".join(f"{n}x b{b}" for b, n in w.items()) or "none"
 
 
-def render(arch: str, d, s, e) -> str:
+def render(arch: str, d, s, e, p) -> str:
+    """The analyze report of `d` with `s` on the GemmProblem `p` (estimate `e`)."""
     f = e.figures
     L, o, tr, clk = f["loop"], f["occupancy"], f["traffic"], f["clocks_per_wave_iteration"]
     conf = f["lds_conflicts"]
     lines = [
-        f"kernel    gemm {d.dtype}/{d.acc} {d.layout} {d.m}x{d.n}x{d.k} on {arch}  schedule {s.to_json()}",
+        f"kernel    gemm {d.dtype}/{d.acc} {d.layout} {p.m}x{p.n}x{p.k} on {arch}  schedule {s.to_json()}",
         "main loop (per wave, per iteration)" + ("" if L["found"] else "  [no back-edge: whole kernel counted once]"),
         f"  label {L['label'] or '-'}: {L['instructions']} instructions ({L['issued']} issued), "
         f"v_wmma {L['wmma']} (schedule implies {f['wmma_per_iteration_implied']}, unroll x{f['unroll']:g})",
@@ -98,14 +99,14 @@ def analyze(args, spec) -> int:
     from .api import default_schedule
     from .build import compile_gemm
     from .model import estimate
-    d = directive_from(args)
-    s = schedule_for(args, spec, base=default_schedule(d, args.arch))
+    d, p = directive_from(args), gemm_problem_from(args)
+    s = schedule_for(args, spec, base=default_schedule(d, args.arch, p))
     t = get_target(args.arch)
     k = compile_gemm(d, s, args.arch)
-    e = estimate(k, d, s, t)
+    e = estimate(k, d, s, t, p)
     data = {"arch": args.arch, "directive": d.to_dict(), "schedule": s.to_dict(), "kernel_key": k.compiled.key,
             "metadata": k.compiled.metadata.to_dict(), "estimate": e.to_dict()}
-    emit(args, data, render(args.arch, d, s, e))
+    emit(args, data, render(args.arch, d, s, e, p))
     return 0
 
 

@@ -58,6 +58,7 @@ def from_fields(fields_: dict) -> GemmRow:
 def read(item: dict, op: str, bad, number, flag) -> GemmRow:
     """One checked row; `bad(field, value, allowed)` raises, `number`/`flag` read an int/bool field."""
     from .schedule import Schedule, operand_size
+    from .spec import GemmProblem
     epi = item.get("epilogue", {})
     if epi is None:
         epi = {}
@@ -71,7 +72,7 @@ def read(item: dict, op: str, bad, number, flag) -> GemmRow:
                     batch=number("batch", 1), bias=flag(epi.get("bias", False), "epilogue.bias"),
                     activation="" if act in NONE else act, out_dtype=item.get("out_dtype", "") or "")
     d = p.directive()       # the op's own checks: dtype, layout, activation, out_dtype, integer epilogue
-    why = operand_size(Schedule(), d, None)
+    why = operand_size(Schedule(), d, None, GemmProblem(p.m, p.n, p.k, p.batch))
     if why:
         bad("m/n/k", [p.m, p.n, p.k], f"a problem the kernels can index: {why}")
     return p
