@@ -15,6 +15,7 @@ def gemm_plan(arch, *, dtype, layout, a, b, c, out, bias, beta, alpha, activatio
     from .build import compile_gemm
     from .directive import LAYOUTS, GemmDirective
     from .signature import spec_key
+    from .spec import GemmProblem
     if layout not in LAYOUTS:
         raise ScheduleError("layout", layout, f"one of {', '.join(LAYOUTS)}: first letter a, second b; T = stored transposed")
     (sa, ta), (sb, tb) = a, b
@@ -38,8 +39,8 @@ def gemm_plan(arch, *, dtype, layout, a, b, c, out, bias, beta, alpha, activatio
     d = GemmDirective(dtype, int(m), int(n), int(ka), layout=layout, batch=int(batch), out_dtype=out,
                       alpha=f32(alpha), beta=f32(beta), bias="n" if bias is not None else "",
                       activation=activation, unsigned=unsigned)
-    s = default_schedule(d, arch)
-    problem = {"m": d.m, "n": d.n, "k": d.k, "batch": d.batch}
+    problem = {"m": int(m), "n": int(n), "k": int(ka), "batch": int(batch)}   # the operands' sizes
+    s = default_schedule(d, arch, GemmProblem(**problem))
     strides = {"A": (ta[0] if sa[0] > 1 else 0, ta[1]), "B": (tb[0] if sb[0] > 1 else 0, tb[1])}
     kern = compile_gemm(d, s, arch, key=spec_key(d, s, problem, strides, dict(offsets)))
     return Plan((Step(kern.compiled, kern.signature),), problem)
