@@ -28,7 +28,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from .kvcache import FP8, contiguous_pages, paged_call
+from .fp8_scales import FP8, descale_rows
+from .kvcache import contiguous_pages, paged_call
 from .runtime import direct
 
 PAGE = 16     # rows per page when K / V must be copied (the smallest paged block size)
@@ -43,19 +44,6 @@ def fp8_arch_check(q: Tensor) -> None:
         raise ValueError(f"q.dtype={q.dtype} is not allowed on arch={arch}: fp8 attention needs fp8 WMMA "
                          "(gfx12: V_WMMA_F32_16X16X16_FP8_FP8, RDNA4 ISA guide) and has no dequantising fallback; "
                          "pass float16 / bfloat16 tensors there")
-
-
-def _descale(name: str, x, batch: int, kv_heads: int, device) -> Tensor:
-    """x as a (batch, kv_heads) float32 tensor on device (a view when it already is one)."""
-    if x is None:
-        return torch.ones((1, kv_heads), dtype=torch.float32, device=device).expand(batch, kv_heads)
-    t = torch.as_tensor(x, dtype=torch.float32, device=device)
-    if t.dim() == 0 or tuple(t.shape) == (kv_heads,):
-        return t.reshape(1, -1).expand(batch, kv_heads)
-    if tuple(t.shape) != (batch, kv_heads):
-        raise ValueError(f"{name}.shape={tuple(t.shape)} is not allowed: (batch, nheads_k) = ({batch}, {kv_heads}) "
-                         "as FlashAttention-3 takes, a float, or one per kv head")
-    return t
 
 
 def _pages(x: Tensor, name: str) -> tuple[Tensor, int]:
@@ -87,8 +75,8 @@ def flash_attn_fp8(q: Tensor, k: Tensor, v: Tensor, *, causal: bool, window: tup
     if k.shape != v.shape or B != q.shape[0]:
         raise ValueError(f"k.shape={tuple(k.shape)}, v.shape={tuple(v.shape)} are not allowed: equal, "
                          f"(batch {q.shape[0]}, seqlen_k, nheads_k, headdim)")
-    dq, dk, dv = (_descale(n, x, B, Hkv, q.device) for n, x in (("q_descale", q_descale), ("k_descale", k_descale),
-                                                                ("v_descale", v_descale)))
+    dq, dk, dv = (descale_rows(n, x, B, Hkv, q.device)
+                  for n, x in (("q_descale", q_descale), ("k_descale", k_descale), ("v_descale", v_descale)))
     k_pages, per = _pages(k, "k")
     v_pages, _ = _pages(v, "v")
     table = torch.arange(k_pages.shape[0], dtype=torch.int32, device=q.device).reshape(B, per)

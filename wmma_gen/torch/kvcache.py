@@ -37,9 +37,8 @@ from torch import Tensor
 
 from ..ops.paged_attention.directive import BLOCK_SIZES
 from ..ops.paged_attention.inputs import MAX_SQ
+from .fp8_scales import FP8, paged_kv_scales
 from .runtime import check_tensors, direct, kernel_view, stream_of, torch_alloc
-
-FP8 = {torch.float8_e4m3fn: "fp8e4m3", torch.float8_e5m2: "fp8e5m2"}
 
 
 def _out_dtype(q: Tensor) -> torch.dtype:
@@ -120,19 +119,6 @@ def _append(k_cache: Tensor, v_cache: Tensor, k: Tensor, v: Tensor, lens: Tensor
     v_cache[blk, off] = v
 
 
-def _scales(k_cache: Tensor, k_descale, v_descale) -> Optional[Tensor]:
-    if k_cache.dtype not in FP8:
-        if k_descale is not None or v_descale is not None:
-            raise ValueError("k_descale / v_descale are not allowed for a 16-bit cache: only fp8 caches are scaled")
-        return None
-    hk = k_cache.shape[2]
-    out = torch.ones((2, hk), dtype=torch.float32, device=k_cache.device)
-    for row, x in enumerate((k_descale, v_descale)):
-        if x is not None:
-            out[row] = torch.as_tensor(x, dtype=torch.float32, device=k_cache.device).reshape(-1).expand(hk)
-    return out
-
-
 def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None, rotary_sin=None,
                             cache_seqlens=None, cache_batch_idx=None, cache_leftpad=None, block_table=None,
                             softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
@@ -172,8 +158,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
         lens = (lens + k.shape[1]).to(torch.int32)
     scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
     left, right = (-1, -1) if window_size is None else (int(window_size[0]), int(window_size[1]))
-    from .paged_varlen import _kv_scales      # FA3's (batch, nheads_k) descales too (one row for all sequences)
-    scales = _kv_scales(k_cache, k_descale, v_descale, B)
+    scales = paged_kv_scales(k_cache, k_descale, v_descale, B)  # FA3 (batch, nheads_k) descales too
     args = (q, k_pages, v_pages, table.contiguous(), lens.contiguous(), scales, bool(causal), left, right, scale,
             float(softcap or 0.0), bool(fp8_wmma))
     out, lse = paged_call(*args) if direct(q) else torch.ops.wmma_gen.paged_attention(*args)

@@ -26,7 +26,7 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from .kvcache import FP8, _scales
+from .fp8_scales import FP8, paged_kv_scales
 from .runtime import check_tensors, direct, kernel_view, stream_of, torch_alloc
 
 
@@ -46,25 +46,6 @@ def varlen_call(q: Tensor, k_cache: Tensor, v_cache: Tensor, cu_seqlens_q: Tenso
                          cu_seqlens_q=cu_seqlens_q, max_seqlen_q=int(max_seqlen_q), stream=stream_of(q),
                          alloc=torch_alloc(q.device, keep), fp8_wmma=fp8_wmma)
     return o, lse
-
-
-def _kv_scales(k_cache: Tensor, k_descale, v_descale, batch: int) -> Optional[Tensor]:
-    """(2, nheads_k) float32 on the device for an fp8 cache: FA3's (batch, nheads_k) descales (or a
-    float / one per kv head) that are the same for every sequence -- the kernel has one scale per
-    kv head; vLLM's scale.expand(batch, nheads_k) has batch stride 0. 16-bit caches take none."""
-    if k_cache.dtype not in FP8 or (k_descale is None and v_descale is None):
-        return _scales(k_cache, k_descale, v_descale)
-    from .flash_fp8 import _descale
-    hk = k_cache.shape[2]
-    rows = []
-    for n, x in (("k_descale", k_descale), ("v_descale", v_descale)):
-        t = _descale(n, x, batch, hk, k_cache.device)
-        if batch > 1 and t.stride(0) != 0:
-            raise ValueError(f"{n} with batch stride {t.stride(0)} is not allowed: the paged kernel has one scale "
-                             f"per kv head for all sequences (a float, ({hk},), or ({batch}, {hk}) expanded from one "
-                             "row)")
-        rows.append(t[0])
-    return torch.stack(rows).contiguous()
 
 
 paged_varlen_op = torch.library.custom_op("wmma_gen::paged_varlen", varlen_call, mutates_args=())
@@ -96,8 +77,8 @@ def paged_varlen(q: Tensor, k_cache: Tensor, v_cache: Tensor, cu_seqlens_q: Tens
     if not isinstance(fp8_wmma, bool):
         raise ValueError(f"fp8_wmma={fp8_wmma!r} is not allowed: True or False")
     args = (q, k_cache, v_cache, cu_seqlens_q.contiguous(), cu_seqlens_k.contiguous(), int(max_seqlen_q),
-            block_table.contiguous(), _kv_scales(k_cache, k_descale, v_descale, block_table.shape[0]), bool(causal),
-            int(window[0]), int(window[1]),
+            block_table.contiguous(), paged_kv_scales(k_cache, k_descale, v_descale, block_table.shape[0]),
+            bool(causal), int(window[0]), int(window[1]),
             float(scale), float(softcap or 0.0), fp8_wmma)
     direct_ok = direct(q, k_cache, v_cache, cu_seqlens_q, cu_seqlens_k, block_table)
     return varlen_call(*args) if direct_ok else torch.ops.wmma_gen.paged_varlen(*args)
