@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CompileError
+from .amdgpu_ops import AmdgpuOps
 
 __all__ = ["ir", "passmanager", "arith", "math", "memref", "scf", "vector", "_gpu_ops_gen", "_amdgpu_ops_gen",
            "_rocdl_ops_gen", "_llvm_ops_gen", "SETTING", "PROVIDERS", "MlirProviderError", "Provider", "provider",
@@ -91,7 +92,7 @@ _gpu_ops_gen, _rocdl_ops_gen, _llvm_ops_gen = (_mods[d] for d in ("_gpu_ops_gen"
 try:
     _amdgpu_ops_gen = importlib.import_module(f"{_PACKAGE[NAME]}.dialects._amdgpu_ops_gen")
 except ImportError:      # FlyDSL: the dialect is registered, its Python op classes are not shipped
-    from . import amdgpu_ops as _amdgpu_ops_gen
+    _amdgpu_ops_gen = AmdgpuOps(ir)
 
 
 @dataclass(frozen=True)
