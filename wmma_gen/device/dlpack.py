@@ -1,4 +1,5 @@
-"""Reading a DLPack capsule (`x.__dlpack__()`) into an Operand, with ctypes, without copying.
+"""Reading a DLPack capsule (`x.__dlpack__()`) into plain fields, with ctypes, without copying;
+device/operand.py makes the Operand from them (so this reader imports nothing from operand.py).
 
 Struct layouts and codes from dmlc/dlpack include/dlpack/dlpack.h (the legacy, unversioned
 DLManagedTensor that every producer supports; capsule name "dltensor", renamed
@@ -13,9 +14,9 @@ DLManagedTensor that every producer supports; capsule name "dltensor", renamed
 from __future__ import annotations
 
 import ctypes
+from typing import NamedTuple
 
 from ..errors import DeviceError
-from .operand import Operand
 
 KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_ROCM, KDL_ROCM_HOST = 1, 2, 3, 10, 11
 _DEVICE = {KDL_CPU: "cpu", KDL_ROCM_HOST: "cpu", KDL_ROCM: "rocm"}
@@ -63,7 +64,18 @@ class _Owner:
             m.contents.deleter(m)
 
 
-def from_dlpack(x, name: str) -> Operand:
+class DLPackFields(NamedTuple):
+    """Operand's fields in its order (ptr, shape, strides, dtype, device, device_id, owner)."""
+    ptr: int
+    shape: tuple
+    strides: tuple
+    dtype: str
+    device: str
+    device_id: int
+    owner: object
+
+
+def read_dlpack(x, name: str) -> DLPackFields:
     try:
         dev_type, dev_id = x.__dlpack_device__()
     except (AttributeError, TypeError):
@@ -97,4 +109,4 @@ def from_dlpack(x, name: str) -> Operand:
             acc *= n
         strides = tuple(strides)
     ptr = (t.data or 0) + int(t.byte_offset)
-    return Operand(ptr, shape, strides, dt, device, int(t.device.device_id) if device == "rocm" else 0, owner, name)
+    return DLPackFields(ptr, shape, strides, dt, device, int(t.device.device_id) if device == "rocm" else 0, owner)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DeviceError
+from .dlpack import read_dlpack
 
 DEVICES = ("cpu", "rocm")
 
@@ -136,8 +137,7 @@ def as_operand(x, name: str = "x", dtype: str | None = None) -> Operand:
     elif _is_torch(x):
         op = _from_torch(x, name)
     elif hasattr(x, "__dlpack__"):
-        from .dlpack import from_dlpack
-        op = from_dlpack(x, name)
+        op = Operand(*read_dlpack(x, name), name=name)
     else:
         raise DeviceError(f"{name}={type(x).__name__} is not allowed: a torch.Tensor, a numpy array or an "
                           "object with __dlpack__ (kDLCPU or kDLROCM memory)")
