@@ -183,7 +183,7 @@ def test_cli_reports_missing_provider_without_traceback(tmp_path):
 def test_unknown_setting_lists_the_allowed_values(monkeypatch):
     from wmma_gen.compiler import mlir_api
     monkeypatch.setenv(mlir_api.SETTING, "llvm")
-    with pytest.raises(mlir_api.MlirProviderError, match="WMMA_GEN_MLIR_PROVIDER='llvm' is not allowed: one of auto, mlir, flydsl"):
+    with pytest.raises(mlir_api.MlirProviderError, match="WMMA_GEN_MLIR_PROVIDER='llvm' is not allowed: one of auto, flydsl, mlir"):
         mlir_api.requested()
 
 
