@@ -15,10 +15,11 @@ live on the GPU), batch the sequences, seq_q the query tokens per sequence. Read
 the same validators as user input (PagedAttentionDirective, PagedSchedule.from_dict and its
 named checks against the directive and the file's target).
 
-`lookup(arch, d, problem)`: among the entries with the directive's head_dim, kv_dtype, causal,
-window, softcap and fp8_wmma (absent: false -- a native-fp8 call never takes a schedule tuned
+`lookup(arch, d, problem)`: among the entries with the directive's head_dim, kv_dtype, GQA group,
+causal, window, softcap and fp8_wmma (absent: false; a call with fp8 Q bytes, q_dtype != dtype, takes
+no entry -- a native-fp8 call never takes a schedule tuned
 on the dequantising path; sweeps tune that path only) whose schedule is legal for it (block_n
-divides its block size), the one ranked first by (other block size, other group, other varlen,
+divides its block size), the one ranked first by (other block size, other varlen,
 |log2 Sq/seq_q|, |log2 L/seq|, |log2 B/batch|), from the first file in the search path that has one; else None and the
 caller runs the default schedule (defaults.py). Sq ranks before L: a decode step (Sq = 1) and
 a prefill chunk (Sq = 16) of the same context run different grids (tuning.py's chunked-prefill
@@ -110,9 +111,8 @@ def _far(a: int, b: int) -> float:
     return abs(math.log2(max(a, 1) / b))
 
 
-def nearest(entries: list[dict], block_size: int, group: int, seq: int, batch: int, seq_q: int,
-            varlen: bool = False) -> dict:
-    return min(entries, key=lambda e: (e["block_size"] != block_size, e["group"] != group, e["varlen"] != varlen,
+def nearest(entries: list[dict], block_size: int, seq: int, batch: int, seq_q: int, varlen: bool = False) -> dict:
+    return min(entries, key=lambda e: (e["block_size"] != block_size, e["varlen"] != varlen,
                                        _far(seq_q, e["seq_q"]), _far(seq, e["seq"]), _far(batch, e["batch"])))
 
 
@@ -130,10 +130,13 @@ def lookup(arch: str, d, problem: dict, directory: str | Path | None = None) -> 
     seq = problem["max_blocks"] * d.block_size
 
     def pick(entries):
-        same = [e for e in entries if (e["head_dim"], e["kv_dtype"], e["causal"], e["window"], e["softcap"],
-                                       e["fp8_wmma"]) == (d.head_dim, d.kv_dtype, d.causal, d.window, d.softcap,
-                                                          d.fp8_wmma) and not e["schedule"].problems(d, t)]
-        return nearest(same, d.block_size, group, seq, problem["batch"], problem["seq_q"], d.varlen) if same else None
+        # Exact on what changes the kernel: the GQA group sets the packed rows per workgroup, and
+        # entries are tuned with Q in the file's dtype, so an fp8-Q call (q_dtype) takes none.
+        same = [e for e in entries if (e["head_dim"], e["kv_dtype"], e["group"], e["causal"], e["window"],
+                                       e["softcap"], e["fp8_wmma"], d.dtype) == (
+                    d.head_dim, d.kv_dtype, group, d.causal, d.window, d.softcap, d.fp8_wmma, d.q_dtype)
+                and not e["schedule"].problems(d, t)]
+        return nearest(same, d.block_size, seq, problem["batch"], problem["seq_q"], d.varlen) if same else None
 
     key = (f"head_dim={d.head_dim} kv_dtype={d.kv_dtype} block_size={d.block_size} group={group} causal={d.causal}"
            f"{''.join(f' {f}=True' for f in ('window', 'softcap', 'varlen', 'fp8_wmma') if getattr(d, f))} seq={seq} "
