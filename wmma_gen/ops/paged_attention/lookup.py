@@ -16,9 +16,9 @@ the same validators as user input (PagedAttentionDirective, PagedSchedule.from_d
 named checks against the directive and the file's target).
 
 `lookup(arch, d, problem)`: among the entries with the directive's head_dim, kv_dtype, GQA group,
-causal, window, softcap and fp8_wmma (absent: false; a call with fp8 Q bytes, q_dtype != dtype, takes
-no entry -- a native-fp8 call never takes a schedule tuned
-on the dequantising path; sweeps tune that path only) whose schedule is legal for it (block_n
+causal, window, softcap and fp8_wmma (absent: false -- a native-fp8 call never takes a schedule tuned
+on the dequantising path; sweeps tune that path only; a call with fp8 Q bytes, q_dtype != dtype, takes
+no entry: entries are tuned with Q in the file's dtype) whose schedule is legal for it (block_n
 divides its block size), the one ranked first by (other block size, other varlen,
 |log2 Sq/seq_q|, |log2 L/seq|, |log2 B/batch|), from the first file in the search path that has one; else None and the
 caller runs the default schedule (defaults.py). Sq ranks before L: a decode step (Sq = 1) and
