@@ -7,9 +7,15 @@ split-KV decode and its combine kernel) and attention backward (the same masks; 
 and dQ kernels), plus the paged-KV decode kernel where it exists -- and records per kernel the sha256 of the printed MLIR and of the code
 object's .text section (the machine code; the ELF's other sections carry metadata only).
 
-    python bench/codegen_fingerprint.py --record results/codegen_fingerprint.json
-    python bench/codegen_fingerprint.py --compare results/codegen_fingerprint.json [--only gemm fwd bwd]
-    python bench/codegen_fingerprint.py --only paged --match fp8_wmma --record results/codegen_fingerprint.json --update
+    python bench/codegen_fingerprint.py --record results/codegen_fingerprint_flydsl.json
+    python bench/codegen_fingerprint.py --compare results/codegen_fingerprint_flydsl.json [--only gemm fwd bwd]
+    python bench/codegen_fingerprint.py --only paged --match fp8_wmma --record results/codegen_fingerprint_flydsl.json --update
+    WMMA_GEN_MLIR_PROVIDER=mlir python bench/codegen_fingerprint.py --compare results/codegen_fingerprint_mlir.json
+
+One file per MLIR provider: LLVM 23 (mlir-gml) and LLVM 24 (FlyDSL, the default) print different
+machine code for the same MLIR, so a comparison is only meaningful under the provider a file was
+recorded with (results/codegen_fingerprint_flydsl.json: FlyDSL 0.5.0, 2026-12-04, 299 kernels, 0
+spills; results/codegen_fingerprint_mlir.json: mlir-gml 0.0.4).
 
 Compiles go through compile_mlir's content-addressed cache (keyed on the MLIR text), so a step
 that leaves the MLIR text unchanged costs only the builds; a changed text is recompiled and
