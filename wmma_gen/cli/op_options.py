@@ -201,7 +201,7 @@ def schedule_for(args, spec: "OpSpec", base):
 
 def gemm_problem_from(args):
     """The GemmProblem of `--shape MxNxK` and `--batch` (what `--op gemm` passes down)."""
-    from ..ops.gemm.spec import GemmProblem
+    from ..ops.gemm.problem import GemmProblem
     m, n, k = parse_shape(args.shape)
     return GemmProblem(m, n, k, args.batch)
 

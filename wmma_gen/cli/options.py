@@ -116,7 +116,7 @@ def arch_name(text: str) -> str:
 def shape_text(text: str) -> tuple[int, int, int]:
     """Type: one shape N or MxNxK whose operands fit 32-bit indexing (the size error compile gives)."""
     from ..ops.gemm.schedule import Schedule, operand_size
-    from ..ops.gemm.spec import GemmProblem
+    from ..ops.gemm.problem import GemmProblem
     try:
         m, n, k = parse_shape(text.strip())
     except ScheduleError as e:

@@ -60,7 +60,6 @@ from .reference import gemm_reference
 from .schedule import Schedule
 from .schedule import _problem
 from .signature import spec_key, stored_shape
-from .spec import _as_dict
 
 EPS = {"f16": 2.0 ** -10, "bf16": 2.0 ** -7, "f32": 2.0 ** -23, "fp8": 2.0 ** -3, "bf8": 2.0 ** -2}
 TOL_CAP = 0.5
@@ -101,7 +100,7 @@ def random_operands(d: GemmDirective, seed: int = 0, problem=None) -> tuple[dict
     rng = np.random.default_rng(seed)
     stored, values = {}, {}
     for name in ("a", "b"):
-        batch, rows, cols = stored_shape(d, name, _as_dict(p))
+        batch, rows, cols = stored_shape(d, name, p.as_dict())
         shape = (batch, rows, cols * 2 if d.dtype == "i4" else cols)
         if d.is_int:
             lo, hi = hostdata.INT_RANGE[(d.dtype, d.unsigned)]
@@ -134,7 +133,7 @@ def check_gemm(directive: GemmDirective, schedule: Schedule, arch: str, device=N
     DeviceError) propagate."""
     d = directive
     p = _problem(d, problem)
-    sizes = _as_dict(p)
+    sizes = p.as_dict()
     k = kernel if kernel is not None else compile_gemm(d, schedule, arch)
     if kernel is not None and spec_key(d, k.schedule, sizes) != k.key:
         raise ScheduleError("kernel", str(k.key), f"a code object whose specialization key matches "

@@ -39,7 +39,7 @@ from ...schedule_files import SCHEMA, SCHEMA_VERSION, SOURCES, ScheduleFileError
 from ...targets import get_target
 from .directive import GemmDirective
 from .schedule import Schedule, _problem
-from .spec import GemmProblem
+from .problem import GemmProblem
 
 OP = "gemm"
 DEFAULT_DIR = sf.SHIPPED_DIR     # the shipped files (last in the search path)

@@ -15,7 +15,7 @@ def gemm_plan(arch, *, dtype, layout, a, b, c, out, bias, beta, alpha, activatio
     from .build import compile_gemm
     from .directive import LAYOUTS, GemmDirective
     from .signature import spec_key
-    from .spec import GemmProblem
+    from .problem import GemmProblem
     if layout not in LAYOUTS:
         raise ScheduleError("layout", layout, f"one of {', '.join(LAYOUTS)}: first letter a, second b; T = stored transposed")
     (sa, ta), (sb, tb) = a, b

@@ -38,7 +38,7 @@ class GemmRow:
     @property
     def problem(self):
         """The row's sizes as the op's Problem (ops/gemm/spec.py)."""
-        from .spec import GemmProblem
+        from .problem import GemmProblem
         return GemmProblem(self.m, self.n, self.k, self.batch)
 
     def sizes(self) -> dict:
@@ -58,7 +58,7 @@ def from_fields(fields_: dict) -> GemmRow:
 def read(item: dict, op: str, bad, number, flag) -> GemmRow:
     """One checked row; `bad(field, value, allowed)` raises, `number`/`flag` read an int/bool field."""
     from .schedule import Schedule, operand_size
-    from .spec import GemmProblem
+    from .problem import GemmProblem
     epi = item.get("epilogue", {})
     if epi is None:
         epi = {}

@@ -15,6 +15,7 @@ from ...knobs import Knob, KnobSchedule
 from ...numerics import BITS
 from ...targets import Target
 from .directive import GemmDirective
+from .problem import GemmProblem, as_problem
 
 SPACE: tuple[Knob, ...] = (
     Knob("block_m", (16, 32, 64, 128, 256), "macro tile rows (BM) per workgroup"),
@@ -96,7 +97,6 @@ class Schedule(KnobSchedule):
 
 def _problem(d: GemmDirective, p):
     """`p` as a GemmProblem (a mapping of its fields is accepted), else the directive's sizes."""
-    from .spec import GemmProblem, as_problem
     if p is not None:
         return as_problem(p)
     return GemmProblem(d.m, d.n, d.k, d.batch)

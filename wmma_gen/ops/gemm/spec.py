@@ -3,19 +3,11 @@
 registry.py names this module; `spec()` imports the heavy parts (MLIR builder) lazily."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ..contract import Axis, ModelEstimate, OpSpec
+from .problem import GemmProblem, as_problem
 from .schedule import SPACE  # noqa: F401  (light: registry.space_of)
-
-
-@dataclass(frozen=True)
-class GemmProblem:
-    """Sizes of one GEMM call: C (batch, m, n) = A (batch, m, k) @ B (batch, k, n)."""
-    m: int
-    n: int
-    k: int
-    batch: int = 1
 
 
 AXES = (Axis("m", int, "--shape", 256, (1024, 2048, 4096), "rows of A and C"),
@@ -29,17 +21,6 @@ def sized(d, p: GemmProblem):
     return replace(d, m=p.m, n=p.n, k=p.k, batch=p.batch)
 
 
-def as_problem(p) -> GemmProblem:
-    """A GemmProblem from itself or a mapping holding its fields (a study's stored problem)."""
-    if isinstance(p, GemmProblem):
-        return p
-    return GemmProblem(**{f: p[f] for f in GemmProblem.__dataclass_fields__ if f in p})
-
-
-def _as_dict(p: GemmProblem) -> dict:
-    return {"m": p.m, "n": p.n, "k": p.k, "batch": p.batch}
-
-
 def build(d, s, target, key):
     from .kernel import build_gemm
     return {"gemm": build_gemm(d, s, target, key)}
@@ -47,7 +28,7 @@ def build(d, s, target, key):
 
 def key_of(d, s, p: GemmProblem):
     from .signature import spec_key
-    return spec_key(d, s, _as_dict(p))
+    return spec_key(d, s, p.as_dict())
 
 
 def kernel_of(cs, d, p: GemmProblem):

@@ -20,7 +20,7 @@ from wmma_gen.ops.gemm.defaults import LARGE
 from wmma_gen.ops.gemm.directive import ACTIVATIONS, GemmDirective
 from wmma_gen.ops.gemm.schedule import SPACE, Schedule
 from wmma_gen.ops.gemm.signature import gate_problems
-from wmma_gen.ops.gemm.spec import as_problem
+from wmma_gen.ops.gemm.problem import as_problem
 from wmma_gen.targets import Target, get_target
 
 from autotune.objective import StagedObjective, prune

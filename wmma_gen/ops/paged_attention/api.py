@@ -29,13 +29,13 @@ outside the cache -- the emulator faults naming the address, a GPU reads garbage
 """
 from __future__ import annotations
 
-import functools
 
 from ... import hostdata
 from ...device.launcher import launch
 from ...device.select import arch_of, get_device
 from ...knobs import as_schedule
 from ...targets import get_target
+from .. import registry
 from ..compile_op import compile_op
 from .directive import PagedAttentionDirective
 from .inputs import paged_inputs
@@ -51,16 +51,10 @@ def combine_directive(d):
     return AttentionDirective(d.dtype, d.head_dim, return_lse=d.return_lse, varlen=d.varlen)
 
 
-@functools.lru_cache(maxsize=None)
-def op_spec():
-    from .spec import spec
-    return spec()
-
-
 def compile_paged(d, s: PagedSchedule, arch: str):
     """((KernelSource, CompiledKernel) of the paged kernel, same of its combine) through the one
     compile path of every op (ops/compile_op.py: memory LRU, disk index, content cache)."""
-    pairs = compile_op(op_spec(), d, s, None, arch).pairs()
+    pairs = compile_op(registry.get("paged_attention"), d, s, None, arch).pairs()
     return pairs["paged"], pairs["combine"]
 
 
