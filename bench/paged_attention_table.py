@@ -99,7 +99,7 @@ def shipped(head_dim: int = 128, H: int = 32, Hkv: int = 8) -> list[str]:
             if e["head_dim"] != head_dim or e["window"] or e["softcap"]:
                 continue
             d = PagedAttentionDirective("f16", head_dim, e["block_size"], e["kv_dtype"], e["causal"])
-            ds = default_schedule(d, arch, H // Hkv * e["seq_q"], e["seq"])
+            ds = default_schedule(d, arch, H // Hkv * e["seq_q"], e["seq"], batch=e["batch"], kv_heads=Hkv)
             ship = model_us(arch, d, e["schedule"], e["batch"], H, Hkv, e["seq_q"], e["seq"])
             base = model_us(arch, d, ds, e["batch"], H, Hkv, e["seq_q"], e["seq"])
             lines.append(f"| {arch} | {e['kv_dtype']} | {e['seq_q']} | {e['seq']} | {e['batch']} | "

@@ -154,4 +154,5 @@ def choose_schedule(d, problem: dict, arch: str) -> PagedSchedule:
     if found is not None:
         return found
     return default_schedule(d, arch, problem["heads"] // problem["kv_heads"] * problem["seq_q"],
-                            problem["max_blocks"] * d.block_size)
+                            problem["max_blocks"] * d.block_size, batch=problem["batch"],
+                            kv_heads=problem["kv_heads"])
