@@ -57,4 +57,5 @@ def test_a_native_fp8_call_keeps_its_default():
     native = PagedAttentionDirective("f16", 64, kv_dtype="fp8e4m3", fp8_wmma=True)
     assert lookup.lookup("gfx1201", dequant, p) is not None
     assert lookup.lookup("gfx1201", native, p) is None
-    assert lookup.choose_schedule(native, p, "gfx1201") == default_schedule(native, "gfx1201", 4, 1024)
+    assert lookup.choose_schedule(native, p, "gfx1201") == default_schedule(native, "gfx1201", 4, 1024, batch=1,
+                                                                            kv_heads=8)
