@@ -95,7 +95,7 @@ def _knobs(s) -> str:
 def shipped(head_dim: int = 128, H: int = 32, Hkv: int = 8) -> list[str]:
     """Every shipped bucket at head_dim: the entry's schedule vs the default's, both modelled."""
     lines = ["| arch | dtype | KV cache | Sq | context | batch | shipped schedule | shipped model us "
-             "| default schedule | default model us | default / shipped |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| default schedule | default model us | default / shipped |", "|---" * 11 + "|"]
     for arch, dtype in ((a, dt) for a in ARCHS for dt in ("f16", "bf16")):
         path = lookup.DEFAULT_DIR / lookup.file_name(arch, dtype)
         if not path.exists():
