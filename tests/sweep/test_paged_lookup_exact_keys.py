@@ -86,3 +86,11 @@ def test_export_writes_q_dtype_and_fp8_wmma_that_read_back():
     doc = documents(df, ARCH)[lookup.file_name(ARCH, "f16")]
     assert sorted((e["q_dtype"], e["fp8_wmma"]) for e in doc["entries"]) == [("f16", True), ("fp8e4m3", True)]
     assert sorted(e["q_dtype"] for e in lookup.parse(doc)) == ["f16", "fp8e4m3"]
+
+
+def test_a_ladder_from_before_the_columns_exports_the_dtype_and_no_fp8_wmma():
+    import pandas as pd
+    from wmma_gen.ops.paged_attention.tuning import documents
+    df = pd.DataFrame([_ladder_row(fp8_wmma=False)]).drop(columns=["q_dtype", "fp8_wmma"])
+    (e,) = documents(df, ARCH)[lookup.file_name(ARCH, "f16")]["entries"]
+    assert (e["q_dtype"], e["fp8_wmma"]) == ("f16", False)
