@@ -8,8 +8,13 @@ for Llama-3-8B (32 q / 8 kv heads, hd 128) and Qwen2.5-7B (28 q / 4 kv heads, hd
 batch 1 / 8 / 32, L = 1k / 8k / 32k, f16 and fp8 (E4M3) caches, on gfx1100 and gfx1201.
 "K/V GB/s" = the cache bytes the step must read divided by the model time.
 
+Default split before / after (source "model" both): the default table's schedule with the
+capacity-only split (one per 512 positions: defaults.default_schedule without batch / kv heads,
+what every call ran before the split read them) beside the GPU-filling split the default now
+picks from the call's batch x kv heads, on the decode steps above.
+
 Shipped schedules vs the default table (source "model" both): every bucket of the shipped
-files (schedules/<arch>-paged_attention-f16.json, results/paged_sweeps.md) at head dim 128 on
+files (schedules/<arch>-paged_attention-<dtype>.json, results/paged_sweeps.md) at head dim 128 on
 its own step (32 q / 8 kv heads, batch, context, Sq 1 decode or 16 chunked prefill), the entry's
 schedule beside defaults.default_schedule's.
 
@@ -89,21 +94,39 @@ def _knobs(s) -> str:
 
 def shipped(head_dim: int = 128, H: int = 32, Hkv: int = 8) -> list[str]:
     """Every shipped bucket at head_dim: the entry's schedule vs the default's, both modelled."""
-    lines = ["| arch | KV cache | Sq | context | batch | shipped schedule | shipped model us | default schedule "
-             "| default model us | default / shipped |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for arch in ARCHS:
-        path = lookup.DEFAULT_DIR / lookup.file_name(arch, "f16")
+    lines = ["| arch | dtype | KV cache | Sq | context | batch | shipped schedule | shipped model us "
+             "| default schedule | default model us | default / shipped |", "|---" * 11 + "|"]
+    for arch, dtype in ((a, dt) for a in ARCHS for dt in ("f16", "bf16")):
+        path = lookup.DEFAULT_DIR / lookup.file_name(arch, dtype)
         if not path.exists():
             continue
         for e in sorted(lookup.load_file(path), key=lambda e: (e["kv_dtype"], e["seq_q"], e["seq"], e["batch"])):
             if e["head_dim"] != head_dim or e["window"] or e["softcap"]:
                 continue
-            d = PagedAttentionDirective("f16", head_dim, e["block_size"], e["kv_dtype"], e["causal"])
-            ds = default_schedule(d, arch, H // Hkv * e["seq_q"], e["seq"])
+            d = PagedAttentionDirective(dtype, head_dim, e["block_size"], e["kv_dtype"], e["causal"])
+            ds = default_schedule(d, arch, H // Hkv * e["seq_q"], e["seq"], batch=e["batch"], kv_heads=Hkv)
             ship = model_us(arch, d, e["schedule"], e["batch"], H, Hkv, e["seq_q"], e["seq"])
             base = model_us(arch, d, ds, e["batch"], H, Hkv, e["seq_q"], e["seq"])
-            lines.append(f"| {arch} | {e['kv_dtype']} | {e['seq_q']} | {e['seq']} | {e['batch']} | "
+            lines.append(f"| {arch} | {dtype} | {e['kv_dtype']} | {e['seq_q']} | {e['seq']} | {e['batch']} | "
                          f"{_knobs(e['schedule'])} | {ship:.1f} | {_knobs(ds)} | {base:.1f} | {base / ship:.2f} |")
+    return lines
+
+
+def default_split() -> list[str]:
+    """The default's capacity-only split vs its GPU-filling split, both modelled (module doc)."""
+    lines = ["| arch | model (H/Hkv, D) | batch | context | KV cache | capacity-only split | model us "
+             "| GPU-filling split | model us | before / after |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for arch in ARCHS:
+        for name, H, Hkv, D in MODELS:
+            for B in BATCHES:
+                for L in CONTEXTS:
+                    for kv in KVS:
+                        d = PagedAttentionDirective("f16", D, 16, kv, True)
+                        old = default_schedule(d, arch, H // Hkv, L)
+                        new = default_schedule(d, arch, H // Hkv, L, batch=B, kv_heads=Hkv)
+                        before, after = (model_us(arch, d, s, B, H, Hkv, 1, L) for s in (old, new))
+                        lines.append(f"| {arch} | {name} ({H}/{Hkv}, {D}) | {B} | {L} | {kv} | {old.split_kv} "
+                                     f"| {before:.1f} | {new.split_kv} | {after:.1f} | {before / after:.2f} |")
     return lines
 
 
@@ -172,9 +195,19 @@ def main() -> None:
         "",
         *ours(),
         "",
+        "## Default split: capacity-only vs GPU-filling (source = model)",
+        "",
+        "The default table's schedule (no file entry) on the decode steps above, with the split the default "
+        "took from the context alone (one per 512 positions, at most 16) and the one it takes now from the "
+        "call's batch x kv heads against the target's CUs (defaults.py: the fewest splits that put 4 waves on "
+        "every SIMD, at least 64 positions per split, at most 16). The split-KV combine kernel, whose work "
+        "grows with the split, is not modelled.",
+        "",
+        *default_split(),
+        "",
         "## Shipped schedules vs the default table (source = model)",
         "",
-        "Each bucket of the shipped files (`schedules/<arch>-paged_attention-f16.json`, swept model-ranked: "
+        "Each bucket of the shipped files (`schedules/<arch>-paged_attention-<dtype>.json`, swept model-ranked: "
         "results/paged_sweeps.md) at head dim 128 on its own step: 32 query / 8 KV heads, the bucket's batch "
         "and context, Sq 1 (decode) or 16 (a chunked-prefill step against context - 16 cached tokens). Both "
         "columns are the model's, on the same compiled objects the lookup and the default table pick.",

@@ -159,3 +159,22 @@ def test_negative_scale_flips_q(dtype):
     o = paged_attention(bits, k, v, table, lens, scale=-0.3, dtype=dtype, arch="gfx1100", device="emu")
     ro, _ = paged_attention_reference(q, k, v, table, lens, scale=-0.3)
     assert np.abs(o - ro).max() <= 3 * UNIT[dtype] * np.abs(v).max()
+
+
+def test_a_small_batch_call_runs_the_gpu_filling_default_split(monkeypatch):
+    """No schedule and no file entry (GQA 2: the shipped entries are group 4): a call of 2
+    sequences x 1 kv head whose table holds 256 keys runs the default split of the call's
+    (sequence, kv head) pairs -- 4, where the capacity-only rule gave 1 -- with a split that
+    sees no key (L 3) and one past every key (L 250 over 4 x 64), and matches the reference."""
+    from wmma_gen.ops.paged_attention import api, lookup
+    from wmma_gen.ops.paged_attention.defaults import default_schedule
+    from wmma_gen.ops.paged_attention.directive import PagedAttentionDirective
+    d = PagedAttentionDirective("f16", 64)
+    assert lookup.lookup("gfx1100", d, dict(heads=2, kv_heads=1, seq_q=1, batch=2, max_blocks=16)) is None
+    want = default_schedule(d, "gfx1100", 2, 256, batch=2, kv_heads=1)
+    assert (want.split_kv, default_schedule(d, "gfx1100", 2, 256).split_kv) == (4, 1)
+    used = []
+    real = api.compile_paged
+    monkeypatch.setattr(api, "compile_paged", lambda d, s, a: used.append(s) or real(d, s, a))
+    run_case("gfx1100", lens=(250, 3), heads=2, kv_heads=1, seed=11)
+    assert used == [want]

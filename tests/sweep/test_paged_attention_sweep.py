@@ -88,7 +88,7 @@ def test_without_a_matching_entry_the_default_runs(exported, monkeypatch):
     d = PagedAttentionDirective("f16", 64, kv_dtype="fp8e4m3")     # no fp8 study was swept
     p = dict(batch=1, heads=32, kv_heads=8, seq_q=1, max_blocks=16)
     assert lookup.lookup(ARCH, d, p) is None
-    assert lookup.choose_schedule(d, p, ARCH) == default_schedule(d, ARCH, 4, 256)
+    assert lookup.choose_schedule(d, p, ARCH) == default_schedule(d, ARCH, 4, 256, batch=1, kv_heads=8)
 
 
 def test_a_bad_entry_is_refused_naming_the_field(tmp_path):

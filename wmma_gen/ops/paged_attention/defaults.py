@@ -6,33 +6,75 @@
       none. Waves beyond the rows' need share the tile copy (fewer staging registers per lane)
       and run their WMMAs on padding rows, which a memory-bound decode can afford;
   block_n 16 (vLLM's default block_size; every block size is a multiple), load_bits 128;
-  split_kv: about one split per 512 cache positions a sequence can hold (max_blocks *
-      block_size), at most 16 -- decode has few (sequence, kv head) workgroups, so the key
-      range is what spreads over the GPU; the combine is deterministic. Prefill chunks (more
-      than 64 packed rows) have row tiles enough: no split.
+  split_kv (split_for): enough workgroups to fill the GPU. A call launches batch x kv heads x
+      row tiles x split workgroups of `waves` waves (kernel.py: one per (sequence, kv head, row
+      tile, split)); the split is the smallest split_kv value whose waves reach
+      FILL_WAVES_PER_SIMD on every SIMD of the target (Target.cus [SPEC] x Target.simds_per_cu
+      [ISA3], targets.py), at most 16 (the knob's largest) and at most one per MIN_SPLIT_KEYS
+      cache positions (max_blocks * block_size). Decode has few (sequence, kv head) pairs at
+      small batch, so the key range is what spreads over the GPU; the combine is deterministic.
+      Prefill chunks (more than 64 packed rows) have row tiles enough: no split. Without the
+      batch / kv heads, or on a target whose CU count is not public, one split per SPLIT_KEYS
+      positions (the capacity-only rule).
+      FILL_WAVES_PER_SIMD and MIN_SPLIT_KEYS are choices, not hardware facts: 4 resident waves
+      per SIMD keep loads in flight while others compute (at 2, the model -- source = model --
+      ranked the fp8-cache decode at batch 8-32 up to 2.4x slower than the capacity-only rule;
+      at 4 no decode step of bench/paged_attention_table.py is slower, results/
+      paged_attention_table.md), and 4 key tiles of 16 per split still run the loop several
+      times. The model does rank the batch-16 chunked-prefill buckets and gfx1201's E4M3 hd64
+      decode at batch 16 below the capacity-only split (0.34-0.80x, results/paged_sweeps.md,
+      mostly its charge for small grids); the shipped files cover those buckets. The combine
+      kernel, which grows with the split, is not modelled.
 fp8_wmma (gfx12): the fp8-cache entry with Q^T in registers (its E4M3 fragments are D/8 VGPRs
       and the K/V LDS tiles bytes, so the entry's VGPR and LDS needs only shrink;
       tests/compile/test_paged_fp8_wmma_compile.py checks them spill-free).
 """
 from __future__ import annotations
 
-from ...targets import get_target
+from ...errors import ScheduleError
+from ...targets import Target, get_target
 from .default_table import TABLE
 from .schedule import SPACE, PagedSchedule
 
-SPLIT_KEYS = 512
 SPLITS = dict((k.name, k.domain) for k in SPACE)["split_kv"]
+FILL_WAVES_PER_SIMD = 4
+MIN_SPLIT_KEYS = 64      # 4 key tiles of 16 (block_n) per split at least
+SPLIT_KEYS = 512         # the capacity-only rule: one split per 512 positions
+MAX_SPLIT_ROWS = 64      # more packed rows per (sequence, kv head): a prefill chunk, no split
 
 
-def default_schedule(d, arch: str, group_rows: int = 16, capacity: int = 0) -> PagedSchedule:
-    """The table's schedule for d on arch with `group_rows` packed rows per (sequence, kv head)
-    and sequences of up to `capacity` keys (module doc); more than 4 blocks of rows take the
-    4-block entry and more row tiles."""
+def _at_most(n: int) -> int:
+    return max(x for x in SPLITS if x <= max(1, n))
+
+
+def split_for(t: Target, waves: int, frags_q: int, group_rows: int, capacity: int, pairs: int | None) -> int:
+    """split_kv for `pairs` (sequence, kv head) pairs of `group_rows` packed rows each and
+    sequences of up to `capacity` keys, on target t with `waves` x `frags_q` 16-row blocks per
+    workgroup (module doc). pairs None (unknown) or an unknown CU count: the capacity-only rule."""
+    if group_rows > MAX_SPLIT_ROWS:
+        return 1
+    if pairs is None or t.cus is None:
+        return _at_most(capacity // SPLIT_KEYS)
+    if isinstance(pairs, bool) or not isinstance(pairs, int) or pairs < 1:
+        raise ScheduleError("batch x kv_heads", pairs, "a positive integer ((sequence, kv head) pairs)")
+    row_tiles = -(-max(group_rows, 1) // (16 * waves * frags_q))
+    want = FILL_WAVES_PER_SIMD * t.simds_per_cu * t.cus           # waves that fill every SIMD
+    need = -(-want // (pairs * row_tiles * waves))                 # splits that launch that many
+    split = min((x for x in SPLITS if x >= need), default=max(SPLITS))
+    return min(split, _at_most(capacity // MIN_SPLIT_KEYS))
+
+
+def default_schedule(d, arch: str, group_rows: int = 16, capacity: int = 0, *, batch: int | None = None,
+                     kv_heads: int | None = None) -> PagedSchedule:
+    """The table's schedule for d on arch with `group_rows` packed rows per (sequence, kv head),
+    sequences of up to `capacity` keys, and `batch` sequences x `kv_heads` kv heads (module
+    doc); more than 4 blocks of rows take the 4-block entry and more row tiles."""
     t = get_target(arch)
     blocks = -(-max(group_rows, 1) // 16)
     bucket = 1 if blocks == 1 else (2 if blocks == 2 else 4)
-    split = max(x for x in SPLITS if x <= max(1, capacity // SPLIT_KEYS)) if group_rows <= 64 else 1
     knobs = TABLE[(t.family, d.head_dim, d.fp8, bucket)]
     if d.fp8_wmma:
         knobs = {**knobs, "q_in": "regs"}
+    pairs = None if batch is None or kv_heads is None else batch * kv_heads
+    split = split_for(t, knobs["waves"], knobs["frags_q"], group_rows, capacity, pairs)
     return PagedSchedule(block_n=16, load_bits=128, split_kv=split, **knobs).validate(d, t)

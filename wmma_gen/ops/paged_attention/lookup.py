@@ -4,24 +4,27 @@ The format, the shared checks and the search path ($WMMA_GEN_SCHEDULES > user di
 WMMA_GEN_LOG=schedules) are wmma_gen/schedule_files.py's, as for every op. An entry:
 
     {"head_dim": 128, "kv_dtype": "fp8e4m3", "block_size": 16, "group": 4, "causal": true,
-     "window": false, "softcap": false, ["varlen": false, "fp8_wmma": false,]
+     "window": false, "softcap": false, ["varlen": false, "fp8_wmma": false, "q_dtype": "f16",]
      "bucket": {"seq": 8192, "batch": 16, "seq_q": 1},
      "schedule": {<every PagedSchedule field>}, "tflops": 1.9, "unit": "TFLOP/s",
      "source": "model" | "hip", "validated": true, ...}
 
 `group` is the GQA ratio heads // kv_heads; bucket.seq the context length (keys the block
 table holds: max_blocks * block_size -- what a call knows without reading seq_lens, which may
-live on the GPU), batch the sequences, seq_q the query tokens per sequence. Read back through
-the same validators as user input (PagedAttentionDirective, PagedSchedule.from_dict and its
-named checks against the directive and the file's target).
+live on the GPU), batch the sequences, seq_q the query tokens per sequence. q_dtype is the
+element type Q was tuned with: the file's dtype, or fp8e4m3 / fp8e5m2 bytes (fp8_wmma only);
+files written before the field existed lack it, and then it is the file's dtype (their sweeps
+gave Q in it). Read back through the same validators as user input (PagedAttentionDirective,
+PagedSchedule.from_dict and its named checks against the directive and the file's target).
 
 `lookup(arch, d, problem)`: among the entries with the directive's head_dim, kv_dtype, GQA group,
 causal, window, softcap and fp8_wmma (absent: false -- a native-fp8 call never takes a schedule tuned
-on the dequantising path; sweeps tune that path only; a call with fp8 Q bytes, q_dtype != dtype, takes
-no entry: entries are tuned with Q in the file's dtype) whose schedule is legal for it (block_n
-divides its block size), the one ranked first by (other block size, other varlen,
-|log2 Sq/seq_q|, |log2 L/seq|, |log2 B/batch|), from the first file in the search path that has one; else None and the
-caller runs the default schedule (defaults.py). Sq ranks before L: a decode step (Sq = 1) and
+on the dequantising path; sweeps tune that path only) and q_dtype (absent: the file's dtype -- a call
+with fp8 Q bytes takes only an entry tuned with fp8 Q bytes of that format) whose schedule is legal
+for it (block_n divides its block size), the one ranked first by (other block size, other varlen,
+|log2 Sq/seq_q|, |log2 L/seq|, |log2 B/batch|), from the first file in the search path that has
+one; else None and the caller runs the default schedule (defaults.py: its split_kv from the
+call's batch and kv heads). Sq ranks before L: a decode step (Sq = 1) and
 a prefill chunk (Sq = 16) of the same context run different grids (tuning.py's chunked-prefill
 studies), and a packed varlen call falls back to the dense-form entries of its key (the
 sweep's chunks are that form; the schedule is checked against the varlen directive). A refused
@@ -42,6 +45,7 @@ from .schedule import PagedSchedule
 OP = "paged_attention"
 DEFAULT_DIR = sf.SHIPPED_DIR
 FLAGS = ("causal", "window", "softcap")
+Q_FP8 = ("fp8e4m3", "fp8e5m2")   # Q given as fp8 bytes (PagedAttentionDirective.q_dtype, fp8_wmma only)
 BUCKET = ("seq", "batch", "seq_q")
 
 
@@ -54,9 +58,15 @@ def file_name(arch: str, dtype: str) -> str:
 
 
 def entry_key_of(r) -> dict:
-    """An entry's key fields from a ladder row (tuning.documents)."""
+    """An entry's key fields from a ladder row (tuning.documents). A row without fp8_wmma or
+    q_dtype (a ladder from before those columns) was tuned on the dequantising path with Q in
+    the row's dtype; q_dtype "" also means the row's dtype."""
+    q = r.get("q_dtype")
     return {"head_dim": int(r["head_dim"]), "kv_dtype": str(r["kv_dtype"]), "block_size": int(r["block_size"]),
-            "group": int(r["heads"]) // int(r["kv_heads"]), **{f: bool(r[f]) for f in FLAGS}}
+            "group": int(r["heads"]) // int(r["kv_heads"]), **{f: bool(r[f]) for f in FLAGS},
+            # str(): a cell is a bool, numpy.bool_ or (CSV) text; never bool(NaN), which is True
+            "fp8_wmma": str(r.get("fp8_wmma", False)) == "True", "q_dtype": q if isinstance(q, str) and q else
+            str(r["dtype"])}
 
 
 def _positive_int(v) -> bool:
@@ -76,12 +86,15 @@ def _key(e: dict, where: str, path, dtype: str) -> dict:
     for f in FLAGS + ("varlen", "fp8_wmma"):
         sf.need(isinstance(e.get(f, False), bool), path, f"{where}.{f}", e.get(f), "true or false")
     sf.need("causal" in e, path, f"{where}.causal", None, "true or false")
+    q = e.get("q_dtype", dtype)      # files from before the field: Q in the file's dtype
+    sf.need(q == dtype or (q in Q_FP8 and e.get("fp8_wmma", False) is True), path, f"{where}.q_dtype", q,
+            f"{dtype!r} (the file's dtype), or {' / '.join(Q_FP8)} with fp8_wmma true")
     b = e["bucket"]
     sf.need(set(b) == set(BUCKET), path, f"{where}.bucket", b, f"an object with exactly {', '.join(BUCKET)}")
     for n in BUCKET:
         sf.need(_positive_int(b[n]), path, f"{where}.bucket.{n}", b[n], "a positive integer")
     return {"head_dim": e["head_dim"], "kv_dtype": kv, "block_size": e["block_size"], "group": e["group"],
-            **{f: e.get(f, False) for f in FLAGS + ("varlen", "fp8_wmma")}, **{n: b[n] for n in BUCKET}}
+            **{f: e.get(f, False) for f in FLAGS + ("varlen", "fp8_wmma")}, "q_dtype": q, **{n: b[n] for n in BUCKET}}
 
 
 def parse(doc, path="<memory>") -> list[dict]:
@@ -93,7 +106,8 @@ def parse(doc, path="<memory>") -> list[dict]:
         k = _key(e, where, path, h.dtype)
         try:
             d = PagedAttentionDirective(h.dtype, k["head_dim"], k["block_size"], k["kv_dtype"], k["causal"],
-                                        k["window"], k["softcap"], varlen=k["varlen"], fp8_wmma=k["fp8_wmma"])
+                                        k["window"], k["softcap"], varlen=k["varlen"], fp8_wmma=k["fp8_wmma"],
+                                        q_dtype=k["q_dtype"])
             s = PagedSchedule.from_dict(e["schedule"])
         except (ScheduleError, TypeError) as err:
             raise ScheduleFileError(path, f"{where}.schedule", e["schedule"], f"a legal schedule ({err})") from None
@@ -116,10 +130,14 @@ def nearest(entries: list[dict], block_size: int, seq: int, batch: int, seq_q: i
                                        _far(seq_q, e["seq_q"]), _far(seq, e["seq"]), _far(batch, e["batch"])))
 
 
+def _flags(e: dict) -> str:
+    q = f" q_dtype={e['q_dtype']}" if e["q_dtype"] in Q_FP8 else ""
+    return "".join(f" {f}=True" for f in ("window", "softcap", "varlen", "fp8_wmma") if e[f]) + q
+
+
 def bucket(e: dict) -> str:
-    flags = "".join(f" {f}=True" for f in ("window", "softcap", "varlen", "fp8_wmma") if e[f])
     return (f"head_dim={e['head_dim']} kv_dtype={e['kv_dtype']} block_size={e['block_size']} group={e['group']} "
-            f"causal={e['causal']}{flags} seq={e['seq']} batch={e['batch']} seq_q={e['seq_q']}")
+            f"causal={e['causal']}{_flags(e)} seq={e['seq']} batch={e['batch']} seq_q={e['seq_q']}")
 
 
 def lookup(arch: str, d, problem: dict, directory: str | Path | None = None) -> PagedSchedule | None:
@@ -131,16 +149,15 @@ def lookup(arch: str, d, problem: dict, directory: str | Path | None = None) -> 
 
     def pick(entries):
         # Exact on what changes the kernel: the GQA group sets the packed rows per workgroup, and
-        # entries are tuned with Q in the file's dtype, so an fp8-Q call (q_dtype) takes none.
+        # Q's element type (q_dtype) its fragments and quantisation.
         same = [e for e in entries if (e["head_dim"], e["kv_dtype"], e["group"], e["causal"], e["window"],
-                                       e["softcap"], e["fp8_wmma"], d.dtype) == (
+                                       e["softcap"], e["fp8_wmma"], e["q_dtype"]) == (
                     d.head_dim, d.kv_dtype, group, d.causal, d.window, d.softcap, d.fp8_wmma, d.q_dtype)
                 and not e["schedule"].problems(d, t)]
         return nearest(same, d.block_size, seq, problem["batch"], problem["seq_q"], d.varlen) if same else None
 
     key = (f"head_dim={d.head_dim} kv_dtype={d.kv_dtype} block_size={d.block_size} group={group} causal={d.causal}"
-           f"{''.join(f' {f}=True' for f in ('window', 'softcap', 'varlen', 'fp8_wmma') if getattr(d, f))} seq={seq} "
-           f"batch={problem['batch']} seq_q={problem['seq_q']}")
+           f"{_flags(d.to_dict())} seq={seq} batch={problem['batch']} seq_q={problem['seq_q']}")
     e = sf.lookup(OP, arch, d.dtype, key, pick, load_file=load_file, bucket=bucket, shipped=DEFAULT_DIR,
                   directory=directory, warning=PagedScheduleFileWarning)
     return e["schedule"] if e else None
@@ -154,4 +171,5 @@ def choose_schedule(d, problem: dict, arch: str) -> PagedSchedule:
     if found is not None:
         return found
     return default_schedule(d, arch, problem["heads"] // problem["kv_heads"] * problem["seq_q"],
-                            problem["max_blocks"] * d.block_size)
+                            problem["max_blocks"] * d.block_size, batch=problem["batch"],
+                            kv_heads=problem["kv_heads"])

@@ -22,7 +22,7 @@ def main() -> None:
             for kv in ("f16", "fp8e4m3"):
                 d = PagedAttentionDirective("f16", D, 16, kv, True)
                 p = dict(batch=B, heads=H, kv_heads=Hkv, seq_q=1)
-                s = default_schedule(d, arch, H // Hkv, L)
+                s = default_schedule(d, arch, H // Hkv, L, batch=B, kv_heads=Hkv)
                 (_, ck), _ = compile_paged(d, s, arch)
                 e = estimate_paged(ck, d, s, p, [L] * B, arch)
                 _, _, keys = trips_and_keys(d, s, p, [L] * B)

@@ -113,7 +113,7 @@ def default_schedule(d, arch: str, p=None):
     if p is None:
         return default(d, arch)
     q = as_problem(p)
-    return default(d, arch, q.heads // q.kv_heads * q.seq_q, q.seq_len)
+    return default(d, arch, q.heads // q.kv_heads * q.seq_q, q.seq_len, batch=q.batch, kv_heads=q.kv_heads)
 
 
 def spec() -> OpSpec:

@@ -45,6 +45,10 @@ DEFAULTS = {"dtypes": ("f16", "bf16"), "head_dims": (64, 128), "seqs": (1024, 81
 DTYPES = ("f16", "bf16")
 SIZE_LABEL = "context length (keys of the longest sequence)"
 FLOPS_CONVENTION = "4*D per visible (query, key) pair and query head"
+# Ladder columns a ladder from before them lacks, with what such a ladder implies (the export
+# writes both, so an fp8-Q study's entry reads back as one): fp8_wmma false (the dequantising
+# path); q_dtype "" = Q in the row's dtype (the directive's default), fp8e4m3 / fp8e5m2 = fp8 bytes.
+EXTRA_COLUMNS = {"fp8_wmma": False, "q_dtype": ""}
 
 
 def items(cfg) -> list[tuple]:
@@ -89,7 +93,8 @@ def row(d, p) -> dict:
     p = as_problem(p)
     return {"dtype": d.dtype, "kv_dtype": d.kv_dtype, "head_dim": d.head_dim, "block_size": d.block_size,
             "causal": d.causal, "window": d.window, "softcap": d.softcap, "batch": p.batch, "heads": p.heads,
-            "kv_heads": p.kv_heads, "seq_q": p.seq_q, "seq_len": p.seq_len}
+            "kv_heads": p.kv_heads, "seq_q": p.seq_q, "seq_len": p.seq_len,
+            "fp8_wmma": d.fp8_wmma, "q_dtype": "" if d.q_dtype == d.dtype else d.q_dtype}
 
 
 def study_attrs(cfg, d, p) -> dict:
@@ -140,7 +145,7 @@ def documents(df, arch: str) -> dict:
     best = df[(df["arch"] == arch) & (df["rank"] == 1) & (df["validated"].astype(bool))]
     docs = {}
     for dtype, rows in best.groupby("dtype", sort=True):
-        key = [c for c in COLUMNS if c != "dtype"]
+        key = [c for c in COLUMNS if c != "dtype"] + [c for c in EXTRA_COLUMNS if c in rows]
         rows = rows.sort_values(key + ["tflops"], ascending=[True] * len(key) + [False]).drop_duplicates(key)
         entries = [{**lookup.entry_key_of(r), "bucket": {"seq": int(r["seq_len"]), "batch": int(r["batch"]),
                                                          "seq_q": int(r["seq_q"])},
@@ -168,5 +173,5 @@ def _plain(v):
 
 def tuning() -> Tuning:
     return Tuning(COLUMNS, DTYPES, QUICK, DEFAULTS, SIZE_LABEL, baselines, items, study_name, row, label, series,
-                  size, schedule_text, documents, validate_document, objective, study_attrs=study_attrs,
-                  module=__name__)
+                  size, schedule_text, documents, validate_document, objective, extra_columns=EXTRA_COLUMNS,
+                  study_attrs=study_attrs, module=__name__)
