@@ -174,7 +174,10 @@ def study_rows(study: optuna.Study, top_k: int = 3) -> list[dict]:
     ad = adapter(op)
     d = ua["directive"]
     # extra columns (epilogue; window/varlen) with what studies from before they existed imply
-    problem = {**ad.extra_columns, **(ua.get("row") or {c: d[c] for c in ad.columns})}
+    # a study without a row: its columns from the directive and the problem (older GEMM studies
+    # stored the sizes in the directive)
+    fields = {**d, **(ua.get("problem") or {})}
+    problem = {**ad.extra_columns, **(ua.get("row") or {c: fields[c] for c in ad.columns})}
     df = study.trials_dataframe(attrs=("number", "state", "value", "datetime_complete", "user_attrs"),
                                 multi_index=False)
     if df.empty or "user_attrs_validated" not in df:

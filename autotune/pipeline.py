@@ -81,8 +81,9 @@ def _prune_unbuilt(study, trial, outcome: Outcome, stats: RunStats) -> FrozenTri
     ua = study.user_attrs
     trial.set_user_attr("compile_diagnostics", "\n".join([
         reason, f"op: {ua.get('op')}  arch: {ua.get('arch')}", f"directive: {json.dumps(ua.get('directive'))}",
-        f"schedule: {key}", f"seconds on the worker: {outcome.seconds:.1f}",
-        "repro (one process, no time limit): autotune.pipeline.compile_candidate(op, directive, schedule, arch), "
+        f"problem: {json.dumps(ua.get('problem'))}", f"schedule: {key}", f"seconds on the worker: {outcome.seconds:.1f}",
+        "repro (one process, no time limit): autotune.pipeline.compile_candidate(op, (directive, problem), schedule, "
+        "arch), "
         "or the sweep with --compile-workers 0"]))
     return _tell(study, trial, stats, state=TrialState.PRUNED)
 

@@ -231,7 +231,7 @@ class Hooks:
     estimate: Optional[Callable] = None
     corrupt: Optional[Callable[[object], bool]] = None   # schedule -> corrupt its kernel (tests)
     on_trial: Optional[Callable] = None      # (study, frozen_trial) after each trial
-    objective: Optional[Callable] = None     # factory like GemmObjective(d, arch, device, **kw) (storage tests)
+    objective: Optional[Callable] = None     # factory like GemmObjective(d, p, arch, device, **kw) (storage tests)
     pool_compile: Optional[Callable] = None  # picklable stand-in for pipeline.compile_candidate, run in the
                                              # compile pool's workers (tests: a compile that hangs or crashes)
 

@@ -15,6 +15,7 @@ Companion of bench/attention_table.py (forward). Writes results/attention_bwd_ta
 """
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pandas as pd
@@ -42,7 +43,11 @@ def _density(ck) -> float:
     return round(loop.wmma / max(loop.issued, 1), 3)
 
 
-def main() -> None:
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=OUT, help="directory for attention_bwd_table.{csv,md} (default results/)")
+    out = ap.parse_args(argv).out
     spec_op = registry.get("attention_bwd")
     rows = []
     for arch in ARCHS:
@@ -50,7 +55,7 @@ def main() -> None:
         for hd in (64, 128):
             for causal in (False, True):
                 d = AttentionDirective("f16", hd, causal=causal, op="attention_bwd")
-                s = spec_op.default_schedule(d, arch)
+                s = spec_op.default_schedule(d, arch, None)   # the backward default depends on (arch, head dim)
                 ks = {n: compile_mlir(src.mlir, arch)
                       for n, src in build_backward(make_spec(arch, "f16", hd, causal=causal), s).items()}
                 for seq in (1024, 4096):
@@ -64,18 +69,18 @@ def main() -> None:
                                  "published_real_gpu_others": PUBLISHED.get((arch, hd), "-") if causal else "-",
                                  "triton_compiled_here": TRITON[family], "source": "compiler ISA + model"})
     df = pd.DataFrame(rows)
-    OUT.mkdir(exist_ok=True)
-    df.to_csv(OUT / "attention_bwd_table.csv", index=False)
+    out.mkdir(parents=True, exist_ok=True)
+    df.to_csv(out / "attention_bwd_table.csv", index=False)
     head = ("# Attention backward: default kernels (compiler ISA; model estimate, source=model) beside "
             "published real-GPU figures measured by others\n\nFLOPs = 2.5x the forward's (10*D per visible "
             "(query, key) pair); model = calibrated estimate, not a measurement.\n\n")
     cols = list(df.columns)
     table = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     table += ["| " + " | ".join(str(v) for v in r) + " |" for r in df.itertuples(index=False)]
-    (OUT / "attention_bwd_table.md").write_text(head + "\n".join(table) + "\n")
+    (out / "attention_bwd_table.md").write_text(head + "\n".join(table) + "\n")
     print(df.drop(columns=["triton_compiled_here", "source"]).to_string(index=False))
     print(f"\nmax spills {df.spills.max()}; hd128 density dK/dV min {df[df.head_dim == 128].dkdv_density.min()}, "
-          f"dQ min {df[df.head_dim == 128].dq_density.min()}; wrote results/attention_bwd_table.csv and .md")
+          f"dQ min {df[df.head_dim == 128].dq_density.min()}; wrote {out}/attention_bwd_table.csv and .md")
 
 
 if __name__ == "__main__":

@@ -54,15 +54,8 @@ def estimate_point(p: C.Point) -> tuple[float, str, str]:
     if p.op == "peak":
         e = estimate_wmma_loop(p.arch, p.dtype)
         return e.tflops, e.limiter, f"wmma_loop chains={MB_CHAINS} waves={MB_WAVES}"
-    spec = registry.get(p.op)
-    if p.op == "gemm":
-        from wmma_gen.ops.gemm.directive import GemmDirective
-        c = p.config
-        d = GemmDirective(p.dtype, c["m"], c["n"], c["k"], layout=c["layout"])
-    else:
-        from wmma_gen.ops.attention.directive import AttentionDirective
-        d = AttentionDirective(p.dtype, p.config["head_dim"], causal=p.config["causal"], op=p.op)
-    s = spec.default_schedule(d, p.arch)
+    spec, d = registry.get(p.op), p.directive()
+    s = spec.default_schedule(d, p.arch, p.problem())
     e = spec.estimate_of(d, s, p.problem(), p.arch)
     sched = s.to_json() if hasattr(s, "to_json") else repr(s)
     return e.tflops, e.limiter, sched

@@ -63,22 +63,25 @@ def gemm_cases():
     from wmma_gen.ops.gemm.defaults import fitted_default
     from wmma_gen.ops.gemm.directive import GemmDirective
     from wmma_gen.ops.gemm.kernel import build_gemm
-    from wmma_gen.ops.gemm.signature import problem_of, spec_key
+    from wmma_gen.ops.gemm.problem import GemmProblem
+    from wmma_gen.ops.gemm.signature import spec_key
     from wmma_gen.targets import get_target
 
-    def case(arch, d, s=None):
+    def case(arch, d, p, s=None):
         t = get_target(arch)
-        s = s or fitted_default(d, t)
-        return lambda: build_gemm(d, s, t, spec_key(d, s, problem_of(d))).mlir
+        s = s or fitted_default(d, t, p)
+        return lambda: build_gemm(d, s, t, spec_key(d, s, p.as_dict())).mlir
     for arch in ARCHS:
         for dt, acc in get_target(arch).wmma:
             for lay in LAYOUTS:
                 for m, n, k in GEMM_SIZES:
-                    yield f"gemm {arch} {dt}/{acc} {lay} {m}x{n}x{k}", case(arch, GemmDirective(dt, m, n, k, acc=acc, layout=lay))
-        epi = GemmDirective("f16", 1000, 1000, 1000, out_dtype="f16", beta=1.0, bias="n", activation="gelu", batch=2)
-        yield f"gemm {arch} f16 epilogue bias gelu beta batch2", case(arch, epi)
-        d = GemmDirective("bf16", 256, 256, 4096, layout="NT")
-        yield f"gemm {arch} bf16 NT split_k4", case(arch, d, fitted_default(d, get_target(arch)).replace(split_k=4))
+                    yield (f"gemm {arch} {dt}/{acc} {lay} {m}x{n}x{k}",
+                           case(arch, GemmDirective(dt, acc=acc, layout=lay), GemmProblem(m, n, k)))
+        epi = GemmDirective("f16", out_dtype="f16", beta=1.0, bias="n", activation="gelu")
+        yield f"gemm {arch} f16 epilogue bias gelu beta batch2", case(arch, epi, GemmProblem(1000, 1000, 1000, batch=2))
+        d, p = GemmDirective("bf16", layout="NT"), GemmProblem(256, 256, 4096)
+        split = fitted_default(d, get_target(arch), p).replace(split_k=4)
+        yield f"gemm {arch} bf16 NT split_k4", case(arch, d, p, split)
 
 
 def fwd_cases():

@@ -37,8 +37,9 @@ from wmma_gen.ops.attention.kernel import build_attention  # noqa: E402
 from wmma_gen.ops.gemm.kernel import build_gemm  # noqa: E402
 from wmma_gen.ops.gemm.defaults import LARGE, fitted_default  # noqa: E402
 from wmma_gen.ops.gemm.directive import GemmDirective  # noqa: E402
+from wmma_gen.ops.gemm.problem import GemmProblem  # noqa: E402
 from wmma_gen.ops.gemm.schedule import Schedule  # noqa: E402
-from wmma_gen.ops.gemm.signature import problem_of, spec_key  # noqa: E402
+from wmma_gen.ops.gemm.signature import spec_key  # noqa: E402
 from wmma_gen.targets import get_target  # noqa: E402
 
 REFERENCE = """
@@ -113,22 +114,21 @@ def _row(name: str, build, arch: str, n: int) -> dict:
     return row
 
 
-def _gemm_mlir(d: GemmDirective, s: Schedule, t) -> str:
-    return build_gemm(d, s, t, spec_key(d, s, problem_of(d))).mlir
+def _gemm_mlir(d: GemmDirective, p: GemmProblem, s: Schedule, t) -> str:
+    return build_gemm(d, s, t, spec_key(d, s, p.as_dict())).mlir
 
 
 def main(n: int = 5) -> None:
-    d = GemmDirective("f16", 4096, 4096, 4096)
-    small = d.with_shape(64, 64, 64)
+    d, big, small = GemmDirective("f16"), GemmProblem(4096, 4096, 4096), GemmProblem(64, 64, 64)
     t11, t12 = get_target("gfx1100"), get_target("gfx1201")
     attn = AttentionDirective("f16", 128)
     cases = [
         ("reference: one-WMMA MLIR text", lambda: REFERENCE, "gfx1100"),
-        ("gemm default (LARGE 128x256x32, f16 NN)", lambda: _gemm_mlir(d, LARGE, t11), "gfx1100"),
+        ("gemm default (LARGE 128x256x32, f16 NN)", lambda: _gemm_mlir(d, big, LARGE, t11), "gfx1100"),
         ("gemm 64x64x32 LDS single-buffer (f16 NN)",
-         lambda: _gemm_mlir(d, Schedule(block_m=64, block_n=64, block_k=32, lds="ab"), t11), "gfx1100"),
-        ("gemm default fitted to 64^3", lambda: _gemm_mlir(small, fitted_default(small, t11), t11), "gfx1100"),
-        ("gemm default (LARGE, f16 NN)", lambda: _gemm_mlir(d, LARGE, t12), "gfx1201"),
+         lambda: _gemm_mlir(d, big, Schedule(block_m=64, block_n=64, block_k=32, lds="ab"), t11), "gfx1100"),
+        ("gemm default fitted to 64^3", lambda: _gemm_mlir(d, small, fitted_default(d, t11, small), t11), "gfx1100"),
+        ("gemm default (LARGE, f16 NN)", lambda: _gemm_mlir(d, big, LARGE, t12), "gfx1201"),
         ("attention fwd default (f16 hd128)", lambda: build_attention(attn, attention_default(t11, attn), t11).mlir,
          "gfx1100"),
     ]

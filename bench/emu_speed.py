@@ -22,14 +22,14 @@ from collections import defaultdict
 import numpy as np
 
 from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.emu import GlobalMemory, Program, native, run_kernel
 from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.ops.gemm.schedule import Schedule
 
 
 def gemm_run(arch: str, size: int, schedule: Schedule, mode: str, profile: dict | None = None, dtype: str = "f16"):
-    d = GemmDirective(dtype, size, size, size)
-    k = compile_gemm(d, schedule, arch)
+    k = compile_gemm(GemmDirective(dtype), schedule, arch, GemmProblem(size, size, size))
     kernel = k.compiled
     prog = Program.from_code_object(kernel.hsaco, kernel.name)
     rng = np.random.default_rng(0)

@@ -59,10 +59,11 @@ def measure(case: dict) -> dict:
     from wmma_gen.ops.gemm.build import compile_gemm
     from wmma_gen.ops.gemm.defaults import fitted_default
     from wmma_gen.ops.gemm.directive import GemmDirective
+    from wmma_gen.ops.gemm.problem import GemmProblem
     from wmma_gen.targets import get_target
-    d = GemmDirective(case["dtype"], 4096, 4096, 4096, acc=case["acc"], layout=case["layout"])
-    s = fitted_default(d, get_target(case["arch"])) if case["schedule"] == DEFAULT else _fixed(case["schedule"])
-    k = compile_gemm(d, s, case["arch"]).compiled
+    d, p = GemmDirective(case["dtype"], acc=case["acc"], layout=case["layout"]), GemmProblem(4096, 4096, 4096)
+    s = fitted_default(d, get_target(case["arch"]), p) if case["schedule"] == DEFAULT else _fixed(case["schedule"])
+    k = compile_gemm(d, s, case["arch"], p).compiled
     loop = find_main_loop(k.isa)
     return {**case, "tile": f"{s.block_m}x{s.block_n}x{s.block_k} w{s.waves_m}x{s.waves_n} u{s.k_unroll}",
             "vgprs": k.metadata.vgpr_count, "spills": k.metadata.spills, "lds_bytes": k.metadata.lds_bytes,

@@ -46,18 +46,20 @@ def ours_rows(arch: str, dtypes, layouts) -> list[dict]:
     from wmma_gen.ops.gemm.defaults import fitted_default
     from wmma_gen.ops.gemm.directive import GemmDirective
     from wmma_gen.ops.gemm.lookup import lookup_entry
+    from wmma_gen.ops.gemm.problem import GemmProblem
     from wmma_gen.targets import get_target
     rows = []
+    p = GemmProblem(SIZE, SIZE, SIZE)
     for dtype, layout in itertools.product(dtypes, layouts):
-        d = GemmDirective(dtype, SIZE, SIZE, SIZE, acc="f32", layout=layout)
-        entry = lookup_entry(arch, d)
-        kinds = [("default", fitted_default(d, get_target(arch)), "defaults.fitted_default")]
+        d = GemmDirective(dtype, acc="f32", layout=layout)
+        entry = lookup_entry(arch, d, p)
+        kinds = [("default", fitted_default(d, get_target(arch), p), "defaults.fitted_default")]
         if entry is not None:
-            b = entry.directive
+            b, lay = entry.problem, entry.directive.layout
             kinds.append(("shipped", entry.schedule,
-                          f"{Path(entry.path).name} bucket {b.m}x{b.n}x{b.k} {b.layout} ({entry.source})"))
+                          f"{Path(entry.path).name} bucket {b.m}x{b.n}x{b.k} {lay} ({entry.source})"))
         for kind, s, origin in kinds:
-            k = compile_gemm(d, s, arch).compiled
+            k = compile_gemm(d, s, arch, p).compiled
             rows.append({"arch": arch, "dtype": dtype, "layout": layout, "kernel": f"ours {kind}",
                          "config": f"{s.block_m}x{s.block_n}x{s.block_k} w{s.waves_m}x{s.waves_n} u{s.k_unroll} "
                                    f"lb{s.load_bits}", "origin": origin,

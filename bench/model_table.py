@@ -20,6 +20,7 @@ from wmma_gen.errors import WmmaGenError
 from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.ops.gemm.directive import GemmDirective
 from wmma_gen.ops.gemm.model import estimate
+from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.ops.gemm.schedule import Schedule
 from wmma_gen.targets import TARGETS
 
@@ -37,15 +38,15 @@ def rows_for(arch: str, dtype: str, layout: str) -> list[dict]:
     t = TARGETS[arch]
     out = []
     for n in SHAPES:
-        d = GemmDirective(dtype, n, n, n, layout=layout)
+        d, p = GemmDirective(dtype, layout=layout), GemmProblem(n, n, n)
         best, skipped = None, []
         for name, s in DEFAULTS.items():
-            if s.problems(d, t):
-                skipped.append(f"{name}: {s.problems(d, t)[0]}")
+            if s.problems(d, t, p):
+                skipped.append(f"{name}: {s.problems(d, t, p)[0]}")
                 continue
             try:
-                k = compile_gemm(d, s, arch)
-                e = estimate(k, d, s, t)
+                k = compile_gemm(d, s, arch, p)
+                e = estimate(k, d, s, t, p)
             except WmmaGenError as err:
                 skipped.append(f"{name}: {str(err).splitlines()[0][:120]}")
                 continue

@@ -201,10 +201,10 @@ def ours(q: dict) -> dict:
     t0 = time.perf_counter()
     if q["op"] == "gemm":
         from wmma_gen.ops.gemm.build import compile_gemm
-        d = spec.directive(q["dtype"], q["m"], q["n"], q["k"], layout="NN")
-        p = dict(m=q["m"], n=q["n"], k=q["k"], batch=1)
-        s = spec.default_schedule(d, arch)
-        c = compile_gemm(d, s, arch, cache=False).compiled
+        d = spec.directive(q["dtype"], layout="NN")
+        p = spec.problem(q["m"], q["n"], q["k"], 1)
+        s = spec.default_schedule(d, arch, p)
+        c = compile_gemm(d, s, arch, p, cache=False).compiled
         sched = f"{s.block_m}x{s.block_n}x{s.block_k} w{s.waves_m}x{s.waves_n} ld{s.load_bits}"
     else:
         d = spec.directive(q["dtype"], q["head_dim"], causal=q["causal"])
@@ -224,11 +224,11 @@ def ours(q: dict) -> dict:
 def ours_emulate(q: dict, d, s) -> dict:
     """Our kernel with the same schedule at the emulator problem, through the op's own check
     (registry tolerance) on the emulator."""
-    from dataclasses import replace as dc_replace
     from wmma_gen.ops.attention.check import check_attention
     from wmma_gen.ops.gemm.check import check_gemm
+    from wmma_gen.ops.gemm.problem import GemmProblem
     if q["op"] == "gemm":
-        r = check_gemm(dc_replace(d, m=EMU_GEMM, n=EMU_GEMM, k=EMU_GEMM), s, q["arch"], device="emu")
+        r = check_gemm(d, s, q["arch"], GemmProblem(EMU_GEMM, EMU_GEMM, EMU_GEMM), device="emu")
     else:
         p = dict(batch=EMU_ATTN["batch"], heads=EMU_ATTN["heads"], kv_heads=EMU_ATTN["heads"],
                  seq_q=EMU_ATTN["seq"], seq_k=EMU_ATTN["seq"], head_dim=q["head_dim"])

@@ -32,6 +32,7 @@ from wmma_gen.ops.gemm.tuning import BASELINES  # noqa: E402
 from autotune.study import sampler  # noqa: E402
 from wmma_gen.errors import ScheduleError, WmmaGenError  # noqa: E402
 from wmma_gen.ops.gemm.directive import GemmDirective  # noqa: E402
+from wmma_gen.ops.gemm.problem import GemmProblem  # noqa: E402
 from wmma_gen.ops.gemm.schedule import SPACE, Schedule  # noqa: E402
 from wmma_gen.targets import get_target  # noqa: E402
 
@@ -47,14 +48,15 @@ def score(job: tuple[str, int, dict]) -> tuple[dict, float | None]:
     from wmma_gen.ops.gemm.build import compile_gemm
     from wmma_gen.ops.gemm.model import estimate
     dtype, size, sd = job
-    d, s, t = GemmDirective(dtype, size, size, size), Schedule(**sd), get_target(ARCH)
-    if s.problems(d, t):
+    d, s, t = GemmDirective(dtype), Schedule(**sd), get_target(ARCH)
+    p = GemmProblem(size, size, size)
+    if s.problems(d, t, p):
         return sd, None
     try:
-        k = compile_gemm(d, s, ARCH)
+        k = compile_gemm(d, s, ARCH, p)
         if k.compiled.spilled:
             return sd, None
-        return sd, float(estimate(k, d, s, t).tflops)
+        return sd, float(estimate(k, d, s, t, p).tflops)
     except (ScheduleError, WmmaGenError):
         return sd, None
 
@@ -64,13 +66,14 @@ def table(dtype: str, size: int, pool) -> dict[Schedule, float | None]:
     return {Schedule(**sd): v for sd, v in pool.map(score, jobs, chunksize=4)}
 
 
-def tpe_best(values: dict[Schedule, float | None], d: GemmDirective, seed: int, trials: int) -> float:
+def tpe_best(values: dict[Schedule, float | None], d: GemmDirective, p: GemmProblem, seed: int,
+             trials: int) -> float:
     """Best value the sweep's sampler finds in `trials` trials (baselines enqueued as in a sweep)."""
     study = optuna.create_study(direction="maximize", sampler=sampler(seed, trials))
     t = get_target(ARCH)
     for s in BASELINES:
         try:
-            if not s.problems(d, t):
+            if not s.problems(d, t, p):
                 study.enqueue_trial(params_of(s, DOMAINS, SPACE), skip_if_exists=True)
         except ScheduleError:
             continue
@@ -105,8 +108,8 @@ def main(argv=None) -> int:
                 values = table(dtype, size, pool)
                 legal = {s: v for s, v in values.items() if v is not None}
                 best_s = max(legal, key=legal.get)
-                d = GemmDirective(dtype, size, size, size)
-                found = [tpe_best(values, d, seed, args.trials) for seed in range(args.seeds)]
+                d, prob = GemmDirective(dtype), GemmProblem(size, size, size)
+                found = [tpe_best(values, d, prob, seed, args.trials) for seed in range(args.seeds)]
                 fr = [f / legal[best_s] for f in found]
                 rows.append({"arch": ARCH, "dtype": dtype, "shape": f"{size}x{size}x{size}",
                              "space_points": len(values), "scorable_points": len(legal),

@@ -15,6 +15,7 @@ from wmma_gen import schedule_files as sf, userdirs
 from wmma_gen.cli.main import main
 from wmma_gen.ops.gemm import lookup as gemm
 from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.ops.gemm.schedule import Schedule
 
 SMALL = Schedule(block_m=32, block_n=32, block_k=16, waves_m=1, waves_n=2)
@@ -119,7 +120,7 @@ def test_remove_deletes_from_the_user_dir_only(places, capsys):
     rc, text, _ = run(["schedules", "remove", "gfx1100-gemm-f16"], capsys)
     assert rc == 0 and not user.exists() and shipped.exists()
     assert text.strip() == f"removed {user}; lookups for gfx1100-gemm-f16 now use {shipped}"
-    assert gemm.lookup_entry("gfx1100", GemmDirective("f16", 64, 64, 64)).path == str(shipped)
+    assert gemm.lookup_entry("gfx1100", GemmDirective("f16"), GemmProblem(64, 64, 64)).path == str(shipped)
 
 
 def test_schedules_command_starts_without_heavy_modules(places):
@@ -159,7 +160,7 @@ def test_export_writes_the_user_dir_by_default_and_lookup_uses_it(places, tmp_pa
     rc, text, err = run(["export", "--arch", "gfx1100", "--from", str(res)], capsys)
     assert rc == 0, err
     assert sorted(p.name for p in places["user"].iterdir()) == ["gfx1100-gemm-f16.json", "gfx1100-gemm-i8.json"]
-    assert gemm.lookup_entry("gfx1100", GemmDirective("f16", 256, 256, 256)).path.startswith(str(places["user"]))
+    assert gemm.lookup_entry("gfx1100", GemmDirective("f16"), GemmProblem(256, 256, 256)).path.startswith(str(places["user"]))
 
 
 def test_export_reads_the_sweeps_default_results_dir(places, tmp_path, capsys):

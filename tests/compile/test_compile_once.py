@@ -93,8 +93,9 @@ def _gemm(arch: str, dtype: str):
     from wmma_gen.ops.gemm import default_schedule
     from wmma_gen.ops.gemm.build import compile_gemm
     from wmma_gen.ops.gemm.directive import GemmDirective
-    d = GemmDirective(dtype, 4096, 4096, 4096)
-    return compile_gemm(d, default_schedule(d, arch), arch, cache=False).compiled
+    from wmma_gen.ops.gemm.problem import GemmProblem
+    d, p = GemmDirective(dtype), GemmProblem(4096, 4096, 4096)
+    return compile_gemm(d, default_schedule(d, arch, p), arch, p, cache=False).compiled
 
 
 def _attention(arch: str):
@@ -184,10 +185,11 @@ def test_tuner_gates_the_object_it_hashes(cold, ran, tmp_path):
     from autotune.space import params_of
     from wmma_gen.device.emu import EmuDevice
     from wmma_gen.ops.gemm.directive import GemmDirective
+    from wmma_gen.ops.gemm.problem import GemmProblem
     from wmma_gen.ops.gemm.schedule import SPACE, Schedule
     study = optuna.create_study(direction="maximize")
     study.enqueue_trial(params_of(Schedule(block_m=64, block_n=64), None, SPACE))
-    study.optimize(Objective(GemmDirective("f16", 256, 256, 256), "gfx1100", EmuDevice()), n_trials=1)
+    study.optimize(Objective(GemmDirective("f16"), GemmProblem(256, 256, 256), "gfx1100", EmuDevice()), n_trials=1)
     trial = study.trials[0]
     assert trial.state.name == "COMPLETE", trial.user_attrs
     assert cold() == {"bin": 1, "isa": 0}

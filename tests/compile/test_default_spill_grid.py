@@ -10,6 +10,7 @@ import pytest
 from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.ops.gemm.defaults import fitted_default
 from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.targets import get_target
 
 ARCHS = ("gfx1100", "gfx1151", "gfx1201")
@@ -21,7 +22,7 @@ CASES = [(arch, dt, acc, layout, k)
 
 @pytest.mark.parametrize("arch,dtype,acc,layout,k", CASES, ids=["-".join(map(str, c)) for c in CASES])
 def test_fitted_default_has_no_spills(arch, dtype, acc, layout, k):
-    d = GemmDirective(dtype, 4096, 4096, k, acc=acc, layout=layout)
-    s = fitted_default(d, get_target(arch))
-    md = compile_gemm(d, s, arch).compiled.metadata
+    d, p = GemmDirective(dtype, acc=acc, layout=layout), GemmProblem(4096, 4096, k)
+    s = fitted_default(d, get_target(arch), p)
+    md = compile_gemm(d, s, arch, p).compiled.metadata
     assert md.spills == 0 and md.scratch_bytes == 0, (s, md.vgpr_spill_count, md.sgpr_spill_count)

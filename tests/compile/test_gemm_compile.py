@@ -8,6 +8,7 @@ from wmma_gen.compiler import toolchain
 from wmma_gen.codeobj.codeobject import ELFOSABI_AMDGPU_HSA, EM_AMDGPU, ET_DYN, load_code_object
 from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.ops.gemm.schedule import Schedule
 from wmma_gen.targets import TARGETS
 
@@ -23,8 +24,8 @@ def compiled():
         if toolchain.chip_problem(arch):   # e.g. gfx1171 under mlir-gml's LLVM 23: tests/compile/test_targets_new.py
             pytest.skip(f"the loaded MLIR provider's LLVM does not know {arch}: {toolchain.chip_problem(arch)}")
         if key not in cache:
-            d = GemmDirective(dt, 64, 64, 64, acc=acc)
-            cache[key] = compile_gemm(d, Schedule(block_m=64, block_n=64, block_k=32), arch)
+            d = GemmDirective(dt, acc=acc)
+            cache[key] = compile_gemm(d, Schedule(block_m=64, block_n=64, block_k=32), arch, GemmProblem(64, 64, 64))
         return cache[key]
     return get
 

@@ -14,6 +14,7 @@ from wmma_gen.model.isa_loop import find_main_loop
 from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.ops.gemm.defaults import fitted_default
 from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.ops.gemm.defaults import sched_strategy
 from wmma_gen.targets import get_target
 
@@ -52,8 +53,8 @@ CASES = [(*key, lay, bar, today) for key, bars in BASE.items()
 
 @pytest.mark.parametrize("arch,dtype,acc,layout,bar,mlir_gml", CASES, ids=["-".join(map(str, c[:4])) for c in CASES])
 def test_default_schedule_density_and_no_spills(arch, dtype, acc, layout, bar, mlir_gml):
-    d = GemmDirective(dtype, 4096, 4096, 4096, acc=acc, layout=layout)
-    k = compile_gemm(d, fitted_default(d, get_target(arch)), arch).compiled
+    d, p = GemmDirective(dtype, acc=acc, layout=layout), GemmProblem(4096, 4096, 4096)
+    k = compile_gemm(d, fitted_default(d, get_target(arch), p), arch, p).compiled
     assert k.metadata.spills == 0 and k.metadata.scratch_bytes == 0
     assert not re.findall(r"<[^>]*opcode[^>]*>", k.isa)        # nothing the decoder lacks
     loop = find_main_loop(k.isa)
@@ -70,16 +71,16 @@ def test_scheduler_strategy_reaches_the_llvm_function():
     the attribute is llvm.func's own `passthrough` after lowering under either provider."""
     from wmma_gen.compiler.compile import lower
     from wmma_gen.ops.gemm.kernel import build_gemm
-    from wmma_gen.ops.gemm.signature import problem_of, spec_key
-    t = get_target("gfx1100")
-    i8 = GemmDirective("i8", 4096, 4096, 4096, acc="i32", layout="NT")
-    f16 = GemmDirective("f16", 4096, 4096, 4096, layout="NT")
-    assert sched_strategy(f16, fitted_default(f16, t), t) is None
-    s = fitted_default(i8, t)
+    from wmma_gen.ops.gemm.signature import spec_key
+    t, p = get_target("gfx1100"), GemmProblem(4096, 4096, 4096)
+    i8 = GemmDirective("i8", acc="i32", layout="NT")
+    f16 = GemmDirective("f16", layout="NT")
+    assert sched_strategy(f16, fitted_default(f16, t, p), t) is None
+    s = fitted_default(i8, t, p)
     assert sched_strategy(i8, s, t) == "iterative-ilp"
     # other tiles (tuned, shipped) keep LLVM's default scheduler: iterative-ilp spilled there
     assert sched_strategy(i8, s.replace(block_n=64, waves_n=2), t) is None
-    lowered = lower(build_gemm(i8, s, t, spec_key(i8, s, problem_of(i8))).mlir, "gfx1100")
+    lowered = lower(build_gemm(i8, s, t, spec_key(i8, s, p.as_dict())).mlir, "gfx1100")
     func = next(ln for ln in lowered.splitlines() if "llvm.func @wmma_gemm" in ln)
     assert 'passthrough = [["amdgpu-sched-strategy", "iterative-ilp"]]' in func
     assert "llvm.passthrough" not in func

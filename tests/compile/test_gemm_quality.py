@@ -4,6 +4,7 @@ import pytest
 from wmma_gen.model.isa_loop import find_main_loop
 from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.ops.gemm.schedule import Schedule
 
 QUALITY = Schedule(block_m=128, block_n=128, block_k=32, waves_m=2, waves_n=2, lds="ab", buffers=2, lds_pad=8)
@@ -12,7 +13,7 @@ QUALITY = Schedule(block_m=128, block_n=128, block_k=32, waves_m=2, waves_n=2, l
 @pytest.mark.parametrize("arch", ["gfx1100", "gfx1151"])
 @pytest.mark.parametrize("layout", ["NN", "NT"])
 def test_double_buffered_128x128x32_main_loop(arch, layout):
-    k = compile_gemm(GemmDirective("f16", 4096, 4096, 4096, layout=layout), QUALITY, arch).compiled
+    k = compile_gemm(GemmDirective("f16", layout=layout), QUALITY, arch, GemmProblem(4096, 4096, 4096)).compiled
     assert k.metadata.spills == 0 and k.metadata.scratch_bytes == 0
     loop = find_main_loop(k.isa)
     assert loop.found
@@ -25,7 +26,7 @@ def test_double_buffered_128x128x32_main_loop(arch, layout):
 
 def test_default_large_schedule_keeps_the_prefetch_ahead_of_the_wmmas():
     from wmma_gen.ops.gemm.defaults import LARGE
-    k = compile_gemm(GemmDirective("f16", 4096, 4096, 4096, layout="NT"), LARGE, "gfx1100").compiled
+    k = compile_gemm(GemmDirective("f16", layout="NT"), LARGE, "gfx1100", GemmProblem(4096, 4096, 4096)).compiled
     lines = [ln.strip() for ln in k.isa.splitlines()]
     first_wmma = next(i for i, ln in enumerate(lines) if ln.startswith("v_wmma"))
     # the sched_barrier after the prefetch keeps global loads above the first WMMA of the loop

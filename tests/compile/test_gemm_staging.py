@@ -8,6 +8,7 @@ from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.ops.gemm.check import check_gemm
 from wmma_gen.ops.gemm.defaults import fitted_default
 from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.ops.gemm.schedule import Schedule
 from wmma_gen.targets import get_target
 
@@ -17,8 +18,8 @@ BYTE_SHUFFLE = ("v_and_b16", "v_or_b16", "v_lshlrev_b16", "v_lshrrev_b16")
 @pytest.mark.parametrize("arch", ["gfx1100", "gfx1201"])
 @pytest.mark.parametrize("layout", ["NN", "TN"])
 def test_default_i8_transposed_staging_packs_with_perm(arch, layout):
-    d = GemmDirective("i8", 4096, 4096, 4096, acc="i32", layout=layout)
-    k = compile_gemm(d, fitted_default(d, get_target(arch)), arch).compiled
+    d, p = GemmDirective("i8", acc="i32", layout=layout), GemmProblem(4096, 4096, 4096)
+    k = compile_gemm(d, fitted_default(d, get_target(arch), p), arch, p).compiled
     loop = find_main_loop(k.isa)
     names = [o.mnemonic for o in loop.ops]
     assert k.metadata.spills == 0 and loop.wmma == 64
@@ -44,7 +45,7 @@ CASES = [
 @pytest.mark.parametrize("layout", ["NN", "TN", "TT"])
 @pytest.mark.parametrize("arch,dtype,acc,s,shape", CASES, ids=[f"{c[0]}-{c[1]}-ld{c[3].load_bits}" for c in CASES])
 def test_byte_transposes_match_numpy_on_the_emulator(arch, dtype, acc, s, shape, layout):
-    r = check_gemm(GemmDirective(dtype, *shape, acc=acc, layout=layout), s, arch, "emu", seed=1)
+    r = check_gemm(GemmDirective(dtype, acc=acc, layout=layout), s, arch, GemmProblem(*shape), "emu", seed=1)
     assert r.source == "emulator" and r.passed, r
     if dtype == "i8":
         assert r.max_abs == 0.0

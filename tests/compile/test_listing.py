@@ -62,10 +62,11 @@ def _kernels():
     from wmma_gen.ops.gemm import default_schedule
     from wmma_gen.ops.gemm.build import compile_gemm
     from wmma_gen.ops.gemm.directive import GemmDirective
-    d = GemmDirective("f16", 4096, 4096, 4096)
+    from wmma_gen.ops.gemm.problem import GemmProblem
+    d, p = GemmDirective("f16"), GemmProblem(4096, 4096, 4096)
     a = AttentionDirective("f16", 128)
-    yield "gemm-gfx1100", lambda: compile_gemm(d, default_schedule(d, "gfx1100"), "gfx1100").compiled
-    yield "gemm-gfx1201", lambda: compile_gemm(d, default_schedule(d, "gfx1201"), "gfx1201").compiled
+    yield "gemm-gfx1100", lambda: compile_gemm(d, default_schedule(d, "gfx1100", p), "gfx1100", p).compiled
+    yield "gemm-gfx1201", lambda: compile_gemm(d, default_schedule(d, "gfx1201", p), "gfx1201", p).compiled
     for arch in ("gfx1100", "gfx1201"):
         t = get_target(arch)
         yield f"attention-{arch}", lambda t=t: compile_mlir(build_attention(a, attention_default(t, a), t).mlir, t.arch)

@@ -8,12 +8,14 @@ import pytest
 
 from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.model import find_main_loop
 from wmma_gen.ops.gemm.model import estimate
 from wmma_gen.ops.gemm.schedule import Schedule
 from wmma_gen.targets import get_target
 
 K = 512
+P = GemmProblem(128, 128, K)
 CASES = [
     ("gfx1100", "f16", Schedule(block_k=64)),                                             # 2x2x4 = 16
     ("gfx1100", "f16", Schedule(block_m=128, lds="ab", buffers=2, lds_pad=8)),            # 4x2x2 = 16
@@ -25,8 +27,8 @@ CASES = [
 
 
 def _kernel(arch, dtype, s):
-    d = GemmDirective(dtype, 128, 128, K, layout="NT")
-    return d, compile_gemm(d, s, arch)
+    d = GemmDirective(dtype, layout="NT")
+    return d, compile_gemm(d, s, arch, P)
 
 
 @pytest.mark.parametrize("arch,dtype,s", CASES)
@@ -51,7 +53,7 @@ def test_loop_wmma_count_matches_schedule(arch, dtype, s):
 def test_estimate_on_compiled_kernel(arch, dtype, s):
     d, k = _kernel(arch, dtype, s)
     t = get_target(arch)
-    e = estimate(k, d, s, t)
+    e = estimate(k, d, s, t, P)
     assert e.source == "model" and 0 < e.tflops <= t.peak_tflops(dtype)
     f = e.figures
     assert f["occupancy"]["vgprs"] == k.compiled.metadata.vgpr_count
@@ -65,5 +67,5 @@ def test_estimate_on_compiled_kernel(arch, dtype, s):
 def test_unpadded_lds_reads_conflict_on_gfx11():
     s = Schedule(block_m=128, lds="ab", buffers=2, lds_pad=0)
     d, k = _kernel("gfx1100", "f16", s)
-    e = estimate(k, d, s, "gfx1100")
+    e = estimate(k, d, s, "gfx1100", P)
     assert e.figures["lds_conflicts"]["ds_read"]["degree"] == 4.0

@@ -48,10 +48,11 @@ def _sources(op: str, dtype: str, arch: str) -> dict[str, str]:
         from wmma_gen.ops.gemm.defaults import fitted_default
         from wmma_gen.ops.gemm.directive import GemmDirective
         from wmma_gen.ops.gemm.kernel import build_gemm
-        from wmma_gen.ops.gemm.signature import problem_of, spec_key
-        d = GemmDirective(dtype, 4096, 4096, 4096, acc="i32" if dtype == "i8" else "f32")
-        s = fitted_default(d, t)
-        return {"gemm": build_gemm(d, s, t, spec_key(d, s, problem_of(d))).mlir}
+        from wmma_gen.ops.gemm.problem import GemmProblem
+        from wmma_gen.ops.gemm.signature import spec_key
+        d, p = GemmDirective(dtype, acc="i32" if dtype == "i8" else "f32"), GemmProblem(4096, 4096, 4096)
+        s = fitted_default(d, t, p)
+        return {"gemm": build_gemm(d, s, t, spec_key(d, s, p.as_dict())).mlir}
     if op == "attention":
         from wmma_gen.ops.attention.defaults import default_schedule
         from wmma_gen.ops.attention.directive import AttentionDirective

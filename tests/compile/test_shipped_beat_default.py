@@ -36,7 +36,7 @@ def problem(op: str, e: dict) -> dict:
 def directive(op: str, dtype: str, e: dict) -> dict:
     spec = registry.get(op)
     if op == "gemm":
-        d = spec.directive(dtype, **e["bucket"], acc=e.get("acc", ""), layout=e.get("layout", "NN"))
+        d = spec.directive(dtype, acc=e.get("acc", ""), layout=e.get("layout", "NN"))   # sizes: problem()
     elif op == "paged_attention":
         d = spec.directive(dtype, e["head_dim"], e["block_size"], e["kv_dtype"], e["causal"], softcap=e["softcap"])
     else:

@@ -20,6 +20,7 @@ from wmma_gen.ops.attention_bwd import default_schedule as bwd_default
 from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.ops.gemm.defaults import fitted_default
 from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.ops.gemm.schedule import Schedule
 from wmma_gen.targets import get_target
 
@@ -36,8 +37,8 @@ def _needs_chip(arch):
 
 
 def _small(arch, dtype="f16"):
-    d = GemmDirective(dtype, 64, 64, 64, acc="f32" if dtype == "f16" else "i32")
-    return compile_gemm(d, Schedule(block_m=64, block_n=64, block_k=32), arch, cache=False)
+    d = GemmDirective(dtype, acc="f32" if dtype == "f16" else "i32")
+    return compile_gemm(d, Schedule(block_m=64, block_n=64, block_k=32), arch, GemmProblem(64, 64, 64), cache=False)
 
 
 @pytest.mark.parametrize("arch", NEW)
@@ -101,8 +102,9 @@ def test_known_product_peaks_are_rate_times_cus_times_clock():
 @pytest.mark.parametrize("dtype, layout", [("f16", "NN"), ("f16", "TN"), ("i8", "TT")])
 def test_gemm_default_does_not_spill(arch, dtype, layout):
     _needs_chip(arch)
-    d = GemmDirective(dtype, 4096, 4096, 4096, acc="f32" if dtype == "f16" else "i32", layout=layout)
-    md = compile_gemm(d, fitted_default(d, get_target(arch)), arch).compiled.metadata
+    d = GemmDirective(dtype, acc="f32" if dtype == "f16" else "i32", layout=layout)
+    p = GemmProblem(4096, 4096, 4096)
+    md = compile_gemm(d, fitted_default(d, get_target(arch), p), arch, p).compiled.metadata
     assert md.spills == 0 and md.scratch_bytes == 0, md
 
 

@@ -8,8 +8,8 @@ functions below and, inside each module, every function they call by name -- and
 what it finds with KNOWN, both ways: a new recomputation fails, and so does a fixed one that is
 still listed (shrink KNOWN then).
 
-Findings today: nothing is recomputed (KNOWN is empty). GEMM's sizes travel on the sized
-directive (spec.sized); the attention check builds arrays from the Problem and run_set.forward /
+Findings today: nothing is recomputed (KNOWN is empty). GEMM's sizes travel as the GemmProblem
+itself (no directive holds a size: test_no_directive_holds_a_size_of_its_problem); the attention check builds arrays from the Problem and run_set.forward /
 backward hand that same Problem to inputs.forward_inputs_for / backward_inputs_for, which only
 check the arrays' shapes against it (measuring a user's arrays stays at the API boundary,
 inputs.forward_inputs, which is not on this path)."""
@@ -86,32 +86,26 @@ def test_the_scan_sees_a_recomputation():
 
 
 def test_the_gemm_problem_reaches_the_kernel_unchanged(monkeypatch):
-    """The GEMM check's sizes come from the Problem alone: the directive check_gemm sees is the
-    Problem's sizes (spec.sized), whatever the directive carried before."""
-    from dataclasses import replace
-
+    """spec.check hands check_gemm the Problem itself (the directive holds no sizes)."""
     from wmma_gen.ops.gemm import check as gemm_check
     from wmma_gen.ops.gemm import spec
     from wmma_gen.ops.gemm.directive import GemmDirective
     seen = []
-    monkeypatch.setattr(gemm_check, "check_gemm", lambda d, *a, **kw: seen.append((d.m, d.n, d.k, d.batch)))
+    monkeypatch.setattr(gemm_check, "check_gemm", lambda d, s, arch, p, *a, **kw: seen.append(p))
     cs = type("CS", (), {"schedule": None, "arch": "gfx1100", "key": None})()
     monkeypatch.setattr(spec, "kernel_of", lambda cs, d, p: None)
-    spec.check(cs, replace(GemmDirective("f16", 8, 8, 8)), spec.GemmProblem(48, 40, 72, 2))
-    assert seen == [(48, 40, 72, 2)]
+    spec.check(cs, GemmDirective("f16"), spec.GemmProblem(48, 40, 72, 2))
+    assert seen == [spec.GemmProblem(48, 40, 72, 2)]
 
 
-def test_the_gemm_default_schedule_follows_the_problem_not_the_directive():
-    """spec.default_schedule(d, arch, p) fits p (a GemmProblem or a study's stored mapping); the
-    directive's own sizes count only when no Problem is given."""
+def test_the_gemm_default_schedule_follows_the_problem():
+    """spec.default_schedule(d, arch, p) fits p, given as a GemmProblem or a study's stored mapping."""
     from wmma_gen.ops import registry
     from wmma_gen.ops.gemm.directive import GemmDirective
-    spec = registry.get("gemm")
-    big, small = GemmDirective("f16", 4096, 4096, 4096), GemmDirective("f16", 64, 64, 64)
-    from_problem = spec.default_schedule(big, "gfx1100", spec.problem(64, 64, 64))
-    assert from_problem == spec.default_schedule(small, "gfx1100")
-    assert from_problem == spec.default_schedule(big, "gfx1100", {"m": 64, "n": 64, "k": 64, "batch": 1})
-    assert from_problem != spec.default_schedule(big, "gfx1100")
+    spec, d = registry.get("gemm"), GemmDirective("f16")
+    small = spec.default_schedule(d, "gfx1100", spec.problem(64, 64, 64))
+    assert small == spec.default_schedule(d, "gfx1100", {"m": 64, "n": 64, "k": 64, "batch": 1})
+    assert small != spec.default_schedule(d, "gfx1100", spec.problem(4096, 4096, 4096))
 
 
 def test_the_user_call_parser_is_still_seen_measuring_arrays():
@@ -150,75 +144,62 @@ def test_each_op_has_one_problem_class():
     assert {op: where for op, where in found.items() if len(where) > 1} == {}
 
 
-# --- GEMM: sizes read off the directive (issue 26: GemmDirective is to lose m, n, k, batch) ---
-GEMM_DIRECTIVE_NAMES = {"d", "directive", "b"}   # how ops/gemm names a GemmDirective (lookup's bucket: b)
-# (module, function) still reading d.m / d.n / d.k / d.batch: the GemmDirective still carries
-# sizes there. Each fixed one must leave this list (the test fails both ways).
-GEMM_KNOWN_READS = {
-    ("api.py", "gemm"), ("lookup.py", "Entry.problem"),
-    ("lookup.py", "_bucket"), ("schedule.py", "_problem"),
-    ("signature.py", "problem_of"), ("tuning.py", "_tags"), ("tuning.py", "items"), ("tuning.py", "label"),
-    ("tuning.py", "row"), ("tuning.py", "study_name"),
-}
+# --- every op: the directive is sizeless (issue 26) ---
+def test_no_directive_holds_a_size_of_its_problem():
+    """What a kernel is compiled from (the directive) and what a call is (the Problem) share no
+    field, for every registered op: a size cannot be read off the directive, so it cannot be
+    recomputed or disagree with the Problem anywhere (GemmDirective lost m, n, k, batch)."""
+    import dataclasses
+
+    from wmma_gen.ops import registry
+    shared = {}
+    for name in registry.names():
+        spec = registry.get(name)
+        both = {f.name for f in dataclasses.fields(spec.directive)} & {f.name for f in dataclasses.fields(spec.problem)}
+        if both:
+            shared[name] = sorted(both)
+    assert len(registry.names()) >= 4 and shared == {}
 
 
-def gemm_directive_size_reads() -> set:
-    """(module, function) under ops/gemm/ reading m, n, k or batch off a directive-named variable."""
+def test_the_gemm_scan_sees_a_directive_size_read():
+    """A guard beside the structural test above: no module under ops/gemm/ reads m, n, k or batch
+    off a variable named like a directive (d, directive), and the scan does see such a read."""
     found = set()
     for path in sorted((ROOT / "wmma_gen/ops/gemm").glob("*.py")):
-        tree = ast.parse(path.read_text())
-        scopes = [(f.name, f) for f in tree.body if isinstance(f, ast.FunctionDef)]
-        scopes += [(f"{c.name}.{f.name}", f) for c in tree.body if isinstance(c, ast.ClassDef)
-                   for f in c.body if isinstance(f, ast.FunctionDef)]
-        for name, fn in scopes:
-            if any(isinstance(x, ast.Attribute) and x.attr in {"m", "n", "k", "batch"}
-                   and isinstance(x.value, ast.Name) and x.value.id in GEMM_DIRECTIVE_NAMES for x in ast.walk(fn)):
-                found.add((path.name, name))
-    return found
-
-
-def test_gemm_reads_directive_sizes_only_where_known():
-    found = gemm_directive_size_reads()
-    assert found == GEMM_KNOWN_READS, {"new": sorted(found - GEMM_KNOWN_READS),
-                                       "fixed": sorted(GEMM_KNOWN_READS - found)}
+        for x in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(x, ast.Attribute) and x.attr in {"m", "n", "k", "batch"} and isinstance(x.value, ast.Name)
+                    and x.value.id in {"d", "directive"}):
+                found.add((path.name, x.lineno))
+    assert found == set()
+    fn = ast.parse("def f(d, p):\n    return d.m * p.n\n")
+    assert [x.attr for x in ast.walk(fn) if isinstance(x, ast.Attribute) and x.value.id == "d"] == ["m"]
 
 
 def test_gemm_legality_and_default_fit_read_the_problem():
-    """The size rules (schedule.PROBLEM_CONSTRAINTS) and defaults.fitted_default take the
-    GemmProblem: a directive carrying other sizes changes nothing."""
+    """The size rules (schedule.PROBLEM_CONSTRAINTS) and defaults.fitted_default take the GemmProblem."""
     from wmma_gen.ops.gemm.defaults import fitted_default
     from wmma_gen.ops.gemm.directive import GemmDirective
     from wmma_gen.ops.gemm.schedule import Schedule
     from wmma_gen.ops.gemm.spec import GemmProblem
     from wmma_gen.targets import get_target
-    t = get_target("gfx1100")
-    big, small = GemmDirective("f16", 4096, 4096, 4096), GemmDirective("f16", 64, 64, 48)
+    t, d = get_target("gfx1100"), GemmDirective("f16")
     deep = Schedule(block_k=32, split_k=8)
-    assert deep.problems(small, t, GemmProblem(4096, 4096, 4096)) == []
-    reasons = deep.problems(big, t, GemmProblem(64, 64, 48))
+    assert deep.problems(d, t, GemmProblem(4096, 4096, 4096)) == []
+    reasons = deep.problems(d, t, GemmProblem(64, 64, 48))
     assert len(reasons) == 1 and "K=48" in reasons[0]
-    assert fitted_default(big, t, problem=GemmProblem(64, 64, 48)) == fitted_default(small, t)
-    assert fitted_default(big, t, problem=GemmProblem(64, 64, 48)) != fitted_default(big, t)
-
-
-def test_the_gemm_scan_sees_a_directive_size_read(tmp_path):
-    fn = ast.parse("def f(d, p):\n    return d.m * p.n\n").body[0]
-    assert any(isinstance(x, ast.Attribute) and x.attr == "m" and x.value.id in GEMM_DIRECTIVE_NAMES
-               for x in ast.walk(fn) if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name))
+    assert fitted_default(d, t, GemmProblem(64, 64, 48)) != fitted_default(d, t, GemmProblem(4096, 4096, 4096))
 
 
 def test_gemm_traffic_and_tolerance_read_the_problem():
-    """The model's traffic and the check's tolerance take the GemmProblem: a directive carrying
-    other sizes gives the figures of the problem, not its own."""
+    """The model's traffic and the check's tolerance follow the GemmProblem they are given."""
     from wmma_gen.ops.gemm.check import tolerance
     from wmma_gen.ops.gemm.directive import GemmDirective
     from wmma_gen.ops.gemm.schedule import Schedule
     from wmma_gen.ops.gemm.spec import GemmProblem
     from wmma_gen.ops.gemm.traffic import traffic
     from wmma_gen.targets import get_target
-    t = get_target("gfx1100")
-    big, small = GemmDirective("f16", 4096, 4096, 4096), GemmDirective("f16", 256, 128, 64, batch=2)
-    p = GemmProblem(256, 128, 64, 2)
-    assert traffic(big, Schedule(), t, 96, 6 << 20, problem=p) == traffic(small, Schedule(), t, 96, 6 << 20)
-    assert traffic(big, Schedule(), t, 96, 6 << 20, problem=p) != traffic(big, Schedule(), t, 96, 6 << 20)
-    assert tolerance(big, p) == tolerance(small) < tolerance(big)
+    t, d = get_target("gfx1100"), GemmDirective("f16")
+    small, big = GemmProblem(256, 128, 64, 2), GemmProblem(4096, 4096, 4096)
+    assert traffic(d, Schedule(), t, 96, 6 << 20, problem=small) != traffic(d, Schedule(), t, 96, 6 << 20, problem=big)
+    assert traffic(d, Schedule(), t, 96, 6 << 20, problem=small).workgroups == (256 // 64) * (128 // 64) * 2   # 64x64 tiles, batch 2
+    assert tolerance(d, small) < tolerance(d, big)

@@ -121,9 +121,11 @@ def compiled(kind: str, arch: str, what: str):
     if kind == "gemm":
         from wmma_gen.ops.gemm.build import compile_gemm
         from wmma_gen.ops.gemm.directive import GemmDirective
+        from wmma_gen.ops.gemm.problem import GemmProblem
         from wmma_gen.ops.gemm.schedule import Schedule
         # through the set's MLIR: a compile-index hit carries no MLIR text (ops/compile_op.py)
-        return compile_mlir(compile_gemm(GemmDirective(what, 128, 128, 128), Schedule(), arch).source.mlir, arch)
+        k = compile_gemm(GemmDirective(what), Schedule(), arch, GemmProblem(128, 128, 128))
+        return compile_mlir(k.source.mlir, arch)
     if what == "fwd":
         from wmma_gen.ops.attention.directive import AttentionDirective
         from wmma_gen.ops.attention.kernel import build_attention

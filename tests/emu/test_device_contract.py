@@ -6,6 +6,7 @@ from wmma_gen.device import EmuDevice, Timing, get_device, hip_status
 from wmma_gen.errors import DeviceError, ScheduleError
 from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.ops.gemm.schedule import Schedule
 
 HIP_OK, HIP_REASON = hip_status()
@@ -26,8 +27,9 @@ def dev(request):
 
 @pytest.fixture(scope="module")
 def tiny_kernel_f16():
-    d = GemmDirective("f16", 16, 16, 16)
-    return compile_gemm(d, Schedule(block_m=16, block_n=16, block_k=16, waves_m=1, waves_n=1), "gfx1100")
+    d = GemmDirective("f16")
+    return compile_gemm(d, Schedule(block_m=16, block_n=16, block_k=16, waves_m=1, waves_n=1), "gfx1100",
+                        GemmProblem(16, 16, 16))
 
 
 def test_copy_roundtrip(dev):
@@ -60,8 +62,9 @@ def test_buffer_misuse_is_loud(dev):
 
 
 def test_launch_runs_the_kernel_and_reports_its_source(dev):
-    d = GemmDirective("f16", 16, 16, 16)
-    k = compile_gemm(d, Schedule(block_m=16, block_n=16, block_k=16, waves_m=1, waves_n=1), _arch(dev))
+    d = GemmDirective("f16")
+    k = compile_gemm(d, Schedule(block_m=16, block_n=16, block_k=16, waves_m=1, waves_n=1), _arch(dev),
+                     GemmProblem(16, 16, 16))
     rng = np.random.default_rng(0)
     a = rng.uniform(-1, 1, (16, 16)).astype(np.float16)
     b = rng.uniform(-1, 1, (16, 16)).astype(np.float16)
@@ -102,8 +105,8 @@ def test_emulator_timing_says_it_is_not_gpu_time(tiny_kernel_f16):
 
 
 def test_emulator_runs_gfx12_code_and_refuses_other_families(monkeypatch):
-    k = compile_gemm(GemmDirective("f16", 16, 16, 16), Schedule(block_m=16, block_n=16, block_k=16,
-                                                                waves_m=1, waves_n=1), "gfx1201")
+    k = compile_gemm(GemmDirective("f16"), Schedule(block_m=16, block_n=16, block_k=16, waves_m=1, waves_n=1),
+                     "gfx1201", GemmProblem(16, 16, 16))
     dev = EmuDevice()
     bufs = [dev.alloc(512), dev.alloc(512), dev.alloc(1024)]
     assert dev.launch(k.compiled, k.grid, k.block, bufs + k.scalars()).source == "emulator"

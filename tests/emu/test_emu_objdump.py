@@ -75,9 +75,11 @@ def _norm(text: str) -> str:
 def _gemm(dtype: str, lds: str):
     from wmma_gen.ops.gemm.build import compile_gemm
     from wmma_gen.ops.gemm.directive import GemmDirective
+    from wmma_gen.ops.gemm.problem import GemmProblem
     from wmma_gen.ops.gemm.schedule import Schedule
     from wmma_gen.compiler import compile_mlir
-    k = compile_gemm(GemmDirective(dtype, 64, 64, 64), Schedule(lds=lds, buffers=2 if lds != "none" else 1), MCPU)
+    k = compile_gemm(GemmDirective(dtype), Schedule(lds=lds, buffers=2 if lds != "none" else 1), MCPU,
+                     GemmProblem(64, 64, 64))
     return compile_mlir(k.source.mlir, MCPU)    # with its MLIR text: a compile-index hit carries none
 
 

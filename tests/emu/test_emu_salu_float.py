@@ -319,8 +319,9 @@ def test_gemm_beta_on_gfx1151_uses_salu_float():
     from wmma_gen.ops.gemm.build import compile_gemm
     from wmma_gen.ops.gemm.check import check_gemm
     from wmma_gen.ops.gemm.directive import GemmDirective
+    from wmma_gen.ops.gemm.problem import GemmProblem
     from wmma_gen.ops.gemm.schedule import Schedule
-    d = GemmDirective("bf16", 1, 1, 1, beta=0.25)
+    d, p = GemmDirective("bf16", beta=0.25), GemmProblem(1, 1, 1)
     s = Schedule(block_m=16, block_n=16, block_k=16, waves_m=1, waves_n=1, load_bits=32)
-    assert "s_mul_f32" in compile_gemm(d, s, "gfx1151").compiled.isa
-    assert check_gemm(d, s, "gfx1151", device="emu").passed
+    assert "s_mul_f32" in compile_gemm(d, s, "gfx1151", p).compiled.isa
+    assert check_gemm(d, s, "gfx1151", p, device="emu").passed

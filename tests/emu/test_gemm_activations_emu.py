@@ -17,7 +17,7 @@ from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.ops.gemm.check import check_gemm, random_operands
 from wmma_gen.ops.gemm.directive import GemmDirective
 from wmma_gen.ops.gemm.reference import gemm_reference
-from wmma_gen.ops.gemm.signature import problem_of
+from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.device.select import get_device
 
 ARCHS = ("gfx1100", "gfx1201")
@@ -28,16 +28,17 @@ ARCHS = ("gfx1100", "gfx1201")
 @pytest.mark.parametrize("act", ["gelu", "gelu_tanh"])
 def test_f16_bf16_gelu_at_gate_tolerance(arch, dtype, act):
     """Edge tiles (40x24 over the macro tile), a bias and alpha: every store path of the epilogue."""
-    d = GemmDirective(dtype, 40, 24, 48, layout="NT", activation=act, alpha=0.75, bias="n", out_dtype=dtype)
-    r = check_gemm(d, fit_schedule(d, arch), arch, "emu")
+    d = GemmDirective(dtype, layout="NT", activation=act, alpha=0.75, bias="n", out_dtype=dtype)
+    p = GemmProblem(40, 24, 48)
+    r = check_gemm(d, fit_schedule(d, arch, p), arch, p, "emu")
     assert r.source == "emulator"
     assert r.passed, r
 
 
-def _run(d: GemmDirective, arch: str):
-    k = compile_gemm(d, fit_schedule(d, arch), arch)
-    stored, values = random_operands(d, seed=3)
-    out, _ = run_gemm(k, get_device("emu"), stored, problem=problem_of(d))
+def _run(d: GemmDirective, p: GemmProblem, arch: str):
+    k = compile_gemm(d, fit_schedule(d, arch, p), arch, p)
+    stored, values = random_operands(d, p, seed=3)
+    out, _ = run_gemm(k, get_device("emu"), stored, problem=p)
     return np.asarray(out, dtype=np.float64), values
 
 
@@ -47,11 +48,11 @@ def test_gelu_kinds_are_distinct(arch, dtype):
     """alpha=4 spreads the pre-activations over about [-8, 8], so the erf/tanh difference, the
     negative tail (1 + erf -> 0) and large positive inputs are all exercised."""
     for act, other in (("gelu", "gelu_tanh"), ("gelu_tanh", "gelu")):
-        d = GemmDirective(dtype, 32, 32, 32, activation=act, alpha=4.0, out_dtype="f32")
-        out, v = _run(d, arch)
+        d = GemmDirective(dtype, activation=act, alpha=4.0, out_dtype="f32")
+        out, v = _run(d, GemmProblem(32, 32, 32), arch)
         ref = gemm_reference(d, v["a"], v["b"])
-        wrong = gemm_reference(GemmDirective(dtype, 32, 32, 32, activation=other, alpha=4.0), v["a"], v["b"])
-        pre = gemm_reference(GemmDirective(dtype, 32, 32, 32, alpha=4.0), v["a"], v["b"])
+        wrong = gemm_reference(GemmDirective(dtype, activation=other, alpha=4.0), v["a"], v["b"])
+        pre = gemm_reference(GemmDirective(dtype, alpha=4.0), v["a"], v["b"])
         assert pre.min() < -4 and pre.max() > 4
         assert np.abs(out - ref).max() < 2e-5
         assert np.abs(out - wrong).max() > 2e-4

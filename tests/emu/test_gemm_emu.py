@@ -8,6 +8,7 @@ from wmma_gen import hostdata
 from wmma_gen.ops.gemm import fit_schedule
 from wmma_gen.ops.gemm.check import check_gemm, compare, tolerance
 from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.ops.gemm.schedule import Schedule
 
 ARCH = "gfx1100"
@@ -17,8 +18,8 @@ CASES = [((48, 40, 72), lay) for lay in ("NN", "NT", "TN", "TT")] + \
         [((16, 16, 16), "NN"), ((16, 16, 16), "TT"), ((64, 96, 128), "NT"), ((64, 96, 128), "TN")]
 
 
-def _check(d: GemmDirective, s: Schedule | None = None, seed: int = 0):
-    r = check_gemm(d, s or fit_schedule(d, ARCH), ARCH, "emu", seed=seed)
+def _check(d: GemmDirective, p: GemmProblem, s: Schedule | None = None, seed: int = 0):
+    r = check_gemm(d, s or fit_schedule(d, ARCH, p), ARCH, p, "emu", seed=seed)
     assert r.source == "emulator"
     assert r.passed, r
     if d.is_int:
@@ -29,54 +30,53 @@ def _check(d: GemmDirective, s: Schedule | None = None, seed: int = 0):
 @pytest.mark.parametrize("dtype, acc", GFX11, ids=[f"{d}-{a}" for d, a in GFX11])
 @pytest.mark.parametrize("shape, layout", CASES, ids=["x".join(map(str, s)) + "-" + lay for s, lay in CASES])
 def test_every_gfx11_dtype_shape_layout(dtype, acc, shape, layout):
-    _check(GemmDirective(dtype, *shape, acc=acc, layout=layout))
+    _check(GemmDirective(dtype, acc=acc, layout=layout), GemmProblem(*shape))
 
 
 @pytest.mark.parametrize("dtype", ["i8", "i4"])
 def test_unsigned_integers(dtype):
-    _check(GemmDirective(dtype, 32, 48, 64, unsigned=True, layout="NT"))
+    _check(GemmDirective(dtype, unsigned=True, layout="NT"), GemmProblem(32, 48, 64))
 
 
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 def test_odd_shapes_and_batch(dtype):
-    _check(GemmDirective(dtype, 33, 17, 40, batch=2, layout="TN"))
+    _check(GemmDirective(dtype, layout="TN"), GemmProblem(33, 17, 40, batch=2))
 
 
 @pytest.mark.parametrize("sched", [dict(lds="ab", buffers=2), dict(lds="a", lds_pad=8, raster="col"),
                                    dict(block_m=32, block_n=32, waves_m=1, waves_n=2, raster="grouped", group_m=2)])
 def test_other_schedules(sched):
-    d = GemmDirective("f16", 64, 64, 96)
-    _check(d, Schedule(**sched))
+    _check(GemmDirective("f16"), GemmProblem(64, 64, 96), Schedule(**sched))
 
 
 @pytest.mark.parametrize("kw", [dict(out_dtype="f16", alpha=0.5, beta=-1.25, bias="n", activation="relu"),
                                 dict(acc="f16", beta=2.0, bias="m"),
                                 dict(activation="silu", bias="n")])
 def test_fused_epilogue(kw):
-    _check(GemmDirective("f16", 40, 24, 48, layout="NT", **kw))
+    _check(GemmDirective("f16", layout="NT", **kw), GemmProblem(40, 24, 48))
 
 
 def test_gelu_epilogue():
-    _check(GemmDirective("f16", 32, 32, 32, activation="gelu"))
+    _check(GemmDirective("f16", activation="gelu"), GemmProblem(32, 32, 32))
 
 
 def test_gelu_epilogue_with_edge_tiles():
-    _check(GemmDirective("f16", 40, 24, 48, layout="NT", activation="gelu", alpha=0.75))
+    _check(GemmDirective("f16", layout="NT", activation="gelu", alpha=0.75), GemmProblem(40, 24, 48))
 
 
 def test_gate_rejects_wrong_results():
-    d = GemmDirective("f16", 16, 16, 64)
+    d, p = GemmDirective("f16"), GemmProblem(16, 16, 64)
     ref = np.random.default_rng(0).uniform(-8, 8, size=(1, 16, 16))
-    assert compare(d, ref + 0.01 * tolerance(d) * 8, ref)[0]          # within tol of max|ref|
+    assert compare(d, ref + 0.01 * tolerance(d, p) * 8, ref, p)[0]    # within tol of max|ref|
     bad = ref.copy()
     bad[0, 3, 5] += 0.5
-    ok, max_abs, _, _, worst = compare(d, bad, ref)
+    ok, max_abs, _, _, worst = compare(d, bad, ref, p)
     assert not ok and worst == (0, 3, 5) and max_abs == pytest.approx(0.5)
     nan = ref.copy()
     nan[0, 0, 0] = np.nan
-    assert not compare(d, nan, ref)[0]
-    di = GemmDirective("i8", 16, 16, 16)
-    assert not compare(di, ref + 1, ref)[0]
+    assert not compare(d, nan, ref, p)[0]
+    di = GemmDirective("i8")
+    assert not compare(di, ref + 1, ref, GemmProblem(16, 16, 16))[0]
 
 
 def test_gemm_api_matches_numpy():

@@ -17,6 +17,7 @@ from wmma_gen.emu.run.host_memory import HOST_BASE, PAGE, HostMemory
 from wmma_gen.errors import EmulatorFault
 from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.ops.gemm.schedule import Schedule
 
 ALL = np.ones((1, 32), bool)
@@ -29,11 +30,11 @@ def mem():
     m.close()
 
 
-def _gemm_in_place(mem, d: GemmDirective, s: Schedule, map_c: bool = True):
+def _gemm_in_place(mem, d: GemmDirective, p: GemmProblem, s: Schedule, map_c: bool = True):
     """Run a GEMM on numpy operands mapped into `mem`; returns (A, B, C, every buffer)."""
-    k = compile_gemm(d, s, "gfx1100")
+    k = compile_gemm(d, s, "gfx1100", p)
     rng = np.random.default_rng(7)
-    shapes = k.signature.shapes(k.problem)
+    shapes = k.signature.shapes(k.sizes)
     arrays = {}
     for a in k.signature.buffers:
         dt = {"f16": np.float16, "f32": np.float32, "i32": np.int32}[a.dtype]
@@ -50,7 +51,7 @@ def _gemm_in_place(mem, d: GemmDirective, s: Schedule, map_c: bool = True):
 
 # ---- kernels on caller memory ------------------------------------------------------------------
 def test_gemm_writes_its_output_into_the_numpy_array_in_place(mem):
-    got = _gemm_in_place(mem, GemmDirective("f16", 48, 40, 72, layout="NN"), Schedule())
+    got = _gemm_in_place(mem, GemmDirective("f16", layout="NN"), GemmProblem(48, 40, 72), Schedule())
     ref = got["A"][0].astype(np.float64) @ got["B"][0].astype(np.float64)
     # f16 products are exact in f32; f32 sums of 72 terms of size <= 1 err < 72 * 72 * 2^-24
     assert np.abs(got["C"][0] - ref).max() <= 72 * 72 * 2.0 ** -24
@@ -59,17 +60,17 @@ def test_gemm_writes_its_output_into_the_numpy_array_in_place(mem):
 
 def test_split_k_atomics_run_on_host_memory(mem):
     """Split-K reduces through global_atomic_add_u32 on the counters (bind_mem reads .arena)."""
-    d = GemmDirective("f16", 32, 32, 512)
-    got = _gemm_in_place(mem, d, Schedule(block_m=32, block_n=32, block_k=32, waves_m=1, waves_n=1, split_k=8))
+    d, p = GemmDirective("f16"), GemmProblem(32, 32, 512)
+    got = _gemm_in_place(mem, d, p, Schedule(block_m=32, block_n=32, block_k=32, waves_m=1, waves_n=1, split_k=8))
     ref = got["A"][0].astype(np.float64) @ got["B"][0].astype(np.float64)
     assert np.abs(got["C"][0] - ref).max() < 1e-3
     assert not got["counters"].any()                        # reset by the last workgroup of the tile
 
 
 def test_an_unmapped_output_faults_and_is_not_written(mem):
-    d = GemmDirective("f16", 32, 32, 32)
+    d, p = GemmDirective("f16"), GemmProblem(32, 32, 32)
     with pytest.raises(EmulatorFault, match="outside every allocation and mapped host region") as e:
-        _gemm_in_place(mem, d, Schedule(block_m=32, block_n=32), map_c=False)
+        _gemm_in_place(mem, d, p, Schedule(block_m=32, block_n=32), map_c=False)
     assert e.value.lane is not None and e.value.address is not None and "global_store" in e.value.instruction
 
 

@@ -19,6 +19,7 @@ from wmma_gen.ops.attention.directive import AttentionDirective
 from wmma_gen.ops.gemm import fit_schedule
 from wmma_gen.ops.gemm.check import check_gemm
 from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.targets import get_target
 
 NEW = ("gfx1103", "gfx1152", "gfx1153", "gfx1170", "gfx1171")
@@ -43,8 +44,8 @@ def test_emulator_family_follows_the_target_table(arch):
 @pytest.mark.parametrize("dtype", ["f16", "i8"])
 def test_small_gemm_matches_numpy(arch, dtype):
     _needs_chip(arch)
-    d = GemmDirective(dtype, 48, 40, 72, layout="NT")
-    r = check_gemm(d, fit_schedule(d, arch), arch, "emu")
+    d, p = GemmDirective(dtype, layout="NT"), GemmProblem(48, 40, 72)
+    r = check_gemm(d, fit_schedule(d, arch, p), arch, p, "emu")
     assert r.source == "emulator" and r.passed, r
     if d.is_int:
         assert r.max_abs == 0.0

@@ -25,15 +25,16 @@ from wmma_gen.errors import EmulatorFault
 from wmma_gen.ops.gemm.api import run_gemm
 from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.ops.gemm.schedule import Schedule
 
 SPILLING = Schedule(block_m=64, block_n=64, block_k=32, waves_m=1, waves_n=1)
 VGPR_CAP = 96
 
 
-def _spilling(d: GemmDirective, arch: str = "gfx1100"):
-    """compile_gemm's kernel for `d`, recompiled with at most VGPR_CAP VGPRs (forces spills)."""
-    g = compile_gemm(d, SPILLING, arch)
+def _spilling(d: GemmDirective, p: GemmProblem, arch: str = "gfx1100"):
+    """compile_gemm's kernel for `d` on `p`, recompiled with at most VGPR_CAP VGPRs (forces spills)."""
+    g = compile_gemm(d, SPILLING, arch, p)
     head = re.search(r"gpu\.func @\w+\(.*?\) kernel attributes \{", g.source.mlir, re.S).group(0)
     text = g.source.mlir.replace(head, head + f'llvm.passthrough = [["amdgpu-num-vgpr", "{VGPR_CAP}"]], ', 1)
     return dataclasses.replace(g, compiled=compile_mlir(text, arch, cache=False))
@@ -43,7 +44,7 @@ def _gemm(arch, m, n, k, seed=0):
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((m, k)).astype(np.float16)
     b = rng.standard_normal((k, n)).astype(np.float16)
-    g = _spilling(GemmDirective("f16", m, n, k), arch)
+    g = _spilling(GemmDirective("f16"), GemmProblem(m, n, k), arch)
     assert g.compiled.metadata.vgpr_spill_count > 0
     stored = {"A": hostdata.encode(a, "f16")[None], "B": hostdata.encode(b, "f16")[None]}
     c, _ = run_gemm(g, EmuDevice(), stored)
@@ -54,7 +55,7 @@ def _gemm(arch, m, n, k, seed=0):
 
 
 def test_spilling_gemm_kernel_uses_scratch():
-    k = _spilling(GemmDirective("f16", 64, 64, 64)).compiled
+    k = _spilling(GemmDirective("f16"), GemmProblem(64, 64, 64)).compiled
     assert k.metadata.vgpr_count <= VGPR_CAP
     assert k.metadata.vgpr_spill_count > 100 and k.metadata.scratch_bytes > 0
     prog = Program.from_code_object(k.hsaco, k.name)
@@ -72,7 +73,7 @@ def test_spilling_gemm_matches_numpy(shape):
 
 def test_scratch_out_of_bounds_faults():
     """A scratch access past private_segment_fixed_size faults naming the offset."""
-    g = _spilling(GemmDirective("f16", 64, 64, 64))
+    g = _spilling(GemmDirective("f16"), GemmProblem(64, 64, 64))
     k = g.compiled
     prog = Program.from_code_object(k.hsaco, k.name)
     prog.descriptor["private_segment_fixed_size"] = 16      # shrink the segment: spills overflow it

@@ -2,6 +2,7 @@
 from hypothesis import strategies as st
 
 from wmma_gen.ops.gemm.directive import ACTIVATIONS, LAYOUTS, GemmDirective
+from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.ops.gemm.schedule import SPACE, Schedule
 from wmma_gen.targets import get_target
 
@@ -16,14 +17,17 @@ def schedules(max_block: int = 256) -> st.SearchStrategy[Schedule]:
 
 
 @st.composite
-def directives(draw, arch: str, max_size: int = 80, epilogues: bool = True) -> GemmDirective:
+def gemm_cases(draw, arch: str, max_size: int = 80, epilogues: bool = True) -> tuple[GemmDirective, GemmProblem]:
+    """(directive, problem); drawn in the order the sized directive was, so the derandomized
+    examples are the ones the suite always ran."""
     t = get_target(arch)
     dtype, acc = draw(st.sampled_from(sorted(t.wmma)))
     layout = draw(st.sampled_from(LAYOUTS))
     even = 2 if dtype == "i4" else 1  # packed i4 needs an even stored row length
     size = st.integers(1, max_size // even).map(lambda v: v * even)
     m, n, k = draw(size), draw(size), draw(size)
-    kw = dict(acc=acc, layout=layout, batch=draw(st.integers(1, 2)))
+    kw = dict(acc=acc, layout=layout)
+    p = GemmProblem(m, n, k, batch=draw(st.integers(1, 2)))
     if acc == "i32":
         kw["unsigned"] = draw(st.booleans())
     elif epilogues:
@@ -32,4 +36,4 @@ def directives(draw, arch: str, max_size: int = 80, epilogues: bool = True) -> G
         kw["bias"] = draw(st.sampled_from(["", "n", "m"]))
         kw["activation"] = draw(st.sampled_from(("",) + ACTIVATIONS))
         kw["out_dtype"] = draw(st.sampled_from(["", "f32", "f16", "bf16"]))
-    return GemmDirective(dtype, m, n, k, **kw)
+    return GemmDirective(dtype, **kw), p

@@ -7,7 +7,7 @@ import collections
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
-from strategies import directives, schedules
+from strategies import gemm_cases, schedules
 
 from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.ops.gemm.check import check_gemm
@@ -19,24 +19,24 @@ SETTINGS = dict(derandomize=True, database=None, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 
-def _valid(d, s, arch):
-    return not s.problems(d, get_target(arch))
+def _valid(d, p, s, arch):
+    return not s.problems(d, get_target(arch), p)
 
 
 @pytest.mark.parametrize("arch", ["gfx1100", "gfx1151", "gfx1201"])
 @settings(max_examples=115, **SETTINGS)
 @given(data=st.data())
 def test_emulated_gemm_matches_numpy(arch, data):
-    d = data.draw(directives(arch))
-    s = data.draw(schedules(max_block=128).filter(lambda s: _valid(d, s, arch)))
-    k = compile_gemm(d, s, arch)
+    d, p = data.draw(gemm_cases(arch))
+    s = data.draw(schedules(max_block=128).filter(lambda s: _valid(d, p, s, arch)))
+    k = compile_gemm(d, s, arch, p)
     if k.compiled.spilled or k.compiled.metadata.scratch_bytes:
         SPILLED[arch] += 1
         assume(False)
-    r = check_gemm(d, s, arch, device="emu", seed=SEEN[arch], kernel=k)
+    r = check_gemm(d, s, arch, p, device="emu", seed=SEEN[arch], kernel=k)
     SEEN[arch] += 1
     assert r.source == "emulator"
-    assert r.passed, f"{arch} {d} {s}: max_rel={r.max_rel} tol={r.tol} worst={r.worst}"
+    assert r.passed, f"{arch} {d} {p} {s}: max_rel={r.max_rel} tol={r.tol} worst={r.worst}"
 
 
 def test_property_suite_ran_enough_cases():
@@ -49,7 +49,7 @@ def test_property_suite_ran_enough_cases():
 @settings(max_examples=25, **SETTINGS)
 @given(data=st.data())
 def test_every_accepted_schedule_compiles(arch, data):
-    d = data.draw(directives(arch, max_size=300))
-    s = data.draw(schedules().filter(lambda s: _valid(d, s, arch)))
-    k = compile_gemm(d, s, arch).compiled
+    d, p = data.draw(gemm_cases(arch, max_size=300))
+    s = data.draw(schedules().filter(lambda s: _valid(d, p, s, arch)))
+    k = compile_gemm(d, s, arch, p).compiled
     assert k.metadata.wavefront_size == 32 and "v_wmma" in k.isa

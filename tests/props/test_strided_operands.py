@@ -32,6 +32,7 @@ from wmma_gen.compare import compare
 from wmma_gen.ops.attention.reference import attention_backward, attention_forward
 from wmma_gen.ops.gemm.check import tolerance
 from wmma_gen.ops.gemm.directive import LAYOUTS, GemmDirective
+from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.ops.gemm.reference import gemm_reference
 
 SETTINGS = dict(derandomize=True, database=None, deadline=None,
@@ -169,15 +170,16 @@ def _exact(x: np.ndarray) -> np.ndarray:
 def check_gemm_views(case: GemmCase, arch: str) -> None:
     before = [np.array(x) for x in (case.a, case.b)]
     out = wmma_gen.gemm(case.a, case.b, arch=arch, device="emu", **case.kwargs())
-    d = GemmDirective("i8" if case.dtype == "u8" else case.dtype, case.m, case.n, case.k, layout=case.layout,
-                      batch=case.batch, unsigned=case.dtype == "u8", beta=0.5 if case.c is not None else 0.0)
+    d = GemmDirective("i8" if case.dtype == "u8" else case.dtype, layout=case.layout,
+                      unsigned=case.dtype == "u8", beta=0.5 if case.c is not None else 0.0)
+    p = GemmProblem(case.m, case.n, case.k, case.batch)
     ref = gemm_reference(d, _exact(case.a), _exact(case.b), None if case.c is None else _exact(case.c))
     shape = (case.batch, case.m, case.n)
     assert out.shape == (shape if case.batched else shape[1:])
-    got = compare(out.reshape(shape), np.broadcast_to(ref, shape), tol=tolerance(d), exact=d.is_int,
+    got = compare(out.reshape(shape), np.broadcast_to(ref, shape), tol=tolerance(d, p), exact=d.is_int,
                   out_dtype=d.out_dtype)
     strides = {n: x.strides for n, x in (("a", case.a), ("b", case.b), ("c", case.c)) if x is not None}
-    assert got.passed, f"{arch} {d}: max_rel={got.max_rel} tol={got.tol} worst={got.worst} strides={strides}"
+    assert got.passed, f"{arch} {d} {p}: max_rel={got.max_rel} tol={got.tol} worst={got.worst} strides={strides}"
     assert all(np.array_equal(x, y) for x, y in zip(before, (case.a, case.b))), "an input was written"
 
 

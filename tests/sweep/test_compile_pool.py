@@ -24,12 +24,13 @@ from autotune.study import Hooks, run_sweep
 from wmma_gen.compiler import KernelCache
 from wmma_gen.errors import ScheduleError
 from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.targets import get_target
 
 # The sweeps here tune only register-staged schedules (a narrowed domain: what the pool does
 # does not depend on the kernel's staging, and the tests stay quick).
 DOMAINS = {"lds": ("none",)}
-LEGAL = [s for s in BASELINES if s.lds == "none" and not s.problems(GemmDirective("f16", *SHAPE), get_target(ARCH))]
+LEGAL = [s for s in BASELINES if s.lds == "none" and not s.problems(GemmDirective("f16"), get_target(ARCH), GemmProblem(*SHAPE))]
 
 
 def _by_schedule(study):

@@ -39,8 +39,8 @@ class FakeObjective:
     derived from the schedule. The `hang_at`-th evaluation in this process writes its trial
     number to `mark` and sleeps until it is killed."""
 
-    def __init__(self, d, arch, device, domains=None, pause=0.0, hang_at=0, mark="", **_):
-        self.d, self.target, self.domains = d, get_target(arch), domains
+    def __init__(self, d, p, arch, device, domains=None, pause=0.0, hang_at=0, mark="", **_):
+        self.d, self.p, self.target, self.domains = d, p, get_target(arch), domains
         self.pause, self.hang_at, self.mark, self.calls = pause, hang_at, mark, 0
 
     def __call__(self, trial):
@@ -51,7 +51,7 @@ class FakeObjective:
         if self.calls == self.hang_at:
             Path(self.mark).write_text(str(trial.number))
             time.sleep(600)
-        if s.problems(self.d, self.target):
+        if s.problems(self.d, self.target, self.p):
             raise optuna.TrialPruned("validate")
         time.sleep(self.pause)
         return float(zlib.crc32(s.to_json().encode()) % 1000)

@@ -139,9 +139,9 @@ class Fake:
     storage. The `hang_at`-th evaluation writes its trial number to `mark` and sleeps until
     killed; with `meet`, the first one waits for `parties` workers (`_rendezvous`)."""
 
-    def __init__(self, d, arch, device, domains=None, pause=0.0, hang_at=0, mark="", log="", pause_all=False,
+    def __init__(self, d, p, arch, device, domains=None, pause=0.0, hang_at=0, mark="", log="", pause_all=False,
                  meet="", parties=0, **_):
-        self.d, self.target, self.domains = d, get_target(arch), domains
+        self.d, self.p, self.target, self.domains = d, p, get_target(arch), domains
         self.pause, self.hang_at, self.mark, self.log, self.calls = pause, hang_at, mark, log, 0
         self.pause_all = pause_all          # sleep for illegal schedules too (the bench: every trial costs `pause`)
         self.meet, self.parties = meet, parties
@@ -169,7 +169,7 @@ class Fake:
             time.sleep(600)
         if self.pause_all:
             time.sleep(self.pause)
-        if s.problems(self.d, self.target):
+        if s.problems(self.d, self.target, self.p):
             raise optuna.TrialPruned("validate")
         if not self.pause_all:
             time.sleep(self.pause)
@@ -178,7 +178,7 @@ class Fake:
         for k, v in {"isa_hash": f"{zlib.crc32(s.to_json().encode()):08x}", "vgprs": 96, "lds_bytes": 8192,
                      "toolchain": {"mlir": "fake", "lld": "fake"}, "wmma_gen_version": "test", "occupancy": 8,
                      "validated": True, "gate_source": "emulator", "gate_max_abs": 0.0,
-                     "seconds": self.d.flops / tflops / 1e12, "tflops": tflops, "source": "model",
+                     "seconds": 2 * self.p["m"] * self.p["n"] * self.p["k"] * self.p["batch"] / tflops / 1e12, "tflops": tflops, "source": "model",
                      "fraction_of_peak": tflops / peak, "limiter": "fake", "timestamp": time.time()}.items():
             trial.set_user_attr(k, v)
         return tflops

@@ -68,7 +68,7 @@ def test_the_calls_of_those_problems_run_the_exported_schedules(exported, monkey
             for op in ("gemm", "attention", "attention_bwd")}
     used = []
     real = gemm_api.default_schedule
-    monkeypatch.setattr(gemm_api, "default_schedule", lambda d, arch: used.append(real(d, arch)) or used[-1])
+    monkeypatch.setattr(gemm_api, "default_schedule", lambda d, arch, p: used.append(real(d, arch, p)) or used[-1])
     rng = np.random.default_rng(0)
     a = rng.standard_normal((2, 64, 64)).astype(np.float16)
     b = rng.standard_normal((2, 64, 64)).astype(np.float16)

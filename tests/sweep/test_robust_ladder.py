@@ -17,7 +17,7 @@ SMALL_TILE = dict(block_m=128, block_n=32, block_k=64, waves_m=2, waves_n=2, lds
 
 def _study(size: int, schedules: list[dict]) -> optuna.Study:
     spec = registry.get("gemm")
-    d = GemmDirective("f16", size, size, size, acc="f32")
+    d = GemmDirective("f16", acc="f32")
     p = {"m": size, "n": size, "k": size, "batch": 1}
     study = optuna.create_study(direction="maximize", study_name=f"gemm-gfx1100-f16-f32-NN-{size}")
     for k, v in {"op": "gemm", "arch": "gfx1100", "directive": d.to_dict(), "problem": p, "unit": "TFLOP/s",

@@ -7,13 +7,14 @@ from optuna.trial import TrialState
 from sweep_helpers import ARCH
 
 from autotune import export, ladder
-from wmma_gen.ops.gemm.tuning import gate_directive
+from wmma_gen.ops.gemm.tuning import gate_problem_list
 from wmma_gen.ops.registry import tuning as adapter
 from wmma_gen.ops.gemm.tuning import BASELINES
 from autotune.study import Hooks, open_storage, run_sweep
 from wmma_gen.cli.main import main
 from wmma_gen.ops.gemm import lookup as schedules_db
 from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.ops.gemm.schedule import SPACE, Schedule
 
 
@@ -46,9 +47,9 @@ def test_cli_sweep_writes_ladder_and_export_that_reload(tmp_path, capsys):
     assert all(len(h) == 64 for h in hashes.values())
     assert hashes == {r["isa_hash"]: r["object_sha256"] for _, r in df[df["rank"] == 1].iterrows()
                       if r["isa_hash"] in hashes}
-    assert {(e.directive.m, e.directive.n) for e in entries} == {(256, 256), (256, 512)}
+    assert {(e.problem.m, e.problem.n) for e in entries} == {(256, 256), (256, 512)}
     best = df[(df["dtype"] == "i8") & (df["rank"] == 1) & (df["n"] == 512)].iloc[0]
-    got = schedules_db.lookup(ARCH, GemmDirective("i8", 256, 512, 256), directory=out)
+    got = schedules_db.lookup(ARCH, GemmDirective("i8"), GemmProblem(256, 512, 256), directory=out)
     assert got == Schedule(**{k.name: getattr(best[k.name], "item", lambda: best[k.name])() for k in SPACE})
 
 
@@ -86,8 +87,8 @@ def test_rerun_of_finished_sweep_adds_nothing(small_config):
     assert open_storage(cfg.storage_url) is not None and str(cfg.storage_url).endswith("optuna.journal")
 
 
-def test_gate_directive_scales_with_the_tile_not_the_problem():
-    from wmma_gen.ops.gemm.signature import problem_of, spec_key
-    d, s = GemmDirective("f16", 8192, 8192, 8192), Schedule(block_m=32, block_n=256, block_k=16)
-    (small,) = gate_directive(d, s, spec_key(d, s, problem_of(d)))
+def test_gate_problem_scales_with_the_tile_not_the_problem():
+    from wmma_gen.ops.gemm.signature import spec_key
+    d, s = GemmDirective("f16"), Schedule(block_m=32, block_n=256, block_k=16)
+    (small,) = gate_problem_list(d, s, spec_key(d, s, GemmProblem(8192, 8192, 8192).as_dict()))
     assert (small.m, small.n, small.k) == (64, 256, 32)

@@ -76,8 +76,8 @@ def test_the_file_round_trips_through_sweep_problems(recorded, tmp_path):
     assert [c.op for c in configs] == ["gemm", "attention", "attention_bwd"]
     got = {(c.op, key(p.to_dict())) for c in configs for p in c.problems}
     assert got == {(p["op"], key(p)) for p in recorded.problems}
-    nt_gelu = [d for d, _ in configs[0].items() if d.activation]
-    assert [(d.layout, d.m, d.n, d.k, d.bias, d.out_dtype) for d in nt_gelu] == [("NT", 16, 256, 64, "n", "f16")]
+    nt_gelu = [(d, p) for d, p in configs[0].items() if d.activation]
+    assert [(d.layout, p["m"], p["n"], p["k"], d.bias, d.out_dtype) for d, p in nt_gelu] == [("NT", 16, 256, 64, "n", "f16")]
     json_path = recorded.save(tmp_path / "model.json")
     assert load(json_path) == problems
     assert main(["sweep", "--problems", str(json_path), "--op", "attention", "--arch", "gfx1100", "--device", "emu",

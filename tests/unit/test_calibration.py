@@ -141,12 +141,13 @@ def test_a_calibrated_estimate_is_still_a_model_estimate_with_its_band():
     from wmma_gen.ops.gemm.build import compile_gemm
     from wmma_gen.ops.gemm.directive import GemmDirective
     from wmma_gen.ops.gemm.model import estimate
-    d = GemmDirective("f16", 1024, 1024, 1024)
-    s = default_schedule(d, "gfx1151")
-    k = compile_gemm(d, s, "gfx1151")
-    e = estimate(k, d, s, "gfx1151")
+    from wmma_gen.ops.gemm.problem import GemmProblem
+    d, p = GemmDirective("f16"), GemmProblem(1024, 1024, 1024)
+    s = default_schedule(d, "gfx1151", p)
+    k = compile_gemm(d, s, "gfx1151", p)
+    e = estimate(k, d, s, "gfx1151", p)
     with C.uncalibrated():
-        raw = estimate(k, d, s, "gfx1151")
+        raw = estimate(k, d, s, "gfx1151", p)
     assert e.source == raw.source == "model"
     assert e.est_low < e.tflops < e.est_high and math.isnan(raw.est_low)
     assert e.tflops < raw.tflops   # Strix Halo's sustained clock is below boost

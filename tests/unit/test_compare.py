@@ -119,7 +119,8 @@ def test_round_to_dtype_is_rne_with_overflow_to_inf(dtype, x, want):
 def test_check_compare_delegates_with_the_gemm_tolerance():
     from wmma_gen.ops.gemm.check import compare as check_compare, tolerance
     from wmma_gen.ops.gemm.directive import GemmDirective
-    d = GemmDirective("f16", 16, 16, 16, out_dtype="f16", alpha=float("inf"))
+    from wmma_gen.ops.gemm.problem import GemmProblem
+    d, p = GemmDirective("f16", out_dtype="f16", alpha=float("inf")), GemmProblem(16, 16, 16)
     ref = np.full((1, 16, 16), np.inf)
-    ok, max_abs, max_rel, tol, worst = check_compare(d, ref.astype(np.float16), ref)
-    assert ok and max_abs == 0.0 and tol == tolerance(d)
+    ok, max_abs, max_rel, tol, worst = check_compare(d, ref.astype(np.float16), ref, p)
+    assert ok and max_abs == 0.0 and tol == tolerance(d, p)

@@ -11,6 +11,7 @@ from wmma_gen.ops.attention.directive import AttentionDirective
 from wmma_gen.ops.attention_bwd import lookup as bwd
 from wmma_gen.ops.gemm import lookup as gemm
 from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.ops.gemm.schedule import Schedule
 
 A = Schedule(block_m=32, block_n=32, block_k=16, waves_m=1, waves_n=2)
@@ -38,36 +39,37 @@ def g(s: Schedule, layout="NT", batch=None, epilogue=None, m=256) -> dict:
             **({"epilogue": epilogue} if epilogue is not None else {})}
 
 
-def d(batch=1, bias="", activation="", m=256, layout="NT") -> GemmDirective:
-    return GemmDirective("f16", m, 256, 256, layout=layout, batch=batch, bias=bias, activation=activation)
+def d(batch=1, bias="", activation="", m=256, layout="NT") -> tuple[GemmDirective, GemmProblem]:
+    """A call: its directive and problem."""
+    return GemmDirective("f16", layout=layout, bias=bias, activation=activation), GemmProblem(m, 256, 256, batch)
 
 
 def test_gemm_batch_and_epilogue_pick_the_entry_tuned_on_them(tmp_path):
     write(tmp_path, "gemm", [g(A), g(B, batch=8), g(C, epilogue={"bias": "n", "activation": "gelu"})])
-    assert gemm.lookup("gfx1100", d(), tmp_path) == A
-    assert gemm.lookup("gfx1100", d(batch=8), tmp_path) == B
-    assert gemm.lookup("gfx1100", d(batch=6), tmp_path) == B             # nearest batch
-    assert gemm.lookup("gfx1100", d(bias="n", activation="gelu"), tmp_path) == C
-    assert gemm.lookup("gfx1100", d(bias="n"), tmp_path) in (A, C)        # one field off either way
-    assert gemm.lookup("gfx1100", d(layout="NN"), tmp_path) is None        # no NN entry: the default (a tile
+    assert gemm.lookup("gfx1100", *d(), tmp_path) == A
+    assert gemm.lookup("gfx1100", *d(batch=8), tmp_path) == B
+    assert gemm.lookup("gfx1100", *d(batch=6), tmp_path) == B             # nearest batch
+    assert gemm.lookup("gfx1100", *d(bias="n", activation="gelu"), tmp_path) == C
+    assert gemm.lookup("gfx1100", *d(bias="n"), tmp_path) in (A, C)        # one field off either way
+    assert gemm.lookup("gfx1100", *d(layout="NN"), tmp_path) is None        # no NN entry: the default (a tile
                                                                             # tuned on one layout is not another's)
 
 
 def test_gemm_shape_still_ranks_before_the_epilogue(tmp_path):
     write(tmp_path, "gemm", [g(A, m=4096), g(C, epilogue={"bias": "n", "activation": "relu"})])
-    assert gemm.lookup("gfx1100", d(m=4096, bias="n", activation="relu"), tmp_path) == A
+    assert gemm.lookup("gfx1100", *d(m=4096, bias="n", activation="relu"), tmp_path) == A
 
 
 def test_an_older_gemm_file_reads_and_ranks_as_before(tmp_path):
     path = write(tmp_path, "gemm", [g(A, m=64), g(B, m=4096)])
     (e1, e2) = gemm.load_file(path)
-    assert (e1.directive.batch, e1.directive.bias, e1.directive.activation) == (1, "", "")
+    assert (e1.problem.batch, e1.directive.bias, e1.directive.activation) == (1, "", "")
     for call, want in ((d(m=100), A), (d(m=2048, batch=4, bias="n", activation="silu"), B)):
-        assert gemm.lookup("gfx1100", call, tmp_path) == want
+        assert gemm.lookup("gfx1100", *call, tmp_path) == want
 
 
 @pytest.mark.parametrize("entry, field", [
-    (g(A, batch=0), "entries[0].batch"),
+    (g(A, batch=0), "entries[0].bucket.batch"),
     (g(A, epilogue={"bias": "x"}), "entries[0].epilogue.bias"),
     (g(A, epilogue={"activation": "tanh"}), "entries[0].epilogue.activation"),
     (g(A, epilogue={"scale": 1}), "entries[0].epilogue"),
@@ -128,7 +130,7 @@ def test_the_log_line_names_the_new_key_fields(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("WMMA_GEN_LOG", "schedules")
     sf.forget_logged()
     path = write(tmp_path, "gemm", [g(B, batch=8, epilogue={"bias": "n", "activation": "gelu"})])
-    gemm.lookup("gfx1100", d(batch=8, bias="n", activation="gelu"), tmp_path)
+    gemm.lookup("gfx1100", *d(batch=8, bias="n", activation="gelu"), tmp_path)
     assert capsys.readouterr().err.splitlines() == [
         "wmma_gen schedules: gemm gfx1100 f16 m=256 n=256 k=256 acc=f32 layout=NT batch=8 bias=n activation=gelu "
         f"-> {path} (given) bucket m=256 n=256 k=256 acc=f32 layout=NT batch=8 bias=n activation=gelu"]
@@ -160,8 +162,8 @@ def test_documents_export_the_extra_key_fields_when_the_ladder_carries_them(tmp_
         ({"m": 256, "n": 256, "k": 256, "batch": 4}, {"bias": "", "activation": ""}),
         ({"m": 256, "n": 256, "k": 256, "batch": 4}, {"bias": "n", "activation": "gelu"})]
     (tmp_path / "gfx1100-gemm-f16.json").write_text(json.dumps(doc))
-    assert gemm.lookup("gfx1100", d(batch=4, bias="n", activation="gelu"), tmp_path) == C
-    assert gemm.lookup("gfx1100", d(batch=4), tmp_path) == A
+    assert gemm.lookup("gfx1100", *d(batch=4, bias="n", activation="gelu"), tmp_path) == C
+    assert gemm.lookup("gfx1100", *d(batch=4), tmp_path) == A
     a_ = _ladder_rows("attention", [dict(head_dim=64, causal=True, batch=1, heads=4, kv_heads=2, seq_q=128,
                                          seq_k=1024, window=True, varlen=False, **FWD[2])])
     (doc,) = adapter("attention").documents(a_, "gfx1100").values()
@@ -172,7 +174,7 @@ def test_documents_export_the_extra_key_fields_when_the_ladder_carries_them(tmp_
 
 def test_rows_give_the_extra_key_fields():
     from wmma_gen.ops.registry import tuning as adapter
-    assert set(adapter("gemm").extra_columns) <= set(adapter("gemm").row(d(bias="n", activation="silu")))
+    assert set(adapter("gemm").extra_columns) <= set(adapter("gemm").row(*d(bias="n", activation="silu")))
     p = {"batch": 1, "heads": 2, "kv_heads": 1, "seq_q": 8, "seq_k": 8}
     r = adapter("attention_bwd").row(AttentionDirective("f16", 64, window=True, op="attention_bwd"), p)
     assert (r["window"], r["varlen"]) == (True, False)

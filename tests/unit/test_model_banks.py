@@ -4,7 +4,7 @@ from wmma_gen.ops.gemm.directive import GemmDirective
 from wmma_gen.ops.gemm.schedule import Schedule
 from wmma_gen.targets import get_target
 
-D = GemmDirective("f16", 256, 256, 256)
+D = GemmDirective("f16")
 
 
 def test_broadcast_is_free_and_stride_conflicts_count():

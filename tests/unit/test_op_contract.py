@@ -60,7 +60,7 @@ def test_spec_refuses_axes_that_are_not_problem_fields():
 
 def test_lru_returns_the_same_set_and_is_bounded(counting, monkeypatch):
     spec, calls = counting
-    d = GemmDirective("f16", 32, 32, 32)
+    d = GemmDirective("f16")
     key = spec.key_of(d, SMALL, GemmProblem(32, 32, 32))
     first = co.compile_op(spec, d, SMALL, key, "gfx1100")
     assert co.compile_op(spec, d, SMALL, key, "gfx1100") is first and len(calls) == 1
@@ -72,7 +72,7 @@ def test_lru_returns_the_same_set_and_is_bounded(counting, monkeypatch):
 
 def test_disk_index_finds_the_objects_without_building_mlir(counting):
     spec, calls = counting
-    d = GemmDirective("f16", 32, 32, 32)
+    d = GemmDirective("f16")
     key = spec.key_of(d, SMALL, GemmProblem(32, 32, 32))
     built = co.compile_op(spec, d, SMALL, key, "gfx1100")
     co.clear_memory()
@@ -85,7 +85,7 @@ def test_disk_index_finds_the_objects_without_building_mlir(counting):
 
 def test_a_set_names_its_kernels_and_refuses_others(counting):
     spec, _ = counting
-    d = GemmDirective("f16", 32, 32, 32)
+    d = GemmDirective("f16")
     cs = co.compile_op(spec, d, SMALL, spec.key_of(d, SMALL, GemmProblem(32, 32, 32)), "gfx1100")
     assert cs.names == ("gemm",) and cs.schedule == SMALL
     with pytest.raises(ScheduleError, match="kernel.*'dq'.*one of gemm"):

@@ -32,7 +32,7 @@ def test_a_file_gives_its_problems_with_defaults_and_no_duplicates(tmp_path, nam
                    GemmRow("i8", 32, 32, 64))
     assert got[2].kv_heads == 4 and got[2].window is None and got[2].layout == "bshd"
     d = got[0].directive()
-    assert (d.layout, d.batch, d.bias, d.activation, d.out_dtype) == ("NT", 4, "n", "gelu", "f32")
+    assert (d.layout, got[0].problem.batch, d.bias, d.activation, d.out_dtype) == ("NT", 4, "n", "gelu", "f32")
     a = got[1].directive()
     assert a.window and a.causal and a.return_lse and not got[2].directive().return_lse
     assert got[1].sizes() == {"batch": 2, "heads": 8, "kv_heads": 2, "seq_q": 128, "seq_k": 512,

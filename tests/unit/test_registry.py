@@ -20,7 +20,7 @@ def test_every_entry_has_every_field(name):
 def test_flop_conventions():
     from wmma_gen.ops.attention.directive import AttentionDirective
     from wmma_gen.ops.gemm.directive import GemmDirective
-    assert registry.get("gemm").flops(GemmDirective("f16", 8, 4, 2), {"m": 8, "n": 4, "k": 2, "batch": 3}) == 384
+    assert registry.get("gemm").flops(GemmDirective("f16"), {"m": 8, "n": 4, "k": 2, "batch": 3}) == 384
     d = AttentionDirective("f16", 64)
     p = dict(batch=2, heads=4, kv_heads=2, seq_q=16, seq_k=32)
     fwd = registry.get("attention").flops(d, p)
@@ -32,8 +32,8 @@ def test_default_schedules_are_legal_for_every_registered_op():
     from wmma_gen.ops.attention.directive import AttentionDirective
     from wmma_gen.ops.gemm.directive import GemmDirective
     from wmma_gen.targets import get_target
-    g = GemmDirective("f16", 256, 256, 256)
-    registry.get("gemm").default_schedule(g, "gfx1100").validate(g, get_target("gfx1100"))
+    g, p = GemmDirective("f16"), registry.get("gemm").problem(256, 256, 256)
+    registry.get("gemm").default_schedule(g, "gfx1100", p).validate(g, get_target("gfx1100"), p)
     for arch in ("gfx1100", "gfx1201"):
         a = AttentionDirective("f16", 128, causal=True)
         assert registry.get("attention").default_schedule(a, arch).block_m >= 16
@@ -51,11 +51,11 @@ def test_every_op_has_a_model_estimate_labelled_model(name, arch):
     from wmma_gen.ops.gemm.directive import GemmDirective
     spec = registry.get(name)
     if name == "gemm":
-        d, p = GemmDirective("f16", 1024, 1024, 1024), {"m": 1024, "n": 1024, "k": 1024, "batch": 1}
+        d, p = GemmDirective("f16"), {"m": 1024, "n": 1024, "k": 1024, "batch": 1}
     else:
         d = AttentionDirective("f16", 64, causal=True, op=name)
         p = dict(batch=1, heads=8, kv_heads=8, seq_q=1024, seq_k=1024)
-    e = spec.estimate_of(d, spec.default_schedule(d, arch), p, arch)
+    e = spec.estimate_of(d, spec.default_schedule(d, arch, p), p, arch)
     from wmma_gen.targets import get_target
     assert e.source == "model" and e.seconds > 0
     assert 0 < e.tflops <= get_target(arch).peak_tflops("f16") * 1.0001   # never above the dense peak

@@ -3,11 +3,12 @@ import pytest
 
 from wmma_gen.errors import ScheduleError
 from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.ops.gemm.schedule import CONSTRAINTS, SPACE, Schedule
 from wmma_gen.targets import get_target
 
 T = get_target("gfx1100")
-D = GemmDirective("f16", 256, 256, 256)
+D, P = GemmDirective("f16"), GemmProblem(256, 256, 256)
 
 
 def test_json_round_trip():
@@ -29,22 +30,22 @@ def test_unknown_field_refused():
         Schedule.from_dict({"block_m": 64, "tile": 3})
 
 
-@pytest.mark.parametrize("sched,directive,arch,check", [
-    (Schedule(), GemmDirective("fp8", 64, 64, 64), "gfx1100", "dtype_supported"),
-    (Schedule(block_m=32, waves_m=4), D, "gfx1100", "tile_multiple_of_instruction"),
-    (Schedule(block_n=16, waves_n=2), D, "gfx1100", "tile_multiple_of_instruction"),
-    (Schedule(block_m=256, block_n=256, waves_m=8, waves_n=8), D, "gfx1100", "workgroup_size"),
-    (Schedule(block_m=256, block_n=256, block_k=64, lds="ab", buffers=2, lds_pad=8), D, "gfx1100", "lds_budget"),
-    (Schedule(block_m=256, block_n=256, waves_m=1, waves_n=1), D, "gfx1100", "vgpr_budget"),
-    (Schedule(), GemmDirective("f16", 65536, 65536, 64), "gfx1100", "operand_size"),
+@pytest.mark.parametrize("sched,directive,problem,arch,check", [
+    (Schedule(), GemmDirective("fp8"), GemmProblem(64, 64, 64), "gfx1100", "dtype_supported"),
+    (Schedule(block_m=32, waves_m=4), D, P, "gfx1100", "tile_multiple_of_instruction"),
+    (Schedule(block_n=16, waves_n=2), D, P, "gfx1100", "tile_multiple_of_instruction"),
+    (Schedule(block_m=256, block_n=256, waves_m=8, waves_n=8), D, P, "gfx1100", "workgroup_size"),
+    (Schedule(block_m=256, block_n=256, block_k=64, lds="ab", buffers=2, lds_pad=8), D, P, "gfx1100", "lds_budget"),
+    (Schedule(block_m=256, block_n=256, waves_m=1, waves_n=1), D, P, "gfx1100", "vgpr_budget"),
+    (Schedule(), GemmDirective("f16"), GemmProblem(65536, 65536, 64), "gfx1100", "operand_size"),
     # f32 C rows of 2**25 elements: a 64-row tile spans > 2**32 bytes (32-bit SADDR offsets)
-    (Schedule(), GemmDirective("f16", 32, 2**25, 16), "gfx1100", "output_offsets"),
-    (Schedule(lds="ab"), GemmDirective("i4", 64, 64, 64, layout="NN"), "gfx1100", "lds_i4_k_contiguous"),
-    (Schedule(split_k=4, block_k=64), GemmDirective("f16", 64, 64, 128), "gfx1100", "split_k_depth"),
+    (Schedule(), GemmDirective("f16"), GemmProblem(32, 2**25, 16), "gfx1100", "output_offsets"),
+    (Schedule(lds="ab"), GemmDirective("i4", layout="NN"), GemmProblem(64, 64, 64), "gfx1100", "lds_i4_k_contiguous"),
+    (Schedule(split_k=4, block_k=64), GemmDirective("f16"), GemmProblem(64, 64, 128), "gfx1100", "split_k_depth"),
 ])
-def test_each_check_rejects_a_concrete_schedule(sched, directive, arch, check):
+def test_each_check_rejects_a_concrete_schedule(sched, directive, problem, arch, check):
     with pytest.raises(ScheduleError, match=f"check '{check}'"):
-        sched.validate(directive, get_target(arch))
+        sched.validate(directive, get_target(arch), problem)
     assert any(check in c.__name__ for c in CONSTRAINTS)
 
 
@@ -52,7 +53,7 @@ def test_default_schedule_valid_everywhere():
     for arch in ("gfx1100", "gfx1151", "gfx1201"):
         t = get_target(arch)
         for dt in t.dtypes:
-            assert Schedule().problems(GemmDirective(dt, 256, 256, 256), t) == []
+            assert Schedule().problems(GemmDirective(dt), t, P) == []
 
 
 def test_every_op_schedule_shares_the_knob_base_and_its_table():

@@ -14,6 +14,7 @@ from wmma_gen.ops.attention.directive import AttentionDirective
 from wmma_gen.ops.attention_bwd import lookup as bwd
 from wmma_gen.ops.gemm import lookup as gemm
 from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.ops.gemm.schedule import Schedule
 
 SMALL = Schedule(block_m=32, block_n=32, block_k=16, waves_m=1, waves_n=2)
@@ -48,7 +49,7 @@ def write(directory, d: dict, name: str | None = None, text: str | None = None):
 def call(op: str, directory=None):
     """The op's lookup for a gfx1100 f16 call its test file has an entry for."""
     if op == "gemm":
-        return gemm.lookup("gfx1100", GemmDirective("f16", 64, 64, 64), directory)
+        return gemm.lookup("gfx1100", GemmDirective("f16"), GemmProblem(64, 64, 64), directory)
     if op == "attention":
         return attn.lookup("gfx1100", AttentionDirective("f16", 64), 1024, directory)
     return bwd.lookup("gfx1100", "f16", 64, True, 1024, directory)
@@ -182,17 +183,17 @@ def test_search_path_order(dirs, tmp_path):
 
 
 def test_env_beats_user_beats_shipped(dirs):
-    d = GemmDirective("f16", 128, 128, 64)
+    d, p = GemmDirective("f16"), GemmProblem(128, 128, 64)
     paths = {}
     for where, s in (("shipped", SMALL), ("user", MID), ("env2", BIG)):
         paths[where] = write(dirs[where], doc("gemm", s))
-    assert gemm.lookup("gfx1100", d) == BIG
+    assert gemm.lookup("gfx1100", d, p) == BIG
     paths["env2"].unlink()
-    assert gemm.lookup("gfx1100", d) == MID
+    assert gemm.lookup("gfx1100", d, p) == MID
     paths["user"].unlink()
-    assert gemm.lookup("gfx1100", d) == SMALL
+    assert gemm.lookup("gfx1100", d, p) == SMALL
     paths["shipped"].unlink()
-    assert gemm.lookup("gfx1100", d) is None
+    assert gemm.lookup("gfx1100", d, p) is None
 
 
 def test_a_refused_file_falls_through_to_the_next(dirs):
@@ -201,7 +202,7 @@ def test_a_refused_file_falls_through_to_the_next(dirs):
     bad["entries"][0]["tflops"] = float("nan")
     path = write(dirs["user"], bad)
     with pytest.warns(gemm.ScheduleFileWarning, match=f"{path}: field 'entries\\[0\\]\\.tflops' = nan"):
-        assert gemm.lookup("gfx1100", GemmDirective("f16", 64, 64, 64)) == SMALL
+        assert gemm.lookup("gfx1100", GemmDirective("f16"), GemmProblem(64, 64, 64)) == SMALL
 
 
 def test_a_call_the_first_file_has_no_entry_for_uses_the_next(dirs):
@@ -229,15 +230,15 @@ def test_shipped_files_are_the_repositorys_schedules_folder():
 def test_log_prints_one_line_per_new_key(dirs, monkeypatch, capsys):
     path = write(dirs["user"], doc("gemm", SMALL))
     sf.forget_logged()
-    gemm.lookup("gfx1100", GemmDirective("f16", 64, 64, 64))
+    gemm.lookup("gfx1100", GemmDirective("f16"), GemmProblem(64, 64, 64))
     assert capsys.readouterr().err == ""                       # off unless asked for
     monkeypatch.setenv("WMMA_GEN_LOG", "other,schedules")
     sf.forget_logged()
     for _ in range(3):
-        gemm.lookup("gfx1100", GemmDirective("f16", 64, 64, 64))
-    gemm.lookup("gfx1100", GemmDirective("f16", 96, 64, 64))
-    gemm.lookup("gfx1100", GemmDirective("bf16", 64, 64, 64))
-    gemm.lookup("gfx1100", GemmDirective("bf16", 64, 64, 64))
+        gemm.lookup("gfx1100", GemmDirective("f16"), GemmProblem(64, 64, 64))
+    gemm.lookup("gfx1100", GemmDirective("f16"), GemmProblem(96, 64, 64))
+    gemm.lookup("gfx1100", GemmDirective("bf16"), GemmProblem(64, 64, 64))
+    gemm.lookup("gfx1100", GemmDirective("bf16"), GemmProblem(64, 64, 64))
     lines = capsys.readouterr().err.splitlines()
     assert lines == [
         f"wmma_gen schedules: gemm gfx1100 f16 m=64 n=64 k=64 acc=f32 layout=NN -> {path} (user) "

@@ -207,9 +207,8 @@ def gemm_problem_from(args):
 
 
 def directive_from(args) -> GemmDirective:
-    m, n, k = parse_shape(args.shape)
-    return GemmDirective(args.dtype, m, n, k, acc=args.acc, layout=args.layout.upper(), batch=args.batch,
-                         out_dtype=args.out_dtype, alpha=args.alpha, beta=args.beta, bias=args.bias,
+    return GemmDirective(args.dtype, acc=args.acc, layout=args.layout.upper(), out_dtype=args.out_dtype,
+                         alpha=args.alpha, beta=args.beta, bias=args.bias,
                          activation=args.activation, unsigned=args.unsigned)
 
 

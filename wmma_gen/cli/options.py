@@ -121,7 +121,7 @@ def shape_text(text: str) -> tuple[int, int, int]:
         m, n, k = parse_shape(text.strip())
     except ScheduleError as e:
         raise _bad(f"{text!r}: {e.allowed}") from None
-    reason = operand_size(Schedule(), GemmDirective("f16", m, n, k), None, GemmProblem(m, n, k))
+    reason = operand_size(Schedule(), GemmDirective("f16"), None, GemmProblem(m, n, k))
     if reason:
         raise _bad(f"{text!r} is too large for any kernel: {reason}")
     return m, n, k

@@ -152,8 +152,6 @@ def time_reference(device, arch: str, reference=REFERENCE, protocol=None, cache_
     """Gate the reference GEMM's code object on small problems of its own key, then time that
     very object with HipDevice.time, rotating operand sets past `cache_bytes` (default the
     target's L2 + Infinity Cache). Returns the figures with the protocol and their source."""
-    from dataclasses import replace
-
     from ..device.hip import TimingProtocol, sets_needed
     from ..device.launcher import Prepared, random_inputs
     from ..ops import registry
@@ -161,22 +159,22 @@ def time_reference(device, arch: str, reference=REFERENCE, protocol=None, cache_
     from ..ops.gemm.build import compile_gemm
     from ..ops.gemm.check import check_gemm
     from ..ops.gemm.directive import GemmDirective
+    from ..ops.gemm.problem import GemmProblem
     from ..targets import get_target
     dtype, m, n, k = reference
-    d = GemmDirective(dtype, m, n, k)
-    s = default_schedule(d, arch)
-    kern = compile_gemm(d, s, arch)
+    d, big = GemmDirective(dtype), GemmProblem(m, n, k)
+    s = default_schedule(d, arch, big)
+    kern = compile_gemm(d, s, arch, big)
     out = {"problem": f"gemm {dtype} NN {m}x{n}x{k}", "passed": True, "source": source_of(device)}
     for p in registry.get("gemm").gate_problems(d, s, kern.key):
-        small = replace(d, m=p.m, n=p.n, k=p.k)
-        r = check_gemm(small, s, arch, device, kernel=kern)
+        r = check_gemm(d, s, arch, p, device, kernel=kern)
         if not r.passed:
-            out.update(passed=False, error=f"gate {small.m}x{small.n}x{small.k}: max rel {r.max_rel:.1e} "
+            out.update(passed=False, error=f"gate {p.m}x{p.n}x{p.k}: max rel {r.max_rel:.1e} "
                                            f"> tol {r.tol:.1e}")
             return out
     target = get_target(arch)
     cache = target.cache_bytes if cache_bytes is None else cache_bytes
-    sig, problem = kern.signature, kern.problem
+    sig, problem = kern.signature, kern.sizes
     per_set = sum(a.nbytes(problem) for a in sig.buffers)
     arrays = random_inputs(sig, problem)
     sets = []

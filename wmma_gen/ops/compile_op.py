@@ -103,8 +103,7 @@ def _builder_sources(spec) -> str:
 
 
 def memory_key(spec, d, s, key, arch: str) -> tuple:
-    sizeless = d.sizeless() if hasattr(d, "sizeless") else d
-    return (spec.name, sizeless.to_json(), s.to_json(), repr(key), get_target(arch).arch)
+    return (spec.name, d.to_json(), s.to_json(), repr(key), get_target(arch).arch)
 
 
 def _index_path(mkey: tuple, spec) -> Path:

@@ -110,7 +110,7 @@ class OpSpec:
     estimate: Callable             # (cs, d, s, p, arch) -> ModelEstimate
     flops: Callable                # (d, p) -> FLOPs of the problem
     bucket: Callable               # (p) -> {field: value} an exported schedule file matches
-    default_schedule: Callable     # (d, arch, p=None) -> schedule
+    default_schedule: Callable     # (d, arch, p) -> schedule (p: the Problem or its mapping)
     gate_problems: Callable        # (d, s, key) -> [Problem]: small problems with the same key
     tolerance: str
     api: Optional[Callable] = None         # the user function (numpy in, numpy out)

@@ -28,32 +28,34 @@ from ...targets import get_target
 from .build import GemmKernel, compile_gemm
 from .defaults import fitted_default
 from .directive import LAYOUTS, GemmDirective
+from .problem import GemmProblem, as_problem
 from .schedule import Schedule
 from .signature import spec_key
 
 
 # --- schedules ------------------------------------------------------------------------
-def fit_schedule(d: GemmDirective, arch: str, problem=None) -> Schedule:
+def fit_schedule(d: GemmDirective, arch: str, problem) -> Schedule:
     """The built-in default (wmma_gen.ops.gemm.defaults.LARGE) fitted to `problem` (a
     GemmProblem); raises ScheduleError naming the failing check."""
-    return fitted_default(d, get_target(arch), problem=problem)
+    return fitted_default(d, get_target(arch), problem)
 
 
-def default_schedule(d: GemmDirective, arch: str, problem=None) -> Schedule:
+def default_schedule(d: GemmDirective, arch: str, problem) -> Schedule:
     """schedules_db.lookup (exported tuned schedules) when present, else fit_schedule."""
     from .lookup import lookup
-    found = lookup(arch, d, problem=problem)
+    found = lookup(arch, d, problem)
     return found if found is not None else fit_schedule(d, arch, problem)
 
 
 # --- launching a compiled GEMM -------------------------------------------------------------
 def run_gemm(kernel: GemmKernel, device: Device, stored: dict[str, np.ndarray],
-             problem: dict | None = None) -> tuple[np.ndarray, Timing]:
+             problem=None) -> tuple[np.ndarray, Timing]:
     """Run a compiled GEMM on stored operands {"A", "B"[, "C0", "bias"]} (hostdata.encode
     output or views of it, batch-leading) through the one launcher; returns C as a
-    (batch, M, N) user-facing array and the Timing. `problem` defaults to the kernel's."""
+    (batch, M, N) user-facing array and the Timing. `problem` (a GemmProblem or a mapping of
+    its fields) defaults to the kernel's."""
     d = kernel.directive
-    p = problem or kernel.problem
+    p = as_problem(problem or kernel.problem).as_dict()
     outputs, timing = launch(kernel.compiled, kernel.signature, p, device, stored)
     raw = outputs["C"]
     out = hostdata.output_array(raw.tobytes(), d.out_dtype, raw.shape)
@@ -128,8 +130,9 @@ def gemm(a, b, *, dtype: str | None = None, acc: str | None = None, out_dtype: s
     c3 = _as3(np.asarray(c), "c") if c is not None and beta != 0.0 else None
     batch = _batch(a3, b3, *(() if c3 is None else (c3,)))
     bias_kind, bias_vec = _bias(bias, m, n)
-    d = GemmDirective(dtype, int(m), int(n), int(ka), acc=acc or "", layout=layout, batch=batch,
-                      out_dtype=out_dtype or "", alpha=float(alpha), beta=float(beta), bias=bias_kind,
+    p = GemmProblem(int(m), int(n), int(ka), batch)
+    d = GemmDirective(dtype, acc=acc or "", layout=layout, out_dtype=out_dtype or "", alpha=float(alpha),
+                      beta=float(beta), bias=bias_kind,
                       activation=activation or "", unsigned=bool(unsigned))
     stored = {"A": np.broadcast_to(_stored(a3, dtype, unsigned, "a"), (batch,) + _stored_dims(a3, dtype)),
               "B": np.broadcast_to(_stored(b3, dtype, unsigned, "b"), (batch,) + _stored_dims(b3, dtype))}
@@ -142,10 +145,9 @@ def gemm(a, b, *, dtype: str | None = None, acc: str | None = None, out_dtype: s
     if bias_vec is not None:
         stored["bias"] = hostdata.encode(bias_vec, "f32", field="bias")
     schedule = as_schedule(Schedule, schedule)
-    s = schedule if schedule is not None else default_schedule(d, arch)
-    key = spec_key(d, s, {"m": d.m, "n": d.n, "k": d.k, "batch": batch},
-                   {x: _strides(stored[x]) for x in ("A", "B")})
-    out, _timing = run_gemm(compile_gemm(d, s, arch, key=key), dev, stored)
+    s = schedule if schedule is not None else default_schedule(d, arch, p)
+    key = spec_key(d, s, p.as_dict(), {x: _strides(stored[x]) for x in ("A", "B")})
+    out, _timing = run_gemm(compile_gemm(d, s, arch, p, key=key), dev, stored)
     return out if batched else out[0]
 
 

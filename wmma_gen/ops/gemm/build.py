@@ -14,16 +14,20 @@ from ...kernels.signature import KernelSource, Signature
 from ...targets import get_target
 from ..compile_op import CompiledSet
 from .directive import GemmDirective
+from .problem import GemmProblem, as_problem
 from .schedule import Schedule
-from .signature import GemmKey, problem_of, spec_key
+from .signature import GemmKey, spec_key
 
 
 @dataclass(frozen=True)
 class GemmKernel:
-    directive: GemmDirective   # the problem it was asked for (sizes are not compiled in)
+    """A compiled GEMM and the problem it was asked for (sizes are kernel arguments: the same
+    object serves every problem with its key)."""
+    directive: GemmDirective
     schedule: Schedule
     key: GemmKey
     kernels: CompiledSet       # from ops/compile_op.py; its MLIR/Signature are built on first use
+    problem: GemmProblem
     compiled: CompiledKernel | None = None   # the set's "gemm" object unless given (a test's stand-in)
 
     def __post_init__(self):
@@ -39,12 +43,13 @@ class GemmKernel:
         return self.source.signature
 
     @property
-    def problem(self) -> dict[str, int]:
-        return problem_of(self.directive)
+    def sizes(self) -> dict[str, int]:
+        """The problem as the Signature's mapping."""
+        return self.problem.as_dict()
 
     @property
     def grid(self) -> tuple[int, int, int]:
-        return self.signature.grid(self.problem)
+        return self.signature.grid(self.sizes)
 
     @property
     def block(self) -> tuple[int, int, int]:
@@ -53,17 +58,17 @@ class GemmKernel:
     def scalars(self) -> list:
         """Scalar kernel arguments for contiguous buffers of this kernel's problem."""
         from ...device.launcher import contiguous_scalars
-        return contiguous_scalars(self.signature, self.problem)
+        return contiguous_scalars(self.signature, self.sizes)
 
 
-def compile_gemm(d: GemmDirective, s: Schedule, arch: str, cache: KernelCache | None | bool = None,
+def compile_gemm(d: GemmDirective, s: Schedule, arch: str, problem, cache: KernelCache | None | bool = None,
                  key: GemmKey | None = None) -> GemmKernel:
-    """Build and compile the kernel serving `d`'s problem (key: contiguous operands unless
-    given) to its code object. With the default cache the object is also kept in memory for
-    the process."""
-    t = get_target(arch)
-    s.validate(d, t)
-    key = key if key is not None else spec_key(d, s, problem_of(d))
+    """Build and compile the kernel serving `problem` (a GemmProblem or a mapping of its
+    fields; key: contiguous operands unless given) to its code object. With the default cache
+    the object is also kept in memory for the process."""
+    t, p = get_target(arch), as_problem(problem)
+    s.validate(d, t, p)
+    key = key if key is not None else spec_key(d, s, p.as_dict())
     from .. import registry
     from ..compile_op import compile_op
-    return GemmKernel(d, s, key, compile_op(registry.get("gemm"), d, s, key, t.arch, cache=cache))
+    return GemmKernel(d, s, key, compile_op(registry.get("gemm"), d, s, key, t.arch, cache=cache), p)

@@ -13,4 +13,4 @@ def problem(c: dict) -> dict:
 
 def directive(dtype: str, c: dict):
     from .directive import GemmDirective
-    return GemmDirective(dtype, c["m"], c["n"], c["k"], layout=c["layout"])
+    return GemmDirective(dtype, layout=c["layout"])

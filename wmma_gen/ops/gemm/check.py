@@ -1,6 +1,6 @@
 """The correctness gate: run a compiled GEMM on seeded random inputs, compare with numpy.
 
-    check_gemm(directive, schedule, arch, device, seed=0) -> CheckResult
+    check_gemm(directive, schedule, arch, problem, device, seed=0) -> CheckResult
 
 Used by `wmma-gen check` and by the autotuner (a schedule that fails is never timed).
 
@@ -57,8 +57,8 @@ from .api import run_gemm
 from .build import GemmKernel, compile_gemm
 from .directive import GemmDirective
 from .reference import gemm_reference
+from .problem import as_problem
 from .schedule import Schedule
-from .schedule import _problem
 from .signature import spec_key, stored_shape
 
 EPS = {"f16": 2.0 ** -10, "bf16": 2.0 ** -7, "f32": 2.0 ** -23, "fp8": 2.0 ** -3, "bf8": 2.0 ** -2}
@@ -80,12 +80,12 @@ class CheckResult:
         return asdict(self)
 
 
-def tolerance(d: GemmDirective, problem=None) -> float:
+def tolerance(d: GemmDirective, problem) -> float:
     """The max_rel a correct kernel stays within on `problem` (a GemmProblem; see the table in
     the module doc)."""
     if d.is_int:
         return 0.0
-    root = math.sqrt(_problem(d, problem).k)
+    root = math.sqrt(as_problem(problem).k)
     if d.acc in ("f16", "bf16"):
         # + the final cast: an f16 accumulator may be written out as bf16
         tol = 2.0 * root * EPS[d.acc] + EPS[d.out_dtype]
@@ -94,9 +94,9 @@ def tolerance(d: GemmDirective, problem=None) -> float:
     return min(tol, TOL_CAP)
 
 
-def random_operands(d: GemmDirective, seed: int = 0, problem=None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+def random_operands(d: GemmDirective, problem, seed: int = 0) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """(stored arrays for run_gemm, exact values for gemm_reference) of `problem`'s sizes, seeded."""
-    p = _problem(d, problem)
+    p = as_problem(problem)
     rng = np.random.default_rng(seed)
     stored, values = {}, {}
     for name in ("a", "b"):
@@ -118,28 +118,28 @@ def random_operands(d: GemmDirective, seed: int = 0, problem=None) -> tuple[dict
     return stored, values
 
 
-def compare(d: GemmDirective, out: np.ndarray, ref: np.ndarray, problem=None) -> tuple[bool, float, float, float, tuple]:
+def compare(d: GemmDirective, out: np.ndarray, ref: np.ndarray, problem) -> tuple[bool, float, float, float, tuple]:
     """(passed, max_abs, max_rel, tol, worst index) of `out` against `ref`."""
     from ...compare import compare as compare_arrays  # shared, op-agnostic (wmma_gen/compare.py)
     c = compare_arrays(out, ref, tol=tolerance(d, problem), exact=d.is_int, out_dtype=d.out_dtype)
     return c.passed, c.max_abs, c.max_rel, c.tol, c.worst
 
 
-def check_gemm(directive: GemmDirective, schedule: Schedule, arch: str, device=None, seed: int = 0,
-               *, kernel: GemmKernel | None = None, problem=None) -> CheckResult:
+def check_gemm(directive: GemmDirective, schedule: Schedule, arch: str, problem, device=None, seed: int = 0,
+               *, kernel: GemmKernel | None = None) -> CheckResult:
     """Compile (or reuse `kernel`), run on seeded random inputs of `problem` (a GemmProblem) on
     `device` ("auto", "emu", "hip", a Device, or None = auto) and compare with the numpy
     reference. Compile and device errors (ScheduleError, CompileError, EmulatorFault,
     DeviceError) propagate."""
     d = directive
-    p = _problem(d, problem)
+    p = as_problem(problem)
     sizes = p.as_dict()
-    k = kernel if kernel is not None else compile_gemm(d, schedule, arch)
+    k = kernel if kernel is not None else compile_gemm(d, schedule, arch, p)
     if kernel is not None and spec_key(d, k.schedule, sizes) != k.key:
         raise ScheduleError("kernel", str(k.key), f"a code object whose specialization key matches "
                             f"{p.m}x{p.n}x{p.k} ({spec_key(d, k.schedule, sizes)})")
     dev = get_device(device)
-    stored, values = random_operands(d, seed, p)
+    stored, values = random_operands(d, p, seed)
     out, timing = run_gemm(k, dev, stored, problem=sizes)
     ref = gemm_reference(d, values["a"], values["b"], values.get("c"), values.get("bias"))
     passed, max_abs, max_rel, tol, worst = compare(d, out, ref, p)

@@ -24,11 +24,11 @@ def check(args, spec) -> int:
     s = schedule_for(args, spec, base=default_schedule(d, args.arch, p))
     device = get_device(args.device)
     t0 = time.perf_counter()
-    r = check_gemm(d, s, args.arch, device, seed=args.seed, problem=p)
+    r = check_gemm(d, s, args.arch, p, device, seed=args.seed)
     total = time.perf_counter() - t0
     verdict = "PASS" if r.passed else "FAIL"
     data = {"op": "gemm", "arch": args.arch, "device": device.name, "directive": d.to_dict(),
-            "schedule": s.to_dict(), "seed": args.seed, **r.to_dict(), "verdict": verdict,
+            "problem": p.as_dict(), "schedule": s.to_dict(), "seed": args.seed, **r.to_dict(), "verdict": verdict,
             "total_seconds": round(total, 4)}
     when = "emulator wall time, not GPU time" if r.source == "emulator" else "GPU time between hipEvents"
     shape = f"{p.m}x{p.n}x{p.k}" + (f" batch {p.batch}" if p.batch > 1 else "")
@@ -48,9 +48,9 @@ def compile(args, spec):
     """`wmma-gen compile --op gemm`: (directive, schedule, CompiledKernel, grid, block, MLIR text)."""
     from .api import default_schedule
     from .build import compile_gemm
-    d = directive_from(args)
-    s = schedule_for(args, spec, base=default_schedule(d, args.arch, gemm_problem_from(args)))
-    k = compile_gemm(d, s, args.arch)  # raises before anything is written
+    d, p = directive_from(args), gemm_problem_from(args)
+    s = schedule_for(args, spec, base=default_schedule(d, args.arch, p))
+    k = compile_gemm(d, s, args.arch, p)  # raises before anything is written
     return d.to_dict(), s.to_dict(), k.compiled, k.grid, k.block, k.source.mlir
 
 
@@ -102,9 +102,9 @@ def analyze(args, spec) -> int:
     d, p = directive_from(args), gemm_problem_from(args)
     s = schedule_for(args, spec, base=default_schedule(d, args.arch, p))
     t = get_target(args.arch)
-    k = compile_gemm(d, s, args.arch)
+    k = compile_gemm(d, s, args.arch, p)
     e = estimate(k, d, s, t, p)
-    data = {"arch": args.arch, "directive": d.to_dict(), "schedule": s.to_dict(), "kernel_key": k.compiled.key,
+    data = {"arch": args.arch, "directive": d.to_dict(), "problem": p.as_dict(), "schedule": s.to_dict(), "kernel_key": k.compiled.key,
             "metadata": k.compiled.metadata.to_dict(), "estimate": e.to_dict()}
     emit(args, data, render(args.arch, d, s, e, p))
     return 0

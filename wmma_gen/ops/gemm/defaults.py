@@ -12,7 +12,8 @@ from __future__ import annotations
 from ...numerics import BITS
 from ...targets import Target
 from .directive import GemmDirective
-from .schedule import KNOBS, Schedule, _problem, vgpr_estimate
+from .problem import as_problem
+from .schedule import KNOBS, Schedule, vgpr_estimate
 
 LARGE = Schedule(block_m=128, block_n=256, block_k=32, waves_m=2, waves_n=4, lds="ab", buffers=2,
                  lds_pad=8, lds_store_bits=32, load_bits=128, k_unroll=2, raster="grouped", group_m=4)
@@ -34,11 +35,11 @@ def staged_operands(d: GemmDirective) -> str:
     return staged or "none"
 
 
-def fitted_default(d: GemmDirective, t: Target, base: Schedule = LARGE, problem=None) -> Schedule:
-    """`base` with each macro-tile side shrunk to cover `problem` (a GemmProblem; any M, N, K
-    works: the kernel guards its edges), waves reduced to match, and legal staging for the dtype.
-    `problem` may be omitted only while GemmDirective still carries sizes (schedule._problem)."""
-    p = _problem(d, problem)
+def fitted_default(d: GemmDirective, t: Target, problem, base: Schedule = LARGE) -> Schedule:
+    """`base` with each macro-tile side shrunk to cover `problem` (a GemmProblem or a mapping of
+    its fields; any M, N, K works: the kernel guards its edges), waves reduced to match, and
+    legal staging for the dtype."""
+    p = as_problem(problem)
     bm, bn = _fit("block_m", p.m, base.block_m), _fit("block_n", p.n, base.block_n)
     s = base.replace(block_m=bm, block_n=bn, block_k=_fit("block_k", p.k, base.block_k),
                      waves_m=min(base.waves_m, bm // 16), waves_n=min(base.waves_n, bn // 16))
@@ -66,8 +67,8 @@ def fitted_default(d: GemmDirective, t: Target, base: Schedule = LARGE, problem=
         # registers per fragment: a 64x64 tile keeps it spill-free
         # gfx12: two K tiles per iteration (measured: i4 NN/TT 0.043 -> 0.044 v_wmma per issued
         # instruction with LLVM 23, 0.042 -> 0.044 with LLVM 24; gfx11 gains nothing)
-        return fitted_default(d, t, SMALL_GATHER.replace(lds=lds, buffers=2 if lds != "none" else 1,
-                                                         k_unroll=2 if t.family == "gfx12" else 1), p)
+        return fitted_default(d, t, p, SMALL_GATHER.replace(lds=lds, buffers=2 if lds != "none" else 1,
+                                                            k_unroll=2 if t.family == "gfx12" else 1))
     s = s.replace(lds=lds, buffers=s.buffers if lds != "none" else 1, lds_pad=s.lds_pad if lds != "none" else 0)
     return s.validate(d, t, p)
 

@@ -1,11 +1,14 @@
-"""Directives: *what* to compute. `GemmDirective` is C[M,N] = A[M,K] @ B[K,N] (+ epilogue)."""
+"""Directives: *what* to compute. `GemmDirective` is C[M,N] = A[M,K] @ B[K,N] (+ epilogue).
+
+The directive is sizeless (issue 26): M, N, K and batch are a call's GemmProblem (problem.py),
+kernel arguments the code object never sees at compile time."""
 from __future__ import annotations
 
 import json
 import math
 import numbers
 import struct
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 
 from ...errors import ScheduleError
 
@@ -14,6 +17,7 @@ ACC_DTYPES = ("f32", "f16", "bf16", "i32")
 INT_DTYPES = ("i8", "i4")
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")  # torch's meanings: gelu = erf, gelu_tanh = tanh form
 LAYOUTS = ("NN", "NT", "TN", "TT")  # first letter A, second B; T = stored transposed
+SIZE_FIELDS = ("m", "n", "k", "batch")   # the GemmProblem's, in dicts stored before issue 26
 
 
 def _f32(x: float) -> float:
@@ -36,12 +40,8 @@ class GemmDirective:
     layout[1] == 'T'). Integer inputs are signed unless `unsigned` is set.
     """
     dtype: str
-    m: int
-    n: int
-    k: int
     acc: str = ""            # "" -> default_acc(dtype)
     layout: str = "NN"
-    batch: int = 1
     out_dtype: str = ""      # "" -> acc
     alpha: float = 1.0
     beta: float = 0.0
@@ -51,6 +51,9 @@ class GemmDirective:
     op: str = "gemm"
 
     def __post_init__(self):
+        if not isinstance(self.acc, str) or not isinstance(self.layout, str):
+            raise ScheduleError("GemmDirective(acc, layout)", (self.acc, self.layout),
+                                "strings: the directive holds no sizes (M, N, K, batch are a GemmProblem)")
         for name in ("alpha", "beta"):   # the epilogue computes in f32: no silent rounding
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, numbers.Real):
@@ -75,10 +78,6 @@ class GemmDirective:
         allowed_out = ("i32",) if self.acc == "i32" else ("f32", "f16", "bf16")
         if self.out_dtype not in allowed_out:
             raise ScheduleError("out_dtype", self.out_dtype, f"one of {', '.join(allowed_out)}")
-        for name in ("m", "n", "k", "batch"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ScheduleError(name, v, "a positive integer")
         if self.layout not in LAYOUTS:
             raise ScheduleError("layout", self.layout, f"one of {', '.join(LAYOUTS)}")
         if self.bias not in ("", "n", "m"):
@@ -103,24 +102,14 @@ class GemmDirective:
     def is_int(self) -> bool:
         return self.acc == "i32"
 
-    @property
-    def flops(self) -> int:
-        return 2 * self.m * self.n * self.k * self.batch
-
-    def with_shape(self, m: int, n: int, k: int) -> "GemmDirective":
-        return replace(self, m=m, n=n, k=k)
-
-    def sizeless(self) -> "GemmDirective":
-        """What the kernel is compiled from: sizes are kernel arguments, so they are set to
-        1 here (a builder that read them by mistake would fail every edge test)."""
-        return replace(self, m=1, n=1, k=1, batch=1)
-
     def to_dict(self) -> dict:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict) -> "GemmDirective":
-        return cls(**d)
+        """Also reads what studies and files stored before the directive lost its sizes: their
+        m, n, k, batch belong to the problem (problem.as_problem reads them from the same dict)."""
+        return cls(**{k: v for k, v in d.items() if k not in SIZE_FIELDS})
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)

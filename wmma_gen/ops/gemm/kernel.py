@@ -50,9 +50,8 @@ OPERANDS = ("A", "B", "C")   # buffers accessed by globalmem (SGPR base + 32-bit
 
 
 def build_gemm(d: GemmDirective, s: Schedule, t: Target, key: GemmKey, name: str = "wmma_gemm") -> KernelSource:
-    """The kernel for every problem with specialization key `key`. The directive's sizes
-    are not read (see GemmDirective.sizeless): they are kernel arguments."""
-    d = d.sizeless()
+    """The kernel for every problem with specialization key `key` (the directive holds no
+    sizes: they are kernel arguments)."""
     s.validate_kernel(d, t)
     text = gpu_module_text(name, t.arch, lambda: _kernel(d, s, t, key, name),
                            location=f"wmma_gemm {d.dtype}/{d.acc} {d.layout} {t.arch}")

@@ -10,11 +10,12 @@ A GEMM entry:
      "schedule": {<every Schedule field>}, "tflops": 51.3, "unit": "TFLOP/s",
      "fraction_of_peak": 0.42, "source": "model" | "hip", "validated": true, ...}
 
-is read back through the same validators as user input: GemmDirective for the bucket (batch 1
-and no epilogue when absent: what files written before they existed were tuned on),
-Schedule.from_dict for the schedule and Schedule.problems for legality.
+is read back through the same validators as user input: GemmProblem for the bucket (batch 1
+when absent), GemmDirective for acc, layout and epilogue (none when absent: what files written
+before they existed were tuned on), Schedule.from_dict for the schedule and Schedule.problems
+for legality.
 
-`lookup(arch, directive)` picks the entry of the nearest bucket whose schedule is legal for the
+`lookup(arch, directive, problem)` picks the entry of the nearest bucket whose schedule is legal for the
 directive and whose macro tile fits the problem (`fits`), and returns its Schedule. Only
 entries of the call's layout count: a transposed operand is staged by other code (in-register
 transposes, byte packing), so a tile tuned on NN says nothing about TT (issue 28: the NN 4096
@@ -29,7 +30,7 @@ wins; that is the caller's rule.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -38,8 +39,8 @@ from ...errors import ScheduleError
 from ...schedule_files import SCHEMA, SCHEMA_VERSION, SOURCES, ScheduleFileError, ScheduleFileWarning  # noqa: F401
 from ...targets import get_target
 from .directive import GemmDirective
-from .schedule import Schedule, _problem
-from .problem import GemmProblem
+from .problem import GemmProblem, as_problem
+from .schedule import Schedule
 
 OP = "gemm"
 DEFAULT_DIR = sf.SHIPPED_DIR     # the shipped files (last in the search path)
@@ -48,18 +49,13 @@ DEFAULT_DIR = sf.SHIPPED_DIR     # the shipped files (last in the search path)
 @dataclass(frozen=True)
 class Entry:
     arch: str
-    directive: GemmDirective      # the bucket: shape, acc, layout
+    directive: GemmDirective      # what the entry was tuned for: acc, layout, epilogue
+    problem: GemmProblem          # the bucket: the sizes it was tuned on
     schedule: Schedule
     tflops: float
     source: str
     path: str
     extra: dict
-
-    @property
-    def problem(self) -> GemmProblem:
-        """The bucket's sizes (a file entry's `bucket`)."""
-        b = self.directive
-        return GemmProblem(b.m, b.n, b.k, b.batch)
 
     def distance(self, p: GemmProblem) -> float:
         q = self.problem
@@ -88,11 +84,13 @@ def _entry(e: dict, at: str, h: sf.Header, path) -> Entry:
     sf.need(isinstance(epi, dict) and set(epi) <= {"bias", "activation"}, path, f"{at}.epilogue", epi,
             "an object with bias ('', 'n' or 'm') and activation")
     try:
-        d = GemmDirective(h.dtype, b["m"], b["n"], b["k"], acc=e.get("acc", ""), layout=e.get("layout", "NN"),
-                          batch=b.get("batch", 1), bias=epi.get("bias", ""), activation=epi.get("activation", ""))
+        p = GemmProblem(b["m"], b["n"], b["k"], b.get("batch", 1))
+        d = GemmDirective(h.dtype, acc=e.get("acc", ""), layout=e.get("layout", "NN"),
+                          bias=epi.get("bias", ""), activation=epi.get("activation", ""))
     except (ScheduleError, TypeError) as err:
         field = getattr(err, "field", "bucket")
-        field = f"epilogue.{field}" if field in ("bias", "activation") else field
+        field = (f"epilogue.{field}" if field in ("bias", "activation")
+                 else f"bucket.{field}" if field in GemmProblem.__dataclass_fields__ else field)
         raise ScheduleFileError(path, f"{at}.{field}", getattr(err, "value", b),
                                 getattr(err, "allowed", str(err))) from None
     sched = e["schedule"]
@@ -102,11 +100,11 @@ def _entry(e: dict, at: str, h: sf.Header, path) -> Entry:
         field = getattr(err, "field", "schedule")
         raise ScheduleFileError(path, f"{at}.schedule.{field}" if field != "schedule" else f"{at}.schedule",
                                 getattr(err, "value", sched), getattr(err, "allowed", str(err))) from None
-    problems = s.problems(d, h.target, GemmProblem(b["m"], b["n"], b["k"], b.get("batch", 1)))
+    problems = s.problems(d, h.target, p)
     sf.need(not problems, path, f"{at}.schedule", sched, "a legal schedule: " + "; ".join(problems))
     extra = {k: v for k, v in e.items()
              if k not in ("bucket", "acc", "layout", "epilogue", "schedule", "tflops", "source")}
-    return Entry(h.arch, d, s, float(e["tflops"]), e["source"], str(path), extra)
+    return Entry(h.arch, d, p, s, float(e["tflops"]), e["source"], str(path), extra)
 
 
 def load_file(path: str | Path) -> list[Entry]:
@@ -114,13 +112,13 @@ def load_file(path: str | Path) -> list[Entry]:
     return sf.load(path, parse)
 
 
-def lookup_entry(arch: str, directive: GemmDirective, directory: str | Path | None = None,
-                 accept: Optional[Callable[[Schedule], bool]] = None, problem=None) -> Optional[Entry]:
+def lookup_entry(arch: str, directive: GemmDirective, problem, directory: str | Path | None = None,
+                 accept: Optional[Callable[[Schedule], bool]] = None) -> Optional[Entry]:
     """The exported entry for the nearest bucket whose schedule is legal for `directive` on
     `problem` (a GemmProblem) and passes `accept` (e.g. "the builder can build it"), or None.
     `directory`: only the file there (else the search path of schedule_files)."""
     t = get_target(arch)
-    p = _problem(directive, problem)
+    p = as_problem(problem)
 
     def pick(entries: list[Entry]) -> Optional[Entry]:
         ranked = sorted((e for e in entries if e.directive.layout == directive.layout),
@@ -132,16 +130,16 @@ def lookup_entry(arch: str, directive: GemmDirective, directory: str | Path | No
                 return e
         return None
 
-    key = _bucket(Entry(arch, replace(directive, m=p.m, n=p.n, k=p.k, batch=p.batch), None, 0.0, "", "", {}))
+    key = _bucket(Entry(arch, directive, p, None, 0.0, "", "", {}))
     return sf.lookup(OP, arch, directive.dtype, key, pick, load_file=load_file, bucket=_bucket, shipped=DEFAULT_DIR,
                      directory=directory, warning=ScheduleFileWarning)
 
 
 def _bucket(e: Entry) -> str:
-    b = e.directive
-    extra = (f" batch={b.batch}" if b.batch != 1 else "") + (f" bias={b.bias}" if b.bias else "")
-    extra += f" activation={b.activation}" if b.activation else ""
-    return f"m={b.m} n={b.n} k={b.k} acc={b.acc} layout={b.layout}{extra}"
+    d, p = e.directive, e.problem
+    extra = (f" batch={p.batch}" if p.batch != 1 else "") + (f" bias={d.bias}" if d.bias else "")
+    extra += f" activation={d.activation}" if d.activation else ""
+    return f"m={p.m} n={p.n} k={p.k} acc={d.acc} layout={d.layout}{extra}"
 
 
 def fits(s: Schedule, p: GemmProblem) -> bool:
@@ -150,8 +148,9 @@ def fits(s: Schedule, p: GemmProblem) -> bool:
     return s.block_m <= -(-p.m // 16) * 16 and s.block_n <= -(-p.n // 16) * 16
 
 
-def lookup(arch: str, directive: GemmDirective, directory: str | Path | None = None,
-           accept: Optional[Callable[[Schedule], bool]] = None, problem=None) -> Optional[Schedule]:
-    """The exported schedule for `directive` on `problem` on `arch`, or None (caller uses its default)."""
-    e = lookup_entry(arch, directive, directory, accept, problem)
+def lookup(arch: str, directive: GemmDirective, problem, directory: str | Path | None = None,
+           accept: Optional[Callable[[Schedule], bool]] = None) -> Optional[Schedule]:
+    """The exported schedule for `directive` on `problem` (a GemmProblem or a mapping of its
+    fields) on `arch`, or None (caller uses its default)."""
+    e = lookup_entry(arch, directive, problem, directory, accept)
     return e.schedule if e else None

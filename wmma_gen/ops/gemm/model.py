@@ -40,12 +40,13 @@ from ...model.params import params_for, wmma_cycles
 from ...targets import Target, get_target
 from . import banks
 from .directive import GemmDirective
-from .schedule import Schedule, _problem
+from .problem import as_problem
+from .schedule import Schedule
 from .traffic import traffic, workgroups
 
 
 def estimate(kernel, directive: GemmDirective, schedule: Schedule, target: Target | str,
-             problem=None) -> Estimate:
+             problem) -> Estimate:
     """Estimate for a compiled kernel (a build.GemmKernel or compiler.CompiledKernel) on
     `problem` (a GemmProblem)."""
     c = getattr(kernel, "compiled", kernel)
@@ -56,9 +57,9 @@ def estimate(kernel, directive: GemmDirective, schedule: Schedule, target: Targe
 
 
 def estimate_from(loop: LoopStats, res: Resources, d: GemmDirective, s: Schedule, target: Target | str,
-                  problem=None) -> Estimate:
+                  problem) -> Estimate:
     t = get_target(target) if isinstance(target, str) else target
-    size = _problem(d, problem)
+    size = as_problem(problem)
     flops = 2 * size.m * size.n * size.k * size.batch
     p = params_for(t.arch)
     ins = t.instr(d.dtype, d.acc)
@@ -124,7 +125,7 @@ def estimate_from(loop: LoopStats, res: Resources, d: GemmDirective, s: Schedule
     tail = max(0.0, 1.0 - balanced / rounds_clk) if rounds_clk else 0.0
 
     concurrent = min(n_wg, t.cus * occ.workgroups_per_cu)
-    tr = traffic(d, s, t, concurrent, p.l2_bytes, p.mall_bytes, size)
+    tr = traffic(d, s, t, concurrent, p.l2_bytes, p.mall_bytes, problem=size)
     peak = t.peak_tflops(d.dtype)
     executed_flops = 2.0 * n_wg * s.block_m * s.block_n * k_wg
     times = {

@@ -36,11 +36,11 @@ def gemm_plan(arch, *, dtype, layout, a, b, c, out, bias, beta, alpha, activatio
     if bias is not None and bias != (n,):
         raise ScheduleError("bias.shape", bias, f"({n},): one f32 value per output column")
     f32 = lambda x: float(np.float32(x))   # the epilogue computes in f32
-    d = GemmDirective(dtype, int(m), int(n), int(ka), layout=layout, batch=int(batch), out_dtype=out,
-                      alpha=f32(alpha), beta=f32(beta), bias="n" if bias is not None else "",
-                      activation=activation, unsigned=unsigned)
-    problem = {"m": int(m), "n": int(n), "k": int(ka), "batch": int(batch)}   # the operands' sizes
-    s = default_schedule(d, arch, GemmProblem(**problem))
+    d = GemmDirective(dtype, layout=layout, out_dtype=out, alpha=f32(alpha), beta=f32(beta),
+                      bias="n" if bias is not None else "", activation=activation, unsigned=unsigned)
+    p = GemmProblem(int(m), int(n), int(ka), int(batch))   # the operands' sizes
+    problem = p.as_dict()
+    s = default_schedule(d, arch, p)
     strides = {"A": (ta[0] if sa[0] > 1 else 0, ta[1]), "B": (tb[0] if sb[0] > 1 else 0, tb[1])}
-    kern = compile_gemm(d, s, arch, key=spec_key(d, s, problem, strides, dict(offsets)))
+    kern = compile_gemm(d, s, arch, p, key=spec_key(d, s, problem, strides, dict(offsets)))
     return Plan((Step(kern.compiled, kern.signature),), problem)

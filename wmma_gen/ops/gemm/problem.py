@@ -2,7 +2,10 @@
 the legality rules, the lookup and the plan read it without importing the OpSpec (spec.py)."""
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
+
+from ...errors import ScheduleError
 
 
 @dataclass(frozen=True)
@@ -12,6 +15,13 @@ class GemmProblem:
     n: int
     k: int
     batch: int = 1
+
+    def __post_init__(self):
+        for name in ("m", "n", "k", "batch"):
+            v = getattr(self, name)
+            if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < 1:
+                raise ScheduleError(name, v, "a positive integer")
+            object.__setattr__(self, name, int(v))   # numpy/pandas integers from ladders and files
 
     def as_dict(self) -> dict:
         return {"m": self.m, "n": self.n, "k": self.k, "batch": self.batch}

@@ -32,8 +32,8 @@ class GemmRow:
 
     def directive(self):
         from .directive import GemmDirective
-        return GemmDirective(self.dtype, self.m, self.n, self.k, layout=self.layout, batch=self.batch,
-                             bias="n" if self.bias else "", activation=self.activation, out_dtype=self.out_dtype)
+        return GemmDirective(self.dtype, layout=self.layout, bias="n" if self.bias else "",
+                             activation=self.activation, out_dtype=self.out_dtype)
 
     @property
     def problem(self):

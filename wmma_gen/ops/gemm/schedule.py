@@ -15,7 +15,7 @@ from ...knobs import Knob, KnobSchedule
 from ...numerics import BITS
 from ...targets import Target
 from .directive import GemmDirective
-from .problem import GemmProblem, as_problem
+from .problem import as_problem
 
 SPACE: tuple[Knob, ...] = (
     Knob("block_m", (16, 32, 64, 128, 256), "macro tile rows (BM) per workgroup"),
@@ -83,23 +83,16 @@ class Schedule(KnobSchedule):
         """The checks that do not depend on the problem size (what a code object needs)."""
         return self.check(KERNEL_CONSTRAINTS, d, t)
 
-    # The size checks read the GemmProblem, never the directive (issue 26). `p` may be omitted
-    # only while GemmDirective still carries sizes: then the directive's are taken once, here.
-    def problems(self, d: GemmDirective, t: Target, p=None) -> list[str]:
-        p = _problem(d, p)
+    # The size checks read the GemmProblem (a mapping of its fields is accepted), never the
+    # directive: it holds no sizes (issue 26).
+    def problems(self, d: GemmDirective, t: Target, p) -> list[str]:
+        p = as_problem(p)
         return ([r for c in KERNEL_CONSTRAINTS if (r := c(self, d, t)) is not None]
                 + [r for c in PROBLEM_CONSTRAINTS if (r := c(self, d, t, p)) is not None])
 
-    def validate(self, d: GemmDirective, t: Target, p=None) -> "Schedule":
+    def validate(self, d: GemmDirective, t: Target, p) -> "Schedule":
         self.check(KERNEL_CONSTRAINTS, d, t)
-        return self.check(PROBLEM_CONSTRAINTS, d, t, _problem(d, p))
-
-
-def _problem(d: GemmDirective, p):
-    """`p` as a GemmProblem (a mapping of its fields is accepted), else the directive's sizes."""
-    if p is not None:
-        return as_problem(p)
-    return GemmProblem(d.m, d.n, d.k, d.batch)
+        return self.check(PROBLEM_CONSTRAINTS, d, t, as_problem(p))
 
 
 # --- constraints: (Schedule, GemmDirective, Target) -> None | reason -------------------

@@ -46,10 +46,6 @@ def stored_shape(d: GemmDirective, which: str, p: Mapping[str, int]) -> tuple[in
     return p["batch"], rows, cols
 
 
-def problem_of(d: GemmDirective) -> dict[str, int]:
-    return {"m": d.m, "n": d.n, "k": d.k, "batch": d.batch}
-
-
 def tiles(s: Schedule, p: Mapping[str, int]) -> int:
     return _cdiv(p["m"], s.block_m) * _cdiv(p["n"], s.block_n)
 

@@ -3,8 +3,6 @@
 registry.py names this module; `spec()` imports the heavy parts (MLIR builder) lazily."""
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ..contract import Axis, ModelEstimate, OpSpec
 from .problem import GemmProblem, as_problem
 from .schedule import SPACE  # noqa: F401  (light: registry.space_of)
@@ -14,11 +12,6 @@ AXES = (Axis("m", int, "--shape", 256, (1024, 2048, 4096), "rows of A and C"),
         Axis("n", int, "--shape", 256, (1024, 2048, 4096), "columns of B and C"),
         Axis("k", int, "--shape", 256, (1024, 2048, 4096), "reduction length"),
         Axis("batch", int, "--batch", 1, (1,), "independent products"))
-
-
-def sized(d, p: GemmProblem):
-    """The directive with the problem's sizes (GemmDirective still carries them for its checks)."""
-    return replace(d, m=p.m, n=p.n, k=p.k, batch=p.batch)
 
 
 def build(d, s, target, key):
@@ -34,13 +27,12 @@ def key_of(d, s, p: GemmProblem):
 def kernel_of(cs, d, p: GemmProblem):
     """The build.GemmKernel view of a CompiledSet (what check_gemm and the model take)."""
     from .build import GemmKernel
-    return GemmKernel(sized(d, p), cs.schedule, cs.key, cs)
+    return GemmKernel(d, cs.schedule, cs.key, cs, as_problem(p))
 
 
 def check(cs, d, p: GemmProblem, device=None, seed: int = 0):
     from .check import check_gemm
-    return check_gemm(sized(d, p), cs.schedule, cs.arch, device, seed=seed, kernel=kernel_of(cs, d, p),
-                      problem=p)
+    return check_gemm(d, cs.schedule, cs.arch, as_problem(p), device, seed=seed, kernel=kernel_of(cs, d, p))
 
 
 def estimate(cs, d, s, p: GemmProblem, arch: str) -> ModelEstimate:
@@ -65,11 +57,10 @@ def gate_problems(d, s, key) -> list[GemmProblem]:
     return [GemmProblem(**g) for g in gate(d, s, key)]
 
 
-def default_schedule(d, arch: str, p=None):
-    """The API's choice for the problem p (d's own sizes only when no Problem is given: the
-    directive still carries sizes for the public API and persisted files)."""
+def default_schedule(d, arch: str, p):
+    """The API's choice for the problem p (a GemmProblem or a study's stored mapping)."""
     from .api import default_schedule as default
-    return default(sized(d, as_problem(p)) if p is not None else d, arch, None if p is None else as_problem(p))
+    return default(d, arch, as_problem(p))
 
 
 SELFTEST_DTYPES = ("f16", "bf16", "i8", "fp8")   # each where the target has a WMMA for it
@@ -82,7 +73,7 @@ def selftest(arch: str) -> list:
     from .directive import GemmDirective
     have = get_target(arch).dtypes
     p = SELFTEST_PROBLEM
-    return [(GemmDirective(dt, p.m, p.n, p.k), p) for dt in SELFTEST_DTYPES if dt in have]
+    return [(GemmDirective(dt), p) for dt in SELFTEST_DTYPES if dt in have]
 
 
 def spec() -> OpSpec:

@@ -24,7 +24,8 @@ from dataclasses import asdict, dataclass
 from ...numerics import BITS
 from ...targets import Target
 from .directive import GemmDirective
-from .schedule import Schedule, _problem
+from .problem import as_problem
+from .schedule import Schedule
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -52,15 +53,15 @@ def _bytes(n_elems: float, dtype: str) -> float:
     return n_elems * BITS[dtype] / 8
 
 
-def workgroups(d: GemmDirective, s: Schedule, problem=None) -> int:
-    p = _problem(d, problem)
+def workgroups(d: GemmDirective, s: Schedule, problem) -> int:
+    p = as_problem(problem)
     return _cdiv(p.m, s.block_m) * _cdiv(p.n, s.block_n) * p.batch * s.split_k
 
 
 def traffic(d: GemmDirective, s: Schedule, t: Target, concurrent: int, l2_bytes: int,
-            mall_bytes: int = 0, problem=None) -> Traffic:
+            mall_bytes: int = 0, *, problem) -> Traffic:
     """Bytes moved by `d` with `s` on `problem` (a GemmProblem)."""
-    p = _problem(d, problem)
+    p = as_problem(problem)
     flops = 2 * p.m * p.n * p.k * p.batch
     tiles_m, tiles_n = _cdiv(p.m, s.block_m), _cdiv(p.n, s.block_n)
     k_wg = _cdiv(p.k, s.split_k)

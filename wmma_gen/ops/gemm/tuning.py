@@ -10,7 +10,7 @@ every instruction the schedule emits.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import wmma_gen
@@ -20,7 +20,7 @@ from wmma_gen.ops.gemm.defaults import LARGE
 from wmma_gen.ops.gemm.directive import ACTIVATIONS, GemmDirective
 from wmma_gen.ops.gemm.schedule import SPACE, Schedule
 from wmma_gen.ops.gemm.signature import gate_problems
-from wmma_gen.ops.gemm.problem import as_problem
+from wmma_gen.ops.gemm.problem import GemmProblem, as_problem
 from wmma_gen.targets import Target, get_target
 
 from autotune.objective import StagedObjective, prune
@@ -50,16 +50,17 @@ DEFAULTS = {"dtypes": ("f16", "bf16", "i8", "i4"),
 
 def label(ua: dict) -> str:
     d = GemmDirective.from_dict(ua["directive"])      # fills what older studies did not store (layout NN)
-    tags = _tags(d).replace("-biasn", " +bias").replace("-biasm", " +row_bias")
+    p = as_problem(ua.get("problem") or ua.get("row") or ua["directive"])   # older studies: sizes in row/directive
+    tags = _tags(d, p).replace("-biasn", " +bias").replace("-biasm", " +row_bias")
     tags = tags.replace("-", " ")
-    shape = f"{d.m}x{d.n}x{d.k}"
+    shape = f"{p.m}x{p.n}x{p.k}"
     return shape if d.layout == "NN" and not tags else f"{d.layout} {shape}{tags}"
 
 
-def _tags(d: GemmDirective) -> str:
+def _tags(d: GemmDirective, p: GemmProblem) -> str:
     """What a study's name adds for a problem beyond dtype, acc, layout and shape (none for the
     plain problems `--shapes` sweeps: their names are unchanged)."""
-    tags = ([f"b{d.batch}"] if d.batch != 1 else []) + ([f"bias{d.bias}"] if d.bias else [])
+    tags = ([f"b{p.batch}"] if p.batch != 1 else []) + ([f"bias{d.bias}"] if d.bias else [])
     tags += ([d.activation] if d.activation else []) + ([f"out{d.out_dtype}"] if d.out_dtype != d.acc else [])
     return "".join("-" + t for t in tags)
 
@@ -79,18 +80,18 @@ def items(cfg) -> list[tuple[GemmDirective, dict]]:
     batch 1, no epilogue per (dtype, shape)."""
     if cfg.problems:
         return [(p.directive(), p.sizes()) for p in cfg.problems]
-    return [(d, {"m": d.m, "n": d.n, "k": d.k, "batch": d.batch})
-            for d in (GemmDirective(dt, m, n, k) for dt in cfg.dtypes for (m, n, k) in cfg.axes["shapes"])]
+    return [(GemmDirective(dt), GemmProblem(m, n, k).as_dict()) for dt in cfg.dtypes for (m, n, k) in cfg.axes["shapes"]]
 
 
-def study_name(cfg, d: GemmDirective, p=None) -> str:
-    base = f"{d.op}-{cfg.arch}-{d.dtype}-{d.acc}-{d.layout}-{d.m}x{d.n}x{d.k}{_tags(d)}"
+def study_name(cfg, d: GemmDirective, p) -> str:
+    p = as_problem(p)
+    base = f"{d.op}-{cfg.arch}-{d.dtype}-{d.acc}-{d.layout}-{p.m}x{p.n}x{p.k}{_tags(d, p)}"
     return f"{cfg.study_name}:{base}" if cfg.study_name else base
 
 
-def row(d: GemmDirective, p=None) -> dict:
+def row(d: GemmDirective, p) -> dict:
     """The study's problem columns, plus EXTRA_COLUMNS (for a ladder that carries them)."""
-    return {"dtype": d.dtype, "acc": d.acc, "layout": d.layout, "m": d.m, "n": d.n, "k": d.k, "batch": d.batch,
+    return {"dtype": d.dtype, "acc": d.acc, "layout": d.layout, **as_problem(p).as_dict(),
             "bias": d.bias, "activation": d.activation}
 
 
@@ -98,10 +99,10 @@ def size(r) -> float:
     return float(r["m"] * r["n"] * r["k"]) ** (1 / 3)
 
 
-def study_attrs(cfg, d: GemmDirective, p=None) -> dict:
+def study_attrs(cfg, d: GemmDirective, p) -> dict:
     t = get_target(cfg.arch)
-    return {"arch": cfg.arch, "op": cfg.op, "dtype": d.dtype, "directive": d.to_dict(), "row": row(d),
-            "peak_tflops": t.peak_tflops(d.dtype), "unit": "TOP/s" if d.is_int else "TFLOP/s"}
+    return {"arch": cfg.arch, "op": cfg.op, "dtype": d.dtype, "directive": d.to_dict(),
+            "problem": as_problem(p).as_dict(), "row": row(d, p), "peak_tflops": t.peak_tflops(d.dtype), "unit": "TOP/s" if d.is_int else "TFLOP/s"}
 
 
 def baselines(d: GemmDirective, p, arch: str) -> list[Schedule]:
@@ -116,19 +117,19 @@ def baselines(d: GemmDirective, p, arch: str) -> list[Schedule]:
     return list(dict.fromkeys(first + [s for s in BASELINES if not s.problems(d, t, as_problem(p))]))
 
 
-def compile_schedule(d: GemmDirective, s: Schedule, arch: str):
+def compile_schedule(d: GemmDirective, s: Schedule, arch: str, problem):
     """The objective's compile stage (a picklable module function: the sweep's compile pool
     runs it ahead in worker processes, which fills the shared on-disk compile cache)."""
     from wmma_gen.ops.gemm.build import compile_gemm
-    return compile_gemm(d, s, arch)     # through ops/compile_op.py (LRU + disk index)
+    return compile_gemm(d, s, arch, problem)     # through ops/compile_op.py (LRU + disk index)
 
 
 WARMUP, REPEATS = 3, 10  # GPU timing: launches discarded, launches whose median is kept
 
 
-def gate_directive(d: GemmDirective, s: Schedule, key) -> list[GemmDirective]:
+def gate_problem_list(d: GemmDirective, s: Schedule, key) -> list[GemmProblem]:
     """The small problems the correctness gate runs with the timed object (same key)."""
-    return [replace(d, m=p["m"], n=p["n"], k=p["k"], batch=1) for p in gate_problems(d, s, key)]
+    return [as_problem(p) for p in gate_problems(d, s, key)]
 
 
 def occupancy(kernel, s: Schedule, t: Target):
@@ -157,13 +158,14 @@ def _real_estimate():
 
 @dataclass
 class GemmObjective(StagedObjective):
-    """`objective(trial) -> TFLOP/s` for one (arch, directive) study.
+    """`objective(trial) -> TFLOP/s` for one (arch, directive, problem) study.
 
     device: a wmma_gen Device (hip or emulator) for the gate; GPU time is measured only when
     it is a GPU (StagedObjective.on_gpu). compile/check/estimate default to the real stages and
     are parameters so tests can spy on them. corrupt(schedule) -> True makes that schedule's
     gate read back corrupted output (test-only hook; nothing else ever sets it)."""
     directive: GemmDirective
+    problem: GemmProblem
     arch: str
     device: object
     domains: Optional[Domains] = None
@@ -179,12 +181,13 @@ class GemmObjective(StagedObjective):
 
     def __post_init__(self):
         self.target = get_target(self.arch)
+        self.problem = as_problem(self.problem)
 
     def _problems(self, s: Schedule) -> list[str]:
-        return s.problems(self.directive, self.target)
+        return s.problems(self.directive, self.target, self.problem)
 
     def _kernels(self, s: Schedule) -> dict:
-        kernel = (self.compile or compile_schedule)(self.directive, s, self.arch)
+        kernel = (self.compile or compile_schedule)(self.directive, s, self.arch, self.problem)
         return {"gemm": (kernel, kernel.compiled)}
 
     def _admit(self, trial, s: Schedule, ks: dict) -> str:
@@ -202,9 +205,9 @@ class GemmObjective(StagedObjective):
             check = self.check or _real_check()
             device = corrupting(self.device) if corrupt else self.device
             worst = None
-            for g in gate_directive(self.directive, s, kernel.key):
+            for g in gate_problem_list(self.directive, s, kernel.key):
                 try:
-                    r = check(g, s, self.arch, device, seed=self.seed, kernel=kernel)
+                    r = check(self.directive, s, self.arch, g, device, seed=self.seed, kernel=kernel)
                 except EmulatorFault as e:  # the kernel faulted on the small problem: it is wrong
                     worst = {"passed": False, "m": g.m, "n": g.n, "k": g.k, "isa_hash": kernel.compiled.key,
                              "why": f"kernel faulted: {e}"}
@@ -227,19 +230,20 @@ class GemmObjective(StagedObjective):
         if self.on_gpu:
             return time_on_device(self.device, kernel), "hip", ""
         try:
-            est = (self.estimate or _real_estimate())(kernel, self.directive, s, self.target)
+            est = (self.estimate or _real_estimate())(kernel, self.directive, s, self.target, self.problem)
         except ScheduleError as e:  # the model refuses what cannot run (e.g. nothing fits a CU)
             prune(trial, "model", str(e))
         return float(est.seconds), str(est.source), str(est.limiter)
 
     def _flops(self) -> float:
-        return self.directive.flops
+        p = self.problem
+        return 2 * p.m * p.n * p.k * p.batch
 
 
 def time_on_device(device, kernel, warmup: int = WARMUP, repeats: int = REPEATS) -> float:
     """Median GPU seconds of the compiled GEMM on its problem (autotune/timing.py)."""
     from autotune.timing import time_signature
-    return time_signature(device, kernel.compiled, kernel.signature, kernel.problem, warmup, repeats)
+    return time_signature(device, kernel.compiled, kernel.signature, kernel.sizes, warmup, repeats)
 
 
 def corrupting(device):
@@ -286,7 +290,7 @@ def corrupting(device):
 
 def objective(d, p, arch: str, device, *, domains=None, seed: int = 0, gate_cache=None, compile=None,
               check=None, estimate=None, corrupt=None, factory=None):
-    return (factory or GemmObjective)(d, arch, device, domains=domains, compile=compile, check=check,
+    return (factory or GemmObjective)(d, p, arch, device, domains=domains, compile=compile, check=check,
                                       estimate=estimate, corrupt=corrupt,
                                       gate_cache={} if gate_cache is None else gate_cache, seed=seed)
 
