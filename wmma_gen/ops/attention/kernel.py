@@ -177,11 +177,12 @@ def _context(d, s, t, ptrs, sc, lds) -> Ctx:
     lse_base = iadd(imul(b, x["lse_sb"]), iadd(imul(h, x["lse_sh"]), q_start))
     ck = staging.plan(s.block_n, d.head_dim, s.load_bits, s.threads, False, d.dtype)
     cv = staging.plan(s.block_n, d.head_dim, s.load_bits, s.threads, True, d.dtype)
-    ctx = Ctx(d, s, t.family, views, x | {"scale": sc["scale"], "window_left": x["window_left"],
-                                          "window_right": x["window_right"]},
-              lds[0], lds[1], lds[2] if len(lds) > 2 else None, tid, irb.rem(tid, 32), irb.div(tid, 32), split,
-              imul(tile, s.block_m), seq_q, seq_k, base("q", h), base("k", kvh), base("v", kvh), base("o", h),
-              lse_base, c, b, h, q_start, ck, cv)
+    ctx = Ctx(d=d, s=s, fam=t.family, ptr=views,
+              sc=x | {"scale": sc["scale"], "window_left": x["window_left"], "window_right": x["window_right"]},
+              lds_k=lds[0], lds_v=lds[1], lds_q=lds[2] if len(lds) > 2 else None, tid=tid, lane=irb.rem(tid, 32),
+              wave=irb.div(tid, 32), split=split, q0=imul(tile, s.block_m), seq_q=seq_q, seq_k=seq_k,
+              q_base=base("q", h), k_base=base("k", kvh), v_base=base("v", kvh), o_base=base("o", h),
+              lse_base=lse_base, c=c, b=b, h=h, q_start=q_start, copy_k=ck, copy_v=cv)
     if d.softcap:
         ctx.cap_in = arith.divf(sc["scale"], sc["softcap"])
     return ctx

@@ -18,7 +18,7 @@ from ...kernels.attention_blocks import iadd, imin, imul
 from . import staging
 
 if TYPE_CHECKING:
-    from .context import Ctx
+    from .context import AttentionCtx, Ctx
 
 
 def q_fragments(c: "Ctx") -> list:
@@ -34,7 +34,7 @@ def q_fragments(c: "Ctx") -> list:
     return out
 
 
-def scores(c: "Ctx", q, buf=0) -> list:
+def scores(c: "AttentionCtx", q, buf=0) -> list:
     """S^T[f][kt] = K[kt] @ Q^T[f] for the tile in LDS_K (rows from `buf`: kv_buffers=2)."""
     fam, n = c.fam, ab.run_len(c.fam)
     acc = [[irb.zeros(irb.vec(8, ab.f32_type())) for _ in range(c.s.block_n // 16)] for _ in range(c.s.frags_q)]
@@ -63,7 +63,7 @@ def lds_half(dtype: str, vals: list) -> list:
     return [vector.bitcast(irb.vec(ir.VectorType(v.type).shape[0], ir.F16Type.get()), v) for v in vals]
 
 
-def pv(c: "Ctx", p_ops: list, o: list, buf=0) -> list:
+def pv(c: "AttentionCtx", p_ops: list, o: list, buf=0) -> list:
     """O^T[f][dt] += V^T[dt][kt] @ P^T[f][kt] for the tile in LDS_V (rows from `buf`)."""
     fam, n = c.fam, ab.run_len(c.fam)
     row, col = ab.a_row(fam, c.lane), ab.run_offset(fam, c.lane)
@@ -87,7 +87,7 @@ def q_lds_fill(c: "Ctx") -> None:
     amdgpu.LDSBarrierOp()
 
 
-def q_from_lds(c: "Ctx") -> list:
+def q_from_lds(c: "AttentionCtx") -> list:
     fam, n = c.fam, ab.run_len(c.fam)
     row0 = iadd(imul(c.wave, 16 * c.s.frags_q), irb.rem(c.lane, 16))
     col = ab.run_offset(fam, c.lane)
