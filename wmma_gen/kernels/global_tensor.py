@@ -90,6 +90,17 @@ class GlobalTensor:
     def elem_bytes(self) -> int:
         return self.elem_bits // 8
 
+    @property
+    def row_stride(self):
+        """Element stride of the row axis, strides[1]: the sequence of an attention tensor, the
+        slot of a paged cache block, the row of a GEMM matrix."""
+        return self.strides[1]
+
+    def byte_offset(self, elems) -> ir.Value:
+        """An element offset (index, >= 0) as the unsigned i32 byte offset `read_at` takes
+        (exact below MAX_OFFSET_BYTES, module docstring)."""
+        return saddr.byte_offset(elems, self.elem_bytes)
+
     def row_base(self, *index):
         """Element offset of the row at the outer-axis `index` (one value per stride: the
         attention's (b, row0, h) -> b*sb + row0*ss + h*sh)."""
@@ -114,7 +125,8 @@ class GlobalTensor:
     def read_at(self, byte_off: ir.Value, n: int, imm_elems: int = 0) -> ir.Value:
         """vector<n x storage> at ptr + zext(byte_off) + imm_elems: the attention forward's and
         paged decode's form, where the caller has already summed a tile's uniform offset and the
-        lane's row/column into one i32 byte offset (kv_tiles.lane_offsets + tile_offset)."""
+        lane's row/column into one i32 byte offset (`byte_offset`; kv_tiles.lane_offsets +
+        tile_offset)."""
         return saddr.load_at(self.ptr, byte_off, n, irb.storage_type(self.dtype), self.elem_bytes,
                              imm_elems * self.elem_bytes)
 

@@ -24,13 +24,13 @@ if TYPE_CHECKING:
 def q_fragments(c: "Ctx") -> list:
     """Q^T B operands [f][kd] from global memory (rows past the sequence end clamped); the
     head-dim runs of a row are immediate offsets of one lane address."""
-    fam, n = c.fam, ab.run_len(c.fam)
+    fam, n, Q = c.fam, ab.run_len(c.fam), c.ptr["Q"]
     last = irb.sub(c.seq_q, 1)
     out = []
     for f in range(c.s.frags_q):
         row = imin(c.query(f), last)
-        off = ab.byte_offset(iadd(c.q_base, iadd(imul(row, c.sc["q_ss"]), ab.run_offset(fam, c.lane))), c.d.dtype)
-        out.append([c.ptr["Q"].read_at(off, n, 16 * kd) for kd in range(c.d.head_dim // 16)])
+        off = Q.byte_offset(iadd(c.q_base, iadd(imul(row, Q.row_stride), ab.run_offset(fam, c.lane))))
+        out.append([Q.read_at(off, n, 16 * kd) for kd in range(c.d.head_dim // 16)])
     return out
 
 
@@ -80,8 +80,9 @@ def pv(c: "AttentionCtx", p_ops: list, o: list, buf=0) -> list:
 
 def q_lds_fill(c: "Ctx") -> None:
     p = staging.plan(c.s.block_m, c.d.head_dim, c.s.load_bits, c.s.threads, False, c.d.dtype)
-    base = iadd(c.q_base, imul(c.q0, c.sc["q_ss"]))
-    offs = staging.lane_offsets(p, c.tid, base, c.sc["q_ss"], irb.sub(irb.sub(c.seq_q, 1), c.q0))
+    Q = c.ptr["Q"]
+    base = iadd(c.q_base, imul(c.q0, Q.row_stride))
+    offs = staging.lane_offsets(p, Q, c.tid, base, irb.sub(irb.sub(c.seq_q, 1), c.q0))
     vals = staging.load(p, c.ptr["Q"], offs, irb.ci(0, 32))
     staging.store(p, c.lds_q, c.tid, lds_half(c.d.dtype, vals))
     amdgpu.LDSBarrierOp()

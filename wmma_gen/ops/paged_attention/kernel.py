@@ -180,18 +180,16 @@ def _context(d, s, t, ptrs, sc, lds) -> PagedCtx:
 def q_fragments(c: PagedCtx) -> list:
     """Q^T B operands [f][kd]: the lane's packed row is query token i of head h (GQA packing);
     the head-dim runs of the row are immediate offsets of one lane address."""
-    n = ab.run_len(c.fam)
+    n, Q = ab.run_len(c.fam), c.ptr["Q"]      # GlobalTensor (batch or token, head): strides (sb, ss, sh)
     out = []
     for f in range(c.s.frags_q):
         token = iadd(c.q_start, c.query(f))
-        row = iadd(imul(c.b, c.sc["q_sb"]), iadd(imul(token, c.sc["q_ss"]), imul(c.head(f), c.sc["q_sh"])))
+        row = iadd(imul(c.b, Q.strides[0]), iadd(imul(token, Q.row_stride), imul(c.head(f), Q.strides[2])))
+        off = Q.byte_offset(iadd(row, ab.run_offset(c.fam, c.lane)))
         if c.d.q_fp8:     # fp8 bytes: the lane's run of 8 is its B operand as loaded (fp8_tiles.q_operand)
-            off = ab.byte_offset(iadd(row, ab.run_offset(c.fam, c.lane)), "fp8")
-            out.append([fp8_tiles.q_operand(c.d, c.ptr["Q"].read_at(off, n, 16 * kd))
-                        for kd in range(c.d.head_dim // 16)])
+            out.append([fp8_tiles.q_operand(c.d, Q.read_at(off, n, 16 * kd)) for kd in range(c.d.head_dim // 16)])
             continue
-        off = ab.byte_offset(iadd(row, ab.run_offset(c.fam, c.lane)), c.d.dtype)
-        out.append([c.ptr["Q"].read_at(off, n, 16 * kd) for kd in range(c.d.head_dim // 16)])
+        out.append([Q.read_at(off, n, 16 * kd) for kd in range(c.d.head_dim // 16)])
     return out
 
 
