@@ -11,6 +11,12 @@ object's .text section (the machine code; the ELF's other sections carry metadat
     python bench/codegen_fingerprint.py --compare results/codegen_fingerprint_flydsl.json [--only gemm fwd bwd]
     python bench/codegen_fingerprint.py --only paged --match fp8_wmma --record results/codegen_fingerprint_flydsl.json --update
     WMMA_GEN_MLIR_PROVIDER=mlir python bench/codegen_fingerprint.py --compare results/codegen_fingerprint_mlir.json
+    python bench/codegen_fingerprint.py --only fwd --compare results/codegen_fingerprint_flydsl.json --figures after.json
+
+--figures FILE also writes, per kernel, what a changed .text is judged by (compiler output, static):
+VGPRs, spills, main-loop issued instructions, v_wmma and density (model/isa_loop.find_main_loop),
+the whole kernel's issued instructions (s_delay_alu/s_wait_alu hints not counted), its global stores
+and its 64-bit address adds (v_add_co_u32 + v_add_nc_u64). Run it at two commits and join the files.
 
 One file per MLIR provider: LLVM 23 (mlir-gml) and LLVM 24 (FlyDSL, the default) print different
 machine code for the same MLIR, so a comparison is only meaningful under the provider a file was
@@ -26,6 +32,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import struct
 import sys
 import time
@@ -158,7 +165,23 @@ def paged_cases():
 FAMILIES = {"gemm": gemm_cases, "fwd": fwd_cases, "bwd": bwd_cases, "paged": paged_cases}
 
 
-def fingerprints(only, match: str | None = None) -> dict:
+INSN = re.compile(r"^\s+([a-z][a-z_0-9]*)\b")
+HINTS = ("s_delay_alu", "s_wait_alu")
+
+
+def figures(k) -> dict:
+    """Static figures of one compiled kernel (the --figures columns, module docstring)."""
+    from wmma_gen.model.isa_loop import find_main_loop
+    loop = find_main_loop(k.isa)
+    ops = [m.group(1) for ln in k.isa.splitlines() if (m := INSN.match(ln))]
+    ops = [o for o in ops if o not in HINTS]
+    return {"vgprs": k.metadata.vgpr_count, "spills": k.metadata.spills, "loop_issued": loop.issued,
+            "v_wmma": loop.wmma, "density": round(loop.wmma / loop.issued, 4) if loop.wmma else 0.0,
+            "issued": len(ops), "global_stores": sum(o.startswith("global_store") for o in ops),
+            "addr64_adds": sum(o.startswith(("v_add_co_u32", "v_add_nc_u64")) for o in ops)}
+
+
+def fingerprints(only, match: str | None = None, stats: dict | None = None) -> dict:
     from wmma_gen.compiler import compile_mlir
     out = {}
     for fam in only:
@@ -172,6 +195,8 @@ def fingerprints(only, match: str | None = None) -> dict:
             out[name] = {"mlir": hashlib.sha256(mlir.encode()).hexdigest()[:16],
                          "text": hashlib.sha256(text_section(k.hsaco)).hexdigest()[:16],
                          "vgprs": k.metadata.vgpr_count, "spills": k.metadata.spills}
+            if stats is not None:
+                stats[name] = figures(k)
             print(f"{name:55s} {out[name]['text']} {k.cache:4s} {time.perf_counter() - t0:6.1f}s", file=sys.stderr, flush=True)
     return out
 
@@ -184,12 +209,17 @@ def main() -> int:
     ap.add_argument("--match", help="only the kernels whose name contains this text (e.g. fp8_wmma)")
     ap.add_argument("--update", action="store_true",
                     help="with --record: rewrite only the kernels computed now, keep the file's other entries")
+    ap.add_argument("--figures", type=Path, help="also write each kernel's static figures (VGPRs, spills, main-loop "
+                    "issued/v_wmma/density, issued, global stores, 64-bit address adds) to this JSON file")
     a = ap.parse_args()
     if not (a.record or a.compare):
         ap.error("give --record FILE or --compare FILE")
     if a.update and not (a.record and a.record.exists()):
         ap.error(f"--update needs --record naming an existing file (got {a.record})")
-    now = fingerprints(a.only, a.match)
+    stats = {} if a.figures else None
+    now = fingerprints(a.only, a.match, stats)
+    if a.figures:
+        a.figures.write_text(json.dumps(stats, indent=1, sort_keys=True) + "\n")
     if a.record:
         kept = json.loads(a.record.read_text()) if a.update else {}
         a.record.write_text(json.dumps({**kept, **now}, indent=1, sort_keys=True) + "\n")

@@ -12,9 +12,12 @@ def test_guarded_wide_elements_need_an_offset_bound():
     assert t.elem_bits == 32 > MAX_OPERAND_BITS
 
 
-def test_unguarded_attention_tensor_takes_wide_elements():
-    # the attention backward's f32 row vectors (LSE, Di): no extents, batch/head/row in the base
-    assert GlobalTensor(None, "f32", (1, 1, 1)).elem_bytes == 4
+def test_unguarded_wide_row_vector_needs_an_offset_bound():
+    # the attention backward's f32 row vectors (LSE, Di): no extents, but the base (batch, head,
+    # first row) and the lane's row are 32-bit byte offsets too, which 2**31 f32 elements overflow
+    with pytest.raises(ValueError, match=r"GlobalTensor\.dtype='f32'.*below 2\*\*32 \(offsets_checked\).*16 bits"):
+        GlobalTensor(None, "f32", (1, 1, 1))
+    assert GlobalTensor(None, "f32", (1, 1, 1), offsets_checked=True).elem_bytes == 4
 
 
 @pytest.mark.parametrize("dtype,bits", [("i4", 8), ("fp8", 8), ("bf16", 16)])

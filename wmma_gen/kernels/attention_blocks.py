@@ -59,11 +59,6 @@ def global_pointer_type() -> ir.Type:
     return saddr.pointer_type()
 
 
-def byte_offset(elems, dtype: str) -> ir.Value:
-    """An index-typed element offset (>= 0, < 2**31) as the i32 byte offset GlobalTensor.read_at takes."""
-    return saddr.byte_offset(elems, irb.storage_type(dtype).width // 8)
-
-
 # --- math -------------------------------------------------------------------------------------
 
 def exp2(x: ir.Value) -> ir.Value:

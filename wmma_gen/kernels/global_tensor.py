@@ -28,15 +28,16 @@ one clamped vector load plus one select covers it; `chunk_width` picks such a w,
 the VGPR offset once per iteration (one v_add_nc_u32 per distinct lane offset: why not the base,
 see globalmem._address).
 
-Offsets fit: the launcher limits every buffer's span to < 2**31 elements
-(device/launcher.MAX_SPAN_ELEMS; kernels index with 32 bits) and GEMM operands are at most
-16 bits wide (checked when a tensor has guarded extents), so any in-buffer byte offset is < 2**32
-and the unsigned 32-bit VGPR offset is exact. No key bit is needed for huge operands: they are
-rejected at launch (and by the GEMM legality `operand_size`) before any 64-bit path would matter.
-Wider GEMM elements (a 32-bit output written with globalmem.write) need the op's own bound on the
-VGPR part of the offset (`offsets_checked`; GEMM: schedule.output_offsets). The attention
-backward's tensors (no extents) carry only a tile's row-within-tile and column in the VGPR part:
-the batch, head and first row are in the 64-bit base.
+Offsets fit: both parts of an address -- the uniform base (`row_base`: batch, head, first row)
+and the lane part -- are unsigned 32-bit byte offsets (saddr.byte_offset, zero-extended), exact
+only while every in-buffer byte offset is < 2**32 (MAX_OFFSET_BYTES). The launcher limits every
+buffer's span to < 2**31 elements (device/launcher.MAX_SPAN_ELEMS; kernels index with 32 bits),
+which keeps elements of at most 16 bits inside that. Wider elements (f32: the GEMM's 32-bit
+output, the attention backward's LSE/Di row vectors and f32 gradients) could reach 2**33 bytes,
+so such a tensor must say that its op bounds the bytes (`offsets_checked`, refused otherwise):
+GEMM by the legality schedule.output_offsets, the attention backward by its kernel arguments'
+`KArg.offset_bits` (kernels/signature.py: a problem whose buffer exceeds 2**32 bytes is refused
+naming the argument, its bytes and the limit before anything is allocated or launched).
 
 A tensor of the attention backward kept behind a flat memref view (not one of its SADDR_TENSORS)
 has the view as `ptr`; only `row_base` applies to it.
@@ -52,6 +53,7 @@ from ..numerics import BITS
 from . import irb, saddr
 
 MAX_OPERAND_BITS = 16   # byte offsets < 2 * 2**31 (see the module docstring)
+MAX_OFFSET_BYTES = 2 ** 32   # unsigned 32-bit byte offsets (saddr.byte_offset): every offset below this
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,8 @@ class GlobalTensor:
     innermost axis is contiguous). Guarded 2-D form (GEMM): extents = (rows, cols) in storage
     elements (bytes for i4) as run-time index values, guards = whether reads must be guarded
     along (rows, cols), align = the compile-time alignment (elements) of the row length and
-    strides; offsets_checked: the op bounds wider elements' VGPR offsets itself."""
+    strides; offsets_checked: the op bounds wider elements' byte offsets itself (below
+    MAX_OFFSET_BYTES: GEMM schedule.output_offsets, KArg.offset_bits)."""
     ptr: ir.Value
     dtype: str
     strides: tuple
@@ -71,10 +74,11 @@ class GlobalTensor:
     offsets_checked: bool = False
 
     def __post_init__(self):
-        if self.extents is not None and self.elem_bits > MAX_OPERAND_BITS and not self.offsets_checked:
+        if self.elem_bits > MAX_OPERAND_BITS and not self.offsets_checked:
+            # guarded or not: the base and the lane part are both 32-bit byte offsets (module docstring)
             raise ValueError(f"GlobalTensor.dtype={self.dtype!r}: {self.elem_bits}-bit elements are not "
-                             f"allowed unless the op bounds the byte offsets (offsets_checked); at most "
-                             f"{MAX_OPERAND_BITS} bits (32-bit byte offsets, module docstring)")
+                             f"allowed unless the op bounds the byte offsets below 2**32 (offsets_checked); "
+                             f"at most {MAX_OPERAND_BITS} bits otherwise (32-bit byte offsets, module docstring)")
         if self.extents is not None and len(self.extents) != 2:
             raise ValueError(f"GlobalTensor.extents has {len(self.extents)} axes; allowed: None or (rows, cols)")
 
@@ -85,6 +89,17 @@ class GlobalTensor:
     @property
     def elem_bytes(self) -> int:
         return self.elem_bits // 8
+
+    @property
+    def row_stride(self):
+        """Element stride of the row axis, strides[1]: the sequence of an attention tensor, the
+        slot of a paged cache block, the row of a GEMM matrix."""
+        return self.strides[1]
+
+    def byte_offset(self, elems) -> ir.Value:
+        """An element offset (index, >= 0) as the unsigned i32 byte offset `read_at` takes
+        (exact below MAX_OFFSET_BYTES, module docstring)."""
+        return saddr.byte_offset(elems, self.elem_bytes)
 
     def row_base(self, *index):
         """Element offset of the row at the outer-axis `index` (one value per stride: the
@@ -110,7 +125,8 @@ class GlobalTensor:
     def read_at(self, byte_off: ir.Value, n: int, imm_elems: int = 0) -> ir.Value:
         """vector<n x storage> at ptr + zext(byte_off) + imm_elems: the attention forward's and
         paged decode's form, where the caller has already summed a tile's uniform offset and the
-        lane's row/column into one i32 byte offset (kv_tiles.lane_offsets + tile_offset)."""
+        lane's row/column into one i32 byte offset (`byte_offset`; kv_tiles.lane_offsets +
+        tile_offset)."""
         return saddr.load_at(self.ptr, byte_off, n, irb.storage_type(self.dtype), self.elem_bytes,
                              imm_elems * self.elem_bytes)
 

@@ -10,14 +10,16 @@ sees `gep i8 (uniform ptr), zext(i32)` in the access's own basic block (LLVM
 AMDGPUISelDAGToDAG::SelectGlobalSAddr matches `add (uniform i64), (zext i32)`), so a load
 costs no 64-bit address arithmetic. The offset is exact as unsigned 32 bits when every byte
 offset in the buffer is < 2**32: the launcher limits spans to < 2**31 elements
-(device/launcher.MAX_SPAN_ELEMS) and 16-bit elements double that at most (global_tensor.GlobalTensor
-checks wider GEMM ones). The immediate is 13-bit signed on gfx11 and 24-bit signed on gfx12; callers
+(device/launcher.MAX_SPAN_ELEMS) and 16-bit elements double that at most
+(global_tensor.GlobalTensor refuses wider ones unless the op bounds their bytes: offsets_checked,
+KArg.offset_bits). The immediate is 13-bit signed on gfx11 and 24-bit signed on gfx12; callers
 keep it below 4096.
 
 Used by kernels/global_tensor.py (GlobalTensor: GEMM's guarded strided matrices via
-kernels/globalmem.py, and every
-attention backward tensor but cu_seqlens: reads, LSE/Di staging, the dQ/dK/dV/Di stores) and the attention forward's and paged decode's tile copies and Q
-fragments (kernels/staging/kv_tiles.py; ops/attention/operands.py; all via GlobalTensor.read_at).
+kernels/globalmem.py; every attention backward tensor but cu_seqlens: reads, LSE/Di staging, the
+dQ/dK/dV/Di stores; the attention forward's and paged decode's tile copies and Q fragments,
+kernels/staging/kv_tiles.py and ops/attention/operands.py via GlobalTensor.read_at; the forward's
+O stores via GlobalTensor.write).
 """
 from __future__ import annotations
 

@@ -49,6 +49,9 @@ class KArg:
     value: Callable[[Problem], "int | float"] | None = None
     strides: tuple[str, ...] = ()   # scalar arg names receiving the element strides of dims 0..n-2
     init: str = "poison"            # out / workspace fill: "poison" (0x7f bytes) or "zero"
+    offset_bits: int | None = None  # the kernel addresses the buffer with unsigned byte offsets of
+    #   this many bits (32: the saddr form, kernels/global_tensor.py): `Signature.shapes` refuses a
+    #   problem whose buffer has more than 2**offset_bits bytes
 
     def __post_init__(self):
         if self.role not in ROLES:
@@ -61,6 +64,8 @@ class KArg:
                              f"and a shape function (got dtype={self.dtype!r})")
         if self.init not in ("poison", "zero"):
             raise ValueError(f"KArg {self.name}: init={self.init!r}: 'poison' or 'zero'")
+        if self.offset_bits is not None and (self.role == "scalar" or self.offset_bits not in (32, 64)):
+            raise ValueError(f"KArg {self.name}: offset_bits={self.offset_bits!r}: None, or 32 / 64 on a buffer")
 
     @property
     def is_buffer(self) -> bool:
@@ -108,8 +113,16 @@ class Signature:
         return tuple(a.name for a in self.args if a.role in ("out", "inout"))
 
     def shapes(self, problem: Problem) -> dict[str, tuple[int, ...]]:
-        """Stored shape of every buffer for `problem` -- the one place sizes come from."""
-        return {a.name: tuple(int(x) for x in a.shape(problem)) for a in self.buffers}
+        """Stored shape of every buffer for `problem` -- the one place sizes come from. A buffer
+        whose bytes exceed what its byte offsets reach (KArg.offset_bits) is refused here."""
+        out = {a.name: tuple(int(x) for x in a.shape(problem)) for a in self.buffers}
+        for a in self.buffers:
+            nbytes = a.nbytes(problem)
+            if a.offset_bits is not None and nbytes > 2 ** a.offset_bits:
+                raise ScheduleError(f"{self.kernel} argument {a.name}", f"{out[a.name]} {a.dtype} = {nbytes} bytes",
+                                    f"at most 2**{a.offset_bits} = {2 ** a.offset_bits} bytes: the kernel reaches "
+                                    f"it with unsigned {a.offset_bits}-bit byte offsets (kernels/global_tensor.py)")
+        return out
 
     def stride_owner(self) -> dict[str, tuple[str, int]]:
         """scalar name -> (buffer name, dim) for scalars that receive a buffer stride."""

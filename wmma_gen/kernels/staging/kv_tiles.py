@@ -104,10 +104,6 @@ def plan(rows: int, cols: int, load_bits: int, threads: int, transpose: bool, dt
     return best[1]
 
 
-def _elem_bytes(dtype: str) -> int:
-    return irb.storage_type(dtype).width // 8
-
-
 def _divmod(tid, n: int, limit: int):
     """(tid // n, tid % n) for 0 <= tid < limit. Not a power of two: a 32-bit multiply by
     ceil(2**20 / n) and a shift (exact on the range, checked here); a plain udiv of the thread
@@ -133,21 +129,21 @@ def _slots(p: TileCopy, tid) -> list:
     return out
 
 
-def lane_offsets(p: TileCopy, tid, base, row_stride, last_row) -> list:
+def lane_offsets(p: TileCopy, t: GlobalTensor, tid, base, last_row) -> list:
     """i32 byte offsets of this thread's rows (pass-major, then the g rows of a group) from
-    the tensor's pointer: base (elements of row 0 of the sequence) + min(row, last_row) *
-    row_stride + column. Loop-invariant: computed once."""
+    t's pointer: base (elements of row 0 of the sequence, e.g. t.row_base(b, start, h)) +
+    min(row, last_row) * t.row_stride + column. Loop-invariant: computed once."""
     out = []
     for r0, col in _slots(p, tid):
         for e in range(p.g):
             row = imin(iadd(r0, e), last_row)
-            out.append(saddr.byte_offset(iadd(base, iadd(imul(row, row_stride), col)), _elem_bytes(p.dtype)))
+            out.append(t.byte_offset(iadd(base, iadd(imul(row, t.row_stride), col))))
     return out
 
 
-def tile_offset(first, row_stride, dtype: str):
-    """Uniform i32 byte offset of a tile whose (shifted) first row is `first`."""
-    return saddr.byte_offset(imul(first, row_stride), _elem_bytes(dtype))
+def tile_offset(t: GlobalTensor, first):
+    """Uniform i32 byte offset in t of a tile whose (shifted) first row is `first`."""
+    return t.byte_offset(imul(first, t.row_stride))
 
 
 def load(p: TileCopy, t: GlobalTensor, offsets: list, tile_off) -> list:

@@ -15,35 +15,35 @@ from ...kernels.irb import iadd
 from . import softmax
 
 if TYPE_CHECKING:
-    from .context import Ctx
+    from .context import AttentionCtx
 
 
-def visibility(c: "Ctx") -> am.Visibility:
+def visibility(c: "AttentionCtx") -> am.Visibility:
     """The directive's masks with this kernel's run-time window sides."""
     if c.d.window:
         return am.Visibility(c.d.causal, True, c.sc["window_left"], c.sc["window_right"])
     return am.Visibility(c.d.causal, False)
 
 
-def key_bounds(c: "Ctx", i):
+def key_bounds(c: "AttentionCtx", i):
     """(lo, hi) visible keys of query i (hi < lo: none), per the directive's masks."""
     return am.key_bounds(visibility(c), i, c.seq_q, c.seq_k)
 
 
-def tile_range(c: "Ctx"):
+def tile_range(c: "AttentionCtx"):
     """[first, end) key offsets (multiples of BLOCK_N) this workgroup visits, and the range
     [full_lo, full_hi] of keys every valid query of the workgroup sees (no mask needed)."""
     return am.key_tile_span(visibility(c), c.q0, c.s.block_m, c.seq_q, c.seq_k, c.s.block_n,
                             c.s.split_kv, c.split)
 
 
-def lane_band(c: "Ctx", f: int):
+def lane_band(c: "AttentionCtx", f: int):
     """(lo, count) of the lane's query in block f: its visible keys are lo .. lo + count - 1
     (count 0: none)."""
     return am.key_band(visibility(c), c.query(f), c.seq_q, c.seq_k)
 
 
-def masked(c: "Ctx", s_acc: list, n0, first, bands) -> list:
+def masked(c: "AttentionCtx", s_acc: list, n0, first, bands) -> list:
     """S^T with -inf outside each lane's band (mask_tile), for every f and key tile. The tile
     at n0 was read from key `first` <= n0 on (kernel.tile_first: the last tile shifted to end
     at the sequence end), so its keys are first + row, and keys below n0 (seen in the previous

@@ -1,6 +1,14 @@
-"""The forward kernel's build context (kernel.py makes it, bounds.py and operands.py read it):
-the directive and schedule, kernel arguments, LDS buffers, lane ids, the workgroup's place in
-the sequence and the per-thread staging state the key loop fills in."""
+"""Build contexts of the attention kernels that share the forward's blocks (bounds.py,
+operands.py, softmax.py): `AttentionCtx` holds what every such kernel has -- the directive and
+schedule, kernel arguments, LDS tiles, lane ids, the workgroup's split and place in the
+sequence, the exp2 factor and the per-thread staging state its key loop fills in -- and each
+kernel extends it: `Ctx` (dense forward, kernel.py) here, `PagedCtx` (paged decode,
+ops/paged_attention/kernel.py). The shared helpers take `AttentionCtx` and read only its
+fields and `query(f)`.
+
+Fields are keyword-only (dataclass kw_only): a subclass adds required fields after the base's
+defaulted ones, and the builders name what they pass.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -9,42 +17,50 @@ from ...kernels import attention_blocks as ab
 from ...kernels import irb
 from ...kernels.attention_blocks import iadd, imul
 from . import staging
-from .schedule import AttentionSchedule
 
 
-@dataclass
-class Ctx:
+@dataclass(kw_only=True)
+class AttentionCtx:
     d: object
-    s: AttentionSchedule
+    s: object         # the op's schedule (AttentionSchedule, PagedSchedule): block_m/n, frags_q, split_kv
     fam: str
-    ptr: dict
-    sc: dict
+    ptr: dict         # argument name -> GlobalTensor (saddr tensors) or flat memref view
+    sc: dict          # scalar argument name -> index value (f32 scalars as given)
     lds_k: object
     lds_v: object
-    lds_q: object
+    lds_q: object     # None unless q_in="lds"
     tid: object
     lane: object
     wave: object
-    split: object
-    q0: object        # first query of the workgroup (in the sequence)
+    split: object     # this workgroup's split of the keys (0 without split_kv)
+    q0: object        # first query (token) of the workgroup, in the sequence
     seq_q: object
     seq_k: object
-    q_base: object    # flat index of Q[b, q_start, h, 0]
-    k_base: object
-    v_base: object
-    o_base: object
-    lse_base: object  # flat index of LSE[b, h, q_start]
-    c: object         # exp2 factor of the scores: scale * log2(e) (softcap * log2(e) with softcap)
+    q_start: object   # row of the sequence's first query in Q (varlen; 0 otherwise)
     b: object
-    h: object
-    q_start: object
+    c: object         # exp2 factor of the scores (the kernel's docstring says what it folds in)
+    cap_in: object = None  # the factor inside softcap's tanh (softcap only)
     copy_k: staging.TileCopy = None
     copy_v: staging.TileCopy = None
+    bands: list = None    # per 16-query block: (lo, count) of the lane's visible keys
+    full: tuple = None    # (full_lo, full_hi): keys every query of the workgroup sees
+
+    def query(self, f: int):
+        """The lane's query (in the sequence) in its wave's 16-query block f."""
+        raise NotImplementedError(f"{type(self).__name__}.query")
+
+
+@dataclass(kw_only=True)
+class Ctx(AttentionCtx):
+    """The dense forward's context (kernel.py)."""
+    q_base: object    # element offset of Q[b, q_start, h, 0] (GlobalTensor.row_base)
+    k_base: object
+    v_base: object
+    o_base: object    # O's, the uniform base of its saddr stores (None with split_kv: no O)
+    lse_base: object  # flat index of LSE[b, h, q_start] (a flat memref view: kernel.epilogue)
+    h: object
     k_offs: list = None   # per-thread byte offsets of its K / V rows (staging.lane_offsets)
     v_offs: list = None
-    bands: list = None    # per 16-query block: (lo, count) of the lane's visible keys (lane_values="keep")
-    full: tuple = None    # (full_lo, full_hi): keys every query of the workgroup sees
-    cap_in: object = None  # scale / softcap (softcap only)
 
     def relaned(self) -> "Ctx":
         """This context with tid, lane and wave recomputed here from an opaque copy of the
@@ -53,5 +69,4 @@ class Ctx:
         return replace(self, tid=tid, lane=irb.rem(tid, 32), wave=irb.div(tid, 32))
 
     def query(self, f: int):
-        """The lane's query (in the sequence) in its wave's 16-query block f."""
         return iadd(self.q0, iadd(imul(self.wave, 16 * self.s.frags_q), iadd(irb.rem(self.lane, 16), 16 * f)))

@@ -39,8 +39,10 @@ Barriers are amdgpu.lds_barrier (LDS counter wait + s_barrier): gpu.barrier's wo
 also waits for every outstanding global load (vmcnt(0)) and invalidates the L0 cache, which
 would stall the K/V prefetch at each barrier; only LDS traffic crosses waves here.
 
-Global reads (staging.py): Q, K and V are `!llvm.ptr<1>` arguments read in the global "saddr"
-form (SGPR base + 32-bit VGPR offset + immediate). Each thread's row offsets are computed once
+Global memory (staging.py): Q, K, V and O are `!llvm.ptr<1>` arguments, each a GlobalTensor
+(kernels/global_tensor.py), read and written in the global "saddr" form (SGPR base + 32-bit VGPR
+offset + immediate); the f32 LSE and split partials are flat memref views (`epilogue` says
+why). A tensor's row_base gives the sequence's row 0; each thread's row offsets are computed once
 before the key loop; a tile adds one uniform offset (one v_add per row read, the chunks of a
 row are immediates). The tile at n0 is read from first = max(0, min(n0, Sk - BLOCK_N))
 (`tile_first`): only the sequence's last tile moves, down so that it ends at Sk, and keys
@@ -82,7 +84,8 @@ from .signature import F32_SCALARS, attention_signature, buffer_names, scalar_na
 
 LOG2E = 1.0 / math.log(2.0)
 SCHED_STRATEGY = {"minreg": "iterative-minreg"}  # schedule.sched -> LLVM "amdgpu-sched-strategy"
-GLOBAL_PTRS = ("Q", "K", "V")  # read with explicit 32-bit byte offsets (kernels/saddr.py)
+GLOBAL_PTRS = ("Q", "K", "V", "O")  # GlobalTensors: 32-bit byte offsets (kernels/saddr.py), 16-bit elements
+# f32 LSE and the split partials stay flat memref views (64-bit addresses): see `epilogue`
 
 
 def kernel_name(d, s: AttentionSchedule) -> str:
@@ -156,7 +159,7 @@ def _context(d, s, t, ptrs, sc, lds) -> Ctx:
              for n, p in ptrs.items()}
     x = {n: _idx(v) for n, v in sc.items() if n not in F32_SCALARS}
     views |= {n: GlobalTensor(views[n], d.dtype, (x[f"{n.lower()}_sb"], x[f"{n.lower()}_ss"], x[f"{n.lower()}_sh"]))
-              for n in GLOBAL_PTRS}   # (batch, seq, head, dim) saddr tensors
+              for n in GLOBAL_PTRS if n in views}   # (batch, seq, head, dim) saddr tensors (no O with split_kv)
     if d.varlen:
         cu_q, cu_k = views["cu_seqlens_q"], views["cu_seqlens_k"]
         q_start = _idx(memref.load(cu_q, [b]))
@@ -167,9 +170,10 @@ def _context(d, s, t, ptrs, sc, lds) -> Ctx:
         q_start, k_start, seq_q, seq_k = irb.c(0), irb.c(0), x["seq_q"], x["seq_k"]
     kvh = irb.div(h, x["kv_group"])
 
-    def base(p, head):
-        start = k_start if p in "kv" else q_start
-        return iadd(imul(b, x[f"{p}_sb"]), iadd(imul(head, x[f"{p}_sh"]), imul(start, x[f"{p}_ss"])))
+    def base(p, head):   # element offset of row 0 of the sequence in head `head` (GlobalTensor.row_base)
+        if p.upper() not in views:   # O with split_kv: unused (the partials have their own rows)
+            return None
+        return views[p.upper()].row_base(b, k_start if p in "kv" else q_start, head)
     if d.softcap:   # S = cap * tanh(scale * qk / cap): the scale moves inside the tanh, the cap into c
         c = arith.mulf(sc["softcap"], irb.cf(LOG2E, ab.f32_type()))
     else:
@@ -177,11 +181,12 @@ def _context(d, s, t, ptrs, sc, lds) -> Ctx:
     lse_base = iadd(imul(b, x["lse_sb"]), iadd(imul(h, x["lse_sh"]), q_start))
     ck = staging.plan(s.block_n, d.head_dim, s.load_bits, s.threads, False, d.dtype)
     cv = staging.plan(s.block_n, d.head_dim, s.load_bits, s.threads, True, d.dtype)
-    ctx = Ctx(d, s, t.family, views, x | {"scale": sc["scale"], "window_left": x["window_left"],
-                                          "window_right": x["window_right"]},
-              lds[0], lds[1], lds[2] if len(lds) > 2 else None, tid, irb.rem(tid, 32), irb.div(tid, 32), split,
-              imul(tile, s.block_m), seq_q, seq_k, base("q", h), base("k", kvh), base("v", kvh), base("o", h),
-              lse_base, c, b, h, q_start, ck, cv)
+    ctx = Ctx(d=d, s=s, fam=t.family, ptr=views,
+              sc=x | {"scale": sc["scale"], "window_left": x["window_left"], "window_right": x["window_right"]},
+              lds_k=lds[0], lds_v=lds[1], lds_q=lds[2] if len(lds) > 2 else None, tid=tid, lane=irb.rem(tid, 32),
+              wave=irb.div(tid, 32), split=split, q0=imul(tile, s.block_m), seq_q=seq_q, seq_k=seq_k,
+              q_base=base("q", h), k_base=base("k", kvh), v_base=base("v", kvh), o_base=base("o", h),
+              lse_base=lse_base, c=c, b=b, h=h, q_start=q_start, copy_k=ck, copy_v=cv)
     if d.softcap:
         ctx.cap_in = arith.divf(sc["scale"], sc["softcap"])
     return ctx
@@ -196,11 +201,11 @@ def tile_first(c: Ctx, n0):
 
 
 def load_k(c: Ctx, first):
-    return staging.load(c.copy_k, c.ptr["K"], c.k_offs, staging.tile_offset(first, c.sc["k_ss"], c.d.dtype))
+    return staging.load(c.copy_k, c.ptr["K"], c.k_offs, staging.tile_offset(c.ptr["K"], first))
 
 
 def load_v(c: Ctx, first):
-    return staging.load(c.copy_v, c.ptr["V"], c.v_offs, staging.tile_offset(first, c.sc["v_ss"], c.d.dtype))
+    return staging.load(c.copy_v, c.ptr["V"], c.v_offs, staging.tile_offset(c.ptr["V"], first))
 
 
 def main_loop(c: Ctx):
@@ -222,8 +227,8 @@ def main_loop(c: Ctx):
     run = scf.IfOp(irb.lt(start, end), [v.type for v in init], has_else=True)
     with ir.InsertionPoint(run.then_block):
         last_key = irb.sub(c.seq_k, 1)
-        c.k_offs = staging.lane_offsets(c.copy_k, c.tid, c.k_base, c.sc["k_ss"], last_key)
-        c.v_offs = staging.lane_offsets(c.copy_v, c.tid, c.v_base, c.sc["v_ss"], last_key)
+        c.k_offs = staging.lane_offsets(c.copy_k, c.ptr["K"], c.tid, c.k_base, last_key)
+        c.v_offs = staging.lane_offsets(c.copy_v, c.ptr["V"], c.tid, c.v_base, last_key)
         first = tile_first(c, start)
         staging.store(c.copy_k, c.lds_k, c.tid, operands.lds_half(d.dtype, load_k(c, first)))
         if s.kv_buffers == 1:
@@ -319,7 +324,13 @@ def _softmax_pv(c: Ctx, n0, s_acc, o, m, l, v_buf):
 
 def epilogue(c: Ctx, o, m, l) -> None:
     """O = O^T / l (8 consecutive d per lane and tile: one vector store), LSE per query. The
-    lane's query and rows are recomputed here with lane_values="recompute" (Ctx.relaned)."""
+    lane's query and rows are recomputed here with lane_values="recompute" (Ctx.relaned).
+
+    O (16-bit) is written through its GlobalTensor in the saddr form. The f32 LSE and the
+    split partials stay flat memref views (64-bit address arithmetic): in 32-bit byte offsets
+    (GlobalTensor) an f32 buffer of 2**30..2**31 elements -- which the launcher's element limit
+    admits, and split_kv x the rows x D partials reach first -- would wrap, and the forward's
+    signature declares no KArg.offset_bits bound for them (kernels/global_tensor.py)."""
     if c.s.lane_values == "recompute":
         c = c.relaned()
     for f in range(c.s.frags_q):
@@ -331,10 +342,10 @@ def epilogue(c: Ctx, o, m, l) -> None:
             if c.s.split_kv > 1:
                 _store_partial(c, f, i, o[f], inv, lse)
             else:
-                base = iadd(c.o_base, iadd(imul(i, c.sc["o_ss"]), ab.acc_row0(c.lane)))
+                O = c.ptr["O"]   # saddr: the sequence's row 0 the uniform base, the lane's row and d the offset
+                lane = iadd(imul(i, O.row_stride), ab.acc_row0(c.lane))
                 for dt, acc in enumerate(o[f]):
-                    val = ab.to_dtype_out(arith.mulf(acc, ab.splat(inv, 8)), c.d.dtype)
-                    vector.store(val, c.ptr["O"], [iadd(base, 16 * dt)])
+                    O.write(c.o_base, lane, ab.to_dtype_out(arith.mulf(acc, ab.splat(inv, 8)), c.d.dtype), 16 * dt)
                 if c.d.return_lse:
                     first = scf.IfOp(irb.lt(c.lane, 16))
                     with ir.InsertionPoint(first.then_block):

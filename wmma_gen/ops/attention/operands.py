@@ -18,23 +18,23 @@ from ...kernels.attention_blocks import iadd, imin, imul
 from . import staging
 
 if TYPE_CHECKING:
-    from .context import Ctx
+    from .context import AttentionCtx, Ctx
 
 
 def q_fragments(c: "Ctx") -> list:
     """Q^T B operands [f][kd] from global memory (rows past the sequence end clamped); the
     head-dim runs of a row are immediate offsets of one lane address."""
-    fam, n = c.fam, ab.run_len(c.fam)
+    fam, n, Q = c.fam, ab.run_len(c.fam), c.ptr["Q"]
     last = irb.sub(c.seq_q, 1)
     out = []
     for f in range(c.s.frags_q):
         row = imin(c.query(f), last)
-        off = ab.byte_offset(iadd(c.q_base, iadd(imul(row, c.sc["q_ss"]), ab.run_offset(fam, c.lane))), c.d.dtype)
-        out.append([c.ptr["Q"].read_at(off, n, 16 * kd) for kd in range(c.d.head_dim // 16)])
+        off = Q.byte_offset(iadd(c.q_base, iadd(imul(row, Q.row_stride), ab.run_offset(fam, c.lane))))
+        out.append([Q.read_at(off, n, 16 * kd) for kd in range(c.d.head_dim // 16)])
     return out
 
 
-def scores(c: "Ctx", q, buf=0) -> list:
+def scores(c: "AttentionCtx", q, buf=0) -> list:
     """S^T[f][kt] = K[kt] @ Q^T[f] for the tile in LDS_K (rows from `buf`: kv_buffers=2)."""
     fam, n = c.fam, ab.run_len(c.fam)
     acc = [[irb.zeros(irb.vec(8, ab.f32_type())) for _ in range(c.s.block_n // 16)] for _ in range(c.s.frags_q)]
@@ -63,7 +63,7 @@ def lds_half(dtype: str, vals: list) -> list:
     return [vector.bitcast(irb.vec(ir.VectorType(v.type).shape[0], ir.F16Type.get()), v) for v in vals]
 
 
-def pv(c: "Ctx", p_ops: list, o: list, buf=0) -> list:
+def pv(c: "AttentionCtx", p_ops: list, o: list, buf=0) -> list:
     """O^T[f][dt] += V^T[dt][kt] @ P^T[f][kt] for the tile in LDS_V (rows from `buf`)."""
     fam, n = c.fam, ab.run_len(c.fam)
     row, col = ab.a_row(fam, c.lane), ab.run_offset(fam, c.lane)
@@ -80,14 +80,15 @@ def pv(c: "Ctx", p_ops: list, o: list, buf=0) -> list:
 
 def q_lds_fill(c: "Ctx") -> None:
     p = staging.plan(c.s.block_m, c.d.head_dim, c.s.load_bits, c.s.threads, False, c.d.dtype)
-    base = iadd(c.q_base, imul(c.q0, c.sc["q_ss"]))
-    offs = staging.lane_offsets(p, c.tid, base, c.sc["q_ss"], irb.sub(irb.sub(c.seq_q, 1), c.q0))
+    Q = c.ptr["Q"]
+    base = iadd(c.q_base, imul(c.q0, Q.row_stride))
+    offs = staging.lane_offsets(p, Q, c.tid, base, irb.sub(irb.sub(c.seq_q, 1), c.q0))
     vals = staging.load(p, c.ptr["Q"], offs, irb.ci(0, 32))
     staging.store(p, c.lds_q, c.tid, lds_half(c.d.dtype, vals))
     amdgpu.LDSBarrierOp()
 
 
-def q_from_lds(c: "Ctx") -> list:
+def q_from_lds(c: "AttentionCtx") -> list:
     fam, n = c.fam, ab.run_len(c.fam)
     row0 = iadd(imul(c.wave, 16 * c.s.frags_q), irb.rem(c.lane, 16))
     col = ab.run_offset(fam, c.lane)

@@ -102,7 +102,8 @@ def kernel_args(spec: BwdSpec, kernel: str) -> tuple[KArg, ...]:
             role = "out"
         dtype = {"in": spec.dtype, "out": spec.out_dtype, "f32": "f32"}[src]
         named, zero = stride_names(spec, name, kind)
-        bufs.append(KArg(name, role, dtype, shape=tensor_shape(spec, kind), strides=named))
+        bufs.append(KArg(name, role, dtype, shape=tensor_shape(spec, kind), strides=named,
+                         offset_bits=32 if name in SADDR_TENSORS else None))   # saddr: 32-bit byte offsets
         order = (f"{name}_sb", f"{name}_sh") if kind == "lse" else (f"{name}_sb", f"{name}_ss", f"{name}_sh")
         scalars += [KArg(s, "scalar", "i32", value=(lambda p: 0) if s in zero else None) for s in order]
     if spec.varlen:

@@ -104,7 +104,10 @@ def tensor(vals, name: str, dtype: str) -> Tensor:
     """The argument `name`: its global pointer (SADDR_TENSORS: Tensor.read/write) or a flat view."""
     ss = idx(vals[f"{name}_ss"]) if f"{name}_ss" in vals else irb.c(1)
     ref = vals[name] if name in SADDR_TENSORS else flat(vals[name], dtype)
-    return Tensor(ref, dtype, (idx(vals[f"{name}_sb"]), ss, idx(vals[f"{name}_sh"])))
+    # offsets_checked: args.kernel_args gives every SADDR_TENSORS argument offset_bits=32 (the
+    # launch refuses buffers over 2**32 bytes), which bounds the f32 ones (lse, delta, f32 grads)
+    return Tensor(ref, dtype, (idx(vals[f"{name}_sb"]), ss, idx(vals[f"{name}_sh"])),
+                  offsets_checked=name in SADDR_TENSORS)
 
 
 # --- visibility (the rule: kernels/attention_mask.py) -----------------------------------------

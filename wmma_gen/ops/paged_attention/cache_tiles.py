@@ -28,7 +28,7 @@ from ...compiler.mlir_api import ir
 from ...compiler.mlir_api import arith, memref, vector
 
 from ...kernels import irb
-from ...kernels.attention_blocks import byte_offset, i32_type, iadd, imul, perm_b32
+from ...kernels.attention_blocks import i32_type, iadd, imul, perm_b32
 from ..attention import operands, staging
 
 E5M2_LO = 0x010C000C  # perm_b32(x, x, .) = byte0 << 8 | byte1 << 24
@@ -51,12 +51,11 @@ def block_of(c, n0):
 def load_tile(c, p: staging.TileCopy, which: str, n0) -> list:
     """This thread's registers of the K or V tile at key n0 as loaded (fp8: raw bytes, widened
     by `lds_values` only when stored, so the loads stay in flight across the tile's math)."""
-    x = "k" if which == "K" else "v"
+    ptr = c.ptr[f"{which}_cache"]     # GlobalTensor (block, slot, head, dim): strides (sblk, ss, sh)
     blk = block_of(c, n0)
-    base = iadd(imul(c.kvh, c.sc[f"{x}_sh"]), imul(irb.rem(n0, c.d.block_size), c.sc[f"{x}_ss"]))
-    offs = staging.lane_offsets(p, c.tid, base, c.sc[f"{x}_ss"], irb.sub(irb.sub(c.seq_k, 1), n0))
-    tile_off = byte_offset(imul(blk, c.sc[f"{x}_sblk"]), p.dtype)
-    ptr = c.ptr[f"{which}_cache"]
+    base = iadd(imul(c.kvh, ptr.strides[2]), imul(irb.rem(n0, c.d.block_size), ptr.row_stride))
+    offs = staging.lane_offsets(p, ptr, c.tid, base, irb.sub(irb.sub(c.seq_k, 1), n0))
+    tile_off = ptr.byte_offset(imul(blk, ptr.strides[0]))
     if not c.d.fp8:
         return staging.load(p, ptr, offs, tile_off)
     out = []

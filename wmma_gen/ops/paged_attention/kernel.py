@@ -49,6 +49,7 @@ from ...kernels.softcap import softcap
 from ...targets import Target
 from ..attention import operands, softmax, staging
 from ..attention.bounds import lane_band, masked, tile_range
+from ..attention.context import AttentionCtx
 from ..attention.schedule import LDS_PAD
 from . import cache_tiles, fp8_tiles
 from .schedule import PagedSchedule
@@ -82,40 +83,18 @@ def _lds(rows: int, cols: int, et=None) -> ir.MemRefType:
                              memory_space=ir.Attribute.parse("#gpu.address_space<workgroup>"))
 
 
-@dataclass
-class PagedCtx:
-    """What the kernel's phases (and the dense forward's bounds/operands helpers) read."""
-    d: object
-    s: PagedSchedule
-    fam: str
-    ptr: dict
-    sc: dict
-    lds_k: object
-    lds_v: object
-    lds_q: object
-    tid: object
-    lane: object
-    wave: object
-    split: object
-    b: object
+@dataclass(kw_only=True)
+class PagedCtx(AttentionCtx):
+    """The paged kernel's context: the shared fields (attention/context.AttentionCtx; q0 is the
+    first token of the row tile, which over-covers the last one by < BLOCK_M tokens: at most
+    extra, fully masked tiles in bounds.tile_range) plus GQA row packing and the fp8 scales."""
     kvh: object
     row0: object        # first packed row of the workgroup
     group_rows: object  # kv_group * seq_q
-    seq_q: object       # query tokens of sequence b
-    q_start: object     # row of its first token in Q (varlen; 0 otherwise)
-    seq_k: object       # seq_lens[b]
-    c: object           # exp2 factor of the scores: scale * k_scale * log2 e (log2 e with softcap)
-    cap_in: object      # scale * k_scale / softcap (softcap only)
     v_scale: object
     cap: object = None    # softcap (f32)
     c_rows: list = None   # per query block f: c (fp8_wmma: times the row's Q scale, fp8_tiles)
     cap_rows: list = None  # per f: cap_in (same)
-    q0: object = None   # bounds.tile_range: first token of the row tile (it over-covers the last one by
-                        # < BLOCK_M tokens: at most extra, fully masked tiles)
-    copy_k: staging.TileCopy = None
-    copy_v: staging.TileCopy = None
-    bands: list = None
-    full: tuple = None
 
     def packed_row(self, f: int):
         return iadd(self.row0, iadd(imul(self.wave, 16 * self.s.frags_q), iadd(irb.rem(self.lane, 16), 16 * f)))
@@ -190,27 +169,27 @@ def _context(d, s, t, ptrs, sc, lds) -> PagedCtx:
         c, cap_in = irb.cf(LOG2E, f32), arith.divf(qk, sc["softcap"])
     else:
         c, cap_in = arith.mulf(qk, irb.cf(LOG2E, f32)), None
-    return PagedCtx(d, s, t.family, views, x, lds[0], lds[1], lds[2] if len(lds) > 2 else None, tid,
-                    irb.rem(tid, 32), irb.div(tid, 32), split, b, kvh, row0, imul(x["kv_group"], seq_q), seq_q,
-                    q_start, seq_k, c, cap_in, v_scale, cap=sc["softcap"], q0=irb.div(row0, x["kv_group"]),
-                    copy_k=cache_tiles.plan(s, d, False), copy_v=cache_tiles.plan(s, d, True))
+    return PagedCtx(d=d, s=s, fam=t.family, ptr=views, sc=x, lds_k=lds[0], lds_v=lds[1],
+                    lds_q=lds[2] if len(lds) > 2 else None, tid=tid, lane=irb.rem(tid, 32), wave=irb.div(tid, 32),
+                    split=split, b=b, kvh=kvh, row0=row0, group_rows=imul(x["kv_group"], seq_q), seq_q=seq_q,
+                    q_start=q_start, seq_k=seq_k, c=c, cap_in=cap_in, v_scale=v_scale, cap=sc["softcap"],
+                    q0=irb.div(row0, x["kv_group"]), copy_k=cache_tiles.plan(s, d, False),
+                    copy_v=cache_tiles.plan(s, d, True))
 
 
 def q_fragments(c: PagedCtx) -> list:
     """Q^T B operands [f][kd]: the lane's packed row is query token i of head h (GQA packing);
     the head-dim runs of the row are immediate offsets of one lane address."""
-    n = ab.run_len(c.fam)
+    n, Q = ab.run_len(c.fam), c.ptr["Q"]      # GlobalTensor (batch or token, head): strides (sb, ss, sh)
     out = []
     for f in range(c.s.frags_q):
         token = iadd(c.q_start, c.query(f))
-        row = iadd(imul(c.b, c.sc["q_sb"]), iadd(imul(token, c.sc["q_ss"]), imul(c.head(f), c.sc["q_sh"])))
+        row = iadd(imul(c.b, Q.strides[0]), iadd(imul(token, Q.row_stride), imul(c.head(f), Q.strides[2])))
+        off = Q.byte_offset(iadd(row, ab.run_offset(c.fam, c.lane)))
         if c.d.q_fp8:     # fp8 bytes: the lane's run of 8 is its B operand as loaded (fp8_tiles.q_operand)
-            off = ab.byte_offset(iadd(row, ab.run_offset(c.fam, c.lane)), "fp8")
-            out.append([fp8_tiles.q_operand(c.d, c.ptr["Q"].read_at(off, n, 16 * kd))
-                        for kd in range(c.d.head_dim // 16)])
+            out.append([fp8_tiles.q_operand(c.d, Q.read_at(off, n, 16 * kd)) for kd in range(c.d.head_dim // 16)])
             continue
-        off = ab.byte_offset(iadd(row, ab.run_offset(c.fam, c.lane)), c.d.dtype)
-        out.append([c.ptr["Q"].read_at(off, n, 16 * kd) for kd in range(c.d.head_dim // 16)])
+        out.append([Q.read_at(off, n, 16 * kd) for kd in range(c.d.head_dim // 16)])
     return out
 
 
