@@ -43,25 +43,19 @@ from pathlib import Path
 import pandas as pd
 
 from wmma_gen.model import calibration as C, params
+from wmma_gen.ops import calibration_points as CP
 from wmma_gen.targets import TARGETS, get_target
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def estimate_point(p: C.Point) -> tuple[float, str, str]:
+def estimate_point(p: CP.Point) -> tuple[float, str, str]:
     """(TFLOP/s, limiter, schedule) of our model for point p under the active calibration."""
     from wmma_gen.ops import registry
-    if p.op == "peak":
+    if p.op == C.PEAK:
         e = estimate_wmma_loop(p.arch, p.dtype)
         return e.tflops, e.limiter, f"wmma_loop chains={MB_CHAINS} waves={MB_WAVES}"
-    spec = registry.get(p.op)
-    if p.op == "gemm":
-        from wmma_gen.ops.gemm.directive import GemmDirective
-        c = p.config
-        d = GemmDirective(p.dtype, c["m"], c["n"], c["k"], layout=c["layout"])
-    else:
-        from wmma_gen.ops.attention.directive import AttentionDirective
-        d = AttentionDirective(p.dtype, p.config["head_dim"], causal=p.config["causal"], op=p.op)
+    spec, d = registry.get(p.op), p.directive()     # the op's folder reads the point (calibration_point.py)
     s = spec.default_schedule(d, p.arch)
     e = spec.estimate_of(d, s, p.problem(), p.arch)
     sched = s.to_json() if hasattr(s, "to_json") else repr(s)
@@ -138,7 +132,7 @@ def estimates(points, cal: C.Calibration) -> dict[str, tuple[float, str, str]]:
 
 
 def run(points_csv: Path, out: Path) -> dict:
-    points = C.load_points(points_csv)
+    points = CP.load_points(points_csv)
     raw = estimates(points, C.NOMINAL)
     # microbenchmark clocks first (fit step 1), then estimates at those clocks for step 2
     micro = C.fit([p for p in points if p.role == "fit:clock"], {}, {k: v[0] for k, v in raw.items()})
@@ -152,7 +146,7 @@ def run(points_csv: Path, out: Path) -> dict:
     rows = []
     for p in points:
         # microbenchmark rows have no band: the WMMA-only kernel reproduces the stored clock (1 MHz) -> +-0.5%
-        band = C.factors(get_target(p.arch), C.FAMILY[p.op]).band if p.op != "peak" else (0.995, 1.005)
+        band = C.factors(get_target(p.arch), p.family).band if p.op != C.PEAK else (0.995, 1.005)
         after = stored[p.id][0]
         ratio = p.tflops / after
         rows.append({"id": p.id, "arch": p.arch, "kind": p.kind, "implementation": p.implementation, "op": p.op,
@@ -303,7 +297,7 @@ def plot(df: pd.DataFrame, path: Path) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--points", type=Path, default=C.POINTS_CSV)
+    ap.add_argument("--points", type=Path, default=CP.POINTS_CSV)
     ap.add_argument("--out", type=Path, default=ROOT / "results")
     args = ap.parse_args(argv)
     with shipped_schedules_only():
