@@ -15,7 +15,8 @@ What is estimated for each point (all source=model, no GPU involved):
                    only while this runs (shipped_schedules_only: $WMMA_GEN_SCHEDULES and the user
                    data dir hidden), so a user's own exports never change the calibration
   peer_attention   OUR default attention forward/backward through the registry's estimate
-                   (model/loop_kernel.py) -- not the peer kernel
+                   (model/loop_kernel.py) -- not the peer kernel. Their registry default_schedule
+                   is the built-in table (ops/attention*/defaults.py), not the shipped files
 so a ratio mixes the model's error with the difference between our kernel and the peer's. As a
 cross-check (not fitted, nothing stored changes), the peer_attention points whose peer is a Triton
 kernel also get the model's estimate of OUR OWN Triton FA-2 kernel (bench/peers_triton.py, forward
@@ -55,9 +56,9 @@ def estimate_point(p: CP.Point) -> tuple[float, str, str]:
     if p.op == C.PEAK:
         e = estimate_wmma_loop(p.arch, p.dtype)
         return e.tflops, e.limiter, f"wmma_loop chains={MB_CHAINS} waves={MB_WAVES}"
-    spec, d = registry.get(p.op), p.directive()     # the op's folder reads the point (calibration_point.py)
-    s = spec.default_schedule(d, p.arch)
-    e = spec.estimate_of(d, s, p.problem(), p.arch)
+    spec, d, problem = registry.get(p.op), p.directive(), p.problem()   # read by the op's calibration_point.py
+    s = spec.default_schedule(d, p.arch, problem)     # the problem picks the shipped entry (GEMM: its bucket)
+    e = spec.estimate_of(d, s, problem, p.arch)
     sched = s.to_json() if hasattr(s, "to_json") else repr(s)
     return e.tflops, e.limiter, sched
 
