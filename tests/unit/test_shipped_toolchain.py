@@ -31,3 +31,17 @@ def test_reswept_files_were_tuned_under_the_default_provider(stem):
     for e in _entries(stem):
         dist = e["toolchain"]["mlir"].split("==")[0]     # "flydsl==0.5.0 (flydsl._mlir, LLVM 24...)" -> "flydsl"
         assert dist in allowed, f"{stem} {e['study']}: tuned with {dist}, the default provider is {default}"
+
+
+@pytest.mark.parametrize("stem", RESWEPT)
+def test_reswept_files_state_their_entries_toolchain(stem):
+    doc = json.loads((sf.SHIPPED_DIR / f"{stem}.json").read_text())
+    assert {(e["toolchain"]["mlir"], e["toolchain"]["lld"]) for e in doc["entries"]} == \
+        {(doc["toolchain"]["mlir"], doc["toolchain"]["lld"])}
+
+
+def test_an_attention_file_of_mixed_toolchains_lists_them():
+    from wmma_gen.ops.attention.tuning import file_toolchain
+    a, b = {"mlir": "flydsl==0.5.0", "lld": "LLD 22"}, {"mlir": "mlir-gml==0.0.4", "lld": "LLD 22"}
+    assert file_toolchain([{"toolchain": a}, {"toolchain": a}]) == a
+    assert file_toolchain([{"toolchain": b}, {"toolchain": a}]) == {"mixed": [a, b]}
