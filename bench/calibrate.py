@@ -15,7 +15,8 @@ What is estimated for each point (all source=model, no GPU involved):
                    only while this runs (shipped_schedules_only: $WMMA_GEN_SCHEDULES and the user
                    data dir hidden), so a user's own exports never change the calibration
   peer_attention   OUR default attention forward/backward through the registry's estimate
-                   (model/loop_kernel.py) -- not the peer kernel
+                   (model/loop_kernel.py) -- not the peer kernel. Their registry default_schedule
+                   is the built-in table (ops/attention*/defaults.py), not the shipped files
 so a ratio mixes the model's error with the difference between our kernel and the peer's. As a
 cross-check (not fitted, nothing stored changes), the peer_attention points whose peer is a Triton
 kernel also get the model's estimate of OUR OWN Triton FA-2 kernel (bench/peers_triton.py, forward
@@ -43,20 +44,21 @@ from pathlib import Path
 import pandas as pd
 
 from wmma_gen.model import calibration as C, params
+from wmma_gen.ops import calibration_points as CP
 from wmma_gen.targets import TARGETS, get_target
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def estimate_point(p: C.Point) -> tuple[float, str, str]:
+def estimate_point(p: CP.Point) -> tuple[float, str, str]:
     """(TFLOP/s, limiter, schedule) of our model for point p under the active calibration."""
     from wmma_gen.ops import registry
-    if p.op == "peak":
+    if p.op == C.PEAK:
         e = estimate_wmma_loop(p.arch, p.dtype)
         return e.tflops, e.limiter, f"wmma_loop chains={MB_CHAINS} waves={MB_WAVES}"
-    spec, d = registry.get(p.op), p.directive()
-    s = spec.default_schedule(d, p.arch, p.problem())
-    e = spec.estimate_of(d, s, p.problem(), p.arch)
+    spec, d, problem = registry.get(p.op), p.directive(), p.problem()   # read by the op's calibration_point.py
+    s = spec.default_schedule(d, p.arch, problem)     # the problem picks the shipped entry (GEMM: its bucket)
+    e = spec.estimate_of(d, s, problem, p.arch)
     sched = s.to_json() if hasattr(s, "to_json") else repr(s)
     return e.tflops, e.limiter, sched
 
@@ -131,7 +133,7 @@ def estimates(points, cal: C.Calibration) -> dict[str, tuple[float, str, str]]:
 
 
 def run(points_csv: Path, out: Path) -> dict:
-    points = C.load_points(points_csv)
+    points = CP.load_points(points_csv)
     raw = estimates(points, C.NOMINAL)
     # microbenchmark clocks first (fit step 1), then estimates at those clocks for step 2
     micro = C.fit([p for p in points if p.role == "fit:clock"], {}, {k: v[0] for k, v in raw.items()})
@@ -145,7 +147,7 @@ def run(points_csv: Path, out: Path) -> dict:
     rows = []
     for p in points:
         # microbenchmark rows have no band: the WMMA-only kernel reproduces the stored clock (1 MHz) -> +-0.5%
-        band = C.factors(get_target(p.arch), C.FAMILY[p.op]).band if p.op != "peak" else (0.995, 1.005)
+        band = C.factors(get_target(p.arch), p.family).band if p.op != C.PEAK else (0.995, 1.005)
         after = stored[p.id][0]
         ratio = p.tflops / after
         rows.append({"id": p.id, "arch": p.arch, "kind": p.kind, "implementation": p.implementation, "op": p.op,
@@ -296,7 +298,7 @@ def plot(df: pd.DataFrame, path: Path) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--points", type=Path, default=C.POINTS_CSV)
+    ap.add_argument("--points", type=Path, default=CP.POINTS_CSV)
     ap.add_argument("--out", type=Path, default=ROOT / "results")
     args = ap.parse_args(argv)
     with shipped_schedules_only():

@@ -61,7 +61,7 @@ def problems(archs) -> list[dict]:
         for r in pd.read_csv(lad / "attention_ladder.csv")[cols].drop_duplicates().itertuples():
             out += [dict(op="attention", arch=a, dtype=r.dtype, batch=r.batch, heads=r.heads, seq=r.seq_q,
                          head_dim=r.head_dim, causal=bool(r.causal), origin="gfx1100 ladder") for a in archs]
-    from wmma_gen.model.calibration import load_points
+    from wmma_gen.ops.calibration_points import load_points
     for p in load_points():
         if p.arch not in archs or p.op not in ("gemm", "attention"):
             continue
@@ -214,7 +214,7 @@ def ours(q: dict) -> dict:
         sched = f"{s.block_m}x{s.block_n} w{s.waves} ld{s.load_bits}"
     sec = time.perf_counter() - t0
     e = spec.estimate_of(d, s, p, arch)
-    lo, hi = band_bounds(arch, q["op"], q["dtype"], e.tflops)
+    lo, hi = band_bounds(arch, spec.family, q["dtype"], e.tflops)
     md = c.metadata
     return {**static(c.isa, md.vgpr_count, md.vgpr_spill_count, sec), "config": sched,
             "model_tflops": round(e.tflops, 1), "model_low": round(lo, 1), "model_high": round(hi, 1),

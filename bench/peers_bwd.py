@@ -30,7 +30,7 @@ TOLERANCE = "8u*max|ref| + 1e-3 per output (the registry's attention_bwd toleran
 
 def problems(archs) -> list[dict]:
     """The backward calibration points' problems on every arch (origin: the point, or its problem)."""
-    from wmma_gen.model.calibration import load_points
+    from wmma_gen.ops.calibration_points import load_points
     out = []
     for p in load_points():
         if p.op != "attention_bwd":
@@ -142,7 +142,7 @@ def ours(q: dict) -> dict:
     sec = time.perf_counter() - t0
     p = dict(batch=q["batch"], heads=q["heads"], kv_heads=q["heads"], seq_q=q["seq"], seq_k=q["seq"])
     e = spec.estimate_of(d, s, p, arch)
-    lo, hi = band_bounds(arch, "attention_bwd", q["dtype"], e.tflops)
+    lo, hi = band_bounds(arch, spec.family, q["dtype"], e.tflops)
     md = c["dkdv"].metadata
     return {**static(c["dkdv"].isa, md.vgpr_count, md.vgpr_spill_count, sec),
             "config": f"dkdv {s.block_m}x{s.block_n} dq {s.dq_block_m}x{s.dq_block_n} (static: dK/dV)",

@@ -14,12 +14,11 @@ import pytest
 import importlib
 
 from wmma_gen.cli import bench_cmd, selftest_cmd
-from wmma_gen.model import calibration
-from wmma_gen.ops import plans, registry
+from wmma_gen.ops import calibration_points, plans, registry
 from wmma_gen.torch import record
 
 ARCH = "gfx1100"
-CONSUMERS = (selftest_cmd, bench_cmd, plans, calibration, record)
+CONSUMERS = (selftest_cmd, bench_cmd, plans, calibration_points, record)
 try:
     CONSUMERS += (importlib.import_module("wmma_gen.torch.warmup"),)    # imports torch
 except ImportError:
@@ -109,7 +108,7 @@ def _points_csv(tmp_path, op: str, config: str, role: str):
                source_link="https://example.invalid", origin="tests/contract")
     path = tmp_path / "points.csv"
     with path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=calibration.COLUMNS)
+        w = csv.DictWriter(fh, fieldnames=calibration_points.COLUMNS)
         w.writeheader()
         w.writerow(row)
     return path
@@ -117,10 +116,10 @@ def _points_csv(tmp_path, op: str, config: str, role: str):
 
 def test_a_dummy_calibration_point_reads_through_its_folder_and_spec(tmp_path):
     from dummy_op.spec import AxpyDirective
-    (p,) = calibration.load_points(_points_csv(tmp_path, "dummy", "n=4096", "fit:loop"))
+    (p,) = calibration_points.load_points(_points_csv(tmp_path, "dummy", "n=4096", "fit:loop"))
     assert p.config == {"n": 4096} and p.problem() == {"n": 4096}
     assert p.family == registry.get("dummy").family and p.directive() == AxpyDirective("f16")
-    assert calibration.band_family("dummy") == registry.get("dummy").family
+    assert calibration_points.family_of("dummy") == registry.get("dummy").family
 
 
 @pytest.mark.parametrize("op, config, role, match", [
@@ -131,7 +130,7 @@ def test_a_dummy_calibration_point_reads_through_its_folder_and_spec(tmp_path):
 ])
 def test_a_bad_dummy_point_is_refused_naming_what(tmp_path, op, config, role, match):
     with pytest.raises(ValueError, match=match):
-        calibration.load_points(_points_csv(tmp_path, op, config, role))
+        calibration_points.load_points(_points_csv(tmp_path, op, config, role))
 
 
 def _op_name_branches(module) -> list[str]:

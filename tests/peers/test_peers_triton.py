@@ -208,7 +208,7 @@ def test_the_calibration_cross_check_estimates_our_triton_peers(peers_triton, mo
     backward); other points none; without triton the column says so and nothing is compiled."""
     monkeypatch.syspath_prepend(str(BENCH))
     import calibrate
-    from wmma_gen.model.calibration import load_points
+    from wmma_gen.ops.calibration_points import load_points
     pts = {p.id: p for p in load_points()}
     picked = [pts[i] for i in ("fa-1100-tut-fwd-causal", "fa-1100-tut-bwd-causal", "fa-1201-ck")]
     est = calibrate.triton_peer_estimates(picked)

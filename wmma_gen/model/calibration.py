@@ -19,7 +19,10 @@ docs/calibration/points.csv). A calibrated estimate is still an estimate: source
 
 The fit (`fit`) is log least squares: unknowns log efficiency[family] and log clock ratio of
 the targets with fit points but no microbenchmark; observations log(measured / estimate at the
-microbenchmark clocks). bench/calibrate.py runs it and writes results/model_calibration.md;
+microbenchmark clocks). The points reach it as plain data (`Observation`): the table is read
+one layer up, by ops/calibration_points.py, which asks the registry for each op's band and
+config reader (model imports nothing from ops). bench/calibrate.py runs the fit and writes
+results/model_calibration.md;
 the fitted values are copied into targets.py and params.py by hand, and that report and
 tests/unit/test_calibration.py check the two agree.
 """
@@ -27,134 +30,25 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import csv
 import math
 from dataclasses import asdict, dataclass
-from pathlib import Path
+from typing import Protocol
 
-from ..ops import registry     # light (contract + names); an op's spec loads on first get
 from ..targets import TARGETS, Target, get_target
 from . import params
 
-POINTS_CSV = Path(__file__).resolve().parents[2] / "docs" / "calibration" / "points.csv"
-KINDS = ("wmma_microbench", "library_gemm", "peer_attention")
-ROLES = ("fit:clock", "fit:gemm", "fit:loop", "held_out")
-PEAK = "peak"                # the one point "op" that is no registry op: a WMMA-only microbenchmark (clock)
+PEAK = "peak"                # the microbenchmark's family: a WMMA-only loop (the clock), no registry op
 BANDS = ("gemm", "loop")     # the model bands; a registry op names its own (OpSpec.family)
 BAND_MARGIN = 0.05
-COLUMNS = ("id", "arch", "kind", "op", "implementation", "dtype", "config", "tflops", "measured_note", "assumed",
-           "role", "source_title", "source_link", "origin")
 
 
-class CalibrationDataError(ValueError):
-    """A row of the calibration table is malformed; the message names the file, row and field."""
-
-
-@dataclass(frozen=True)
-class Point:
-    """One published measurement (never ours): what ran, where, how fast, and who said so."""
+class Observation(Protocol):
+    """What the fit reads of a published point (ops/calibration_points.Point is one): plain data."""
     id: str
     arch: str
-    kind: str
-    op: str
-    implementation: str
-    dtype: str
-    config: dict
+    role: str           # fit:clock | fit:gemm | fit:loop | held_out
+    family: str         # PEAK or a band of BANDS
     tflops: float
-    measured_note: str
-    assumed: str
-    role: str
-    source_title: str
-    source_link: str
-    origin: str
-
-    @property
-    def family(self) -> str:
-        """PEAK for a microbenchmark point, else the band its op's OpSpec names."""
-        return PEAK if self.op == PEAK else registry.get(self.op).family
-
-    @property
-    def fit(self) -> bool:
-        return self.role != "held_out"
-
-    def problem(self) -> dict:
-        """The op's Problem values for this point (its folder's calibration_point.problem); {} for PEAK."""
-        return {} if self.op == PEAK else reader(self.op).problem(self.config)
-
-    def directive(self):
-        """The directive the model estimates this point with (calibration_point.directive); None for PEAK."""
-        return None if self.op == PEAK else reader(self.op).directive(self.dtype, self.config)
-
-
-def reader(op: str):
-    """The op's calibration_point module (KEYS, problem, directive) beside its spec; ValueError
-    naming the ops that have one."""
-    module = registry.sibling(op, "calibration_point") if op in registry.names() else None
-    if module is None:
-        raise ValueError(f"op={op!r} is not allowed: {PEAK} or one of {', '.join(point_ops())} (an op whose "
-                         "folder has calibration_point.py)")
-    return module
-
-
-def point_ops() -> tuple[str, ...]:
-    """The registry ops a calibration point can name (their folder reads its config)."""
-    return tuple(n for n in registry.names() if registry.sibling(n, "calibration_point") is not None)
-
-
-def __getattr__(name: str):
-    if name == "FAMILY":       # point op -> family, derived from the registry (bench/calibrate.py reads it)
-        return {PEAK: PEAK, **{op: registry.get(op).family for op in point_ops()}}
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _config(text: str, op: str, where: str) -> dict:
-    """A point's `key=value ...` config, each value read by its op's calibration_point.KEYS."""
-    keys = {} if op == PEAK else reader(op).KEYS
-    raw: dict = {}
-    for item in text.split():
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise CalibrationDataError(f"{where}: config item {item!r} is not key=value")
-        raw[key] = value
-    if set(raw) != set(keys):
-        raise CalibrationDataError(f"{where}: config keys {sorted(raw)} for op {op}: expected {sorted(keys)}")
-    try:
-        return {k: keys[k](v) for k, v in raw.items()}
-    except ValueError as e:
-        raise CalibrationDataError(f"{where}: config {text!r} for op {op}: {e}") from None
-
-
-def load_points(path: str | Path = POINTS_CSV) -> list[Point]:
-    """Every row of the calibration table, checked: known arch/kind/op/role, a dtype the target
-    has, a positive figure, the op's config keys, and a non-empty source title and link."""
-    path = Path(path)
-    with path.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        if tuple(reader.fieldnames or ()) != COLUMNS:
-            raise CalibrationDataError(f"{path}: columns {reader.fieldnames}, expected {list(COLUMNS)}")
-        rows = list(reader)
-    points, seen = [], set()
-    for i, r in enumerate(rows, start=2):
-        where = f"{path.name} line {i} ({r.get('id')})"
-        for name, allowed in (("arch", TARGETS), ("kind", KINDS), ("op", (PEAK, *point_ops())), ("role", ROLES)):
-            if r[name] not in allowed:
-                raise CalibrationDataError(f"{where}: {name}={r[name]!r}, one of {', '.join(allowed)}")
-        if r["dtype"] not in get_target(r["arch"]).dtypes:
-            raise CalibrationDataError(f"{where}: dtype={r['dtype']!r} not a WMMA dtype of {r['arch']}")
-        for name in ("id", "implementation", "source_title", "source_link", "origin"):
-            if not r[name].strip():
-                raise CalibrationDataError(f"{where}: {name} is empty (every row names its source)")
-        if r["id"] in seen:
-            raise CalibrationDataError(f"{where}: duplicate id")
-        seen.add(r["id"])
-        tflops = float(r["tflops"])
-        if not tflops > 0:
-            raise CalibrationDataError(f"{where}: tflops={r['tflops']!r} must be > 0")
-        family = "clock" if r["op"] == PEAK else registry.get(r["op"]).family    # what its fit role names
-        if r["role"].startswith("fit:") and r["role"][4:] != family:
-            raise CalibrationDataError(f"{where}: role {r['role']} does not fit op {r['op']}")
-        points.append(Point(**{**r, "config": _config(r["config"], r["op"], where), "tflops": tflops}))
-    return points
 
 
 # --- the calibration the model applies ------------------------------------------------------
@@ -233,16 +127,13 @@ def bounds(tflops: float, t: Target, dtype: str, f: Factors) -> tuple[float, flo
 
 
 def band_family(name: str) -> str:
-    """The band of `name`: a band itself (an OpSpec.family), a registry op (its OpSpec.family), or
-    PEAK (the microbenchmark reads the gemm band)."""
+    """The band of `name`: a band itself (an OpSpec.family) or PEAK (the microbenchmark reads the
+    gemm band). An op resolves its band first (OpSpec.family; ops/calibration_points.family_of)."""
     if name in BANDS:
         return name
     if name == PEAK:
         return "gemm"
-    if name not in registry.names() or registry.get(name).family not in BANDS:
-        raise ValueError(f"band={name!r} is not allowed: one of {', '.join(BANDS)} (an OpSpec.family), a "
-                         f"registry op ({', '.join(registry.names())}) or {PEAK}")
-    return registry.get(name).family
+    raise ValueError(f"band={name!r} is not allowed: one of {', '.join(BANDS)} (an OpSpec.family) or {PEAK}")
 
 
 def band_for(arch: str, family: str) -> tuple[float, float]:
@@ -265,7 +156,7 @@ class Fit:
     efficiency_from: dict    # family -> point ids
 
 
-def fit(points: list[Point], clocked: dict[str, float], raw: dict[str, float]) -> Fit:
+def fit(points: list[Observation], clocked: dict[str, float], raw: dict[str, float]) -> Fit:
     """Fit clocks and efficiencies. `raw[id]`: the uncalibrated estimate (boost clock, efficiency 1);
     `clocked[id]`: the estimate at the microbenchmark clocks with efficiency 1 (= raw where a
     target has no microbenchmark). Pure arithmetic: numpy least squares in log space."""

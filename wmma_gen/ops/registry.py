@@ -9,7 +9,7 @@ so `wmma-gen --help` does not load MLIR. `register` also takes an OpSpec or a lo
 Optional light modules beside an op's spec.py, found with `sibling` (an op without one simply
 lacks that use): sweep_axes.py (sweep flags), problem_file.py (problems-file rows),
 recorded.py (`problem_row(call, problem)`: wmma_gen.torch.record_problems), calibration_point.py
-(KEYS, `problem(config)`, `directive(dtype, config)`: model/calibration.py's published points).
+(KEYS, `problem(config)`, `directive(dtype, config)`: ops/calibration_points.py's published points).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""How a published attention measurement of docs/calibration/points.csv reads (model/calibration.py
+"""How a published attention measurement of docs/calibration/points.csv reads (ops/calibration_points.py
 asks the registry for this module beside the op's spec): config keys with their readers, the
 Problem values (MHA, Sq = Sk = seq) and the directive the model estimates it with. The backward's
 points read the same way (ops/attention_bwd/calibration_point.py)."""

@@ -239,8 +239,18 @@ def documents(df, arch: str, space: tuple = SPACE) -> dict:
                    for _, r in rows.iterrows()]
         docs[lookup.file_name(arch, dtype)] = {
             "schema": lookup.SCHEMA, "schema_version": lookup.SCHEMA_VERSION, "arch": arch, "op": OP,
-            "dtype": dtype, "generated": stamp(), "wmma_gen_version": wmma_gen.__version__, "entries": entries}
+            "dtype": dtype, "generated": stamp(), "wmma_gen_version": wmma_gen.__version__,
+            "toolchain": file_toolchain(entries), "entries": entries}
     return docs
+
+
+def file_toolchain(entries: list) -> dict:
+    """The file's toolchain, as GEMM files state it: the entries' one, or {"mixed": [...]} when
+    they were tuned with several (a reader sees the provider without opening every entry)."""
+    tcs = sorted({(e["toolchain"]["mlir"], e["toolchain"]["lld"]) for e in entries})
+    if len(tcs) == 1:
+        return {"mlir": tcs[0][0], "lld": tcs[0][1]}
+    return {"mixed": [{"mlir": m, "lld": lld} for m, lld in tcs]}
 
 
 # Key fields beyond PROBLEM_COLUMNS, with the value an older study or ladder implies: row() gives

@@ -1,6 +1,6 @@
-"""How a published GEMM measurement of docs/calibration/points.csv reads (model/calibration.py
+"""How a published GEMM measurement of docs/calibration/points.csv reads (ops/calibration_points.py
 asks the registry for this module beside the op's spec): its config keys with their readers,
-the Problem values it measured and the directive the model estimates it with."""
+the Problem values it measured and the (sizeless) directive the model estimates it with."""
 from __future__ import annotations
 
 KEYS = {"m": int, "n": int, "k": int, "layout": str}   # config key -> how its text reads
