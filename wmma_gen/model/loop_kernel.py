@@ -60,9 +60,11 @@ def estimate_loop_kernel(compiled, t: Target, dtype: str, *, total_trips: float,
     terms = {"wmma_issue": w * pipe, "latency": alone, "lds_bandwidth": resident * occ.waves_per_workgroup * lds,
              "global_memory": resident * occ.waves_per_workgroup * vmem}
     kind = max(terms, key=terms.get)
-    # Rounds and tail stay on the occupancy limit: a grid of >= CUs x n workgroups has resident == n,
-    # its partial last round is spread evenly like the rest (no tail term), so its estimate is unchanged;
-    # a smaller grid fits in one round with `workgroups` slots busy.
+    # Rounds and tail stay on the occupancy limit n. A grid of >= CUs x n workgroups has resident == n;
+    # its partial last round (r < n per CU) costs r / n of a round where a throughput term bounds the
+    # trip, which spreading total_trips over the CUs x n slots already charges, so its estimate is
+    # unchanged (a latency-bound tail is under-charged: the "no tail term" assumption above).
+    # A smaller grid runs in one round with `workgroups` slots busy.
     concurrent = min(workgroups, t.cus * n)
     epi = wave_iteration_clocks(loop.outside, cost, p.vmem_latency_clk, p.lds_latency_clk, passes=1)
     cal = factors(t, "loop")
