@@ -8,11 +8,14 @@ what only it knows (loop trips per workgroup, bytes per trip, FLOPs) -- this fil
                  "F16 or F32 transcendental instructions (these are quarter rate)")
         alone = issue + stalls at s_waitcnt                                one wave's critical path
         lds   = DS bytes / LDS bytes per clock (no bank-conflict model)
-    a CU running n workgroups (W waves on its busiest SIMD): trip = max(W * pipe, alone, lds)
-    compute = total trips / (CUs * n) * trip + epilogue                   (work spread evenly)
+    r = workgroups resident per CU = min(n occupancy limit, ceil(workgroups / CUs))
+    a CU running r workgroups (W waves on its busiest SIMD): trip = max(W * pipe, alone, lds)
+    compute = total trips / min(workgroups, CUs * n) * trip + rounds * epilogue   (work spread evenly)
     kernel  = max(compute, L2 bytes / L2 bandwidth, compulsory bytes / DRAM bandwidth) + launch
-Assumptions beyond GEMM's (model/params.py): trips spread evenly over CUs (no tail term);
-no bank conflicts; L2 traffic = the bytes the op says each trip loads.
+Assumptions beyond GEMM's (model/params.py): trips spread evenly over CUs (no tail term); the
+dispatcher spreads a grid over all CUs before stacking workgroups on one (so a small grid's
+busiest CU holds ceil(workgroups / CUs)); no bank conflicts; L2 traffic = the bytes the op says
+each trip loads.
 Calibration (calibration.py): the clock is the target's sustained WMMA clock, the compute time
 is divided by the fitted loop-kernel efficiency, and est_low / est_high carry the loop band.
 """
@@ -51,10 +54,17 @@ def estimate_loop_kernel(compiled, t: Target, dtype: str, *, total_trips: float,
     lds = 32 * (loop.lane_bytes("ds_read") + loop.lane_bytes("ds_write")) / p.lds_bytes_per_clk
     vmem = vmem_clocks(loop.ops, p)
     n = occ.workgroups_per_cu
-    w = n * -(-occ.waves_per_workgroup // t.simds_per_cu)
-    terms = {"wmma_issue": w * pipe, "latency": alone, "lds_bandwidth": n * occ.waves_per_workgroup * lds,
-             "global_memory": n * occ.waves_per_workgroup * vmem}
+    resident = resident_workgroups_per_cu(n, workgroups, t.cus)
+    # a trip's pipe, LDS and VMEM are shared by the workgroups actually on the CU, not by the limit
+    w = resident * -(-occ.waves_per_workgroup // t.simds_per_cu)
+    terms = {"wmma_issue": w * pipe, "latency": alone, "lds_bandwidth": resident * occ.waves_per_workgroup * lds,
+             "global_memory": resident * occ.waves_per_workgroup * vmem}
     kind = max(terms, key=terms.get)
+    # Rounds and tail stay on the occupancy limit n. A grid of >= CUs x n workgroups has resident == n;
+    # its partial last round (r < n per CU) costs r / n of a round where a throughput term bounds the
+    # trip, which spreading total_trips over the CUs x n slots already charges, so its estimate is
+    # unchanged (a latency-bound tail is under-charged: the "no tail term" assumption above).
+    # A smaller grid runs in one round with `workgroups` slots busy.
     concurrent = min(workgroups, t.cus * n)
     epi = wave_iteration_clocks(loop.outside, cost, p.vmem_latency_clk, p.lds_latency_clk, passes=1)
     cal = factors(t, "loop")
@@ -72,10 +82,17 @@ def estimate_loop_kernel(compiled, t: Target, dtype: str, *, total_trips: float,
     peak = t.peak_tflops(dtype)
     figures = {"loop": loop.summary(), "transcendental_per_trip": trans, "occupancy": occ.to_dict(),
                "clocks_per_wave_trip": {"valu_pipe": pipe, "alone": alone, "lds": lds, "vmem": vmem},
+               "resident_workgroups_per_cu": resident, "clocks_per_trip": terms[kind], "epilogue_clocks": epi,
                "total_trips": total_trips, "workgroups": workgroups, "times_s": times, "peak_tflops": peak,
                "calibration": cal.to_dict()}
     low, high = bounds(tflops, t, dtype, cal)
     return Estimate(seconds, tflops, tflops / peak, limiter, figures, est_low=low, est_high=high)
+
+
+def resident_workgroups_per_cu(limit: int, workgroups: int, cus: int) -> int:
+    """Workgroups sharing the busiest CU: the occupancy limit, or fewer when the grid cannot fill
+    every CU that deep (spread-first dispatch is the model's assumption; at least 1)."""
+    return max(1, min(limit, -(-workgroups // cus)))
 
 
 def _count_trans_in_loop(isa: str, loop) -> int:
