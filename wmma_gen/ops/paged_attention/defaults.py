@@ -21,9 +21,9 @@
       ranked the fp8-cache decode at batch 8-32 up to 2.4x slower than the capacity-only rule;
       at 4 no decode step of bench/paged_attention_table.py is slower, results/
       paged_attention_table.md), and 4 key tiles of 16 per split still run the loop several
-      times. The model does rank the batch-16 chunked-prefill buckets and gfx1201's E4M3 hd64
-      decode at batch 16 below the capacity-only split (0.34-0.80x, results/paged_sweeps.md,
-      mostly its charge for small grids); the shipped files cover those buckets. The combine
+      times. Under the loop model with per-CU residency (model/loop_kernel.py) the model ranks only
+      gfx1100 hd64 chunk steps (Sq 16, context 8208, batch 16) below the capacity-only split
+      (0.89x, results/paged_sweeps.md); the shipped files cover those buckets. The combine
       kernel, which grows with the split, is not modelled.
 fp8_wmma (gfx12): the fp8-cache entry with Q^T in registers (its E4M3 fragments are D/8 VGPRs
       and the K/V LDS tiles bytes, so the entry's VGPR and LDS needs only shrink;
