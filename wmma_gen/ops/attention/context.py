@@ -56,7 +56,7 @@ class Ctx(AttentionCtx):
     q_base: object    # element offset of Q[b, q_start, h, 0] (GlobalTensor.row_base)
     k_base: object
     v_base: object
-    o_base: object    # O's, the uniform base of its saddr stores (None with split_kv: no O)
+    o_base: object    # O's element offset of the sequence's row 0 (None with split_kv: no O)
     lse_base: object  # flat index of LSE[b, h, q_start] (a flat memref view: kernel.epilogue)
     h: object
     k_offs: list = None   # per-thread byte offsets of its K / V rows (staging.lane_offsets)

@@ -39,10 +39,9 @@ Barriers are amdgpu.lds_barrier (LDS counter wait + s_barrier): gpu.barrier's wo
 also waits for every outstanding global load (vmcnt(0)) and invalidates the L0 cache, which
 would stall the K/V prefetch at each barrier; only LDS traffic crosses waves here.
 
-Global memory (staging.py): Q, K, V and O are `!llvm.ptr<1>` arguments, each a GlobalTensor
-(kernels/global_tensor.py), read and written in the global "saddr" form (SGPR base + 32-bit VGPR
-offset + immediate); the f32 LSE and split partials are flat memref views (`epilogue` says
-why). A tensor's row_base gives the sequence's row 0; each thread's row offsets are computed once
+Global memory (staging.py): Q, K and V are `!llvm.ptr<1>` arguments, each a GlobalTensor
+(kernels/global_tensor.py), read in the global "saddr" form (SGPR base + 32-bit VGPR offset +
+immediate); O, the f32 LSE and split partials are flat memref views (`epilogue` says why). A tensor's row_base gives the sequence's row 0; each thread's row offsets are computed once
 before the key loop; a tile adds one uniform offset (one v_add per row read, the chunks of a
 row are immediates). The tile at n0 is read from first = max(0, min(n0, Sk - BLOCK_N))
 (`tile_first`): only the sequence's last tile moves, down so that it ends at Sk, and keys
@@ -84,8 +83,8 @@ from .signature import F32_SCALARS, attention_signature, buffer_names, scalar_na
 
 LOG2E = 1.0 / math.log(2.0)
 SCHED_STRATEGY = {"minreg": "iterative-minreg"}  # schedule.sched -> LLVM "amdgpu-sched-strategy"
-GLOBAL_PTRS = ("Q", "K", "V", "O")  # GlobalTensors: 32-bit byte offsets (kernels/saddr.py), 16-bit elements
-# f32 LSE and the split partials stay flat memref views (64-bit addresses): see `epilogue`
+GLOBAL_PTRS = ("Q", "K", "V")  # GlobalTensors: 32-bit byte offsets (kernels/saddr.py), 16-bit elements
+# O, the f32 LSE and the split partials stay flat memref views (64-bit addresses): see `epilogue`
 
 
 def kernel_name(d, s: AttentionSchedule) -> str:
@@ -170,10 +169,13 @@ def _context(d, s, t, ptrs, sc, lds) -> Ctx:
         q_start, k_start, seq_q, seq_k = irb.c(0), irb.c(0), x["seq_q"], x["seq_k"]
     kvh = irb.div(h, x["kv_group"])
 
-    def base(p, head):   # element offset of row 0 of the sequence in head `head` (GlobalTensor.row_base)
+    def base(p, head):   # element offset of row 0 of the sequence in head `head`
+        start = k_start if p in "kv" else q_start
+        if p.upper() in GLOBAL_PTRS:
+            return views[p.upper()].row_base(b, start, head)
         if p.upper() not in views:   # O with split_kv: unused (the partials have their own rows)
             return None
-        return views[p.upper()].row_base(b, k_start if p in "kv" else q_start, head)
+        return iadd(imul(b, x[f"{p}_sb"]), iadd(imul(head, x[f"{p}_sh"]), imul(start, x[f"{p}_ss"])))
     if d.softcap:   # S = cap * tanh(scale * qk / cap): the scale moves inside the tanh, the cap into c
         c = arith.mulf(sc["softcap"], irb.cf(LOG2E, ab.f32_type()))
     else:
@@ -326,11 +328,13 @@ def epilogue(c: Ctx, o, m, l) -> None:
     """O = O^T / l (8 consecutive d per lane and tile: one vector store), LSE per query. The
     lane's query and rows are recomputed here with lane_values="recompute" (Ctx.relaned).
 
-    O (16-bit) is written through its GlobalTensor in the saddr form. The f32 LSE and the
-    split partials stay flat memref views (64-bit address arithmetic): in 32-bit byte offsets
-    (GlobalTensor) an f32 buffer of 2**30..2**31 elements -- which the launcher's element limit
-    admits, and split_kv x the rows x D partials reach first -- would wrap, and the forward's
-    signature declares no KArg.offset_bits bound for them (kernels/global_tensor.py)."""
+    O, the f32 LSE and the split partials are flat memref views (64-bit address arithmetic).
+    O through its GlobalTensor (saddr form) was measured: under LLVM 24 the main loops held, but
+    under LLVM 23 (mlir-gml) gfx1100 bf16 hd64's main loop grew 741 -> 752 issued instructions
+    (tests/compile/test_fwd_provider_density.py), so it stays a flat view. In 32-bit byte offsets
+    an f32 buffer of 2**30..2**31 elements -- which the launcher's element limit admits, and
+    split_kv x the rows x D partials reach first -- would wrap, and the forward's signature
+    declares no KArg.offset_bits bound for them (kernels/global_tensor.py)."""
     if c.s.lane_values == "recompute":
         c = c.relaned()
     for f in range(c.s.frags_q):
@@ -342,10 +346,10 @@ def epilogue(c: Ctx, o, m, l) -> None:
             if c.s.split_kv > 1:
                 _store_partial(c, f, i, o[f], inv, lse)
             else:
-                O = c.ptr["O"]   # saddr: the sequence's row 0 the uniform base, the lane's row and d the offset
-                lane = iadd(imul(i, O.row_stride), ab.acc_row0(c.lane))
+                base = iadd(c.o_base, iadd(imul(i, c.sc["o_ss"]), ab.acc_row0(c.lane)))
                 for dt, acc in enumerate(o[f]):
-                    O.write(c.o_base, lane, ab.to_dtype_out(arith.mulf(acc, ab.splat(inv, 8)), c.d.dtype), 16 * dt)
+                    val = ab.to_dtype_out(arith.mulf(acc, ab.splat(inv, 8)), c.d.dtype)
+                    vector.store(val, c.ptr["O"], [iadd(base, 16 * dt)])
                 if c.d.return_lse:
                     first = scf.IfOp(irb.lt(c.lane, 16))
                     with ir.InsertionPoint(first.then_block):
