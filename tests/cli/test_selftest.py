@@ -112,7 +112,7 @@ def test_device_hip_without_a_hip_runtime_is_one_line_and_exit_2():
 
 @pytest.fixture(scope="module")
 def stub_so(tmp_path_factory):
-    """The emulator-backed libamdhip64.so, built as tests/hip/conftest.py builds it."""
+    """The emulator-backed libamdhip64.so, built as tests/hip_lane/conftest.py builds it."""
     pytest.importorskip("hip", reason="hip-python is not installed: pip install 'wmma-gen[hip]'")
     sys.path.insert(0, str(TESTS))
     from hipstub import build, find_c_compiler

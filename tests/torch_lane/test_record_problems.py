@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))        # tests/torch -> block
+sys.path.insert(0, str(Path(__file__).resolve().parent))        # tests/torch_lane -> block
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))     # tests/ -> hipstub
 
 from block import Block  # noqa: E402

@@ -1,4 +1,4 @@
-"""tests/torch: wmma_gen.torch on CPU tensors (the emulator runs the compiled kernels) against
+"""tests/torch_lane: wmma_gen.torch on CPU tensors (the emulator runs the compiled kernels) against
 float64 torch references. Skipped as a whole when torch is not installed."""
 import pytest
 

@@ -1,4 +1,4 @@
-"""float64 torch math references for tests/torch (autograd gives their gradients)."""
+"""float64 torch math references for tests/torch_lane (autograd gives their gradients)."""
 import torch
 
 EPS = {torch.float16: 2.0 ** -11, torch.bfloat16: 2.0 ** -8}   # unit roundoff of each dtype

@@ -3,7 +3,7 @@ s = softcap * tanh(scale q.k / softcap) before masks and softmax; 0.0 = off) thr
 ops and autograd, on the emulator, against a float64 torch reference differentiated by
 autograd (itself checked with torch.autograd.gradcheck).
 
-Tolerance as tests/torch/test_attention_autograd.py: TOL * eps(dtype) * max|reference| for out,
+Tolerance as tests/torch_lane/test_attention_autograd.py: TOL * eps(dtype) * max|reference| for out,
 dq, dk, dv (TOL = 4; eps f16 2^-11, bf16 2^-8), lse 1e-5 relative. q and k are drawn with
 standard deviation 2 so the cap is far from the identity (checked: the uncapped reference
 differs by much more than the tolerance)."""

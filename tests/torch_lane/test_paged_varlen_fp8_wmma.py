@@ -1,7 +1,7 @@
 """flash_attn_varlen_func(..., block_table=..., fp8_wmma=True) on CPU tensors (the gfx1201 emulator
 runs the paged kernel): an fp8 paged cache with FA3's k/v_descale multiplied natively on fp8 WMMA, through the straight
 call and the torch.ops.wmma_gen.paged_varlen custom op (also under torch.compile fullgraph);
-refused on gfx11 naming the argument. Tolerance as tests/torch/test_kvcache_fp8_wmma.py: against
+refused on gfx11 naming the argument. Tolerance as tests/torch_lane/test_kvcache_fp8_wmma.py: against
 the float64 reference of Q as the kernel quantises it, |O - O_ref| <= (2**-4 + n 2**-18 + 3u)
 max|V| (P's E4M3 rounding; u = 2**-11, f16 O)."""
 import numpy as np
