@@ -58,8 +58,11 @@ def direct(*tensors) -> bool:
     """True when running an op's Python body straight gives what torch's dispatcher would:
     eager mode (not traced by torch.compile, no torch function / dispatch mode active), plain
     tensors, and no autograd graph to record. Then the custom-op machinery (tens of
-    microseconds per call: bench/launch_overhead.py) is skipped; otherwise it is used."""
+    microseconds per call: bench/launch_overhead.py) is skipped; otherwise it is used. Under
+    torch.profiler the dispatcher is used too, so the profile names the `wmma_gen::` ops."""
     if torch.compiler.is_compiling() or torch._C._is_torch_function_mode_enabled():
+        return False
+    if torch._C._autograd._profiler_enabled():
         return False
     stack = getattr(torch._C, "_len_torch_dispatch_stack", None)
     if stack is not None and stack():
