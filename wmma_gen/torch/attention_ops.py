@@ -134,3 +134,12 @@ def sink_grad_torch(s_aux: Tensor, lse: Tensor, do: Tensor, o: Tensor, varlen: b
 
 
 attention.register_autograd(_backward, setup_context=_setup)
+
+
+def _no_double_backward(ctx, *grads):
+    raise NotImplementedError("wmma_gen attention has no double backward: the gradient of its gradient (create_graph="
+                              "True, torch.autograd.grad of dq/dk/dv, gradient penalties) is not implemented; use "
+                              "torch SDPA's math backend for second-order terms")
+
+
+attention_backward.register_autograd(_no_double_backward)

@@ -21,6 +21,7 @@ from ..ops import device_calls
 from ..ops.attention.directive import HEAD_DIMS
 from ..ops.attention.inputs import check_softcap
 from . import attention_ops, replay
+from .args import check_max_seqlen, check_window, signed_scale
 from .flash_fp8 import FP8, flash_attn_fp8
 from .runtime import check_dtype, check_tensors, direct, stream_of
 
@@ -99,10 +100,7 @@ def check_sinks(s_aux, learnable_sink, heads: int, q):
 
 
 def _window(window_size) -> tuple[int, int]:
-    if window_size is None:
-        return -1, -1
-    left, right = window_size
-    return int(left), int(right)
+    return check_window(window_size)
 
 
 def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
@@ -118,10 +116,12 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     Tensors with a strided last dim are made contiguous on their device (one copy).
     fp8 q, k, v (torch.float8_e4m3fn / float8_e5m2, gfx12 only) take FlashAttention-3's fp8
     forward: q_descale / k_descale / v_descale (batch, nheads_k) float32, O bf16, forward only
-    (flash_fp8.py says where a device-side copy happens).
+    (flash_fp8.py says where a device-side copy happens). A negative softmax_scale runs as -q
+    (args.py: the one rule of every entry point).
     s_aux (alias learnable_sink): attention sinks (GPT-OSS), a (nheads,) logit per query head joining
     every softmax row's denominator (not scaled, not capped); softmax_lse includes it; it gets a
     gradient when it requires one (deterministic)."""
+    q, softmax_scale = signed_scale(q, softmax_scale)
     if q.dtype in FP8:
         if s_aux is not None or learnable_sink is not None:
             raise ValueError(f"s_aux is not allowed with q.dtype={q.dtype}: sinks run with float16 / bfloat16")
@@ -169,8 +169,12 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     and the call runs on the paged op (paged_varlen.py; softcap allowed there); fp8_wmma=True (a
     wmma_gen extension, gfx12, fp8 caches) multiplies them natively on fp8 WMMA, as
     flash_attn_with_kvcache's; k_descale / v_descale scale an fp8 cache (FA3's names). s_aux (alias
-    learnable_sink): attention sinks as flash_attn_func's, paged or not."""
+    learnable_sink): attention sinks as flash_attn_func's, paged or not. A negative softmax_scale runs
+    as -q (args.py)."""
     sinks = check_sinks(s_aux, learnable_sink, q.shape[1] if q.dim() == 3 else -1, q)
+    q, softmax_scale = signed_scale(q, softmax_scale)
+    max_seqlen_q, max_seqlen_k = check_max_seqlen("max_seqlen_q", max_seqlen_q), check_max_seqlen(
+        "max_seqlen_k", max_seqlen_k)
     if block_table is not None:
         from .paged_varlen import paged_varlen
         _refuse(dropout_p=(dropout_p, 0.0), alibi_slopes=(alibi_slopes, None))
@@ -209,6 +213,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     H != Hkv only with enable_gqa=True. attn_mask and dropout_p != 0 (or a dtype / head dim
     the kernels lack) raise NotImplementedError/ValueError -- unless fallback=True, which
     calls torch's own SDPA for exactly those calls (the caller's explicit choice)."""
+    query, scale = signed_scale(query, scale)
     if attn_mask is None:
         rkey, done = _replay_key("sdpa", query, key, value, dropout_p, is_causal, scale, enable_gqa)
         if done is not None:      # a repeat of a known shape key: allocated and enqueued (replay.py)

@@ -23,9 +23,13 @@ sequence b's chunk of Sq_b = cu[b+1] - cu[b] tokens (any length, 0 allowed) atte
 seq_lens[b] cached keys (the chunk included), bottom-right; o (total_q, heads, D), lse
 (heads, total_q).
 
-Checked here: shapes, dtypes, 0 <= seq_lens[b] <= max_blocks * block_size. Block ids are NOT
-checked (the caller's responsibility, as in vLLM): an id outside [0, num_blocks) reads
-outside the cache -- the emulator faults naming the address, a GPU reads garbage or faults.
+Checked here: shapes, dtypes (k_cache and v_cache alike), 0 <= seq_lens[b] <= max_blocks * block_size,
+the block ids each sequence reads in [0, num_blocks) (inputs.check_block_ids), scale non-zero,
+fp8 scales positive and finite in f32. A negative scale is computed exactly by negating q (the
+one rule of every attention entry point, numpy and torch). On the device path (ops/paged_attention/
+device.py, the torch lane) the table is not read on the host; there the kernel's block offsets are
+64-bit (cache_tiles.block_tensor), so an id outside the cache addresses memory outside it (the
+emulator faults naming the address; a GPU faults) instead of wrapping into other blocks.
 """
 from __future__ import annotations
 
