@@ -99,6 +99,13 @@ def check_sinks(s_aux, learnable_sink, heads: int, q):
     return s
 
 
+def _looks_like_bhsd(q, k) -> bool:
+    """A likely (B, H, S, D) mix-up: q AND k both read as fewer tokens than heads. A decode step
+    (Sq == 1) or a query against a KV cache longer than its kv heads never matches, so correct
+    flash-attn calls stay silent; only a prefill shorter than both head counts can (it warns)."""
+    return 1 < q.shape[1] < q.shape[2] and k.shape[1] < k.shape[2]
+
+
 def _window(window_size) -> tuple[int, int]:
     return check_window(window_size)
 
@@ -145,10 +152,11 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     cap = check_softcap(softcap)
     check_tensors(q=q, k=k, v=v)
     d = _check(q, k, v, 4, "(batch, seqlen, nheads, headdim) as flash-attn takes")
-    if q.shape[2] > q.shape[1]:
-        warnings.warn(f"flash_attn_func: q.shape={tuple(q.shape)} reads as seqlen={q.shape[1]} < nheads={q.shape[2]}; "
-                      "flash-attn's layout is (batch, seqlen, nheads, headdim) -- is this (batch, nheads, seqlen, "
-                      "headdim)? Use scaled_dot_product_attention for that layout.", stacklevel=2)
+    if _looks_like_bhsd(q, k):
+        warnings.warn(f"flash_attn_func: q.shape={tuple(q.shape)}, k.shape={tuple(k.shape)} read as seqlen "
+                      f"{q.shape[1]} / {k.shape[1]} < nheads {q.shape[2]} / {k.shape[2]}; flash-attn's layout is "
+                      "(batch, seqlen, nheads, headdim) -- is this (batch, nheads, seqlen, headdim)? Use "
+                      "scaled_dot_product_attention for that layout.", stacklevel=2)
     left, right = _window(window_size)
     scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(d)
     out, lse = _attention(q, k, v, None, None, q.shape[1], k.shape[1], bool(causal), left, right, scale, "bshd",
