@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import torch_ref as ref
-from wmma_gen.torch import flash_attn_func, flash_attn_varlen_func
+from wmma_gen.torch import flash_attn_func, flash_attn_varlen_func, flash_attn_with_kvcache
 
 TOL = 4.0
 F16, BF16 = torch.float16, torch.bfloat16
@@ -95,3 +95,47 @@ def test_sinks_bad_arguments():
         flash_attn_func(q, q, q, s_aux=torch.zeros(2), learnable_sink=torch.zeros(2))
     with pytest.raises(ValueError, match="a floating tensor"):
         flash_attn_func(q, q, q, s_aux=torch.zeros(2, dtype=torch.int32))
+
+
+def _gather(cache, table, b, n):
+    """The first n keys of sequence b through its block table: (n, Hkv, D) float64."""
+    bs = cache.shape[1]
+    return torch.stack([cache[table[b, j // bs], j % bs] for j in range(n)]).double() if n else \
+        cache.new_zeros((0,) + tuple(cache.shape[2:])).double()
+
+
+@pytest.mark.parametrize("sq", [1, 3])
+def test_flash_attn_with_kvcache_sinks(sq, monkeypatch):
+    # paged decode (Sq = 1) and a 3-token step (causal bottom-right) with GQA 2, one empty cache (o = 0, lse = sink),
+    # lengths not multiples of the 16-token block; the paged kernel's partials + the combine add the sink
+    monkeypatch.setenv("WMMA_GEN_ARCH", "gfx1201")
+    k_cache, v_cache = torch.randn(9, 16, 2, 64).half(), torch.randn(9, 16, 2, 64).half()
+    table = torch.randperm(9)[:9].reshape(3, 3).to(torch.int32)
+    lens = torch.tensor([37, 0, 21], dtype=torch.int32)
+    q = torch.randn(3, sq, 4, 64).half()
+    sinks = torch.randn(4).to(torch.bfloat16)            # the input dtype is accepted too (flash-attn's convention)
+    out, lse = flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=lens, block_table=table, causal=True,
+                                       s_aux=sinks, return_softmax_lse=True)
+    for b in range(3):
+        n = int(lens[b])
+        ks, vs = _gather(k_cache, table, b, n), _gather(v_cache, table, b, n)
+        ro, rl = sink_attention(q[b:b + 1].double(), ks[None], vs[None], sinks.double(), causal=True)
+        assert ref.rel_err(out[b:b + 1], ro) <= TOL * ref.EPS[F16], b
+        assert ref.rel_err(lse[b:b + 1], rl) <= 1e-5, b
+
+
+def test_paged_varlen_sinks():
+    # flash_attn_varlen_func with block_table (chunked prefill): chunks of 2 and 5 tokens, window (4, 0)
+    k_cache, v_cache = torch.randn(6, 16, 1, 32).half(), torch.randn(6, 16, 1, 32).half()
+    table = torch.tensor([[4, 1, 0], [2, 5, 3]], dtype=torch.int32)
+    cu_q, cu_k = torch.tensor([0, 2, 7], dtype=torch.int32), torch.tensor([0, 19, 40], dtype=torch.int32)
+    q = torch.randn(7, 2, 32).half()
+    sinks = torch.tensor([0.5, 2.0])
+    out = flash_attn_varlen_func(q, k_cache, v_cache, cu_q, cu_k, 5, 21, causal=True, window_size=(4, 0),
+                                 block_table=table, s_aux=sinks)
+    for b in range(2):
+        n = int(cu_k[b + 1] - cu_k[b])
+        ks, vs = _gather(k_cache, table, b, n), _gather(v_cache, table, b, n)
+        qs = q[cu_q[b]:cu_q[b + 1]].double()
+        ro, _ = sink_attention(qs[None], ks[None], vs[None], sinks.double(), causal=True, window=(4, 0))
+        assert ref.rel_err(out[cu_q[b]:cu_q[b + 1]], ro[0]) <= TOL * ref.EPS[F16], b
