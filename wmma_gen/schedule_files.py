@@ -41,6 +41,7 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 import warnings
 from dataclasses import dataclass
@@ -133,7 +134,10 @@ def read(path: str | Path) -> object:
     """The parsed document of a schedule file (bounded size and depth, finite numbers)."""
     path = Path(path)
     try:
-        size = path.stat().st_size
+        st = path.stat()
+        need(stat.S_ISREG(st.st_mode), path, "<file>", "not a regular file", "a regular file (a FIFO or device "
+             "is never opened)")
+        size = st.st_size
         need(size <= MAX_BYTES, path, "<file>", f"{size} bytes", f"at most {MAX_BYTES} bytes")
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
@@ -331,8 +335,10 @@ def forget_logged() -> None:
 
 
 def all_files(shipped=None) -> Iterable[tuple[Path, str]]:
-    """Every *.json in every search directory, in lookup order (`wmma-gen schedules list`)."""
+    """Every regular *.json file in every search directory, in lookup order (`wmma-gen schedules
+    list`); FIFOs, sockets and devices named *.json are skipped, never opened (a FIFO blocks)."""
     for d, origin in search_dirs(shipped):
         if d.is_dir():
             for p in sorted(d.glob("*.json")):
-                yield p, origin
+                if p.is_file():
+                    yield p, origin
