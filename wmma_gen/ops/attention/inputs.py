@@ -25,9 +25,8 @@ dtype="bf16" (or "f16") takes any real floating arrays and rounds them RNE on th
 """
 from __future__ import annotations
 
-import numbers
-
 import math
+import numbers
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Mapping
