@@ -53,7 +53,8 @@ def _check_version():
     if have not in SpecifierSet(",".join(SUPPORTED)):
         raise RuntimeError(f"transformers {transformers.__version__} is not supported by "
                            f"wmma_gen.integrations.transformers: it needs transformers{','.join(SUPPORTED)} (the "
-                           "versions whose private _lazy_imports hook was checked); pin transformers or update wmma_gen")
+                           "versions whose private _lazy_imports hook was checked); pin transformers or update "
+                           "wmma_gen")
 
 
 def _kernels():
