@@ -54,18 +54,43 @@ def check_tensors(**tensors) -> torch.device:
     return first.device if first is not None else torch.device("cpu")
 
 
+_stack_len = getattr(torch._C, "_len_torch_dispatch_stack", None)
+_functorch_active = getattr(getattr(torch._C, "_functorch", None), "peek_interpreter_stack", None)
+_is_compiling = torch.compiler.is_compiling
+_mode_on = torch._C._is_torch_function_mode_enabled
+_grad_on = torch.is_grad_enabled
+Tensor = torch.Tensor
+DISPATCH, STRAIGHT, AUTOGRAD = 0, 1, 2     # what eager_mode returns
+
+
+def eager_mode(*tensors) -> int:
+    """How an op call may run without torch's custom-op dispatcher (tens of microseconds per
+    call: bench/launch_overhead.py):
+        STRAIGHT  eager, plain tensors, no autograd graph to record: the op's body straight
+        AUTOGRAD  the same but some input requires grad: the op's autograd.Function (an eager
+                  twin of the custom op's registered autograd formula)
+        DISPATCH  anything else -- torch.compile tracing, a torch function / dispatch mode, a
+                  functorch transform, a tensor subclass: the custom op, which they all see."""
+    if _is_compiling() or _mode_on() or (_stack_len is not None and _stack_len()):
+        return DISPATCH
+    if _functorch_active is not None and _functorch_active() is not None:
+        return DISPATCH
+    grad = _grad_on()
+    needs = False
+    for t in tensors:
+        if t is None:
+            continue
+        if type(t) is not Tensor:
+            return DISPATCH
+        if grad and t.requires_grad:
+            needs = True
+    return AUTOGRAD if needs else STRAIGHT
+
+
 def direct(*tensors) -> bool:
-    """True when running an op's Python body straight gives what torch's dispatcher would:
-    eager mode (not traced by torch.compile, no torch function / dispatch mode active), plain
-    tensors, and no autograd graph to record. Then the custom-op machinery (tens of
-    microseconds per call: bench/launch_overhead.py) is skipped; otherwise it is used."""
-    if torch.compiler.is_compiling() or torch._C._is_torch_function_mode_enabled():
-        return False
-    stack = getattr(torch._C, "_len_torch_dispatch_stack", None)
-    if stack is not None and stack():
-        return False
-    grad = torch.is_grad_enabled()
-    return all(t is None or (type(t) is torch.Tensor and not (grad and t.requires_grad)) for t in tensors)
+    """True when running an op's Python body straight gives what torch's dispatcher would
+    (eager_mode is STRAIGHT): the custom-op machinery is skipped; otherwise it is used."""
+    return eager_mode(*tensors) == STRAIGHT
 
 
 def check_dtype(name: str, t: torch.Tensor, allowed: tuple) -> str:
