@@ -115,18 +115,60 @@ def launch_stream(handle):
 
 
 def stream_of(t: torch.Tensor):
-    if t.device.type == "cuda":
+    if t.is_cuda:
         return torch.cuda.current_stream(t.device).cuda_stream
     return getattr(_local, "stream", None)
 
 
+class ScratchPool:
+    """Scratch buffers (split-K / split-KV partials, the attention backward's delta) that outlive
+    the calls using them: what a captured graph needs, since its replays write the buffers the
+    capture saw. Inside `scratch_pool(pool)` the n-th scratch request of the block gets the
+    pool's n-th buffer when shape, dtype and device match (allocated on first use, so a warm-up
+    run in the same block reserves them: `warmup(..., scratch=pool)`); keep the pool as long as
+    the graph. Zeroed buffers are zeroed at the request (a device op on a GPU, which the capture
+    records; for CPU tensors routed to the HIP stand-in, at capture time only)."""
+
+    def __init__(self):
+        self.buffers: list[torch.Tensor] = []
+        self.next = 0
+        self.reserved = 0      # buffers allocated by the pool (not reused): 0 new ones in a capture
+
+    def take(self, shape, dtype, zero: bool, device) -> torch.Tensor:
+        i, self.next = self.next, self.next + 1
+        if i < len(self.buffers):
+            t = self.buffers[i]
+            if tuple(t.shape) == tuple(shape) and t.dtype == dtype and t.device == device:
+                return t.zero_() if zero else t
+        t = (torch.zeros if zero else torch.empty)(tuple(shape), dtype=dtype, device=device)
+        self.buffers[i:i + 1] = [t]
+        self.reserved += 1
+        return t
+
+
+@contextmanager
+def scratch_pool(pool: ScratchPool):
+    """Within the block, wmma_gen's scratch buffers come from `pool` (see ScratchPool)."""
+    prev = getattr(_local, "pool", None)
+    _local.pool, pool.next = pool, 0
+    try:
+        yield pool
+    finally:
+        _local.pool = prev
+
+
 def torch_alloc(device: torch.device, keep: list):
     """Scratch buffers for the core (split-K/split-KV partials, the backward's delta) as torch
-    tensors on `device`, kept in `keep` until the op returns. On ROCm the caching allocator
-    reuses them only for work queued after ours on the same stream, so freeing early is safe."""
+    tensors on `device`, kept in `keep` until the op returns (or, inside scratch_pool, by the
+    pool). On ROCm the caching allocator reuses them only for work queued after ours on the
+    same stream, so freeing early is safe (and under torch.cuda.graph capture they come from
+    the graph's private pool)."""
     def alloc(shape, dtype, zero=False):
-        make = torch.zeros if zero else torch.empty
-        t = make(tuple(shape), dtype=TORCH_DTYPE[dtype], device=device)
+        pool = getattr(_local, "pool", None)
+        if pool is not None:
+            t = pool.take(shape, TORCH_DTYPE[dtype], zero, device)
+        else:
+            t = (torch.zeros if zero else torch.empty)(tuple(shape), dtype=TORCH_DTYPE[dtype], device=device)
         keep.append(t)
         return as_operand(t, "scratch")
     return alloc
