@@ -273,7 +273,7 @@ def _attention_plan(op: str, named: dict, arch: str, *, causal, window, scale, m
                        lse=named["lse"].shape if "lse" in named else None, causal=bool(causal),
                        window=None if window is None else tuple(window), scale=scale, layout=layout,
                        seqlens=seqlens, cu=(cu_q.shape if varlen else None), out_dtype=out_dtype,
-                       softcap=softcap or None)
+                       softcap=softcap or None, **({"sinks": named["sinks"].shape} if "sinks" in named else {}))
 
 
 def _host_seqlens(cu_q: Operand, cu_k: Operand, max_q, max_k) -> tuple:
@@ -301,11 +301,13 @@ def _np_view(op: Operand) -> np.ndarray:
 
 def attention_into(q, k, v, o, lse=None, *, causal: bool = False, window=None, scale=None, cu_seqlens_q=None,
                    cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None, layout: str = "bshd", device=None,
-                   arch: str | None = None, stream=None, alloc=None, softcap=None) -> tuple | None:
+                   arch: str | None = None, stream=None, alloc=None, softcap=None, sinks=None) -> tuple | None:
     """Flash-attention forward into o (and lse when given): see the module doc and
     wmma_gen.attention for shapes, masks (bottom-right causal), GQA, varlen and softcap (None
-    or 0: off). Returns a replay token (`replay`) when this call shape is remembered, else None."""
-    named = _attention_named(q, k, v, o, lse, {"cu_seqlens_q": cu_seqlens_q, "cu_seqlens_k": cu_seqlens_k})
+    or 0: off); sinks: float32 (heads,) sink logits (GPT-OSS s_aux) or None. Returns a replay
+    token (`replay`) when this call shape is remembered, else None."""
+    named = _attention_named(q, k, v, o, lse, {"cu_seqlens_q": cu_seqlens_q, "cu_seqlens_k": cu_seqlens_k,
+                                               "sinks": sinks})
     varlen = "cu_seqlens_q" in named and named["cu_seqlens_q"].device == "cpu"   # host offsets: plan reads them
     fast = None if varlen else _call_key("attention", device, arch, named, layout, causal,
                                          None if window is None else tuple(window), scale, max_seqlen_q, max_seqlen_k,
@@ -321,7 +323,7 @@ def attention_into(q, k, v, o, lse=None, *, causal: bool = False, window=None, s
     ops = {"Q": named["q"], "K": named["k"], "V": named["v"], "O": named["o"]}
     if "lse" in named:
         ops["LSE"] = named["lse"]
-    for n in ("cu_seqlens_q", "cu_seqlens_k"):
+    for n in ("cu_seqlens_q", "cu_seqlens_k", "sinks"):
         if n in named:
             ops[n] = named[n]
     return _run(plan, device, ops, alloc, stream, fast)

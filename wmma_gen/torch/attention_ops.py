@@ -1,15 +1,19 @@
 """The attention custom ops (torch.library, namespace wmma_gen) that the flash-attn and SDPA
 front ends (flash.py) call:
 
-    torch.ops.wmma_gen.attention(q, k, v, cu_q, cu_k, max_q, max_k, causal, left, right, scale, layout, softcap=0.0)
+    torch.ops.wmma_gen.attention(q, k, v, cu_q, cu_k, max_q, max_k, causal, left, right, scale, layout, softcap=0.0,
+                                 s_aux=None)
         -> (o, lse)                         o like q (contiguous), lse f32 (B, H, Sq) | varlen (H, total_q)
-                                            softcap 0.0 = off (flash-attn's meaning)
+                                            softcap 0.0 = off (flash-attn's meaning); s_aux f32 (H,)
+                                            sink logits (GPT-OSS), lse then includes the sink
     torch.ops.wmma_gen.attention_backward(do, q, k, v, o, lse, <same keywords>) -> (dq, dk, dv)
 
 Both write into tensors allocated here on the inputs' device and launch on the caller's
 stream (runtime.stream_of) through ops/device_calls.py: no host copy, no sync. The autograd
 formula saves o and lse and calls the project's backward kernels (deterministic: no atomics).
 lse is an output for flash-attn's return_attn_probs; it carries no gradient (as in flash-attn).
+s_aux's gradient is -sum_{b,i} exp(s_aux[h] - lse) * rowsum(dO * O) (torch ops on the device:
+a fixed-order reduction, deterministic).
 """
 from __future__ import annotations
 
@@ -43,24 +47,26 @@ def _keywords(cu_q, cu_k, max_q, max_k, causal, left, right, scale, layout, soft
 
 def attention_call(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[Tensor], cu_seqlens_k: Optional[Tensor],
                    max_seqlen_q: int, max_seqlen_k: int, causal: bool, window_left: int, window_right: int,
-                   scale: float, layout: str, softcap: float = 0.0) -> tuple[Tensor, Tensor, Optional[tuple]]:
+                   scale: float, layout: str, softcap: float = 0.0,
+                   s_aux: Optional[Tensor] = None) -> tuple[Tensor, Tensor, Optional[tuple]]:
     """(o, lse, replay token or None): the op's body, plus the core's token when q, k, v went
     to the kernel as they are (no kernel_view copy) -- what replay.py may record."""
     kq, kk, kv = kernel_view(q), kernel_view(k), kernel_view(v)
+    sinks = None if s_aux is None else kernel_view(s_aux.detach().to(torch.float32))
     o = torch.empty(kq.shape, dtype=kq.dtype, device=kq.device)
     lse = torch.empty(_lse_shape(kq, cu_seqlens_q is not None, layout), dtype=torch.float32, device=kq.device)
     keep: list = []
     token = attention_into(kq, kk, kv, o, lse, stream=stream_of(kq), alloc=torch_alloc(kq.device, keep),
                            **_keywords(cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
-                                       window_left, window_right, scale, layout, softcap))
+                                       window_left, window_right, scale, layout, softcap), sinks=sinks)
     return o, lse, (token if kq is q and kk is k and kv is v else None)
 
 
 def attention_eager(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[Tensor], cu_seqlens_k: Optional[Tensor],
               max_seqlen_q: int, max_seqlen_k: int, causal: bool, window_left: int, window_right: int,
-              scale: float, layout: str, softcap: float = 0.0) -> tuple[Tensor, Tensor]:
+              scale: float, layout: str, softcap: float = 0.0, s_aux: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
     return attention_call(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, window_left,
-                          window_right, scale, layout, softcap)[:2]
+                          window_right, scale, layout, softcap, s_aux)[:2]
 
 
 attention = torch.library.custom_op("wmma_gen::attention", attention_eager, mutates_args=())
@@ -68,7 +74,7 @@ attention = torch.library.custom_op("wmma_gen::attention", attention_eager, muta
 
 @attention.register_fake
 def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, window_left, window_right,
-      scale, layout, softcap=0.0):
+      scale, layout, softcap=0.0, s_aux=None):
     o = q.new_empty(q.shape)
     lse = q.new_empty(_lse_shape(q, cu_seqlens_q is not None, layout), dtype=torch.float32)
     return o, lse
@@ -112,9 +118,10 @@ _SCALARS = ("max_seqlen_q", "max_seqlen_k", "causal", "window_left", "window_rig
 
 def _setup(ctx, inputs, output):
     q, k, v, cu_q, cu_k = inputs[:5]
+    s_aux = inputs[5 + len(_SCALARS)] if len(inputs) > 5 + len(_SCALARS) else None
     o, lse = output
-    ctx.save_for_backward(q, k, v, o, lse, cu_q, cu_k)
-    ctx.scalars = inputs[5:]
+    ctx.save_for_backward(q, k, v, o, lse, cu_q, cu_k, s_aux)
+    ctx.scalars = inputs[5:5 + len(_SCALARS)]
     ctx.mark_non_differentiable(lse)
 
 
@@ -123,11 +130,12 @@ _BWD_NAMES = ("do", "q", "k", "v", "o", "lse", "dq", "dk", "dv")
 
 
 def attention_fast(q, k, v, cu_q, cu_k, *scalars) -> tuple[Tensor, Tensor]:
-    """The forward's body through the call-site cache (replay.py; dense calls: varlen offsets
-    are data, so those run the body each time). Eager, no autograd graph to record."""
-    if cu_q is not None:
+    """The forward's body through the call-site cache (replay.py) for dense calls without sinks
+    (varlen offsets are data and sinks a converted copy: those run the body each time). Eager,
+    no autograd graph to record."""
+    if cu_q is not None or (len(scalars) > len(_SCALARS) and scalars[len(_SCALARS)] is not None):
         return attention_call(q, k, v, cu_q, cu_k, *scalars)[:2]
-    key = replay.key("attention", (q, k, v), *scalars)
+    key = replay.key("attention", (q, k, v), *scalars[:len(_SCALARS)])
     made = replay.run(key, _FWD_NAMES, (q, k, v), q.device, stream_of(q))
     if made is not None:
         return made[0], made[1]
@@ -153,18 +161,43 @@ def backward_any(do, q, k, v, o, lse, cu_q, cu_k, *scalars) -> tuple[Tensor, Ten
 
 
 def _backward(ctx, do, dlse):
-    q, k, v, o, lse, cu_q, cu_k = ctx.saved_tensors
+    q, k, v, o, lse, cu_q, cu_k, s_aux = ctx.saved_tensors
     dq, dk, dv = backward_any(do, q, k, v, o, lse, cu_q, cu_k, *ctx.scalars)
-    return (dq, dk, dv) + (None,) * (2 + len(_SCALARS))
+    ds = None
+    if s_aux is not None and ctx.needs_input_grad[5 + len(_SCALARS)]:
+        ds = sink_grad_torch(s_aux, lse, do, o, cu_q is not None, ctx.scalars[_SCALARS.index("layout")])
+    return (dq, dk, dv) + (None,) * (2 + len(_SCALARS)) + (ds,)
+
+
+def sink_grad_torch(s_aux: Tensor, lse: Tensor, do: Tensor, o: Tensor, varlen: bool, layout: str) -> Tensor:
+    """d s_aux (s_aux's dtype): D = rowsum(dO * O) in f32 brought to lse's (B, H, Sq) / (H, total_q)
+    order, then attention_bwd/api.sink_grad's fixed-order sum."""
+    from ..ops.attention_bwd.api import sink_grad
+    delta = (do.float() * o.float()).sum(-1)          # bshd (B, Sq, H) | bhsd (B, H, Sq) | varlen (total, H)
+    if varlen:
+        delta = delta.transpose(0, 1)
+    elif layout == "bshd":
+        delta = delta.transpose(1, 2)
+    return sink_grad(s_aux.float(), lse, delta, varlen).to(s_aux.dtype)
 
 
 attention.register_autograd(_backward, setup_context=_setup)
+
+
+def _no_double_backward(ctx, *grads):
+    raise NotImplementedError("wmma_gen attention has no double backward: the gradient of its gradient (create_graph="
+                              "True, torch.autograd.grad of dq/dk/dv, gradient penalties) is not implemented; use "
+                              "torch SDPA's math backend for second-order terms")
+
+
+attention_backward.register_autograd(_no_double_backward)
 
 
 class AttentionFunction(torch.autograd.Function):
     """The eager twin of the custom op's autograd registration (same _setup / _backward): what
     an eager call that records autograd runs (runtime.eager_mode AUTOGRAD), skipping the
     custom-op dispatcher; torch.compile and modes still see torch.ops.wmma_gen.attention.
+    Takes every input of the op (softcap and s_aux included) so _backward's gradients line up.
     Called through `apply_attention` (the C apply, as gemm_ops.apply_gemm)."""
 
     @staticmethod
@@ -179,11 +212,14 @@ class AttentionFunction(torch.autograd.Function):
 
 
 apply_attention = super(torch.autograd.Function, AttentionFunction).apply
+_DEFAULTS = (0.0, None)      # softcap, s_aux: the op's defaults after the required scalars
 
 
 def attention_any(q, k, v, cu_q, cu_k, *scalars) -> tuple[Tensor, Tensor]:
     """The forward op by the cheapest route that records what torch needs (runtime.eager_mode)."""
-    mode = eager_mode(q, k, v, cu_q, cu_k)
+    n = len(_SCALARS) - 1                    # required scalars (softcap has a default)
+    scalars = scalars + _DEFAULTS[len(scalars) - n:]
+    mode = eager_mode(q, k, v, cu_q, cu_k, scalars[-1])
     if mode == STRAIGHT:
         return attention_fast(q, k, v, cu_q, cu_k, *scalars)
     if mode:
