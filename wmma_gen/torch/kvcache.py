@@ -81,7 +81,7 @@ def _paged_body(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_table: Tensor
     cu = torch.arange(0, (B + 1) * Sq, Sq, dtype=torch.int32, device=q.device)
     paged_attention_into(packed, k_cache, v_cache, block_table, seq_lens, o, lse, cu_seqlens_q=cu, max_seqlen_q=Sq,
                          **kw)
-    return o.reshape(B, Sq, H, D), lse.reshape(H, B, Sq).permute(1, 0, 2).contiguous()
+    return (out if out is not None else o.reshape(B, Sq, H, D)), lse.reshape(H, B, Sq).permute(1, 0, 2).contiguous()
 
 
 paged_attention = torch.library.custom_op("wmma_gen::paged_attention", paged_call, mutates_args=())
