@@ -1,0 +1,78 @@
+"""The plugin's registration and the backend's declared support, in this process against vLLM's
+real registry and validation (no model run): the entry point, CUSTOM, the explicit CPU opt-in,
+the version check, and refusals naming the argument."""
+from importlib.metadata import entry_points
+
+import pytest
+import torch
+from vllm.v1.attention.backends.registry import AttentionBackendEnum
+
+from wmma_gen.integrations import vllm as plugin
+from wmma_gen.integrations.vllm.backend import WmmaGenAttentionBackend
+from wmma_gen.integrations.vllm.impl import WmmaGenAttentionImpl
+
+
+@pytest.fixture
+def clean_registry():
+    yield
+    for member in (AttentionBackendEnum.CUSTOM, AttentionBackendEnum.CPU_ATTN):
+        member.clear_override()
+
+
+def test_entry_point_names_register():
+    eps = {e.name: e for e in entry_points(group="vllm.general_plugins")}
+    assert eps["wmma_gen"].load() is plugin.register
+
+
+def test_register_custom_not_cpu_unless_asked(monkeypatch, clean_registry):
+    monkeypatch.delenv(plugin.CPU_ENV, raising=False)
+    plugin.register()
+    assert AttentionBackendEnum.CUSTOM.get_class() is WmmaGenAttentionBackend
+    assert not AttentionBackendEnum.CPU_ATTN.is_overridden()
+    monkeypatch.setenv(plugin.CPU_ENV, "1")
+    plugin.register()
+    assert AttentionBackendEnum.CPU_ATTN.get_class() is WmmaGenAttentionBackend
+
+
+def test_bad_cpu_flag_is_refused(monkeypatch, clean_registry):
+    monkeypatch.setenv(plugin.CPU_ENV, "yes")
+    with pytest.raises(ValueError, match="WMMA_GEN_VLLM_CPU='yes'"):
+        plugin.register()
+
+
+def test_version_check():
+    plugin.check_version("0.32.0")
+    plugin.check_version("0.32.1+cpu")
+    with pytest.raises(RuntimeError, match="vLLM 0.33.0 is not supported"):
+        plugin.check_version("0.33.0")
+
+
+def _reasons(**overrides):
+    from vllm.platforms.interface import DeviceCapability
+    kw = dict(head_size=64, dtype=torch.float16, kv_cache_dtype="auto", block_size=16, use_mla=False, has_sink=False,
+              use_sparse=False, use_mm_prefix=False, use_per_head_quant_scales=False,
+              device_capability=DeviceCapability(11, 0), attn_type="decoder", has_sliding_window=True)
+    kw.update(overrides)
+    return WmmaGenAttentionBackend.validate_configuration(**kw)
+
+
+def test_declared_support():
+    assert _reasons() == []
+    assert _reasons(kv_cache_dtype="fp8_e5m2", head_size=256, block_size=128, dtype=torch.bfloat16) == []
+    assert "head_size not supported" in _reasons(head_size=40)
+    assert "dtype not supported" in _reasons(dtype=torch.float32)
+    assert "attention sinks not supported" in _reasons(has_sink=True)
+    assert "MLA not supported" in _reasons(use_mla=True)
+    assert any("encoder_only" in r for r in _reasons(attn_type="encoder_only"))
+
+
+@pytest.mark.parametrize("kw,name", [(dict(alibi_slopes=[1.0, 0.5]), "alibi_slopes"),
+                                     (dict(sinks=torch.zeros(2)), "sinks")])
+def test_impl_refuses_naming_the_argument(kw, name):
+    with pytest.raises(NotImplementedError, match=name):
+        WmmaGenAttentionImpl(2, 64, 0.125, 2, **kw)
+
+
+def test_impl_refuses_encoder_attention():
+    with pytest.raises(NotImplementedError, match="attn_type='encoder_only'"):
+        WmmaGenAttentionImpl(2, 64, 0.125, 2, attn_type="encoder_only")
