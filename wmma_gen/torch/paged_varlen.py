@@ -33,8 +33,8 @@ from .runtime import check_tensors, direct, kernel_view, stream_of, torch_alloc
 
 def _body(q: Tensor, k_cache: Tensor, v_cache: Tensor, cu_seqlens_q: Tensor, cu_seqlens_k: Optional[Tensor],
           max_seqlen_q: int, block_table: Tensor, kv_scales: Optional[Tensor], causal: bool, window_left: int,
-          window_right: int, scale: float, softcap: float, fp8_wmma: bool = False, seqused_k: Optional[Tensor] = None,
-          out: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
+          window_right: int, scale: float, softcap: float, fp8_wmma: bool = False, s_aux: Optional[Tensor] = None,
+          seqused_k: Optional[Tensor] = None, out: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
     """(o (total_q, nheads, hd), lse (nheads, total_q) f32) on checked operands; the key lengths
     are seqused_k when given (no device op), else cu_seqlens_k differenced on the device; O is
     written into `out` when given (checked by paged_varlen), else into a new tensor."""
@@ -49,17 +49,18 @@ def _body(q: Tensor, k_cache: Tensor, v_cache: Tensor, cu_seqlens_q: Tensor, cu_
     paged_attention_into(q, k_cache, v_cache, block_table, seq_lens, o, lse, causal=causal, scale=scale,
                          window=window, softcap=softcap or None, kv_dtype=FP8.get(k_cache.dtype), kv_scales=kv_scales,
                          cu_seqlens_q=cu_seqlens_q, max_seqlen_q=int(max_seqlen_q), stream=stream_of(q),
-                         alloc=torch_alloc(q.device, keep), fp8_wmma=fp8_wmma)
+                         alloc=torch_alloc(q.device, keep), fp8_wmma=fp8_wmma,
+                         sinks=None if s_aux is None else kernel_view(s_aux.to(torch.float32)))
     return o, lse
 
 
 def varlen_call(q: Tensor, k_cache: Tensor, v_cache: Tensor, cu_seqlens_q: Tensor, cu_seqlens_k: Optional[Tensor],
                 max_seqlen_q: int, block_table: Tensor, kv_scales: Optional[Tensor], causal: bool, window_left: int,
                 window_right: int, scale: float, softcap: float, fp8_wmma: bool = False,
-                seqused_k: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
+                s_aux: Optional[Tensor] = None, seqused_k: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
     """The op's body: new o and lse (a custom op returns no alias of its inputs)."""
     return _body(q, k_cache, v_cache, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, block_table, kv_scales, causal,
-                 window_left, window_right, scale, softcap, fp8_wmma, seqused_k)
+                 window_left, window_right, scale, softcap, fp8_wmma, s_aux, seqused_k)
 
 
 paged_varlen_op = torch.library.custom_op("wmma_gen::paged_varlen", varlen_call, mutates_args=())
@@ -67,14 +68,14 @@ paged_varlen_op = torch.library.custom_op("wmma_gen::paged_varlen", varlen_call,
 
 @paged_varlen_op.register_fake
 def _(q, k_cache, v_cache, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, block_table, kv_scales, causal, window_left,
-      window_right, scale, softcap, fp8_wmma=False, seqused_k=None):
+      window_right, scale, softcap, fp8_wmma=False, s_aux=None, seqused_k=None):
     return q.new_empty(q.shape), q.new_empty((q.shape[1], q.shape[0]), dtype=torch.float32)
 
 
-def paged_varlen(q: Tensor, k_cache: Tensor, v_cache: Tensor, cu_seqlens_q: Tensor, cu_seqlens_k: Tensor,
+def paged_varlen(q: Tensor, k_cache: Tensor, v_cache: Tensor, cu_seqlens_q: Tensor, cu_seqlens_k: Optional[Tensor],
                  max_seqlen_q: int, block_table: Tensor, *, causal: bool, window: tuple[int, int], scale: float,
-                 softcap: float, fp8_wmma: bool = False, k_descale=None, v_descale=None, seqused_k=None,
-                 out=None) -> tuple[Tensor, Tensor]:
+                 softcap: float, fp8_wmma: bool = False, k_descale=None, v_descale=None,
+                 s_aux: Optional[Tensor] = None, seqused_k=None, out=None) -> tuple[Tensor, Tensor]:
     """seqused_k (batch,) int32: the key count of each sequence, given instead of cu_seqlens_k (as
     vLLM's flash-attn fork takes them: one or the other). out (total_q, nheads, hd) of q's dtype:
     O is written there (in eager calls without autograd straight, else copied in once)."""
@@ -105,7 +106,7 @@ def paged_varlen(q: Tensor, k_cache: Tensor, v_cache: Tensor, cu_seqlens_q: Tens
             int(max_seqlen_q), block_table.contiguous(),
             paged_kv_scales(k_cache, k_descale, v_descale, block_table.shape[0]),
             bool(causal), int(window[0]), int(window[1]),
-            float(scale), float(softcap or 0.0), fp8_wmma, seqused_k)
+            float(scale), float(softcap or 0.0), fp8_wmma, s_aux, seqused_k)
     if direct(q, k_cache, v_cache, cu_seqlens_q, cu_seqlens_k, block_table, seqused_k, out):
         return _body(*args, out=out)
     return into(out, *torch.ops.wmma_gen.paged_varlen(*args))
