@@ -1,7 +1,7 @@
 """The checker the vLLM lane installs around WmmaGenAttentionImpl.forward: after each call it
 recomputes attention in float64 from what vLLM passed -- the query, the layer's KV cache (after
 vLLM's cache write), query_start_loc, seq_lens, block_table, the layer's scale, window and
-softcap -- written from the math, and records the largest |O - O_ref| / max |V| per call."""
+softcap and sinks -- written from the math, and records the largest |O - O_ref| / max |V| per call."""
 from __future__ import annotations
 
 import torch
@@ -40,7 +40,12 @@ def reference(impl, layer, query, kv_cache, m) -> tuple[torch.Tensor, float]:
         vis = j <= i if m.causal else torch.ones(n_q, n_k, dtype=torch.bool)
         if left >= 0:
             vis = vis & (j >= i - left)
-        p = torch.softmax(torch.where(vis, s, float("-inf")), -1)
+        s = torch.where(vis, s, float("-inf"))
+        if impl.sinks is not None:             # a sink logit per head joins each row's denominator only
+            sink = impl.sinks.double()[:, None, None].expand(-1, n_q, 1)
+            p = torch.softmax(torch.cat([s, sink], -1), -1)[..., :-1]
+        else:
+            p = torch.softmax(s, -1)
         outs.append(torch.einsum("hqk,khd->qhd", p, v))
     return torch.cat(outs), vmax
 

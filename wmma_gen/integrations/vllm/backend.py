@@ -60,8 +60,8 @@ class WmmaGenMetadataBuilder(AttentionMetadataBuilder[WmmaGenMetadata]):
 
 class WmmaGenAttentionBackend(AttentionBackend):
     """wmma_gen's paged attention for vLLM: decoder layers, f16/bf16 activations, 16-bit or fp8
-    (E4M3/E5M2) KV cache, GQA, sliding window, softcap, head sizes 16..256 (multiples of 16),
-    kernel block sizes 16/32/64/128."""
+    (E4M3/E5M2) KV cache, GQA, sliding window, softcap, attention sinks, head sizes 16..256
+    (multiples of 16), kernel block sizes 16/32/64/128."""
     forward_includes_kv_cache_update: bool = False
     supported_dtypes: ClassVar[list[torch.dtype]] = [torch.float16, torch.bfloat16]
     supported_kv_cache_dtypes: ClassVar[list] = ["auto", "float16", "bfloat16", *FP8_CACHE]
@@ -90,6 +90,10 @@ class WmmaGenAttentionBackend(AttentionBackend):
     @classmethod
     def supported_kv_cache_layouts(cls):
         return (KVCacheLayout.LBNHC, KVCacheLayout.LBHNC)
+
+    @classmethod
+    def supports_sink(cls) -> bool:
+        return True
 
     @classmethod
     def supports_sliding_window(cls) -> bool:

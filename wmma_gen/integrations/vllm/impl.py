@@ -7,13 +7,13 @@
         one wmma_gen.torch.flash_attn_varlen_func call for the whole batch -- prefill, chunked
         prefill (cached context + new tokens) and decode alike -- on the paged cache:
         q packed (tokens, heads, D) with cu_seqlens_q = query_start_loc, seqused_k = seq_lens,
-        block_table, causal bottom-right, window (sliding_window - 1, 0), softcap, GQA,
-        fp8 caches with k/v descales; O written into vLLM's `output` (out=, no copy).
+        block_table, causal bottom-right, window (sliding_window - 1, 0), softcap, GQA, attention
+        sinks (s_aux, GPT-OSS), fp8 caches with k/v descales; O written into vLLM's `output` (out=, no copy).
 
 Nothing here allocates, syncs or reads device data on the host: the cache views are views, the
 descales are expands of the layer's scale tensors, the host ints come from vLLM's metadata.
-Refused with NotImplementedError naming the argument: alibi_slopes, sinks (until the kernels
-take s_aux), non-decoder attention types, fused output quantisation.
+Refused with NotImplementedError naming the argument: alibi_slopes, non-decoder attention types,
+fused output quantisation.
 """
 from __future__ import annotations
 
@@ -41,7 +41,12 @@ class WmmaGenAttentionImpl(AttentionImpl[WmmaGenMetadata]):
                  kv_cache_dtype: str = "auto", logits_soft_cap: float | None = None,
                  attn_type: str = AttentionType.DECODER, kv_sharing_target_layer_name: str | None = None,
                  sinks: torch.Tensor | None = None) -> None:
-        _refuse(alibi_slopes=alibi_slopes, sinks=sinks)
+        _refuse(alibi_slopes=alibi_slopes)
+        if sinks is not None and (not isinstance(sinks, torch.Tensor) or tuple(sinks.shape) != (num_heads,)):
+            shape = tuple(sinks.shape) if isinstance(sinks, torch.Tensor) else type(sinks).__name__
+            raise ValueError(f"sinks={shape} is not allowed: one sink logit per query head, shape ({num_heads},)")
+        self.sinks = sinks                     # GPT-OSS's learnable sinks -> s_aux (the layer's parameter)
+        self.s_aux = sinks
         if attn_type != AttentionType.DECODER:
             raise NotImplementedError(f"attn_type={attn_type!r} is not supported by wmma_gen's vLLM backend: "
                                       "decoder attention only")
@@ -54,6 +59,11 @@ class WmmaGenAttentionImpl(AttentionImpl[WmmaGenMetadata]):
         self.fp8 = FP8_CACHE.get(kv_cache_dtype)
         self.kv_sharing_target_layer_name = kv_sharing_target_layer_name
         self.attn_type = attn_type
+
+    def process_weights_after_loading(self, act_dtype: torch.dtype) -> None:
+        """After vLLM loaded the weights: 16-bit sinks converted to f32 once here, so no call casts them."""
+        if self.sinks is not None and self.sinks.dtype != torch.float32:
+            self.s_aux = self.sinks.detach().to(torch.float32)
 
     def _caches(self, kv_cache: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(num_blocks, kv_heads, block_size, 2D) -> K, V views (num_blocks, block_size, kv_heads, D)
@@ -79,7 +89,7 @@ class WmmaGenAttentionImpl(AttentionImpl[WmmaGenMetadata]):
         flash_attn_varlen_func(query[:n], k_cache, v_cache, m.query_start_loc, None, m.max_query_len, m.max_seq_len,
                                softmax_scale=self.scale, causal=m.causal, window_size=self.window,
                                softcap=self.softcap, block_table=m.block_table, seqused_k=m.seq_lens,
-                               out=output[:n], **descales)
+                               out=output[:n], s_aux=self.s_aux, **descales)
         return output
 
     def do_kv_cache_update(self, layer, key: torch.Tensor, value: torch.Tensor, kv_cache: torch.Tensor,
