@@ -59,6 +59,7 @@ _functorch_active = getattr(getattr(torch._C, "_functorch", None), "peek_interpr
 _is_compiling = torch.compiler.is_compiling
 _mode_on = torch._C._is_torch_function_mode_enabled
 _grad_on = torch.is_grad_enabled
+_profiling = torch._C._autograd._profiler_enabled     # a profile names the `wmma_gen::` ops
 Tensor = torch.Tensor
 DISPATCH, STRAIGHT, AUTOGRAD = 0, 1, 2     # what eager_mode returns
 
@@ -70,8 +71,9 @@ def eager_mode(*tensors) -> int:
         AUTOGRAD  the same but some input requires grad: the op's autograd.Function (an eager
                   twin of the custom op's registered autograd formula)
         DISPATCH  anything else -- torch.compile tracing, a torch function / dispatch mode, a
-                  functorch transform, a tensor subclass: the custom op, which they all see."""
-    if _is_compiling() or _mode_on() or (_stack_len is not None and _stack_len()):
+                  functorch transform, a tensor subclass, torch.profiler: the custom op, which
+                  they all see."""
+    if _is_compiling() or _mode_on() or _profiling() or (_stack_len is not None and _stack_len()):
         return DISPATCH
     if _functorch_active is not None and _functorch_active() is not None:
         return DISPATCH
@@ -89,7 +91,8 @@ def eager_mode(*tensors) -> int:
 
 def direct(*tensors) -> bool:
     """True when running an op's Python body straight gives what torch's dispatcher would
-    (eager_mode is STRAIGHT): the custom-op machinery is skipped; otherwise it is used."""
+    (eager_mode is STRAIGHT): the custom-op machinery is skipped; otherwise it is used. Under
+    torch.profiler the dispatcher is used too, so the profile names the `wmma_gen::` ops."""
     return eager_mode(*tensors) == STRAIGHT
 
 
