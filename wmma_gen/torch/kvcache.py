@@ -13,7 +13,9 @@ seqlen_new, nheads_k, hd), when given, are written into the cache IN PLACE at po
 cache_seqlens .. cache_seqlens + seqlen_new - 1 before attending (device-side torch indexing,
 no host copy), and the attention then covers cache_seqlens + seqlen_new keys. causal is aligned
 bottom-right (query i at position L - seqlen_q + i). Returns out, or (out, softmax_lse
-(batch, nheads, seqlen_q) f32) with return_softmax_lse=True.
+(batch, nheads, seqlen_q) f32) with return_softmax_lse=True. s_aux (alias learnable_sink):
+attention sinks (GPT-OSS), a (nheads,) logit per query head in every row's softmax denominator
+(softmax_lse includes it), as flash_attn_func's.
 
 FP8 caches (torch.float8_e4m3fn / float8_e5m2) are dequantised in registers with k_descale /
 v_descale (flash-attn 3's names: a float, one per kv head, or (batch, nheads_k); default 1; rows
@@ -57,7 +59,7 @@ def _out_dtype(q: Tensor) -> torch.dtype:
 
 def paged_call(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_table: Tensor, seq_lens: Tensor,
                kv_scales: Optional[Tensor], causal: bool, window_left: int, window_right: int, scale: float,
-               softcap: float, fp8_wmma: bool = False) -> tuple[Tensor, Tensor]:
+               softcap: float, fp8_wmma: bool = False, s_aux: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
     """(o, lse (batch, nheads, seqlen_q)). More than MAX_SQ query tokens per sequence run as
     chunked prefill: q packed (batch * seqlen_q, nheads, hd) with equal chunks (a view when q
     is contiguous) and device-side offsets."""
@@ -67,7 +69,8 @@ def paged_call(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_table: Tensor,
     keep: list = []
     window = None if (window_left, window_right) == (-1, -1) else (window_left, window_right)
     kw = dict(causal=causal, scale=scale, window=window, softcap=softcap or None, kv_dtype=FP8.get(k_cache.dtype),
-              kv_scales=kv_scales, stream=stream_of(q), alloc=torch_alloc(q.device, keep), fp8_wmma=fp8_wmma)
+              kv_scales=kv_scales, stream=stream_of(q), alloc=torch_alloc(q.device, keep), fp8_wmma=fp8_wmma,
+              sinks=None if s_aux is None else kernel_view(s_aux.to(torch.float32)))
     odt = _out_dtype(q)
     if Sq <= MAX_SQ:
         o = torch.empty(q.shape, dtype=odt, device=q.device)
@@ -88,7 +91,7 @@ paged_attention = torch.library.custom_op("wmma_gen::paged_attention", paged_cal
 
 @paged_attention.register_fake
 def _(q, k_cache, v_cache, block_table, seq_lens, kv_scales, causal, window_left, window_right, scale, softcap,
-      fp8_wmma=False):
+      fp8_wmma=False, s_aux=None):
     return (q.new_empty(q.shape, dtype=_out_dtype(q)),
             q.new_empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32))
 
@@ -172,8 +175,9 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
                             cache_seqlens=None, cache_batch_idx=None, cache_leftpad=None, block_table=None,
                             softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
                             rotary_interleaved=True, alibi_slopes=None, num_splits=0, return_softmax_lse=False,
-                            k_descale=None, v_descale=None, fp8_wmma=False):
+                            k_descale=None, v_descale=None, fp8_wmma=False, s_aux=None, learnable_sink=None):
     """See the module doc (flash-attn's argument names, order and semantics)."""
+    from .flash import check_sinks
     _refuse(rotary_cos=rotary_cos, rotary_sin=rotary_sin, cache_batch_idx=cache_batch_idx,
             cache_leftpad=cache_leftpad, alibi_slopes=alibi_slopes, num_splits=num_splits)
     check_tensors(q=q, k_cache=k_cache, v_cache=v_cache, k=k, v=v, block_table=block_table,
@@ -185,6 +189,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     for n, t in (("q", q), ("k_cache", k_cache), ("v_cache", v_cache)):
         if t.dim() != 4:
             raise ValueError(f"{n}.shape={tuple(t.shape)} is not allowed: 4-D as flash-attn takes")
+    sinks = check_sinks(s_aux, learnable_sink, q.shape[2], q)     # before the cache append below
     B = q.shape[0]
     lens = _seq_lens(cache_seqlens, B, q.device)
     q, softmax_scale = signed_scale(q, softmax_scale)
@@ -205,6 +210,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
     run = paged_call if direct(q) else torch.ops.wmma_gen.paged_attention
     opts = (bool(causal), left, right, scale, float(softcap or 0.0), bool(fp8_wmma))
+    opts += (sinks,) if sinks is not None else ()
     table, lens = table.contiguous(), lens.contiguous()
     if scales is None or scales.dim() == 2:
         out, lse = run(q, k_pages, v_pages, table, lens, scales, *opts)

@@ -52,7 +52,7 @@ def combine_directive(d):
     (batch, Sq, heads, D) and LSE (batch, heads, Sq); varlen O (total_q, heads, D), LSE
     (heads, total_q))."""
     from ..attention.directive import AttentionDirective
-    return AttentionDirective(d.dtype, d.head_dim, return_lse=d.return_lse, varlen=d.varlen)
+    return AttentionDirective(d.dtype, d.head_dim, return_lse=d.return_lse, varlen=d.varlen, sinks=d.sinks)
 
 
 def compile_paged(d, s: PagedSchedule, arch: str):
@@ -71,7 +71,7 @@ def run_paged(inp, arch: str, device, schedule: PagedSchedule | None = None, ker
     (src, ck), (csrc, cck) = compile_paged(d, s, arch) if kernels is None else (kernels["paged"], kernels["combine"])
     outs, t1 = launch(ck, src.signature, p, device, {n: inp.arrays[n] for n in src.signature.inputs})
     final, t2 = launch(cck, csrc.signature, p, device,
-                       {n: outs[n] for n in csrc.signature.inputs})
+                       {n: outs[n] if n in outs else inp.arrays[n] for n in csrc.signature.inputs})
     return final, [t1, t2]
 
 
@@ -79,14 +79,17 @@ def paged_attention(q, k_cache, v_cache, block_table, seq_lens, *, causal: bool 
                     softcap=None, kv_dtype: str | None = None, k_scale=None, v_scale=None, return_lse: bool = False,
                     cu_seqlens_q=None, dtype: str | None = None, arch: str | None = None, device=None,
                     schedule=None, fp8_wmma: bool = False, q_dtype: str | None = None, _kernels=None,
-                    _return_lse=None):
+                    _return_lse=None, s_aux=None, learnable_sink=None):
     """Paged-KV decode attention (see the module doc). Bad input raises ValueError naming the
-    argument before anything is compiled or launched."""
+    argument before anything is compiled or launched. s_aux (alias learnable_sink): (heads,)
+    attention-sink logits (GPT-OSS), one more term in every row's softmax denominator (lse includes it)."""
+    from ..attention.inputs import sink_alias
     schedule = as_schedule(PagedSchedule, schedule)
     inp = paged_inputs(q, k_cache, v_cache, block_table, seq_lens, causal=causal, scale=scale, window=window,
                        softcap=softcap, kv_dtype=kv_dtype, k_scale=k_scale, v_scale=v_scale,
                        return_lse=return_lse if _return_lse is None else _return_lse, dtype=dtype,
-                       cu_seqlens_q=cu_seqlens_q, fp8_wmma=fp8_wmma, q_dtype=q_dtype)
+                       cu_seqlens_q=cu_seqlens_q, fp8_wmma=fp8_wmma, q_dtype=q_dtype,
+                       s_aux=sink_alias(s_aux, learnable_sink))
     dev = get_device(device)
     outs, _ = run_paged(inp, arch_of(dev, arch), dev, schedule, _kernels)
     o = outs["O"]

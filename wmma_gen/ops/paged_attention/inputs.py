@@ -15,6 +15,7 @@ import numpy as np
 
 from ... import hostdata
 from ...errors import ScheduleError
+from ..attention.inputs import check_sinks
 from .directive import BLOCK_SIZES, HEAD_DIMS, KV_DTYPES, PagedAttentionDirective
 
 MAX_SQ = 16   # query tokens per sequence in the dense (decode) form; chunks go packed (varlen)
@@ -161,15 +162,15 @@ def negated(q: np.ndarray) -> np.ndarray:
 
 
 def directive_for(dt: str, kvd: str, p: dict, causal: bool, return_lse: bool,
-                  fp8_wmma: bool = False, q_dtype: str = "") -> PagedAttentionDirective:
+                  fp8_wmma: bool = False, q_dtype: str = "", sinks: bool = False) -> PagedAttentionDirective:
     return PagedAttentionDirective(dt, p["head_dim"], p["block_size"], kvd, causal,
                                    (p["window_left"], p["window_right"]) != (-1, -1), p["softcap"] > 0, return_lse,
-                                   "total_q" in p, fp8_wmma, q_dtype)
+                                   "total_q" in p, fp8_wmma, q_dtype, sinks)
 
 
 def paged_inputs(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, scale=None, window=None, softcap=None,
                  kv_dtype=None, k_scale=None, v_scale=None, return_lse=False, dtype=None,
-                 cu_seqlens_q=None, fp8_wmma=False, q_dtype=None) -> PagedInputs:
+                 cu_seqlens_q=None, fp8_wmma=False, q_dtype=None, s_aux=None) -> PagedInputs:
     """q_dtype "fp8e4m3" / "fp8e5m2": q is uint8 fp8 bytes used as they are (fp8_wmma only;
     dtype names O's type then)."""
     q, k_cache, v_cache = np.asarray(q), np.asarray(k_cache), np.asarray(v_cache)
@@ -203,7 +204,8 @@ def paged_inputs(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, sca
     p.update(check_options(causal=causal, scale=scale, window=window, softcap=softcap))
     if p["scale"] is not None and p["scale"] < 0:   # the kernel's running max needs scale > 0: flip q instead
         q, p["scale"] = negated(q), -p["scale"]
-    d = directive_for(dt, kvd, p, causal, bool(return_lse), fp8_wmma, q_dtype or "")
+    sinks = check_sinks(s_aux, p["heads"])
+    d = directive_for(dt, kvd, p, causal, bool(return_lse), fp8_wmma, q_dtype or "", sinks is not None)
     arrays = {"Q": q if q_dtype else _stored(q, dt, "q"),
               "K_cache": k_cache if fp8 else _stored(k_cache, dt, "k_cache"),
               "V_cache": v_cache if fp8 else _stored(v_cache, dt, "v_cache"),
@@ -212,4 +214,6 @@ def paged_inputs(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, sca
         arrays["cu_seqlens_q"] = cu
     if fp8:
         arrays["kv_scales"] = scales
+    if sinks is not None:
+        arrays["sinks"] = sinks
     return PagedInputs(d, p, arrays)
