@@ -19,6 +19,11 @@ with softcap, dS is first multiplied by d(c tanh(x / c))/dx = 1 - (S / c)**2 (S 
 with dK, dV summed over the query heads that share a kv head. A row that sees no key has
 P = 0, so it contributes nothing.
 
+Attention sinks (s_aux, one logit s_h per query head, GPT-OSS): s_h joins every row's softmax
+as a logit with no value, so LSE = log(exp(s_h) + rowsum(exp(S))) (s_h for a row that sees no
+key), P = exp(S - LSE) and O = P V as above; the backward formulas hold unchanged with that LSE,
+and d s_h = -sum_i exp(s_h - LSE_i) Dr_i (sink_gradient).
+
 Masks (directive.py states the same): off = Sk - Sq aligns queries bottom-right; causal keeps
 j <= i + off; window (l, r) keeps i + off - l <= j <= i + off + r, -1 meaning unbounded.
 
@@ -164,9 +169,9 @@ def _scores(q, k, scale, mask, cap=0.0):
 
 # --- forward -------------------------------------------------------------------------------
 def attention_forward(q, k, v, *, scale=None, causal=False, window=None, cu_seqlens_q=None,
-                      cu_seqlens_k=None, layout="bshd", softcap=None) -> tuple[np.ndarray, np.ndarray]:
+                      cu_seqlens_k=None, layout="bshd", softcap=None, s_aux=None) -> tuple[np.ndarray, np.ndarray]:
     """(o, lse) in float64; shapes per the module docstring. `window` is None or (left, right);
-    softcap None/0 is off."""
+    softcap None/0 is off; s_aux None or the (heads,) sink logits."""
     cap = _softcap(softcap)
     pk = _Packed(q, k, cu_seqlens_q, cu_seqlens_k, layout)
     Q, K, V = pk.pack(q), pk.pack(k), pk.pack(v)
@@ -185,9 +190,24 @@ def attention_forward(q, k, v, *, scale=None, causal=False, window=None, cu_seql
             m = np.where(seen, s.max(axis=1, initial=-np.inf), 0.0)   # 0 keeps empty rows finite
             e = np.where(mask, np.exp(s - m[:, None]), 0.0)
             l = np.where(seen, e.sum(axis=1), 1.0)
-            O[rq, h] = (e / l[:, None]) @ V[rk, g]
-            LSE[h, rq] = np.where(seen, m + np.log(l), -np.inf)
+            lse = np.where(seen, m + np.log(l), -np.inf)
+            shrink = 1.0
+            if s_aux is not None:           # the sink's term: LSE' = log(exp(LSE) + exp(s_h)), P' = P exp(LSE - LSE')
+                with_sink = np.logaddexp(lse, float(s_aux[h]))
+                shrink = np.exp(lse - with_sink)[:, None]
+                lse = with_sink
+            O[rq, h] = (e / l[:, None]) * shrink @ V[rk, g]
+            LSE[h, rq] = lse
     return pk.unpack(O), pk.unpack_lse(LSE)
+
+
+def sink_gradient(o, do, lse, s_aux, *, cu_seqlens_q=None, cu_seqlens_k=None, layout="bshd", k=None) -> np.ndarray:
+    """d s_h = -sum over sequences and queries of exp(s_h - LSE_i) rowsum(dO_i * O_i), float64 (heads,)."""
+    pk = _Packed(o, o if k is None else k, cu_seqlens_q, cu_seqlens_k, layout)
+    Dr = (pk.pack(do) * pk.pack(o)).sum(axis=2)                 # (total_q, H)
+    LSE = pk.pack_lse(lse)                                      # (H, total_q)
+    s = np.asarray(s_aux, np.float64)
+    return -(np.exp(s[:, None] - LSE) * Dr.T).sum(axis=1)
 
 
 # --- backward ------------------------------------------------------------------------------
