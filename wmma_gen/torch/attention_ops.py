@@ -23,7 +23,8 @@ import torch
 from torch import Tensor
 
 from ..ops.device_calls import attention_backward_into, attention_into
-from .runtime import kernel_view, stream_of, torch_alloc
+from . import replay
+from .runtime import STRAIGHT, eager_mode, kernel_view, stream_of, torch_alloc
 
 
 def _lse_shape(q: Tensor, varlen: bool, layout: str) -> tuple[int, ...]:
@@ -79,19 +80,31 @@ def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, w
     return o, lse
 
 
+def backward_call(do: Tensor, q: Tensor, k: Tensor, v: Tensor, o: Tensor, lse: Tensor,
+                  cu_seqlens_q: Optional[Tensor], cu_seqlens_k: Optional[Tensor], max_seqlen_q: int,
+                  max_seqlen_k: int, causal: bool, window_left: int, window_right: int, scale: float,
+                  layout: str, softcap: float = 0.0) -> tuple[tuple[Tensor, Tensor, Tensor], Optional[tuple]]:
+    """((dq, dk, dv), replay token or None): the backward op's body, plus the core's token when
+    every tensor went to the kernels as it is (no kernel_view copy)."""
+    given = (do, q, k, v, o, lse)
+    do, q, k, v, o, lse = (kernel_view(t) for t in given)
+    dq, dk, dv = (torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v))
+    keep: list = []
+    token = attention_backward_into(q, k, v, o, do, lse, dq, dk, dv, stream=stream_of(q),
+                                    alloc=torch_alloc(q.device, keep),
+                                    **_keywords(cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
+                                                window_left, window_right, scale, layout, softcap))
+    same = all(a is b for a, b in zip(given, (do, q, k, v, o, lse)))
+    return (dq, dk, dv), (token if same else None)
+
+
 @torch.library.custom_op("wmma_gen::attention_backward", mutates_args=())
 def attention_backward(do: Tensor, q: Tensor, k: Tensor, v: Tensor, o: Tensor, lse: Tensor,
                        cu_seqlens_q: Optional[Tensor], cu_seqlens_k: Optional[Tensor], max_seqlen_q: int,
                        max_seqlen_k: int, causal: bool, window_left: int, window_right: int, scale: float,
                        layout: str, softcap: float = 0.0) -> tuple[Tensor, Tensor, Tensor]:
-    do, q, k, v, o, lse = (kernel_view(t) for t in (do, q, k, v, o, lse))
-    dq, dk, dv = (torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v))
-    keep: list = []
-    attention_backward_into(q, k, v, o, do, lse, dq, dk, dv, stream=stream_of(q),
-                            alloc=torch_alloc(q.device, keep),
-                            **_keywords(cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
-                                        window_left, window_right, scale, layout, softcap))
-    return dq, dk, dv
+    return backward_call(do, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
+                         window_left, window_right, scale, layout, softcap)[0]
 
 
 @attention_backward.register_fake
@@ -112,9 +125,44 @@ def _setup(ctx, inputs, output):
     ctx.mark_non_differentiable(lse)
 
 
+_FWD_NAMES = ("Q", "K", "V", "O", "LSE")
+_BWD_NAMES = ("do", "q", "k", "v", "o", "lse", "dq", "dk", "dv")
+
+
+def attention_fast(q, k, v, cu_q, cu_k, *scalars) -> tuple[Tensor, Tensor]:
+    """The forward's body through the call-site cache (replay.py) for dense calls without sinks
+    (varlen offsets are data and sinks a converted copy: those run the body each time). Eager,
+    no autograd graph to record."""
+    if cu_q is not None or (len(scalars) > len(_SCALARS) and scalars[len(_SCALARS)] is not None):
+        return attention_call(q, k, v, cu_q, cu_k, *scalars)[:2]
+    key = replay.key("attention", (q, k, v), *scalars[:len(_SCALARS)])
+    made = replay.run(key, _FWD_NAMES, (q, k, v), q.device, stream_of(q))
+    if made is not None:
+        return made[0], made[1]
+    o, lse, token = attention_call(q, k, v, cu_q, cu_k, *scalars)
+    replay.record(key, token, (o.shape, o.dtype), (lse.shape, lse.dtype))
+    return o, lse
+
+
+def backward_any(do, q, k, v, o, lse, cu_q, cu_k, *scalars) -> tuple[Tensor, Tensor, Tensor]:
+    """The backward op: straight through the call-site cache when eager with nothing to
+    record (the usual backward), else the custom op (double backward, tracing, modes)."""
+    if eager_mode(do, q, k, v, o, lse) != STRAIGHT:
+        return torch.ops.wmma_gen.attention_backward(do, q, k, v, o, lse, cu_q, cu_k, *scalars)
+    if cu_q is not None:
+        return backward_call(do, q, k, v, o, lse, cu_q, cu_k, *scalars)[0]
+    key = replay.key("attention_bwd", (do, q, k, v, o, lse), *scalars)
+    made = replay.run(key, _BWD_NAMES, (do, q, k, v, o, lse), q.device, stream_of(q))
+    if made is not None:
+        return tuple(made)
+    grads, token = backward_call(do, q, k, v, o, lse, cu_q, cu_k, *scalars)
+    replay.record(key, token, *((g.shape, g.dtype) for g in grads))
+    return grads
+
+
 def _backward(ctx, do, dlse):
     q, k, v, o, lse, cu_q, cu_k, s_aux = ctx.saved_tensors
-    dq, dk, dv = torch.ops.wmma_gen.attention_backward(do, q, k, v, o, lse, cu_q, cu_k, *ctx.scalars)
+    dq, dk, dv = backward_any(do, q, k, v, o, lse, cu_q, cu_k, *ctx.scalars)
     ds = None
     if s_aux is not None and ctx.needs_input_grad[5 + len(_SCALARS)]:
         ds = sink_grad_torch(s_aux, lse, do, o, cu_q is not None, ctx.scalars[_SCALARS.index("layout")])
@@ -143,3 +191,37 @@ def _no_double_backward(ctx, *grads):
 
 
 attention_backward.register_autograd(_no_double_backward)
+
+
+class AttentionFunction(torch.autograd.Function):
+    """The eager twin of the custom op's autograd registration (same _setup / _backward): what
+    an eager call that records autograd runs (runtime.eager_mode AUTOGRAD), skipping the
+    custom-op dispatcher; torch.compile and modes still see torch.ops.wmma_gen.attention.
+    Takes every input of the op (softcap and s_aux included) so _backward's gradients line up.
+    Called through `apply_attention` (the C apply, as gemm_ops.apply_gemm)."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, cu_q, cu_k, *scalars):
+        o, lse = attention_fast(q, k, v, cu_q, cu_k, *scalars)
+        _setup(ctx, (q, k, v, cu_q, cu_k) + scalars, (o, lse))
+        return o, lse
+
+    @staticmethod
+    def backward(ctx, do, dlse):
+        return _backward(ctx, do, dlse)
+
+
+apply_attention = super(torch.autograd.Function, AttentionFunction).apply
+_DEFAULTS = (0.0, None)      # softcap, s_aux: the op's defaults after the required scalars
+
+
+def attention_any(q, k, v, cu_q, cu_k, *scalars) -> tuple[Tensor, Tensor]:
+    """The forward op by the cheapest route that records what torch needs (runtime.eager_mode)."""
+    n = len(_SCALARS) - 1                    # required scalars (softcap has a default)
+    scalars = scalars + _DEFAULTS[len(scalars) - n:]
+    mode = eager_mode(q, k, v, cu_q, cu_k, scalars[-1])
+    if mode == STRAIGHT:
+        return attention_fast(q, k, v, cu_q, cu_k, *scalars)
+    if mode:
+        return apply_attention(q, k, v, cu_q, cu_k, *scalars)
+    return torch.ops.wmma_gen.attention(q, k, v, cu_q, cu_k, *scalars)

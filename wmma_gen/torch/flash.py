@@ -31,8 +31,8 @@ DTYPES = ("f16", "bf16")
 def _attention(q, k, v, *rest, key=None):
     """The forward op, straight when nothing needs torch's dispatcher (runtime.direct); a
     straight call is remembered under the front end's replay `key` (replay.py)."""
-    if key is None:
-        return torch.ops.wmma_gen.attention(q, k, v, *rest)
+    if key is None:               # autograd to record (eager Function) or the dispatcher's turn
+        return attention_ops.attention_any(q, k, v, *rest)
     out, lse, token = attention_ops.attention_call(q, k, v, *rest)
     if key:                       # () = straight but not replayable (varlen: offsets are data)
         replay.record(key, token, (out.shape, out.dtype), (lse.shape, lse.dtype))

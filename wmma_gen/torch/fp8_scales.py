@@ -9,7 +9,8 @@ the host is a device sync; a CPU tensor (the emulator lane) costs nothing to rea
 GPU tensor during CUDA/HIP graph capture (a host read is forbidden there), and a tensor whose
 values change in place without torch seeing it (no _version bump, e.g. written by a kernel through
 its pointer) after its first check -- on those the values are the caller's part, as in
-FlashAttention-3.
+FlashAttention-3. Under torch.compile tracing the values are fake and not checked (an eager call
+of the same tensors checks them).
 """
 from __future__ import annotations
 
@@ -46,8 +47,10 @@ def check_descale(name: str, x) -> None:
         return
     if x.is_complex() or x.dtype == torch.bool:
         raise ValueError(f"{name}.dtype={x.dtype} is not allowed: {allowed}")
+    if torch.compiler.is_compiling() or type(x) is not torch.Tensor or _capturing(x):
+        return                    # traced (fake values), a tensor subclass, or graph capture: not read
     key = (x.device, x.data_ptr(), x._version, tuple(x.shape), x.stride(), x.dtype)
-    if key in _CHECKED or _capturing(x):
+    if key in _CHECKED:
         return
     t32 = x.detach().to(torch.float32)
     bad = ~(torch.isfinite(t32) & (t32 > 0))

@@ -33,8 +33,9 @@ which runs on this op).
 
 Checked on the host before anything is written: cache_seqlens (an int or an int32 tensor), the
 append's capacity (cache_seqlens + seqlen_new <= max_blocks * page_block_size) when the lengths
-are host-visible (an int or a CPU tensor; GPU lengths are not read -- a sync -- so there only
-seqlen_new <= capacity is checked), window_size, the descales (fp8_scales.check_descale).
+are host-visible (an int or a CPU tensor in eager mode; GPU lengths are not read -- a sync -- nor
+traced ones, so there only seqlen_new <= capacity is checked), window_size, the descales
+(fp8_scales.check_descale).
 """
 from __future__ import annotations
 
@@ -127,6 +128,11 @@ def contiguous_pages(cache: Tensor, name: str) -> tuple[Tensor, int]:
     return pages, S // bs
 
 
+def _host_visible(t: Tensor) -> bool:
+    """Values readable without a device sync or a graph break: a CPU tensor in eager mode."""
+    return t.device.type == "cpu" and not torch.compiler.is_compiling() and type(t) is torch.Tensor
+
+
 def _seq_lens(cache_seqlens, B: int, device) -> Tensor:
     """cache_seqlens as a (B,) int32 tensor: an int >= 0 or a torch.int32 tensor of shape (B,)."""
     if cache_seqlens is None:
@@ -134,7 +140,7 @@ def _seq_lens(cache_seqlens, B: int, device) -> Tensor:
     if isinstance(cache_seqlens, int) and not isinstance(cache_seqlens, bool) and cache_seqlens >= 0:
         return torch.full((B,), cache_seqlens, dtype=torch.int32, device=device)
     if isinstance(cache_seqlens, Tensor) and cache_seqlens.dtype == torch.int32 and tuple(cache_seqlens.shape) == (B,):
-        if cache_seqlens.device.type == "cpu" and B and int(cache_seqlens.min()) < 0:
+        if _host_visible(cache_seqlens) and B and int(cache_seqlens.min()) < 0:
             raise ValueError(f"cache_seqlens holds {int(cache_seqlens.min())}: tokens in the cache are >= 0")
         return cache_seqlens
     what = (f"{cache_seqlens.dtype} tensor of shape {tuple(cache_seqlens.shape)}" if isinstance(cache_seqlens, Tensor)
@@ -152,7 +158,7 @@ def _append(k_cache: Tensor, v_cache: Tensor, k: Tensor, v: Tensor, lens: Tensor
                              f"{cache.shape[2]}, {cache.shape[3]}) of the cache's dtype {cache.dtype}")
     bs = k_cache.shape[1]
     capacity = table.shape[1] * bs
-    ends = lens.long() + k.shape[1] if lens.device.type == "cpu" else torch.tensor([k.shape[1]])
+    ends = lens.long() + k.shape[1] if _host_visible(lens) else torch.tensor([k.shape[1]])
     if ends.numel() and int(ends.max()) > capacity:
         b = int(ends.argmax())
         raise ValueError(f"cache_seqlens[{b}] + seqlen_new = {int(ends[b])} is not allowed: the appended tokens "

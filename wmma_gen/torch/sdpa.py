@@ -44,6 +44,7 @@ DTYPES = (torch.float16, torch.bfloat16)
 CPU_OPS = ("_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention_for_cpu_backward")
 CUDA_OPS = ("_scaled_dot_product_flash_attention", "_scaled_dot_product_flash_attention_backward")
 _LOGGED: set[tuple[str, str]] = set()
+_handle = None                           # the overrides registered last (what enabled_keys reports)
 
 
 def fallback_reason(q, k, v, dropout_p=0.0, attn_mask=None, return_debug_mask=False) -> str | None:
@@ -223,7 +224,9 @@ def register_kernels(device_types=("cuda",), cpu: bool = False) -> _Handle:
         for key in keys:
             for op, make in _MAKERS[key].items():
                 lib.impl(op, make(_original(op, key)), key, with_keyset=True, allow_override=True)
-    return _Handle(lib, keys)
+    global _handle
+    _handle = _Handle(lib, keys)
+    return _handle
 
 
 def enable(device_types=("cuda",), cpu: bool = False) -> None:
@@ -244,9 +247,9 @@ def disable() -> None:
 
 def enabled_keys() -> tuple[str, ...]:
     """The dispatch keys wmma_gen currently overrides (empty when it is not active)."""
-    if _attention.current_flash_attention_impl() != IMPL:
+    if _attention.current_flash_attention_impl() != IMPL or _handle is None or _handle.library is None:
         return ()
-    return _attention._registry._FLASH_ATTENTION_ACTIVE[1].keys
+    return _handle.keys
 
 
 @contextmanager

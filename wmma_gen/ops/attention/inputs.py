@@ -25,9 +25,8 @@ dtype="bf16" (or "f16") takes any real floating arrays and rounds them RNE on th
 """
 from __future__ import annotations
 
-import numbers
-
 import math
+import numbers
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Mapping
@@ -38,6 +37,7 @@ from ... import hostdata
 from ...errors import ScheduleError
 from .directive import DTYPES, HEAD_DIMS, LAYOUTS, AttentionDirective
 from .problem import AttentionProblem
+from .sinks import check_sinks, sink_alias   # noqa: F401  (re-exported: the APIs import them from here)
 
 DENSE_DIMS = {"bshd": ("batch", "seq", "heads", "head_dim"), "bhsd": ("batch", "heads", "seq", "head_dim")}
 INT32_MAX = 2**31 - 1
@@ -166,30 +166,6 @@ def check_softcap(softcap) -> float:
     if not v > 0:
         raise ScheduleError("softcap", softcap, "None, 0 (off) or a finite positive float")
     return v
-
-
-def sink_alias(s_aux, learnable_sink):
-    """flash-attn's two names for the sink vector (s_aux; learnable_sink in newer builds): one of them."""
-    if s_aux is not None and learnable_sink is not None:
-        raise ScheduleError("learnable_sink", "a tensor", "None when s_aux is given (they name the same sinks)")
-    return s_aux if s_aux is not None else learnable_sink
-
-
-def check_sinks(s_aux, heads: int) -> np.ndarray | None:
-    """The sink logits as the kernels take them: None (off) or float32 (heads,), finite
-    (GPT-OSS's per-head `sinks`; any real dtype is converted, as flash-attn's s_aux)."""
-    if s_aux is None:
-        return None
-    a = np.asarray(s_aux)
-    if a.dtype.kind not in "fiu" or a.dtype == np.bool_:
-        raise ScheduleError("s_aux.dtype", str(a.dtype), "a real float array (one sink logit per query head)")
-    if a.shape != (heads,):
-        raise ScheduleError("s_aux.shape", a.shape, f"({heads},): one sink logit per query head")
-    out = np.ascontiguousarray(a, dtype=np.float32)
-    if not np.isfinite(out).all():
-        raise ScheduleError("s_aux", a, "finite float32 values")
-    out.setflags(write=False)
-    return out
 
 
 def public_scale(q, scale):
