@@ -32,6 +32,8 @@ from wmma_gen.errors import ScheduleError
 
 MAX_BYTES = 1 << 20
 MAX_ITEMS = 10_000
+MAX_DEPTH = 8                  # a problem file nests 3 deep (list, problem, epilogue / window)
+MAX_NODES = 32 * MAX_ITEMS     # YAML values after alias expansion (a problem has ~20; `_bounded`)
 
 
 class ProblemFileError(ScheduleError):
@@ -100,11 +102,53 @@ def loads(text: str, path="<memory>"):
         except (json.JSONDecodeError, RecursionError) as e:
             raise ProblemFileError(path, None, "<json>", str(e).splitlines()[0], "a JSON list of problems") from None
     import yaml
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)     # libyaml's parser when present
     try:
-        return yaml.safe_load(text)
+        _bounded(yaml.parse(text, Loader=loader), path)
+        return yaml.load(text, Loader=loader)
     except (yaml.YAMLError, RecursionError) as e:
         raise ProblemFileError(path, None, "<yaml>", " ".join(str(e).split())[:200],
                                "a YAML list of problems") from None
+
+
+def _bounded(events, path) -> None:
+    """Refuse, from the event stream alone (nothing constructed), a document whose aliases would
+    expand past MAX_NODES values (the 1 KB "billion laughs" alias bomb expands to 9**12) or that
+    lists more than MAX_ITEMS problems. Linear in the events: an anchor's expanded size is kept
+    when its node ends, an alias adds it."""
+    import yaml
+    sizes, stack, items, per_item = {}, [], 0, 1
+    for ev in events:
+        if isinstance(ev, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            if not stack:
+                per_item = 1 if isinstance(ev, yaml.SequenceStartEvent) else 2    # a mapping: keys and values
+            if len(stack) >= MAX_DEPTH:
+                line = ev.start_mark.line + 1 if ev.start_mark else "?"
+                raise ProblemFileError(path, None, "<yaml>", f"nesting deeper than {MAX_DEPTH} at line {line}",
+                                       f"YAML nested at most {MAX_DEPTH} deep (a problem file nests 3 deep)")
+            stack.append([ev.anchor, 1])
+            continue
+        if isinstance(ev, (yaml.ScalarEvent, yaml.AliasEvent)):
+            n = 1 if isinstance(ev, yaml.ScalarEvent) else sizes.get(ev.anchor, 1)
+            if isinstance(ev, yaml.ScalarEvent) and ev.anchor:
+                sizes[ev.anchor] = 1
+        elif isinstance(ev, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            anchor, n = stack.pop()
+            if anchor:
+                sizes[anchor] = n
+        else:
+            continue
+        if not stack:
+            continue
+        stack[-1][1] += n
+        if len(stack) == 1:
+            items += 1
+        if stack[0][1] > MAX_NODES or items > per_item * MAX_ITEMS:
+            line = ev.start_mark.line + 1 if ev.start_mark else "?"
+            what = (f"more than {MAX_NODES} values once aliases are expanded (at line {line})"
+                    if stack[0][1] > MAX_NODES else f"more than {MAX_ITEMS} problems (at line {line})")
+            raise ProblemFileError(path, None, "<yaml>", what, f"at most {MAX_ITEMS} problems of at most "
+                                   f"{MAX_NODES // MAX_ITEMS} values each (aliases expanded)")
 
 
 def parse(doc: object, path="<memory>", arch: Optional[str] = None) -> tuple[Problem, ...]:
@@ -251,7 +295,11 @@ def dumps(problems, path="problems.yaml") -> str:
     if str(path).endswith(".json"):
         return json.dumps(items, indent=1) + "\n"
     import yaml
-    return HEADER + "".join(f"- {yaml.safe_dump(i, sort_keys=False, default_flow_style=True, width=1 << 16)}"
+
+    class _Plain(yaml.SafeDumper):          # never anchors/aliases: the reader refuses them (loads)
+        def ignore_aliases(self, data):
+            return True
+    return HEADER + "".join(f"- {yaml.dump(i, Dumper=_Plain, sort_keys=False, default_flow_style=True, width=1 << 16)}"
                             for i in items)
 
 

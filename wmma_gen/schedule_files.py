@@ -21,13 +21,18 @@ Every refusal is a ScheduleFileError: "<file>: field '<field>' = <value> is not 
 
 Search path (`search_dirs`): each directory of $WMMA_GEN_SCHEDULES (os.pathsep-separated) >
 the user dir (userdirs.schedules_dir(): $XDG_DATA_HOME/wmma_gen/schedules) > the files shipped
-in the package (SHIPPED_DIR). `lookup` asks the op's `pick` for an entry in each file of that
-name in that order: a refused file is skipped with a ScheduleFileWarning naming file and field,
-a file without an entry for the call falls through to the next, and the first entry found
-wins; none -> None and the caller uses its default schedule.
+in the package (SHIPPED_DIR). `lookup` gives the op's `pick` the entries of every file of that
+name at once, in that order: the best-matching bucket across all files wins, and file precedence
+only breaks ties (every op's pick ranks with a stable sort / min, so of equally good entries the
+earlier file's is kept). A two-entry user file therefore no longer shadows a shipped file whose
+bucket is nearer the call (issue 37: gemm 4096^3 ran a user file's 2048 tile). A refused file is
+skipped with a ScheduleFileWarning naming file and field; no entry anywhere -> None and the
+caller uses its default schedule.
 
 WMMA_GEN_LOG=schedules (a comma-separated list of topics) prints one line to stderr per new
-(op, arch, dtype, key): the file and bucket used, or "default" and why.
+(op, arch, dtype, key): the file and bucket used, or "default" and why, and one line per other
+file saying why it lost (its best bucket matches the call less well; an equal match in a
+later file; no entry for the call; refused).
 """
 from __future__ import annotations
 
@@ -36,6 +41,7 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 import warnings
 from dataclasses import dataclass
@@ -128,7 +134,10 @@ def read(path: str | Path) -> object:
     """The parsed document of a schedule file (bounded size and depth, finite numbers)."""
     path = Path(path)
     try:
-        size = path.stat().st_size
+        st = path.stat()
+        need(stat.S_ISREG(st.st_mode), path, "<file>", "not a regular file", "a regular file (a FIFO or device "
+             "is never opened)")
+        size = st.st_size
         need(size <= MAX_BYTES, path, "<file>", f"{size} bytes", f"at most {MAX_BYTES} bytes")
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
@@ -259,21 +268,41 @@ def lookup(op: str, arch: str, dtype: str, key: str, pick: Callable[[list], obje
     dirs = [(Path(directory), "given")] if directory is not None else search_dirs(shipped)
     name = file_name(arch, op, dtype)
     files = [(d / name, origin) for d, origin in dirs if (d / name).is_file()]
+    loaded, why_not = [], {}
     for path, origin in files:
         try:
-            entries = load_file(path)
+            loaded.append((path, origin, list(load_file(path))))
         except ScheduleFileError as e:
-            warnings.warn(f"refusing schedule file: {e}; using the next file or the default schedule",
+            warnings.warn(f"refusing schedule file: {e}; using the other files or the default schedule",
                           warning, stacklevel=3)
-            continue
-        hit = pick(entries)
-        if hit is not None:
-            note(op, arch, dtype, key, f"{path} ({origin}) bucket {bucket(hit)}")
-            return hit
-    why = (f"no entry for this call in {len(files)} file(s)" if files
-           else f"no {name} in {os.pathsep.join(str(d) for d, _ in dirs)}")
-    note(op, arch, dtype, key, f"default ({why})")
-    return None
+            why_not[path] = f"refused ({e.args[0].split(': ', 1)[-1][:120]})"
+    hit = pick([e for _, _, entries in loaded for e in entries])    # file order: precedence breaks ties
+    if hit is None:
+        why = (f"no entry for this call in {len(files)} file(s)" if files
+               else f"no {name} in {os.pathsep.join(str(d) for d, _ in dirs)}")
+        note(op, arch, dtype, key, f"default ({why})")
+        return None
+    won = next((p, o) for p, o, entries in loaded if any(e is hit for e in entries))
+    note(op, arch, dtype, key, f"{won[0]} ({won[1]}) bucket {bucket(hit)}")
+    if logging_on():
+        for path, origin in files:
+            if path != won[0]:
+                entries = next((en for p, _, en in loaded if p == path), None)
+                note_lost(op, arch, dtype, key, path, origin, why_not.get(path) or _lost(pick, hit, entries, bucket,
+                                                                                        files, won[0], path))
+    return hit
+
+
+def _lost(pick, hit, entries, bucket, files, won, path) -> str:
+    """Why a loaded file's entries lost to `hit` (pick asked on the two best, in both orders)."""
+    best = pick(entries)
+    if best is None:
+        return "no entry for this call"
+    order = [p for p, _ in files]
+    if pick([best, hit]) is best and pick([hit, best]) is hit:
+        return (f"its bucket {bucket(best)} matches as well; the winner's file comes first in the search path"
+                if order.index(won) < order.index(path) else f"its bucket {bucket(best)} ties")
+    return f"its best bucket {bucket(best)} matches the call less well"
 
 
 _LOGGED: set[tuple] = set()
@@ -291,14 +320,25 @@ def note(op: str, arch: str, dtype: str, key: str, used: str) -> None:
     print(f"wmma_gen schedules: {op} {arch} {dtype} {key} -> {used}", file=sys.stderr, flush=True)
 
 
+def note_lost(op: str, arch: str, dtype: str, key: str, path, origin: str, why: str) -> None:
+    """One stderr line per (op, arch, dtype, key, losing file) under WMMA_GEN_LOG=schedules."""
+    if (op, arch, dtype, key, str(path)) in _LOGGED:
+        return
+    _LOGGED.add((op, arch, dtype, key, str(path)))
+    print(f"wmma_gen schedules: {op} {arch} {dtype} {key} -- not {path} ({origin}): {why}", file=sys.stderr,
+          flush=True)
+
+
 def forget_logged() -> None:
     """Log every key again (tests; a long-running process that wants the lines anew)."""
     _LOGGED.clear()
 
 
 def all_files(shipped=None) -> Iterable[tuple[Path, str]]:
-    """Every *.json in every search directory, in lookup order (`wmma-gen schedules list`)."""
+    """Every regular *.json file in every search directory, in lookup order (`wmma-gen schedules
+    list`); FIFOs, sockets and devices named *.json are skipped, never opened (a FIFO blocks)."""
     for d, origin in search_dirs(shipped):
         if d.is_dir():
             for p in sorted(d.glob("*.json")):
-                yield p, origin
+                if p.is_file():
+                    yield p, origin

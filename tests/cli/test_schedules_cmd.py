@@ -71,12 +71,32 @@ def test_list_shows_every_file_in_lookup_order_and_which_wins(places, capsys):
                                                                          ("shipped", True)]
     rows = [(r["origin"], r["op"], r["dtype"], r["entries"], r["status"]) for r in got["files"]]
     assert rows == [(sf.ENV_DIRS, "gemm", "bf16", None, "refused"), (sf.ENV_DIRS, None, None, None, "ignored"),
-                    ("user", "gemm", "f16", 1, "wins"), ("shipped", "gemm", "f16", 1, "fallback"),
-                    ("shipped", "gemm", "i8", 1, "wins")]
+                    ("user", "gemm", "f16", 1, "used"), ("shipped", "gemm", "f16", 1, "used"),
+                    ("shipped", "gemm", "i8", 1, "used")]
+    assert [r.get("precedence") for r in got["files"]] == [None, None, 1, 2, 1]
     assert got["files"][0]["error"].startswith(f"{bad}: field 'schema_version' = 7 is not allowed")
     rc, text, _ = run(["schedules", "list", "--op", "gemm", "--arch", "gfx1100"], capsys)
     assert rc == 0 and "search path" in text and "(does not exist)" not in text
-    assert f"{places['user'] / 'gfx1100-gemm-f16.json'}" in text and "wins" in text and "fallback" in text
+    assert f"{places['user'] / 'gfx1100-gemm-f16.json'}" in text and "used #1" in text and "used #2" in text
+
+
+def test_list_skips_a_fifo_named_like_a_schedule_file(places, capsys):
+    """A FIFO is never opened (opening it would block until a writer comes: the old hang)."""
+    put(places["shipped"], gemm_doc())
+    places["env"].mkdir(parents=True, exist_ok=True)
+    os.mkfifo(places["env"] / "gfx1100-gemm-f16.json")
+    rc, out, _ = run(["schedules", "list", "--json"], capsys)
+    assert rc == 0
+    assert [(r["origin"], r["status"]) for r in json.loads(out)["files"]] == [("shipped", "used")]
+    with pytest.raises(sf.ScheduleFileError, match="not a regular file"):
+        sf.read(places["env"] / "gfx1100-gemm-f16.json")
+
+
+@pytest.mark.parametrize("argv,needle", [(["--op", "nope"], "--op='nope' is not allowed: one of gemm"),
+                                         (["--arch", "gfx9999"], "gfx9999")])
+def test_list_refuses_an_unknown_op_or_arch(places, capsys, argv, needle):
+    rc, _, err = run(["schedules", "list"] + argv, capsys)
+    assert rc == 2 and needle in err and "error" in err
 
 
 def test_list_with_nothing_says_defaults_are_used(places, capsys):

@@ -66,8 +66,9 @@ def test_mixlo_with_negated_zero_addend_keeps_the_sign_of_zero_products(arch):
     keep = rng.integers(0, 1 << 32, 32, dtype=np.uint64).astype(np.uint32)
     ins, from_code, from_text = _programs(arch, "\tv_mov_b32_e32 v20, v12", MIXLO_NEG0[0], 3, 1)
     assert _text(ins, _family(arch)) == MIXLO_NEG0[1] and ins.mods["neg_lo"] == (0, 0, 1)
-    # exact f64 product (24+24 bits) + (-0), rounded once to f16; the high half is kept
-    want_lo = (a.astype(np.float64) * b + -0.0).astype(np.float16).view(np.uint16).astype(np.uint32)
+    # exact f64 product (24+24 bits) + (-0), rounded to f32 and then to f16 (two roundings:
+    # vop3p.fma_mix_f16); the high half is kept
+    want_lo = (a.astype(np.float64) * b + -0.0).astype(np.float32).astype(np.float16).view(np.uint16).astype(np.uint32)
     want = (keep & np.uint32(0xFFFF0000)) | want_lo
     for prog in (from_code, from_text):
         (out,) = _run(prog, [f32(a), f32(b), keep], 1)

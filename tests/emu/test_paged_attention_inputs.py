@@ -83,12 +83,44 @@ def test_directive_fields():
         PagedAttentionDirective("f16", 64, block_size=24)
 
 
-@pytest.mark.parametrize("bad", [4, -1])
-def test_out_of_range_block_id_faults_on_the_emulator(bad):
-    """Block ids are the caller's responsibility (not checked on the host, as in vLLM): on the
-    emulator a read outside the cache faults naming the kernel and the access."""
-    from wmma_gen.errors import EmulatorFault
+@pytest.mark.parametrize("bad", [4, -1, 2 ** 20, 2 ** 27, -2 ** 28, -2 ** 31])
+def test_out_of_range_block_id_is_refused_on_the_host(bad):
+    """The numpy API sees the table: an id outside [0, num_blocks) that a sequence reads is
+    refused naming the entry, the id and the range; entries past the length may hold anything."""
     q, k = np.zeros((1, 1, 2, 64), np.float16), np.zeros((4, 16, 1, 64), np.float16)
+    _refused(rf"block_table\[0, 1\]={bad} is not allowed: a block id in \[0, num_blocks=4\)",
+             q, k, k, np.array([[0, bad]], np.int32), np.array([20], np.int32))
+
+
+def test_unread_table_entries_are_not_checked():
+    q, k = np.zeros((1, 1, 2, 64), np.float16), np.zeros((4, 16, 1, 64), np.float16)
+    o = paged_attention(q, k, k, np.array([[0, -1, 2 ** 30]], np.int32), np.array([16], np.int32),
+                        arch="gfx1100", device="emu")
+    assert o.shape == q.shape and np.isfinite(o).all()
+
+
+@pytest.mark.parametrize("bad", [4, -1, 2 ** 20, 2 ** 27, -2 ** 28, -2 ** 31])
+def test_out_of_range_block_id_faults_in_the_kernel(bad):
+    """Where the host does not check (the device path), the kernel's block offset is 64-bit
+    (cache_tiles.block_tensor): no id wraps into the cache -- ids 2**20 and 2**27 x a 2 KiB block
+    were multiples of 2**32 bytes in 32-bit math and read block 0 -- so the emulator faults."""
+    from wmma_gen.device.select import get_device
+    from wmma_gen.errors import EmulatorFault
+    from wmma_gen.ops.paged_attention.api import run_paged
+    from wmma_gen.ops.paged_attention.inputs import paged_inputs
+    q, k = np.zeros((1, 1, 2, 64), np.float16), np.zeros((4, 16, 1, 64), np.float16)
+    inp = paged_inputs(q, k, k, np.array([[0, 1]], np.int32), np.array([20], np.int32))
+    inp.arrays["block_table"][0, 1] = bad              # past the host check, as a device table would be
     with pytest.raises(EmulatorFault, match=r"global access .* outside every allocation.*kernel=paged_"):
-        paged_attention(q, k, k, np.array([[0, bad]], np.int32), np.array([20], np.int32), arch="gfx1100",
-                        device="emu")
+        run_paged(inp, "gfx1100", get_device("emu"))
+
+
+def test_scale_zero_huge_fp8_scale_and_mixed_cache_dtypes_are_refused():
+    a = _args()
+    _refused(r"scale=0.0 is not allowed: a finite non-zero real number", *a, scale=0.0)
+    f8 = np.zeros(a[1].shape, np.uint8)
+    _refused(r"k_scale=1e\+39 is not allowed: a positive finite float within the f32 range", a[0], f8, f8, *a[3:],
+             kv_dtype="fp8e4m3", k_scale=1e39)
+    _refused(r"v_scale=1e-50 is not allowed", a[0], f8, f8, *a[3:], kv_dtype="fp8e4m3", v_scale=1e-50)
+    for v in (a[2].astype(np.float32), a[2].view(np.uint16)):
+        _refused(rf"v_cache.dtype='{v.dtype}' is not allowed: k_cache's dtype float16", a[0], a[1], v, *a[3:])

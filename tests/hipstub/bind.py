@@ -35,6 +35,9 @@ PROTOTYPES = {   # slot name -> argument types of the callback (hipstub.c FORWAR
     "hipModuleLaunchKernel": (P, P, P, U, P, P, P), "hipStreamCreate": (P,), "hipStreamSynchronize": (P,),
     "hipStreamDestroy": (P,), "hipEventCreate": (P,), "hipEventRecord": (P, P), "hipEventSynchronize": (P,),
     "hipEventElapsedTime": (P, P, P), "hipEventDestroy": (P,), "hipDeviceSynchronize": (),
+    "hipStreamBeginCapture": (P, INT), "hipStreamEndCapture": (P, P), "hipStreamIsCapturing": (P, P),
+    "hipGraphInstantiate": (P, P, P, P, S), "hipGraphLaunch": (P, P), "hipGraphExecDestroy": (P,),
+    "hipGraphDestroy": (P,),
 }
 
 
@@ -85,6 +88,15 @@ class StubLibrary:
             self.lib.wgStubSetSlot(self.slots[name], ctypes.cast(cb, ctypes.c_void_p))
         self.runtime = runtime
         _INSTALLED[str(self.path)] = self._callbacks
+
+    def noop_launch(self, on: bool) -> bool:
+        """Make hipModuleLaunchKernel return hipSuccess in C without reaching Python (the
+        benchmark's no-op launch); returns the previous setting."""
+        return bool(self.lib.wgStubSetNoopLaunch(int(bool(on))))
+
+    def noop_launches(self) -> int:
+        self.lib.wgStubNoopLaunches.restype = ctypes.c_ulonglong
+        return int(self.lib.wgStubNoopLaunches())
 
     def uninstall(self) -> None:
         for i in self.slots.values():

@@ -5,6 +5,10 @@
  * Prototypes follow hip_runtime_api.h as hip-python 10.x declares them (rocm/bindings/cyhip.pxd);
  * handles (modules, functions, streams, events) are opaque pointers. A slot without a callback
  * answers hipErrorNotInitialized (3), so the library does nothing until Python installs the table.
+ *
+ * wgStubSetNoopLaunch(1) makes hipModuleLaunchKernel return hipSuccess at once, in C, without
+ * reaching Python (counted by wgStubNoopLaunches): the "no-op launch in C" that
+ * bench/launch_overhead.py measures every host path against.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -19,7 +23,8 @@ typedef void *handle;
     X(hipModuleLoadData) X(hipModuleGetFunction) X(hipModuleUnload) X(hipModuleLaunchKernel) \
     X(hipStreamCreate) X(hipStreamSynchronize) X(hipStreamDestroy) X(hipEventCreate) \
     X(hipEventRecord) X(hipEventSynchronize) X(hipEventElapsedTime) X(hipEventDestroy) \
-    X(hipDeviceSynchronize)
+    X(hipDeviceSynchronize) X(hipStreamBeginCapture) X(hipStreamEndCapture) X(hipStreamIsCapturing) \
+    X(hipGraphInstantiate) X(hipGraphLaunch) X(hipGraphExecDestroy) X(hipGraphDestroy)
 #define AS_ENUM(name) SLOT_##name,
 #define AS_NAME(name) #name,
 enum { SLOTS(AS_ENUM) SLOT_COUNT };
@@ -34,6 +39,11 @@ int wgStubSetSlot(int i, void *fn) {
     table[i] = fn;
     return 0;
 }
+
+static int noop_launch;
+static unsigned long long noop_launches;
+int wgStubSetNoopLaunch(int on) { int was = noop_launch; noop_launch = on; return was; }
+unsigned long long wgStubNoopLaunches(void) { return noop_launches; }
 
 #define FORWARD(name, sig, ...) do { \
         hipError_t (*fn) sig = (hipError_t (*) sig) table[SLOT_##name]; \
@@ -100,6 +110,7 @@ hipError_t hipModuleLaunchKernel(handle f, unsigned int gx, unsigned int gy, uns
                                  unsigned int bx, unsigned int by, unsigned int bz,
                                  unsigned int shared_bytes, handle stream, void **kernel_params,
                                  void **extra) {
+    if (noop_launch) { noop_launches++; return 0; }
     unsigned int grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
     FORWARD(hipModuleLaunchKernel, (handle, unsigned int *, unsigned int *, unsigned int, handle,
                                     void **, void **),
@@ -119,3 +130,21 @@ hipError_t hipEventElapsedTime(float *ms, handle start, handle stop) {
     FORWARD(hipEventElapsedTime, (float *, handle, handle), ms, start, stop);
 }
 hipError_t hipEventDestroy(handle event) { FORWARD(hipEventDestroy, (handle), event); }
+
+/* ---- stream capture and graphs (hip_runtime_api.h; modelled in runtime.py) --------------- */
+hipError_t hipStreamBeginCapture(handle stream, int mode) {
+    FORWARD(hipStreamBeginCapture, (handle, int), stream, mode);
+}
+hipError_t hipStreamEndCapture(handle stream, handle *graph) {
+    FORWARD(hipStreamEndCapture, (handle, handle *), stream, graph);
+}
+hipError_t hipStreamIsCapturing(handle stream, int *status) {
+    FORWARD(hipStreamIsCapturing, (handle, int *), stream, status);
+}
+hipError_t hipGraphInstantiate(handle *exec, handle graph, handle *error_node, char *log, size_t log_size) {
+    FORWARD(hipGraphInstantiate, (handle *, handle, handle *, char *, size_t), exec, graph, error_node, log,
+            log_size);
+}
+hipError_t hipGraphLaunch(handle exec, handle stream) { FORWARD(hipGraphLaunch, (handle, handle), exec, stream); }
+hipError_t hipGraphExecDestroy(handle exec) { FORWARD(hipGraphExecDestroy, (handle), exec); }
+hipError_t hipGraphDestroy(handle graph) { FORWARD(hipGraphDestroy, (handle), graph); }

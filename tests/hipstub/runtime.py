@@ -32,6 +32,16 @@ What stands for what:
                       are therefore deterministic and never a measurement.
   fault injection     `fail("hipMalloc", "hipErrorOutOfMemory")` makes the next call(s) of that
                       entry point return the error before doing anything.
+  stream capture      hipStreamBeginCapture(stream, mode) starts recording: a kernel launch on that
+                      stream becomes a graph node (its kernarg segment copied at the call, as HIP
+                      does) and runs only when the instantiated graph is launched (hipGraphLaunch);
+                      hipMemcpyAsync on it becomes a copy node (`graph_nodes` tells the kinds). In
+                      global and thread-local mode the calls HIP refuses while a capture is active
+                      -- hipMalloc, hipFree, hipMemcpy, hipMemset, hipModuleLoadData and every
+                      synchronize -- return hipErrorStreamCaptureUnsupported and invalidate the
+                      capture (hipStreamEndCapture then answers hipErrorStreamCaptureInvalidated),
+                      as in CUDA's and HIP's "potentially unsafe API" rule; `capture_errors` keeps
+                      what was refused. Relaxed mode refuses nothing.
   execute = False     launches are checked and recorded but not run (host pointers are not
                       resolved either): a benchmark then times the host side of a launch alone.
 """
@@ -52,6 +62,7 @@ from wmma_gen.emu.run.host_memory import HostMemory
 from wmma_gen.errors import CompileError, EmulatorFault
 from wmma_gen.targets import get_target
 
+from .capture import Capture, CaptureCalls
 from .host_maps import HostMappings
 
 DEVICE_NAME = "wmma_gen HIP stub [emulator-backed]"   # HipDevice reads the mark, see hip.py
@@ -60,13 +71,18 @@ CODES = {"hipSuccess": 0, "hipErrorInvalidValue": 1, "hipErrorOutOfMemory": 2,
          "hipErrorNotInitialized": 3, "hipErrorNoDevice": 100, "hipErrorInvalidDevice": 101,
          "hipErrorInvalidImage": 200, "hipErrorNoBinaryForGpu": 209, "hipErrorInvalidHandle": 400,
          "hipErrorNotFound": 500, "hipErrorNotReady": 600, "hipErrorLaunchFailure": 719,
-         "hipErrorNotSupported": 801, "hipErrorUnknown": 999}
+         "hipErrorNotSupported": 801, "hipErrorStreamCaptureUnsupported": 900,
+         "hipErrorStreamCaptureInvalidated": 901, "hipErrorStreamCaptureImplicit": 906,
+         "hipErrorIllegalState": 401, "hipErrorUnknown": 999}
 NAMES = {v: k for k, v in CODES.items()}
 TEXT = {0: "no error", 1: "invalid argument", 2: "out of memory", 3: "initialization error",
         100: "no ROCm-capable device is detected", 101: "invalid device ordinal",
         200: "device kernel image is invalid", 209: "no kernel image is available for execution on the device",
         400: "invalid resource handle", 500: "named symbol not found", 600: "device not ready",
-        719: "unspecified launch failure", 801: "operation not supported", 999: "unknown error"}
+        719: "unspecified launch failure", 801: "operation not supported",
+        900: "operation not permitted when stream is capturing", 901: "operation failed due to a previous error "
+        "during capture", 906: "operation would make the legacy stream depend on a capturing blocking stream",
+        401: "the operation cannot be performed in the present state", 999: "unknown error"}
 _KIND = {0: "H2H", 1: "H2D", 2: "D2H", 3: "D2D", 4: "default"}
 _PARAM_BUFFER_POINTER, _PARAM_BUFFER_SIZE, _PARAM_END = 1, 2, 3
 MAX_IMAGE_BYTES = 256 << 20
@@ -97,6 +113,7 @@ class LaunchRecord:
     fake_ms: float
     host: tuple = ()       # (lo, hi) host mappings made visible to the kernel for this launch
     executed: bool = True  # False: recorded with runtime.execute = False, not run
+    captured: bool = False  # recorded into a stream capture (runs at hipGraphLaunch)
 
 
 def _read(addr: int, n: int) -> bytes:
@@ -136,7 +153,7 @@ def image_size(addr: int) -> int:
 PROPERTY_FACTS = ("cus", "boost_ghz", "l2_bytes")
 
 
-class EmuHipRuntime:
+class EmuHipRuntime(CaptureCalls):
     def __init__(self, arch: str = "gfx1100", memory_bytes: int = 64 << 20, clock: FakeClock | None = None):
         self.arch, self.target = arch, get_target(arch)
         for fact in PROPERTY_FACTS:     # hipGetDeviceProperties reports them: never an invented value
@@ -156,6 +173,10 @@ class EmuHipRuntime:
         self.crashes: list[str] = []        # Python exceptions inside callbacks (stub bugs)
         self.injected: dict[str, list[str]] = {}
         self.pending: str | None = None
+        self.captures: dict[int, Capture] = {}       # capturing stream -> its capture
+        self.graphs: dict[int, tuple] = {}          # hipGraph_t -> nodes
+        self.execs: dict[int, tuple] = {}           # hipGraphExec_t -> nodes
+        self.capture_errors: list[str] = []         # calls refused while capturing
         self.last_reason = ""
         self._handles = itertools.count(0x5710_0000, 0x40)
 
@@ -168,7 +189,20 @@ class EmuHipRuntime:
         queue = self.injected.get(call)
         return queue.pop(0) if queue else None
 
-    def _sync_point(self) -> None:
+    def _forbidden_in_capture(self, call: str) -> None:
+        """A call HIP refuses while a global / thread-local capture is active: refuse it and
+        invalidate every such capture."""
+        strict = [c for c in self.captures.values() if c.mode != "relaxed"]
+        if not strict:
+            return
+        why = f"{call} while a stream capture is active"
+        for c in strict:
+            c.invalid = c.invalid or why
+        self.capture_errors.append(why)
+        raise HipStubError("hipErrorStreamCaptureUnsupported", why)
+
+    def _sync_point(self, call: str = "synchronize") -> None:
+        self._forbidden_in_capture(call)
         if self.pending:
             err, self.pending = self.pending, None
             raise HipStubError(err, "reported by a synchronizing call after the launch")
@@ -186,7 +220,7 @@ class EmuHipRuntime:
             raise HipStubError("hipErrorInvalidDevice")
 
     def hipDeviceSynchronize(self):
-        self._sync_point()
+        self._sync_point("hipDeviceSynchronize")
 
     def hipGetDeviceProperties(self, prop_ptr, device):
         from .props import fill_properties
@@ -200,6 +234,7 @@ class EmuHipRuntime:
 
     # ---- memory ---------------------------------------------------------------------------
     def hipMalloc(self, out_ptr, size):
+        self._forbidden_in_capture("hipMalloc")
         if sum(self.allocs.values()) + size > self.memory_bytes:
             raise HipStubError("hipErrorOutOfMemory", f"{size} bytes requested, {self.memory_bytes} total")
         addr = self.mem.alloc(size)
@@ -208,6 +243,7 @@ class EmuHipRuntime:
         _put(out_ptr, ctypes.c_void_p, addr)
 
     def hipFree(self, ptr):
+        self._forbidden_in_capture("hipFree")
         if ptr:
             if ptr not in self.allocs:
                 raise HipStubError("hipErrorInvalidValue", f"{ptr:#x} is not a live allocation")
@@ -218,7 +254,10 @@ class EmuHipRuntime:
         return any(a <= addr and addr + n <= a + s for a, s in self.allocs.items())
 
     def hipMemcpy(self, dst, src, n, kind):
-        self._sync_point()
+        self._sync_point("hipMemcpy")
+        self._copy(dst, src, n, kind)
+
+    def _copy(self, dst, src, n, kind):
         if n == 0:
             return
         kind = _KIND.get(kind)
@@ -237,9 +276,17 @@ class EmuHipRuntime:
 
     def hipMemcpyAsync(self, dst, src, n, kind, stream):
         self._stream(stream)
-        self.hipMemcpy(dst, src, n, kind)
+        cap = self.captures.get(stream or 0)
+        if cap is not None:                      # a copy node: runs at hipGraphLaunch
+            cap.nodes.append(("copy", (dst, src, n, kind)))
+            return
+        if self.pending:                         # an earlier fault surfaces here, as from hipMemcpy
+            err, self.pending = self.pending, None
+            raise HipStubError(err, "reported by a synchronizing call after the launch")
+        self._copy(dst, src, n, kind)
 
     def hipMemset(self, dst, value, n):
+        self._forbidden_in_capture("hipMemset")
         try:
             self.mem.write(dst, bytes([value & 0xFF]) * n)
         except ValueError as e:
@@ -247,6 +294,7 @@ class EmuHipRuntime:
 
     # ---- code objects ---------------------------------------------------------------------
     def hipModuleLoadData(self, out_module, image):
+        self._forbidden_in_capture("hipModuleLoadData")
         if not image:
             raise HipStubError("hipErrorInvalidValue", "image is NULL")
         data = _read(image, image_size(image))
@@ -301,7 +349,24 @@ class EmuHipRuntime:
             raw = values.pop(0) if not a.kind.startswith("hidden_") else \
                 (hidden.get(a.kind, 0) & ((1 << 8 * a.size) - 1)).to_bytes(a.size, "little")
             seg[a.offset:a.offset + a.size] = raw
-        args = tuple(int.from_bytes(seg[a.offset:a.offset + a.size], "little") for a in explicit)
+        cap = self.captures.get(stream or 0)
+        if cap is not None:               # recorded, runs at hipGraphLaunch
+            cap.nodes.append(("kernel", (function, grid, block, shared_bytes, bytes(seg), form)))
+            self.launches.append(LaunchRecord(meta.name, grid, block, stream or 0, form, bytes(seg),
+                                              self._explicit(meta, seg), 0.0, (), False, True))
+            return
+        self._execute(function, grid, block, shared_bytes, stream, bytes(seg), form)
+
+    @staticmethod
+    def _explicit(meta, seg) -> tuple:
+        return tuple(int.from_bytes(seg[a.offset:a.offset + a.size], "little") for a in meta.args
+                     if not a.kind.startswith("hidden_"))
+
+    def _execute(self, function, grid, block, shared_bytes, stream, seg: bytes, form: str) -> None:
+        """Run one launch now (or record it only, execute=False) on the fake clock."""
+        prog, meta = self.functions[function]
+        explicit = [a for a in meta.args if not a.kind.startswith("hidden_")]
+        args = self._explicit(meta, seg)
         host = ()
         if self.execute:
             try:   # pointers outside this device's memory are host memory (NULL: an unused argument)
@@ -311,13 +376,13 @@ class EmuHipRuntime:
                 raise HipStubError("hipErrorInvalidValue", str(e)) from None
             try:
                 with self.mem.mapped(*((lo, hi - lo) for lo, hi in host)):
-                    run_kernel(prog, self.mem, grid=grid, block=block, kernarg=bytes(seg), dynamic_lds=shared_bytes)
+                    run_kernel(prog, self.mem, grid=grid, block=block, kernarg=seg, dynamic_lds=shared_bytes)
             except EmulatorFault as e:
                 self.faults.append(str(e))
                 self.pending = "hipErrorLaunchFailure"
         ms = float(self.clock.ms(len(self.launches)))
         self.clock.now_ms += ms
-        self.launches.append(LaunchRecord(meta.name, grid, block, stream or 0, form, bytes(seg), args, ms,
+        self.launches.append(LaunchRecord(meta.name, grid, block, stream or 0, form, seg, args, ms,
                                           host, self.execute))
 
     @staticmethod
@@ -359,7 +424,7 @@ class EmuHipRuntime:
 
     def hipStreamSynchronize(self, stream):
         self._stream(stream)
-        self._sync_point()
+        self._sync_point("hipStreamSynchronize")
 
     def hipStreamDestroy(self, stream):
         self._stream(stream)
@@ -381,7 +446,7 @@ class EmuHipRuntime:
 
     def hipEventSynchronize(self, event):
         self._event(event)
-        self._sync_point()
+        self._sync_point("hipEventSynchronize")
 
     def hipEventElapsedTime(self, out_ms, start, stop):
         t0, t1 = self.events[self._event(start)], self.events[self._event(stop)]

@@ -42,6 +42,19 @@ def test_bhsd_passed_to_flash_attn_func_warns():
         flash_attn_func(q, k, v)
 
 
+@pytest.mark.parametrize("sq,sk", [(1, 5), (1, 1), (3, 40)])
+def test_correct_decode_and_cached_prefill_do_not_warn(sq, sk):
+    """Sq=1 decode against a short or long cache, and a 3-token chunk against a 40-token cache,
+    all with 8 query heads over 2 kv heads (Sq < H): correct flash-attn layouts, no warning."""
+    import warnings
+    q = torch.randn(1, sq, 8, 32).half()
+    k, v = torch.randn(1, sk, 2, 32).half(), torch.randn(1, sk, 2, 32).half()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = flash_attn_func(q, k, v, causal=True)
+    assert out.shape == (1, sq, 8, 32)
+
+
 def test_sdpa_mask_and_dropout_refused_unless_fallback():
     q, k, v = _qkv((1, 2, 16, 32))
     mask = torch.ones(16, 16, dtype=torch.bool).tril()

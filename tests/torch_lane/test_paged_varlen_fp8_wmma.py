@@ -84,7 +84,7 @@ def test_fp8_wmma_varlen_refusals(monkeypatch):
 
 def test_kvcache_takes_fa3_descale_shape(monkeypatch):
     """flash_attn_with_kvcache: FA3's (batch, nheads_k) descales (vLLM's expand of one value) give
-    the same bits as the float; per-sequence values are refused naming the argument."""
+    the same bits as the float; per-sequence values run one call per sequence, bit for bit."""
     from wmma_gen.torch import flash_attn_with_kvcache
     monkeypatch.setenv("WMMA_GEN_ARCH", "gfx1201")
     _, k8, v8, table, _, cu_k = _case(torch.float8_e4m3fn)
@@ -94,5 +94,8 @@ def test_kvcache_takes_fa3_descale_shape(monkeypatch):
     by_fa3 = flash_attn_with_kvcache(q, k8, v8, k_descale=torch.tensor(0.5).expand(3, 1),
                                      v_descale=torch.tensor([[0.25]]).expand(3, 1), **kw)
     assert torch.equal(by_float, by_fa3)
-    with pytest.raises(ValueError, match="v_descale with batch stride 1 is not allowed"):
-        flash_attn_with_kvcache(q, k8, v8, v_descale=torch.rand(3, 1) + 0.5, **kw)
+    per_seq = torch.tensor([[0.75], [0.5], [1.25]])     # rows that differ: one call per sequence (issue 37)
+    got = flash_attn_with_kvcache(q, k8, v8, v_descale=per_seq, **kw)
+    for b in range(3):
+        one = dict(kw, cache_seqlens=lens[b:b + 1], block_table=table[b:b + 1])
+        assert torch.equal(got[b:b + 1], flash_attn_with_kvcache(q[b:b + 1], k8, v8, v_descale=float(per_seq[b]), **one))

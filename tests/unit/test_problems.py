@@ -121,6 +121,54 @@ def test_a_bad_file_is_refused_in_one_line(tmp_path, text, message):
     assert str(err.value).startswith(f"{path}: {message}") and "\n" not in str(err.value)
 
 
+def _alias_bomb(levels=12) -> str:
+    """The 1 KB billion-laughs file: each level lists the previous one 9 times (9**12 leaves)."""
+    lines = ['a0: &a0 ["lol"]'] + [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, levels + 1)]
+    return "\n".join(lines) + "\n"
+
+
+def test_yaml_alias_bomb_is_refused_before_anything_expands(tmp_path):
+    """Issue 37: a 1 KB alias bomb ran past 150 s; the expanded size is counted from the event
+    stream (nothing constructed) and refused past MAX_NODES values."""
+    path = tmp_path / "bomb.yaml"
+    path.write_text(_alias_bomb())
+    assert path.stat().st_size < 2048
+    with pytest.raises(ProblemFileError, match=r"<yaml> = 'more than 320000 values once aliases are expanded"):
+        load(path)
+
+
+@pytest.mark.parametrize("text", ["- " + "[" * 100_000 + "]" * 100_000 + "\n",
+                                  "".join("  " * i + "-\n" for i in range(100))])
+def test_deep_nesting_is_refused_from_the_events(tmp_path, text):
+    path = tmp_path / "deep.yaml"
+    path.write_text(text)
+    with pytest.raises(ProblemFileError, match=r"<yaml> = 'nesting deeper than 8 at line \d+'"):
+        load(path)
+
+
+def test_aliases_that_stay_small_are_read(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text("- &g {op: gemm, dtype: f16, m: 64, n: 64, k: 64}\n- *g\n- {op: gemm, dtype: f16, m: 32, n: 64, "
+                    "k: 64, epilogue: &e {bias: true}}\n- {op: gemm, dtype: f16, m: 16, n: 64, k: 64, epilogue: *e}\n")
+    assert [p.sizes()["m"] for p in load(path)] == [64, 32, 16]
+
+
+def test_too_many_problems_are_refused_from_the_events(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text("- {op: gemm, dtype: f16, m: 64, n: 64, k: 64}\n" * 10_001)
+    with pytest.raises(ProblemFileError, match=r"more than 10000 problems"):
+        load(path)
+
+
+def test_dump_writes_no_aliases_even_for_shared_objects(tmp_path):
+    shared = {"bias": True, "activation": "gelu"}
+    text = dumps([{**GEMM, "epilogue": shared}, {**GEMM, "m": 128, "epilogue": shared}])
+    assert "&id" not in text and "*id" not in text
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    assert len(load(path)) == 2
+
+
 def test_parse_without_arch_skips_only_the_target_check():
     assert parse([{**GEMM, "dtype": "fp8"}])[0].dtype == "fp8"
 

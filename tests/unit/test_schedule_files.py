@@ -226,6 +226,34 @@ def test_shipped_files_are_the_repositorys_schedules_folder():
         assert len({**MODULES, "paged_attention": paged}[sf.name_parts(p)[1]].load_file(p)) >= 1, p
 
 
+def test_the_nearest_bucket_across_all_files_wins_precedence_breaks_ties(dirs, monkeypatch, capsys):
+    """Issue 37: a user file with a 2048 entry no longer shadows a shipped 4096 entry for a 4096
+    call; an equally near bucket in a higher-precedence file wins; the log says why a file lost."""
+    d = GemmDirective("f16")
+    shipped = doc("gemm", BIG)
+    shipped["entries"][0]["bucket"] = {"m": 4096, "n": 4096, "k": 4096}
+    user = doc("gemm", MID)
+    user["entries"][0]["bucket"] = {"m": 2048, "n": 2048, "k": 2048}
+    sp, up = write(dirs["shipped"], shipped), write(dirs["user"], user)
+    monkeypatch.setenv("WMMA_GEN_LOG", "schedules")
+    sf.forget_logged()
+    assert gemm.lookup("gfx1100", d, GemmProblem(4096, 4096, 4096)) == BIG
+    assert gemm.lookup("gfx1100", d, GemmProblem(2048, 2048, 2048)) == MID
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].endswith(f"-> {sp} (shipped) bucket m=4096 n=4096 k=4096 acc=f32 layout=NN")
+    assert err[1].endswith(f"-- not {up} (user): its best bucket m=2048 n=2048 k=2048 acc=f32 layout=NN matches "
+                           "the call less well")
+    assert err[2].endswith(f"-> {up} (user) bucket m=2048 n=2048 k=2048 acc=f32 layout=NN")
+    user["entries"].append({**user["entries"][0], "bucket": {"m": 4096, "n": 4096, "k": 4096},
+                            "schedule": SMALL.to_dict()})
+    write(dirs["user"], user)
+    sf.forget_logged()
+    assert gemm.lookup("gfx1100", d, GemmProblem(4096, 4096, 4096)) == SMALL    # a tie: the user file first
+    err = capsys.readouterr().err.splitlines()
+    assert err[1].endswith(f"-- not {sp} (shipped): its bucket m=4096 n=4096 k=4096 acc=f32 layout=NN matches as "
+                           "well; the winner's file comes first in the search path")
+
+
 # ---- WMMA_GEN_LOG=schedules -------------------------------------------------------------------
 def test_log_prints_one_line_per_new_key(dirs, monkeypatch, capsys):
     path = write(dirs["user"], doc("gemm", SMALL))

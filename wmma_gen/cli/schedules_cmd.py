@@ -1,9 +1,11 @@
 """`wmma-gen schedules list|show|remove`: the schedule files the lookup finds (issue 25 item 1).
 
-    list    every *.json in the search path, in lookup order ($WMMA_GEN_SCHEDULES entries, the
-            user dir, the shipped files): op, arch, dtype, entries, which file a call consults
-            first ("wins"), which only for calls the earlier files have no entry for
-            ("fallback"), and files the lookup refuses (with the reason) or ignores
+    list    every regular *.json file in the search path, in lookup order ($WMMA_GEN_SCHEDULES
+            entries, the user dir, the shipped files): op, arch, dtype, entries, "used" files with
+            their precedence among the files of their (op, arch, dtype) -- a call takes the
+            best-matching bucket of all of them, precedence only breaks ties -- and files the
+            lookup refuses (with the reason) or ignores (other names, not regular files: a FIFO
+            is never opened); --op / --arch must name a registry op / a known target
     show    one file (a path, or ARCH-OP-DTYPE such as gfx1100-gemm-f16: the file that wins),
             validated by its op's reader: header and one line per entry
     remove  ARCH-OP-DTYPE or a path, from the user dir only (shipped files are package data;
@@ -70,32 +72,41 @@ def _status(path: Path, origin: str, seen: set) -> dict:
     except ScheduleFileError as e:
         row.update(status="refused", error=str(e))
         return row
-    row["status"] = "fallback" if parts in seen else "wins"
-    seen.add(parts)
+    seen[parts] = seen.get(parts, 0) + 1
+    row.update(status="used", precedence=seen[parts])
     return row
 
 
 # ---- list -----------------------------------------------------------------------------------
 def run_list(args) -> int:
     from ..schedule_files import all_files, search_dirs
-    seen: set = set()
+    from ..errors import ScheduleError
+    from ..ops.registry import NAMES
+    from ..targets import get_target
+    if args.op is not None and args.op not in NAMES:
+        raise ScheduleError("--op", args.op, f"one of {', '.join(NAMES)}")
+    if args.arch is not None:
+        get_target(args.arch)           # an unknown arch: ScheduleError listing the known ones (exit 2)
+    seen: dict = {}
     rows = [_status(p, origin, seen) for p, origin in all_files()]
     rows = [r for r in rows
             if (args.op is None or r["op"] == args.op) and (args.arch is None or r["arch"] == args.arch)]
     dirs = [{"dir": str(d), "origin": origin, "exists": d.is_dir()} for d, origin in search_dirs()]
-    lines = ["search path (a call consults the files in this order; the first entry that fits it is used):"]
+    lines = ["search path (a call takes the best-matching bucket of all files; on a tie the earlier file's):"]
     lines += [f"  {i}. {d['origin']:18} {d['dir']}{'' if d['exists'] else '  (does not exist)'}"
               for i, d in enumerate(dirs, 1)]
     if rows:
         lines.append(f"{'op':14} {'arch':8} {'dtype':5} {'entries':>7}  {'status':8}  {'from':18} file")
         for r in rows:
             entries = "-" if r["entries"] is None else str(r["entries"])
+            status = f"used #{r['precedence']}" if r["status"] == "used" else r["status"]
             lines.append(f"{r['op'] or '-':14} {r['arch'] or '-':8} {r['dtype'] or '-':5} {entries:>7}  "
-                         f"{r['status']:8}  {r['origin']:18} {r['file']}")
+                         f"{status:8}  {r['origin']:18} {r['file']}")
             if r["error"]:
                 lines.append(f"{'':40}{r['error']}")
-        lines.append("wins: consulted first for its (op, arch, dtype); fallback: only for calls the files above "
-                     "have no entry for; refused: skipped with a warning")
+        lines.append("used #n: its entries compete with the other files' of its (op, arch, dtype) -- the nearest "
+                     "bucket wins, #1 on a tie (WMMA_GEN_LOG=schedules says which file won a call and why the "
+                     "others lost); refused: skipped with a warning; ignored: never read")
     else:
         lines.append("no schedule files: every call uses the op's default schedule (wmma-gen export writes some)")
     emit(args, {"search_path": dirs, "files": rows}, "\n".join(lines))
@@ -143,7 +154,7 @@ def run_show(args) -> int:
     for e in entries:
         sched = " ".join(f"{k}={v}" for k, v in e["schedule"].items())
         lines.append(f"  {e['key']:40} {e['tflops']:9.2f} {e['unit']:7} {e['source']:5}  {sched}")
-    lines += [f"  (also {p}: consulted only for calls the file above has no entry for)" for p in info["other_files"]]
+    lines += [f"  (also {p}: its entries compete by bucket; this file wins ties)" for p in info["other_files"]]
     emit(args, info, "\n".join(lines))
     return 0
 

@@ -4,7 +4,9 @@ ld.lld for `gpu-module-to-binary{format=bin}`.
 `gpu-module-to-binary` runs `<toolkit>/llvm/bin/ld.lld` to link the code object
 (DESIGN.md, verified toolchain facts). Providers, in order: $ROCM_PATH or /opt/rocm,
 an `ld.lld` on PATH, then the PyPI package `ziglang` (`zig ld.lld`). We build a small
-toolkit folder whose llvm/bin/ld.lld forwards to the chosen one.
+toolkit folder whose llvm/bin/ld.lld forwards to the chosen one, in a per-user private directory
+(0700, owner checked: `private_dir`) and verified before use (`_trusted`): a predictable path in
+the shared temp dir could otherwise be planted by another user and run by our compile.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import functools
 import hashlib
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -53,19 +56,70 @@ def _candidates():
         pass
 
 
+def _private(p: Path) -> bool:
+    """p is a real directory (not a symlink) owned by this user and closed to everyone else."""
+    try:
+        st = os.lstat(p)
+    except OSError:
+        return False
+    uid = os.getuid() if hasattr(os, "getuid") else st.st_uid
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == uid and not st.st_mode & 0o077
+
+
+def private_dir() -> Path:
+    """This user's toolkit directory: <tmp>/wmma_gen_toolkit-<uid>, created 0700 and checked
+    (owner, mode, not a symlink). The shared temp dir is writable by every user, so a folder
+    someone else made there (or one left open to others) is never used: then a fresh
+    unpredictable 0700 directory from mkdtemp is (one per process)."""
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    base = Path(tempfile.gettempdir()) / f"wmma_gen_toolkit-{uid}"
+    try:
+        base.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return _fresh_dir()
+    return base if _private(base) else _fresh_dir()
+
+
+@functools.lru_cache(maxsize=1)
+def _fresh_dir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="wmma_gen_toolkit-"))
+
+
+def _shim_text(cmd: tuple) -> str:
+    args = " ".join("'" + c.replace("'", "'\\''") + "'" for c in cmd)
+    return f"#!/bin/sh\nexec {args} \"$@\"\n"
+
+
 def _toolkit_for(cmd: tuple) -> str:
-    """A folder with llvm/bin/ld.lld running `cmd` (keyed by cmd so it is reused)."""
+    """A folder with llvm/bin/ld.lld running `cmd` (keyed by cmd so it is reused), inside the
+    user's private directory (private_dir). An existing shim is used only if it is a regular
+    file owned by this user, not writable by others, with exactly the expected text; otherwise
+    it is rewritten (temp file + os.replace)."""
     tag = hashlib.sha256(repr(cmd).encode()).hexdigest()[:12]
-    root = Path(tempfile.gettempdir()) / f"wmma_gen_toolkit_{tag}"
+    root = private_dir() / tag
     exe = root / "llvm" / "bin" / "ld.lld"
-    if not exe.exists():
-        exe.parent.mkdir(parents=True, exist_ok=True)
+    text = _shim_text(cmd)
+    if not _trusted(exe, text):
+        exe.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         tmp = exe.with_suffix(f".tmp{os.getpid()}")
-        args = " ".join(f"'{c}'" for c in cmd)
-        tmp.write_text(f"#!/bin/sh\nexec {args} \"$@\"\n")
-        tmp.chmod(0o755)
+        tmp.unlink(missing_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
         os.replace(tmp, exe)
     return str(root)
+
+
+def _trusted(exe: Path, text: str) -> bool:
+    try:
+        st = os.lstat(exe)
+        if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o022 or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
+            return False
+        return exe.read_text() == text
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 @functools.lru_cache(maxsize=1)

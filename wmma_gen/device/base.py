@@ -1,4 +1,6 @@
-"""The Device contract (STYLE rule 12): alloc, copy_in, copy_out, launch -> Timing, sync.
+"""The Device contract (STYLE rule 12): alloc, copy_in, copy_out, launch -> Timing, sync;
+enqueue (no timing, no wait, the caller's stream) and prepack (a Template -> a launch closure:
+the repeat-call path, device/template.py).
 
 A device moves bytes and runs a compiled kernel; it never knows which op it runs. Kernel
 arguments are packed from the kernel's own metadata (kernargs.py), never from assumptions.
@@ -126,6 +128,20 @@ class Device(ABC):
             raise DeviceError(f"host memory operands are not allowed on device {self.name}: its kernels "
                               "cannot address host pointers")
         self.launch(kernel, grid, block, args)
+
+    def prepack(self, kernel, template, host: bool = False):
+        """A launch of `kernel` with `template`'s packing: `launch(pointers, stream)` where
+        pointers are addresses in `template.pointers` order. The default re-enters `enqueue` with
+        the template's values (the emulator: speed is not its point); HipDevice patches a kernarg
+        buffer in place and calls hipModuleLaunchKernel. host: some pointers are host memory."""
+        def launch(pointers, stream=None):
+            self.enqueue(kernel, template.grid, template.block, template.values_at(pointers), stream=stream,
+                         host_spans=template.spans_at(pointers) if host else ())
+        return launch
+
+    def enqueue_template(self, kernel, template, ptrs: dict, stream=None, host: bool = False) -> None:
+        """One prepacked launch with addresses by argument name (prepack, used once)."""
+        self.prepack(kernel, template, host)(tuple(ptrs[n] for n in template.pointers), stream)
 
     @abstractmethod
     def sync(self) -> None:

@@ -35,6 +35,7 @@ import ctypes
 import itertools
 import math
 import statistics
+import struct
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -182,6 +183,23 @@ def sets_needed(set_bytes: int, cache_bytes: int) -> int:
     return cache_bytes // max(set_bytes, 1) + 1
 
 
+class HipGraph:
+    """An instantiated captured graph (HipDevice.end_capture): launch() replays it on a stream."""
+
+    def __init__(self, hip, graph, exe, stream):
+        self.hip, self.graph, self.exe, self.stream = hip, graph, exe, stream
+
+    def launch(self, stream=None) -> None:
+        _check(self.hip, self.hip.hipGraphLaunch(self.exe, self.stream if stream is None else stream),
+               "hipGraphLaunch")
+
+    def close(self) -> None:
+        if self.exe is not None:
+            self.hip.hipGraphExecDestroy(self.exe)
+            self.hip.hipGraphDestroy(self.graph)
+            self.exe = self.graph = None
+
+
 class HipDevice(Device):
     name = "hip"
 
@@ -297,26 +315,67 @@ class HipDevice(Device):
                                                         None, ctypes.addressof(extra[0])),
                f"hipModuleLaunchKernel({kernel.name})")
 
-    def enqueue_template(self, kernel, template, ptrs: dict, stream=None, host: bool = False) -> None:
-        """enqueue for a call whose kernarg segment was packed before (device/template.py): the
-        template's own kernarg buffer with `ptrs` patched in place, its `extra` array built once.
+    def prepack(self, kernel, template, host: bool = False):
+        """launch(pointers, stream): the template's segment in a kernarg buffer of its own, the
+        new addresses packed in place (struct.pack_into at the code object's pointer offsets) and
+        one hipModuleLaunchKernel. HIP copies the kernarg buffer when the launch is enqueued (and
+        a stream capture copies it into the graph node), so the next call may overwrite it.
         host: some pointers are host memory (refused on a GPU, as in enqueue)."""
         if host and self.source == "hip":
             raise DeviceError(f"host memory operands are not allowed on GPU {self.device_id} ({self.arch}): "
                               "move the tensors to the GPU first (wmma_gen never copies them silently)")
-        buf = template.patched(ptrs)
-        extra = template.native.get("extra")
-        if extra is None:
-            size = template.native["size"] = ctypes.c_size_t(len(template.segment))
-            extra = template.native["extra"] = (ctypes.c_void_p * 5)(
-                _PARAM_BUFFER_POINTER, ctypes.addressof(buf), _PARAM_BUFFER_SIZE, ctypes.addressof(size), _PARAM_END)
         if kernel.arch != self.arch:
             raise DeviceError(f"kernel arch={kernel.arch} is not allowed on GPU {self.device_id}: it is {self.arch}")
-        fn = self.function(kernel)          # per device (its modules): a dict lookup after the first
-        _check(self.hip, self.hip.hipModuleLaunchKernel(fn, *template.grid, *template.block, 0,
-                                                        self.stream if stream is None else stream, None,
-                                                        ctypes.addressof(extra)),
-               f"hipModuleLaunchKernel({kernel.name})")
+        fn, hip, own = self.function(kernel), self.hip, self.stream
+        buf = ctypes.create_string_buffer(bytes(template.segment), len(template.segment))
+        size = ctypes.c_size_t(len(template.segment))
+        extra = (ctypes.c_void_p * 5)(_PARAM_BUFFER_POINTER, ctypes.addressof(buf), _PARAM_BUFFER_SIZE,
+                                      ctypes.addressof(size), _PARAM_END)
+        addr, (gx, gy, gz), (bx, by, bz) = ctypes.addressof(extra), template.grid, template.block
+        pack, fmt, ok, call = struct.pack_into, template.fmt, hip.hipError_t.hipSuccess, hip.hipModuleLaunchKernel
+        keep = (buf, size, extra)      # alive as long as the closure
+
+        def launch(pointers, stream=None, keep=keep):
+            pack(fmt, buf, 0, *pointers)
+            err = call(fn, gx, gy, gz, bx, by, bz, 0, own if stream is None else stream, None, addr)
+            if err[0] != ok:
+                _check(hip, err, f"hipModuleLaunchKernel({kernel.name})")
+        return launch
+
+    def enqueue_template(self, kernel, template, ptrs: dict, stream=None, host: bool = False) -> None:
+        """One launch with `template`'s packing and addresses by name; the launch closure is kept
+        in the template (per device), so repeat calls build nothing."""
+        launch = template.native.get(self)
+        if launch is None:
+            launch = template.native[self] = self.prepack(kernel, template, host)
+        launch(tuple(ptrs[n] for n in template.pointers), stream)
+
+    # ---- graph capture ----------------------------------------------------------------------
+    def begin_capture(self, stream=None, mode: str = "global") -> None:
+        """hipStreamBeginCapture on `stream` (None: this device's): launches on it are recorded
+        into a graph instead of run, until end_capture."""
+        modes = {"global": 0, "thread_local": 1, "relaxed": 2}
+        if mode not in modes:
+            raise DeviceError(f"capture mode={mode!r} is not allowed: one of {', '.join(modes)}")
+        _check(self.hip, self.hip.hipStreamBeginCapture(self.stream if stream is None else stream,
+                                                        self.hip.hipStreamCaptureMode(modes[mode])),
+               "hipStreamBeginCapture")
+
+    def end_capture(self, stream=None) -> "HipGraph":
+        """hipStreamEndCapture + hipGraphInstantiate: the captured work as a graph to replay."""
+        graph = _check(self.hip, self.hip.hipStreamEndCapture(self.stream if stream is None else stream),
+                       "hipStreamEndCapture")
+        try:
+            exe = _check(self.hip, self.hip.hipGraphInstantiate(graph, 0), "hipGraphInstantiate")[0]
+        except DeviceError:
+            self.hip.hipGraphDestroy(graph)
+            raise
+        return HipGraph(self.hip, graph, exe, self.stream)
+
+    def is_capturing(self, stream=None) -> bool:
+        status = _check(self.hip, self.hip.hipStreamIsCapturing(self.stream if stream is None else stream),
+                        "hipStreamIsCapturing")
+        return int(getattr(status, "value", status)) != 0
 
     def _events(self):
         return [_check(self.hip, self.hip.hipEventCreate(), "hipEventCreate") for _ in range(2)]

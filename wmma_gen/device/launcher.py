@@ -93,6 +93,7 @@ class Bound:
     block: tuple[int, int, int]
     device: str                                  # "cpu" or "rocm:<id>" of every operand
     host_spans: tuple[tuple[int, int], ...]      # byte ranges of CPU operands (emulator mapping)
+    span_offsets: tuple = ()                     # (name, lo - ptr, hi - ptr) of each CPU operand span
 
 
 def _scalar(sig: Signature, a: KArg, owners, ops: Mapping[str, Operand], problem) -> "int | float":
@@ -149,9 +150,10 @@ def bind(compiled, sig: Signature, problem: Problem, operands: Mapping[str, obje
     owners = sig.stride_owner()
     values = tuple(_scalar(sig, a, owners, ops, problem) if a.role == "scalar" else ops[a.name].ptr
                    for a in sig.args)
-    spans = tuple(op.span() for op in ops.values() if op.device == "cpu" and op.size)
+    cpu = [(n, op, op.span()) for n, op in ops.items() if op.device == "cpu" and op.size]
     return Bound(values, tuple(int(g) for g in sig.grid(problem)), sig.block,
-                 where.pop() if where else "cpu", spans)
+                 where.pop() if where else "cpu", tuple(sp for _, _, sp in cpu),
+                 tuple((n, lo - op.ptr, hi - op.ptr) for n, op, (lo, hi) in cpu))
 
 
 def launch_into(compiled, sig: Signature, problem: Problem, device: Device, operands: Mapping[str, object],

@@ -65,6 +65,16 @@ def offset_by(ptr: ir.Value, byte_off: ir.Value) -> ir.Value:
     return gep_bytes(ptr, llvm.ZExtOp(ir.IntegerType.get_signless(64), byte_off).result)
 
 
+def offset_by_signed(ptr: ir.Value, byte_off: ir.Value) -> ir.Value:
+    """ptr + byte_off for a signed i64 uniform offset, no wrap and no in-bounds promise: the paged
+    cache's block offset (block id x block bytes), where a block id outside the cache must land
+    outside the buffer (an emulator fault, a GPU memory fault) instead of wrapping into it
+    modulo 2**32 (ops/paged_attention/cache_tiles.block_tensor)."""
+    i8 = ir.IntegerType.get_signless(8)
+    return llvm.GEPOp(ptr.type, ptr, [byte_off], ir.DenseI32ArrayAttr.get([-2 ** 31]), ir.TypeAttr.get(i8),
+                      ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 0)).result
+
+
 def _align(nbytes: int) -> ir.Attribute:
     """The element's own alignment (b128 loads need no more on global memory)."""
     return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), nbytes)

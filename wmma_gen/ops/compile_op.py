@@ -9,6 +9,13 @@ A sweep that meets a schedule it (or its compile pool, or an earlier run) compil
 finds the code objects through the index without building MLIR text; the KernelSources
 (MLIR + Signature) are built when first asked for (CompiledSet.sources). The index is keyed
 by the sources of wmma_gen and of the op's folder as well, so an edited builder misses.
+
+The index verifies what it serves: an entry records the request it answers (op, directive,
+schedule, key, arch) and, per kernel, its name, content key, the sha256 of its code object and
+the code object's kernel symbol, under a digest of the whole entry. An entry whose digest,
+request, kernel list (empty, renamed, duplicated) or objects (a content key naming another
+object, bytes whose hash differs) do not match is not served: the set is rebuilt, the entry
+rewritten, and one warning line says why.
 """
 from __future__ import annotations
 
@@ -113,31 +120,68 @@ def _index_path(mkey: tuple, spec) -> Path:
     return index_dir() / h[:2] / f"{h}.json"
 
 
-def _from_index(path: Path, arch: str) -> tuple | None:
-    """The set the index names, read from the content-addressed cache; None if anything is missing."""
+INDEX_VERSION = 2      # 2: request, per-kernel object hash and symbol, entry digest
+
+
+class IndexMismatch(Exception):
+    """An index entry that does not answer this request (the reason is the message)."""
+
+
+def _entry_digest(entry: dict) -> str:
+    body = {k: v for k, v in entry.items() if k != "digest"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _request(mkey: tuple) -> list:
+    return json.loads(json.dumps(list(mkey), default=str))
+
+
+def _from_index(path: Path, arch: str, mkey: tuple) -> tuple | None:
+    """The set the index names, read from the content-addressed cache and verified against
+    the entry; None when an object is missing from the cache (a plain miss), IndexMismatch
+    when the entry does not answer this request."""
     try:
         entry = json.loads(path.read_text())
-        names = [(str(n), str(k)) for n, k in entry["kernels"]]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    except (OSError, ValueError) as e:
+        raise IndexMismatch(f"unreadable ({type(e).__name__})") from None
+    if not isinstance(entry, dict) or entry.get("version") != INDEX_VERSION:
+        return None                                   # an older layout: replaced, not a mismatch
+    if entry.get("digest") != _entry_digest(entry):
+        raise IndexMismatch("its digest does not match its content")
+    if entry.get("request") != _request(mkey):
+        raise IndexMismatch("it answers another request (op, directive, schedule, key, arch)")
+    try:
+        kernels = [(str(n), str(k), str(h), str(sym)) for n, k, h, sym in entry["kernels"]]
+    except (KeyError, TypeError, ValueError):
+        raise IndexMismatch("its kernel list is malformed") from None
+    names = [n for n, *_ in kernels]
+    if not kernels or len(set(names)) != len(names):
+        raise IndexMismatch(f"its kernel list {names} is empty or repeats a name")
     store, tc, out = KernelCache(), toolchain_info(), []
-    for name, key in names:
+    for name, key, sha, symbol in kernels:
         status, payload = store.load(key)
         if status != "hit" or not payload.get("hsaco"):
             return None
+        if hashlib.sha256(payload["hsaco"]).hexdigest() != sha:
+            raise IndexMismatch(f"kernel {name!r}: the object under {key[:16]} is not the one indexed (sha256 differs)")
+        meta = KernelMetadata.from_dict(payload["metadata"])
+        if payload["name"] != symbol or meta.name != symbol:
+            raise IndexMismatch(f"kernel {name!r}: the object's symbol {payload['name']!r} is not {symbol!r}")
         # mlir "" : the text is not rebuilt on this path; CompiledSet.sources builds it on demand
-        out.append((name, CompiledKernel(payload["name"], arch, "", payload["hsaco"],
-                                         KernelMetadata.from_dict(payload["metadata"]), key, tc, "hit", 0.0)))
+        out.append((name, CompiledKernel(payload["name"], arch, "", payload["hsaco"], meta, key, tc, "hit", 0.0)))
     return tuple(out)
 
 
-def _write_index(path: Path, op: str, compiled) -> None:
+def _write_index(path: Path, op: str, mkey: tuple, compiled) -> None:
     """Atomic write (temp file + os.replace); an unusable directory only costs the shortcut."""
+    entry = {"version": INDEX_VERSION, "op": op, "request": _request(mkey),
+             "kernels": [[n, ck.key, ck.sha256, ck.name] for n, ck in compiled]}
+    entry["digest"] = _entry_digest(entry)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
         with os.fdopen(fd, "w") as f:
-            json.dump({"op": op, "kernels": [[n, ck.key] for n, ck in compiled]}, f)
+            json.dump(entry, f)
         os.replace(tmp, path)
     except OSError:
         pass
@@ -154,7 +198,13 @@ def compile_op(spec, d, s, key, arch: str, cache: KernelCache | None | bool = No
         STATS["memory"] += 1
         return _LRU[mkey]
     path = _index_path(mkey, spec) if cache is None else None
-    found = _from_index(path, t.arch) if path is not None and path.is_file() else None
+    found = None
+    if path is not None and path.is_file():
+        try:
+            found = _from_index(path, t.arch, mkey)
+        except IndexMismatch as e:
+            print(f"warning: compile index entry {path} not served: {e}; rebuilding {spec.name}",
+                  file=sys.stderr, flush=True)
     if found is not None:
         cs = CompiledSet(spec.name, t.arch, key, found, d, s, build)
         STATS["index"] += 1
@@ -164,7 +214,7 @@ def compile_op(spec, d, s, key, arch: str, cache: KernelCache | None | bool = No
         cs = CompiledSet(spec.name, t.arch, key, compiled, d, s, lambda: sources)
         STATS["built"] += 1
         if path is not None and all(ck.cache != "miss" or KernelCache().path(ck.key).is_file() for _, ck in compiled):
-            _write_index(path, spec.name, compiled)
+            _write_index(path, spec.name, mkey, compiled)
     if cache is None:
         _LRU[mkey] = cs
         while len(_LRU) > MEMORY:

@@ -45,22 +45,53 @@ def numpy_alloc(keep: list):
     return alloc
 
 
-_fast: "OrderedDict[tuple, tuple]" = OrderedDict()   # call key -> (device, ((compiled, Template), ...), host)
+class Prepacked:
+    """A remembered call shape: its kernels as device launch closures (Device.prepack) in
+    order, each with the argument names of its pointer slots, and the scratch buffers the call
+    allocates per call (name, shape, dtype, zero). `run` is the whole repeat call."""
+    __slots__ = ("device", "launches", "scratch", "gen")
+
+    def __init__(self, device, launches: tuple, scratch: tuple):
+        self.device, self.launches, self.scratch, self.gen = device, launches, scratch, _GEN[0]
+
+    def run(self, ptrs: dict, stream, alloc=None) -> bool:
+        """Enqueue with these addresses (argument name -> address); False (nothing enqueued)
+        when forgotten (forget_call_shapes) or when scratch is needed and no alloc is given."""
+        if self.gen != _GEN[0]:
+            return False
+        keep = None
+        if self.scratch:
+            if alloc is None:
+                return False
+            ptrs, keep = dict(ptrs), []
+            for name, shape, dtype, zero in self.scratch:
+                op = alloc(shape, dtype, zero=zero)
+                keep.append(op)
+                ptrs[name] = op.ptr
+        for launch, names in self.launches:
+            launch(tuple([ptrs[n] for n in names]), stream)
+        return True
+
+
+_fast: "OrderedDict[tuple, Prepacked]" = OrderedDict()   # device-level call key -> Prepacked
+_GEN = [0]            # bumped by forget_call_shapes: every Prepacked made before is stale
 MAX_FAST = 1024
 
 
-def _run(plan: Plan, device, operands: dict, alloc, stream, fast_key: tuple | None = None) -> tuple | None:
+def _run(plan: Plan, device, operands: dict, alloc, stream, fast_key: tuple | None = None):
     """Enqueue the plan's kernels in order; a buffer no operand provides is allocated once
-    (contiguous) and shared by name with the later kernels (e.g. delta, O_part). A plan that
-    needed no scratch and ran on prepacked templates is remembered under `fast_key`, which is
-    returned then (a replay token: `replay(token, ptrs, stream)`), else None."""
+    (contiguous) and shared by name with the later kernels (e.g. delta, O_part). Every launch
+    goes through the device's prepacked launch of the step's Template (Device.prepack). Returns
+    the call as a Prepacked (the replay token: `replay(token, ptrs, stream, alloc)`), also kept
+    under `fast_key` when given; None for an empty problem (nothing enqueued)."""
     ops = dict(operands)
-    scratch, host, ready = False, False, []
+    scratch, host, ready = [], False, []
     for step in plan.steps:           # check every step before the first launch
         for a in step.sig.buffers:
             if a.name not in ops:
-                scratch = True
-                ops[a.name] = alloc(step.sig.shapes(plan.problem)[a.name], a.dtype, zero=a.init == "zero")
+                shape = tuple(step.sig.shapes(plan.problem)[a.name])
+                ops[a.name] = alloc(shape, a.dtype, zero=a.init == "zero")
+                scratch.append((a.name, shape, a.dtype, a.init == "zero"))
         feed = {a.name: as_operand(ops[a.name], a.name) for a in step.sig.buffers}
         host = host or any(op.device == "cpu" for op in feed.values())
         key = layout_key(feed)
@@ -68,39 +99,38 @@ def _run(plan: Plan, device, operands: dict, alloc, stream, fast_key: tuple | No
         if t is None:      # first call of this layout: the full checks, then keep the packing
             b = bind(step.compiled, step.sig, plan.problem, feed)
             if 0 in b.grid:                        # an empty problem: nothing to enqueue
-                scratch = True                     # (not remembered: the checks run every time)
-                continue
+                return None                        # (not remembered: the checks run every time)
             t = step.templates[key] = Template.build(step.compiled, step.sig, b)
         ready.append((step, feed, t))
-    packed = getattr(device, "enqueue_template", None)
-    used = []
+    launches = []
     for step, feed, t in ready:
-        if packed is None:        # the emulator: maps host memory per launch (speed is not its point)
-            launch_into(step.compiled, step.sig, plan.problem, device, feed, stream)
-            continue
-        packed(step.compiled, t, {n: op.ptr for n, op in feed.items()}, stream, host=host)
-        used.append((step.compiled, t))
-    if fast_key is not None and not scratch and len(used) == len(plan.steps):
-        _fast[fast_key] = (device, tuple(used), host)
+        launch = t.native.get((device, host))
+        if launch is None:
+            launch = t.native[(device, host)] = device.prepack(step.compiled, t, host)
+        launch(tuple(feed[n].ptr for n in t.pointers), stream)
+        launches.append((launch, t.pointers))
+    done = Prepacked(device, tuple(launches), tuple(scratch))
+    if fast_key is not None:
+        _fast[fast_key] = done
         if len(_fast) > MAX_FAST:
             _fast.popitem(last=False)
-        return fast_key
-    return None
+    return done
 
 
 def forget_call_shapes() -> None:
     """Drop the remembered call shapes: the next call of each shape plans again (what
     wmma_gen.torch.record_problems needs to see every problem a block issues)."""
     _fast.clear()
+    _GEN[0] += 1
 
 
-def replay(token: tuple, ptrs: dict, stream) -> bool:
+def replay(token: "Prepacked", ptrs: dict, stream, alloc=None) -> bool:
     """Enqueue a remembered call shape again with new addresses (kernel argument name ->
     address, e.g. {"A": .., "B": .., "C": .., "bias": 0, "C0": 0}): what the repeat call of
     the op with operands of the same shapes, strides, dtypes, devices and 16-byte offsets does,
     minus building Operands and the key. False (nothing enqueued) if the shape was forgotten
-    (forget_call_shapes, LRU) -- the caller then makes the full call."""
-    return _fast_call(token, None, ptrs, stream)
+    (forget_call_shapes) -- the caller then makes the full call."""
+    return token.run(ptrs, stream, alloc)
 
 
 def placement() -> tuple:
@@ -110,15 +140,12 @@ def placement() -> tuple:
     return (None if route is None else id(route[0]), os.environ.get("WMMA_GEN_ARCH") if route is None else None)
 
 
-def _fast_call(key: tuple, device, ptrs: dict, stream) -> bool:
-    """A repeat of a remembered call shape: patch the pointers and enqueue; False if unknown."""
+def _fast_call(key: tuple, device, ptrs: dict, stream, alloc=None):
+    """A repeat of a remembered call shape: the Prepacked it ran (enqueued again), or None."""
     hit = _fast.get(key)
-    if hit is None or (device is not None and not isinstance(device, str) and hit[0] is not device):
-        return False
-    dev, used, host = hit
-    for compiled, t in used:
-        dev.enqueue_template(compiled, t, ptrs, stream, host=host)
-    return True
+    if hit is None or (device is not None and not isinstance(device, str) and hit.device is not device):
+        return None
+    return hit if hit.run(ptrs, stream, alloc) else None
 
 
 def _call_key(op: str, device, arch, named: dict, *flags) -> tuple:
@@ -182,8 +209,9 @@ def gemm_into(a, b, c, *, layout: str = "NN", bias=None, c0=None, alpha: float =
     fast = _call_key("gemm", device, arch, named, layout, alpha, beta, activation, unsigned, offsets)
     ptrs = {"A": A.ptr, "B": B.ptr, "C": C.ptr, "bias": named["bias"].ptr if "bias" in named else 0,
             "C0": named["c0"].ptr if "c0" in named else 0}
-    if _fast_call(fast, device, ptrs, stream):
-        return fast
+    hit = _fast_call(fast, device, ptrs, stream, alloc)
+    if hit is not None:
+        return hit
     if A.dtype != B.dtype:
         raise ScheduleError("b.dtype", B.dtype, f"{A.dtype}, the dtype of a")
     if A.dtype not in OUT_OF:
@@ -245,7 +273,7 @@ def _attention_plan(op: str, named: dict, arch: str, *, causal, window, scale, m
                        lse=named["lse"].shape if "lse" in named else None, causal=bool(causal),
                        window=None if window is None else tuple(window), scale=scale, layout=layout,
                        seqlens=seqlens, cu=(cu_q.shape if varlen else None), out_dtype=out_dtype,
-                       softcap=softcap or None)
+                       softcap=softcap or None, **({"sinks": named["sinks"].shape} if "sinks" in named else {}))
 
 
 def _host_seqlens(cu_q: Operand, cu_k: Operand, max_q, max_k) -> tuple:
@@ -273,25 +301,29 @@ def _np_view(op: Operand) -> np.ndarray:
 
 def attention_into(q, k, v, o, lse=None, *, causal: bool = False, window=None, scale=None, cu_seqlens_q=None,
                    cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None, layout: str = "bshd", device=None,
-                   arch: str | None = None, stream=None, alloc=None, softcap=None) -> tuple | None:
+                   arch: str | None = None, stream=None, alloc=None, softcap=None, sinks=None) -> tuple | None:
     """Flash-attention forward into o (and lse when given): see the module doc and
     wmma_gen.attention for shapes, masks (bottom-right causal), GQA, varlen and softcap (None
-    or 0: off). Returns a replay token (`replay`) when this call shape is remembered, else None."""
-    named = _attention_named(q, k, v, o, lse, {"cu_seqlens_q": cu_seqlens_q, "cu_seqlens_k": cu_seqlens_k})
+    or 0: off); sinks: float32 (heads,) sink logits (GPT-OSS s_aux) or None. Returns a replay
+    token (`replay`) when this call shape is remembered, else None."""
+    named = _attention_named(q, k, v, o, lse, {"cu_seqlens_q": cu_seqlens_q, "cu_seqlens_k": cu_seqlens_k,
+                                               "sinks": sinks})
     varlen = "cu_seqlens_q" in named and named["cu_seqlens_q"].device == "cpu"   # host offsets: plan reads them
     fast = None if varlen else _call_key("attention", device, arch, named, layout, causal,
                                          None if window is None else tuple(window), scale, max_seqlen_q, max_seqlen_k,
                                          softcap)
     names = {"q": "Q", "k": "K", "v": "V", "o": "O", "lse": "LSE"}
-    if fast is not None and _fast_call(fast, device, {names.get(n, n): x.ptr for n, x in named.items()}, stream):
-        return fast
+    hit = None if fast is None else _fast_call(fast, device, {names.get(n, n): x.ptr for n, x in named.items()},
+                                               stream, alloc)
+    if hit is not None:
+        return hit
     device, arch, alloc, _keep = _place(named, device, arch, alloc)
     plan = _attention_plan("attention", named, arch, causal=causal, window=window, scale=scale,
                            max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, layout=layout, softcap=softcap)
     ops = {"Q": named["q"], "K": named["k"], "V": named["v"], "O": named["o"]}
     if "lse" in named:
         ops["LSE"] = named["lse"]
-    for n in ("cu_seqlens_q", "cu_seqlens_k"):
+    for n in ("cu_seqlens_q", "cu_seqlens_k", "sinks"):
         if n in named:
             ops[n] = named[n]
     return _run(plan, device, ops, alloc, stream, fast)
@@ -300,11 +332,19 @@ def attention_into(q, k, v, o, lse=None, *, causal: bool = False, window=None, s
 def attention_backward_into(q, k, v, o, do, lse, dq, dk, dv, *, causal: bool = False, window=None, scale=None,
                             cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None,
                             layout: str = "bshd", device=None, arch: str | None = None, stream=None,
-                            alloc=None, softcap=None) -> None:
+                            alloc=None, softcap=None):
     """dq, dk, dv of flash attention from the forward's o and lse, written into dq/dk/dv
-    (their dtype: the inputs' or f32); softcap as the forward's. Deterministic: no atomics."""
+    (their dtype: the inputs' or f32); softcap as the forward's. Deterministic: no atomics.
+    Returns the replay token (a Prepacked; its scratch, delta, comes from `alloc` per call)."""
     named = _attention_named(q, k, v, o, lse, {"do": do, "dq": dq, "dk": dk, "dv": dv,
                                                "cu_seqlens_q": cu_seqlens_q, "cu_seqlens_k": cu_seqlens_k})
+    varlen = "cu_seqlens_q" in named and named["cu_seqlens_q"].device == "cpu"   # host offsets: plan reads them
+    fast = None if varlen else _call_key("attention_bwd", device, arch, named, layout, causal,
+                                         None if window is None else tuple(window), scale, max_seqlen_q, max_seqlen_k,
+                                         softcap)
+    hit = None if fast is None else _fast_call(fast, device, {n: x.ptr for n, x in named.items()}, stream, alloc)
+    if hit is not None:
+        return hit
     device, arch, alloc, _keep = _place(named, device, arch, alloc)
     out = named["dq"].dtype
     for n in ("dk", "dv"):
@@ -315,4 +355,4 @@ def attention_backward_into(q, k, v, o, do, lse, dq, dk, dv, *, causal: bool = F
                            out_dtype="f32" if out == "f32" else "same", softcap=softcap)
     ops = {n: x for n, x in named.items() if n not in ("lse",)}
     ops["lse"] = named["lse"]
-    _run(plan, device, ops, alloc, stream)
+    return _run(plan, device, ops, alloc, stream, fast)

@@ -8,6 +8,7 @@
     warmup(model, example_inputs) | warmup([problem, ...])   compile before step 1
     record_problems()                            the problems a block issues -> `wmma-gen sweep --problems`
     launch_stream(handle)                        stream for CPU tensors routed to a HIP device
+    ScratchPool, scratch_pool(pool)              scratch that outlives a captured graph (docs/pytorch.md)
 
 Each op is a torch.library custom op (torch.ops.wmma_gen.attention / attention_backward / gemm;
 paged_attention / paged_varlen, inference only) with a fake (meta) implementation and an
@@ -20,8 +21,8 @@ from .flash import flash_attn_func, flash_attn_varlen_func, scaled_dot_product_a
 from .kvcache import flash_attn_with_kvcache
 from .linear import linear, matmul
 from .record import record_problems
-from .runtime import launch_stream
+from .runtime import ScratchPool, launch_stream, scratch_pool
 from .warmup import warmup
 
 __all__ = ["flash_attn_func", "flash_attn_varlen_func", "flash_attn_with_kvcache", "scaled_dot_product_attention",
-           "linear", "matmul", "warmup", "launch_stream", "record_problems"]
+           "linear", "matmul", "warmup", "launch_stream", "record_problems", "ScratchPool", "scratch_pool"]

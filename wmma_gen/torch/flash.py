@@ -21,6 +21,7 @@ from ..ops import device_calls
 from ..ops.attention.directive import HEAD_DIMS
 from ..ops.attention.inputs import check_softcap
 from . import attention_ops, replay
+from .args import check_max_seqlen, check_window, signed_scale
 from .flash_fp8 import FP8, flash_attn_fp8
 from .runtime import check_dtype, check_tensors, direct, stream_of
 
@@ -30,8 +31,8 @@ DTYPES = ("f16", "bf16")
 def _attention(q, k, v, *rest, key=None):
     """The forward op, straight when nothing needs torch's dispatcher (runtime.direct); a
     straight call is remembered under the front end's replay `key` (replay.py)."""
-    if key is None:
-        return torch.ops.wmma_gen.attention(q, k, v, *rest)
+    if key is None:               # autograd to record (eager Function) or the dispatcher's turn
+        return attention_ops.attention_any(q, k, v, *rest)
     out, lse, token = attention_ops.attention_call(q, k, v, *rest)
     if key:                       # () = straight but not replayable (varlen: offsets are data)
         replay.record(key, token, (out.shape, out.dtype), (lse.shape, lse.dtype))
@@ -81,16 +82,37 @@ def _check(q, k, v, rank: int, layout_doc: str, names=("q", "k", "v")) -> int:
     return d
 
 
+def check_sinks(s_aux, learnable_sink, heads: int, q):
+    """flash-attn's sink vector (s_aux, alias learnable_sink): None, or a floating (heads,)
+    tensor on q's device (f32 or the input dtype; the kernels read it as f32)."""
+    if s_aux is not None and learnable_sink is not None:
+        raise ValueError("learnable_sink is not allowed together with s_aux: they name the same sink logits")
+    s = s_aux if s_aux is not None else learnable_sink
+    if s is None:
+        return None
+    if not isinstance(s, torch.Tensor) or not s.is_floating_point() or tuple(s.shape) != (heads,):
+        shape = tuple(s.shape) if isinstance(s, torch.Tensor) else type(s).__name__
+        raise ValueError(f"s_aux={shape} is not allowed: a floating tensor of shape ({heads},), one sink logit per "
+                         "query head")
+    if s.device != q.device:
+        raise ValueError(f"s_aux.device={s.device} is not allowed: {q.device}, the device of q")
+    return s
+
+
+def _looks_like_bhsd(q, k) -> bool:
+    """A likely (B, H, S, D) mix-up: q AND k both read as fewer tokens than heads. A decode step
+    (Sq == 1) or a query against a KV cache longer than its kv heads never matches, so correct
+    flash-attn calls stay silent; only a prefill shorter than both head counts can (it warns)."""
+    return 1 < q.shape[1] < q.shape[2] and k.shape[1] < k.shape[2]
+
+
 def _window(window_size) -> tuple[int, int]:
-    if window_size is None:
-        return -1, -1
-    left, right = window_size
-    return int(left), int(right)
+    return check_window(window_size)
 
 
 def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
                     alibi_slopes=None, deterministic=False, return_attn_probs=False, *, q_descale=None,
-                    k_descale=None, v_descale=None):
+                    k_descale=None, v_descale=None, s_aux=None, learnable_sink=None):
     """flash-attn 2's flash_attn_func: q (B, Sq, H, D), k/v (B, Sk, Hkv, D) with Hkv dividing H
     (GQA: query head h reads kv head h // (H // Hkv)); f16 or bf16; D one of HEAD_DIMS.
     causal is bottom-right aligned; window_size=(left, right), -1 unbounded; softmax_scale
@@ -101,8 +123,15 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     Tensors with a strided last dim are made contiguous on their device (one copy).
     fp8 q, k, v (torch.float8_e4m3fn / float8_e5m2, gfx12 only) take FlashAttention-3's fp8
     forward: q_descale / k_descale / v_descale (batch, nheads_k) float32, O bf16, forward only
-    (flash_fp8.py says where a device-side copy happens)."""
+    (flash_fp8.py says where a device-side copy happens). A negative softmax_scale runs as -q
+    (args.py: the one rule of every entry point).
+    s_aux (alias learnable_sink): attention sinks (GPT-OSS), a (nheads,) logit per query head joining
+    every softmax row's denominator (not scaled, not capped); softmax_lse includes it; it gets a
+    gradient when it requires one (deterministic)."""
+    q, softmax_scale = signed_scale(q, softmax_scale)
     if q.dtype in FP8:
+        if s_aux is not None or learnable_sink is not None:
+            raise ValueError(f"s_aux is not allowed with q.dtype={q.dtype}: sinks run with float16 / bfloat16")
         _refuse(dropout_p=(dropout_p, 0.0), alibi_slopes=(alibi_slopes, None))
         scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
         check_tensors(q=q, k=k, v=v)
@@ -113,29 +142,32 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     if any(x is not None for x in (q_descale, k_descale, v_descale)):
         raise ValueError(f"q_descale / k_descale / v_descale are not allowed for q.dtype={q.dtype}: fp8 tensors "
                          "(torch.float8_e4m3fn / float8_e5m2) only")
-    key, done = _replay_key("flash_attn_func", q, k, v, dropout_p, softmax_scale, causal, tuple(window_size or ()),
-                            softcap, alibi_slopes is None)
+    sinks = check_sinks(s_aux, learnable_sink, q.shape[2] if q.dim() == 4 else -1, q)
+    key, done = (None, None) if sinks is not None else _replay_key(
+        "flash_attn_func", q, k, v, dropout_p, softmax_scale, causal, tuple(window_size or ()), softcap,
+        alibi_slopes is None)
     if done is not None:          # a repeat of a known shape key: allocated and enqueued (replay.py)
         return (done[0], done[1], None) if return_attn_probs else done[0]
     _refuse(dropout_p=(dropout_p, 0.0), alibi_slopes=(alibi_slopes, None))
     cap = check_softcap(softcap)
     check_tensors(q=q, k=k, v=v)
     d = _check(q, k, v, 4, "(batch, seqlen, nheads, headdim) as flash-attn takes")
-    if q.shape[2] > q.shape[1]:
-        warnings.warn(f"flash_attn_func: q.shape={tuple(q.shape)} reads as seqlen={q.shape[1]} < nheads={q.shape[2]}; "
-                      "flash-attn's layout is (batch, seqlen, nheads, headdim) -- is this (batch, nheads, seqlen, "
-                      "headdim)? Use scaled_dot_product_attention for that layout.", stacklevel=2)
+    if _looks_like_bhsd(q, k):
+        warnings.warn(f"flash_attn_func: q.shape={tuple(q.shape)}, k.shape={tuple(k.shape)} read as seqlen "
+                      f"{q.shape[1]} / {k.shape[1]} < nheads {q.shape[2]} / {k.shape[2]}; flash-attn's layout is "
+                      "(batch, seqlen, nheads, headdim) -- is this (batch, nheads, seqlen, headdim)? Use "
+                      "scaled_dot_product_attention for that layout.", stacklevel=2)
     left, right = _window(window_size)
     scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(d)
     out, lse = _attention(q, k, v, None, None, q.shape[1], k.shape[1], bool(causal), left, right, scale, "bshd",
-                          cap, key=key)
+                          cap, *([sinks] if sinks is not None else []), key=key)
     return (out, lse, None) if return_attn_probs else out
 
 
 def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p=0.0,
                            softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
                            deterministic=False, return_attn_probs=False, block_table=None, fp8_wmma=False,
-                           k_descale=None, v_descale=None):
+                           k_descale=None, v_descale=None, s_aux=None, learnable_sink=None):
     """flash-attn 2's flash_attn_varlen_func: q (total_q, H, D), k/v (total_k, Hkv, D) packed;
     cu_seqlens_q/k int32 (batch + 1,) offsets on the tensors' device (GPU offsets are never
     read on the host: max_seqlen_q/k must be right); an empty sequence is allowed (its rows
@@ -144,14 +176,21 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     paged varlen call) k / v are paged caches (num_blocks, page_block_size, nheads_k, headdim)
     and the call runs on the paged op (paged_varlen.py; softcap allowed there); fp8_wmma=True (a
     wmma_gen extension, gfx12, fp8 caches) multiplies them natively on fp8 WMMA, as
-    flash_attn_with_kvcache's; k_descale / v_descale scale an fp8 cache (FA3's names)."""
+    flash_attn_with_kvcache's; k_descale / v_descale scale an fp8 cache (FA3's names). s_aux (alias
+    learnable_sink): attention sinks as flash_attn_func's, paged or not. A negative softmax_scale runs
+    as -q (args.py)."""
+    sinks = check_sinks(s_aux, learnable_sink, q.shape[1] if q.dim() == 3 else -1, q)
+    q, softmax_scale = signed_scale(q, softmax_scale)
+    max_seqlen_q, max_seqlen_k = check_max_seqlen("max_seqlen_q", max_seqlen_q), check_max_seqlen(
+        "max_seqlen_k", max_seqlen_k)
     if block_table is not None:
         from .paged_varlen import paged_varlen
         _refuse(dropout_p=(dropout_p, 0.0), alibi_slopes=(alibi_slopes, None))
         scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
         out, lse = paged_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, block_table, causal=bool(causal),
                                 window=_window(window_size), scale=scale, softcap=float(softcap or 0.0),
-                                fp8_wmma=fp8_wmma, k_descale=k_descale, v_descale=v_descale)
+                                fp8_wmma=fp8_wmma, k_descale=k_descale, v_descale=v_descale,
+                                **({"s_aux": sinks} if sinks is not None else {}))
         return (out, lse, None) if return_attn_probs else out
     if k_descale is not None or v_descale is not None:
         raise ValueError("k_descale / v_descale are not allowed without block_table: they scale a paged fp8 cache")
@@ -170,7 +209,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(d)
     out, lse = _attention(q, k, v, cu_seqlens_q.contiguous(), cu_seqlens_k.contiguous(),
                           int(max_seqlen_q), int(max_seqlen_k), bool(causal), left, right, scale, "bshd", cap,
-                          key=() if direct(q, k, v, cu_seqlens_q, cu_seqlens_k) else None)
+                          *([sinks] if sinks is not None else []),
+                          key=() if sinks is None and direct(q, k, v, cu_seqlens_q, cu_seqlens_k) else None)
     return (out, lse, None) if return_attn_probs else out
 
 
@@ -181,6 +221,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     H != Hkv only with enable_gqa=True. attn_mask and dropout_p != 0 (or a dtype / head dim
     the kernels lack) raise NotImplementedError/ValueError -- unless fallback=True, which
     calls torch's own SDPA for exactly those calls (the caller's explicit choice)."""
+    query, scale = signed_scale(query, scale)
     if attn_mask is None:
         rkey, done = _replay_key("sdpa", query, key, value, dropout_p, is_causal, scale, enable_gqa)
         if done is not None:      # a repeat of a known shape key: allocated and enqueued (replay.py)

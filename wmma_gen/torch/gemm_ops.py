@@ -22,7 +22,8 @@ import torch
 from torch import Tensor
 
 from ..ops.device_calls import gemm_into
-from .runtime import DTYPE_NAME, TORCH_DTYPE, kernel_view, stream_of, torch_alloc
+from . import replay
+from .runtime import DTYPE_NAME, STRAIGHT, TORCH_DTYPE, eager_mode, kernel_view, stream_of, torch_alloc
 
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")
 LAYOUTS = ("NN", "NT", "TN", "TT")
@@ -57,6 +58,33 @@ def gemm_eager(a: Tensor, b: Tensor, bias: Optional[Tensor], layout: str, activa
     return gemm_call(a, b, bias, layout, activation, out_dtype)[0]
 
 
+_GEMM_NAMES = ("A", "B", "bias", "C")
+
+
+def gemm_fast(a: Tensor, b: Tensor, bias: Optional[Tensor], layout: str, activation: str, out_dtype: str) -> Tensor:
+    """gemm_eager through the call-site cache (replay.py): a repeat of a known key allocates c
+    and enqueues the prepacked launch; the first call of a key runs the body and records it.
+    Only for eager calls with no autograd graph to record (runtime.eager_mode STRAIGHT)."""
+    key = replay.key("gemm", (a, b, bias), layout, activation, out_dtype)
+    made = replay.run(key, _GEMM_NAMES, (a, b, bias), a.device, stream_of(a))
+    if made is not None:
+        return made[0]
+    c, token = gemm_call(a, b, bias, layout, activation, out_dtype)
+    replay.record(key, token, (c.shape, c.dtype))
+    return c
+
+
+def gemm_any(a: Tensor, b: Tensor, bias: Optional[Tensor], layout: str, activation: str, out_dtype: str) -> Tensor:
+    """The GEMM op by the cheapest route that records what torch needs (runtime.eager_mode):
+    straight, the eager autograd.Function, or the custom op (tracing, modes, subclasses)."""
+    mode = eager_mode(a, b, bias)
+    if mode == STRAIGHT:
+        return gemm_fast(a, b, bias, layout, activation, out_dtype)
+    if mode:
+        return apply_gemm(a, b, bias, layout, activation, out_dtype)
+    return torch.ops.wmma_gen.gemm(a, b, bias, layout, activation, out_dtype)
+
+
 gemm = torch.library.custom_op("wmma_gen::gemm", gemm_eager, mutates_args=())
 
 
@@ -76,7 +104,7 @@ def _dz(ctx, dc: Tensor, a: Tensor, b: Tensor, bias, c: Tensor) -> Tensor:
         return dc
     if act == "relu":
         return torch.ops.aten.threshold_backward(dc, c, 0)
-    z = torch.ops.wmma_gen.gemm(a, b, bias, layout, "", "f32")
+    z = gemm_any(a, b, bias, layout, "", "f32")
     g = dc.float()
     if act == "silu":
         dz = torch.ops.aten.silu_backward(g, z)
@@ -108,13 +136,13 @@ def _backward(ctx, dc):
     da = db = dbias = None
     if ctx.needs_input_grad[0]:
         wide = "f32" if batched and (a.dim() == 2 or a.shape[0] == 1) else ""   # summed below: keep f32
-        da = (torch.ops.wmma_gen.gemm(dz, b, None, "N" + _flip(y), "", wide) if x == "N"
-              else torch.ops.wmma_gen.gemm(b, dz, None, y + "T", "", wide))
+        da = (gemm_any(dz, b, None, "N" + _flip(y), "", wide) if x == "N"
+              else gemm_any(b, dz, None, y + "T", "", wide))
         da = _reduce_to(da, a)
     if ctx.needs_input_grad[1]:
         wide = "f32" if batched and (b.dim() == 2 or b.shape[0] == 1) else ""
-        db = (torch.ops.wmma_gen.gemm(a, dz, None, _flip(x) + "N", "", wide) if y == "N"
-              else torch.ops.wmma_gen.gemm(dz, a, None, "T" + x, "", wide))
+        db = (gemm_any(a, dz, None, _flip(x) + "N", "", wide) if y == "N"
+              else gemm_any(dz, a, None, "T" + x, "", wide))
         db = _reduce_to(db, b)
     if bias is not None and ctx.needs_input_grad[2]:
         dbias = dz_full.float().sum(dim=tuple(range(dz.dim() - 1)))
@@ -122,3 +150,24 @@ def _backward(ctx, dc):
 
 
 gemm.register_autograd(_backward, setup_context=_setup)
+
+
+class GemmFunction(torch.autograd.Function):
+    """The eager twin of the custom op's autograd registration (same _setup / _backward):
+    what an eager call that records autograd runs (runtime.eager_mode AUTOGRAD), skipping the
+    custom-op dispatcher; torch.compile and modes still see torch.ops.wmma_gen.gemm. Called
+    through `apply_gemm` (the C apply: Function.apply's Python wrapper re-binds the signature
+    with inspect on every call and unwraps functorch wrappers, which eager_mode rules out)."""
+
+    @staticmethod
+    def forward(ctx, a, b, bias, layout, activation, out_dtype):
+        c = gemm_fast(a, b, bias, layout, activation, out_dtype)
+        _setup(ctx, (a, b, bias, layout, activation, out_dtype), c)
+        return c
+
+    @staticmethod
+    def backward(ctx, dc):
+        return _backward(ctx, dc)
+
+
+apply_gemm = super(torch.autograd.Function, GemmFunction).apply

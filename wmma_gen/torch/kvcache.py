@@ -13,11 +13,14 @@ seqlen_new, nheads_k, hd), when given, are written into the cache IN PLACE at po
 cache_seqlens .. cache_seqlens + seqlen_new - 1 before attending (device-side torch indexing,
 no host copy), and the attention then covers cache_seqlens + seqlen_new keys. causal is aligned
 bottom-right (query i at position L - seqlen_q + i). Returns out, or (out, softmax_lse
-(batch, nheads, seqlen_q) f32) with return_softmax_lse=True.
+(batch, nheads, seqlen_q) f32) with return_softmax_lse=True. s_aux (alias learnable_sink):
+attention sinks (GPT-OSS), a (nheads,) logit per query head in every row's softmax denominator
+(softmax_lse includes it), as flash_attn_func's.
 
 FP8 caches (torch.float8_e4m3fn / float8_e5m2) are dequantised in registers with k_descale /
-v_descale (flash-attn 3's names: a float, one per kv head, or (batch, nheads_k) with the same
-row for every sequence, e.g. vLLM's scale.expand(batch, nheads_k); default 1); new k / v must already
+v_descale (flash-attn 3's names: a float, one per kv head, or (batch, nheads_k); default 1; rows
+that differ per sequence run one call per sequence, vLLM's scale.expand(batch, nheads_k) runs as one,
+as fp8 flash_attn_func does); new k / v must already
 be in the cache's dtype. fp8_wmma=True (a wmma_gen extension, gfx12 only) multiplies an fp8 cache
 natively on fp8 WMMA, Q and P quantised to E4M3 in the kernel (wmma_gen.paged_attention).
 rotary_*, cache_batch_idx, cache_leftpad, alibi_slopes and num_splits are flash-attn arguments
@@ -25,7 +28,14 @@ this lane does not support (NotImplementedError when set).
 
 The call is torch.ops.wmma_gen.paged_attention (a custom op with a fake implementation, so
 torch.compile sees one opaque op); the cache append is plain torch ops before it. Inference
-only: no autograd formula.
+only: its autograd formula raises a NotImplementedError saying so (also for fp8 flash_attn_func,
+which runs on this op).
+
+Checked on the host before anything is written: cache_seqlens (an int or an int32 tensor), the
+append's capacity (cache_seqlens + seqlen_new <= max_blocks * page_block_size) when the lengths
+are host-visible (an int or a CPU tensor in eager mode; GPU lengths are not read -- a sync -- nor
+traced ones, so there only seqlen_new <= capacity is checked), window_size, the descales
+(fp8_scales.check_descale).
 """
 from __future__ import annotations
 
@@ -37,6 +47,7 @@ from torch import Tensor
 
 from ..ops.paged_attention.directive import BLOCK_SIZES
 from ..ops.paged_attention.inputs import MAX_SQ
+from .args import check_window, signed_scale
 from .fp8_scales import FP8, paged_kv_scales
 from .runtime import check_tensors, direct, kernel_view, stream_of, torch_alloc
 
@@ -48,7 +59,7 @@ def _out_dtype(q: Tensor) -> torch.dtype:
 
 def paged_call(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_table: Tensor, seq_lens: Tensor,
                kv_scales: Optional[Tensor], causal: bool, window_left: int, window_right: int, scale: float,
-               softcap: float, fp8_wmma: bool = False) -> tuple[Tensor, Tensor]:
+               softcap: float, fp8_wmma: bool = False, s_aux: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
     """(o, lse (batch, nheads, seqlen_q)). More than MAX_SQ query tokens per sequence run as
     chunked prefill: q packed (batch * seqlen_q, nheads, hd) with equal chunks (a view when q
     is contiguous) and device-side offsets."""
@@ -58,7 +69,8 @@ def paged_call(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_table: Tensor,
     keep: list = []
     window = None if (window_left, window_right) == (-1, -1) else (window_left, window_right)
     kw = dict(causal=causal, scale=scale, window=window, softcap=softcap or None, kv_dtype=FP8.get(k_cache.dtype),
-              kv_scales=kv_scales, stream=stream_of(q), alloc=torch_alloc(q.device, keep), fp8_wmma=fp8_wmma)
+              kv_scales=kv_scales, stream=stream_of(q), alloc=torch_alloc(q.device, keep), fp8_wmma=fp8_wmma,
+              sinks=None if s_aux is None else kernel_view(s_aux.to(torch.float32)))
     odt = _out_dtype(q)
     if Sq <= MAX_SQ:
         o = torch.empty(q.shape, dtype=odt, device=q.device)
@@ -79,15 +91,26 @@ paged_attention = torch.library.custom_op("wmma_gen::paged_attention", paged_cal
 
 @paged_attention.register_fake
 def _(q, k_cache, v_cache, block_table, seq_lens, kv_scales, causal, window_left, window_right, scale, softcap,
-      fp8_wmma=False):
+      fp8_wmma=False, s_aux=None):
     return (q.new_empty(q.shape, dtype=_out_dtype(q)),
             q.new_empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32))
 
 
+def _forward_only(ctx, *grads):
+    raise NotImplementedError("wmma_gen's paged attention (flash_attn_with_kvcache, flash_attn_varlen_func with "
+                              "block_table, fp8 flash_attn_func) is forward only: it has no backward; call it under "
+                              "torch.no_grad() or detach its inputs (flash_attn_func on float16 / bfloat16 trains)")
+
+
+paged_attention.register_autograd(_forward_only)
+
+
 def _refuse(**unsupported) -> None:
     for name, value in unsupported.items():
-        if value is not None and value is not False and value != 0:
-            raise NotImplementedError(f"{name}={value!r} is not supported by wmma_gen's flash_attn_with_kvcache; "
+        off = value is None or value is False or (isinstance(value, (int, float)) and value == 0)
+        if not off:
+            name = f"{name}=<{type(value).__name__}>" if isinstance(value, Tensor) else f"{name}={value!r}"
+            raise NotImplementedError(f"{name} is not supported by wmma_gen's flash_attn_with_kvcache; "
                                       "use flash-attn for it")
 
 
@@ -105,13 +128,42 @@ def contiguous_pages(cache: Tensor, name: str) -> tuple[Tensor, int]:
     return pages, S // bs
 
 
+def _host_visible(t: Tensor) -> bool:
+    """Values readable without a device sync or a graph break: a CPU tensor in eager mode."""
+    return t.device.type == "cpu" and not torch.compiler.is_compiling() and type(t) is torch.Tensor
+
+
+def _seq_lens(cache_seqlens, B: int, device) -> Tensor:
+    """cache_seqlens as a (B,) int32 tensor: an int >= 0 or a torch.int32 tensor of shape (B,)."""
+    if cache_seqlens is None:
+        cache_seqlens = 0
+    if isinstance(cache_seqlens, int) and not isinstance(cache_seqlens, bool) and cache_seqlens >= 0:
+        return torch.full((B,), cache_seqlens, dtype=torch.int32, device=device)
+    if isinstance(cache_seqlens, Tensor) and cache_seqlens.dtype == torch.int32 and tuple(cache_seqlens.shape) == (B,):
+        if _host_visible(cache_seqlens) and B and int(cache_seqlens.min()) < 0:
+            raise ValueError(f"cache_seqlens holds {int(cache_seqlens.min())}: tokens in the cache are >= 0")
+        return cache_seqlens
+    what = (f"{cache_seqlens.dtype} tensor of shape {tuple(cache_seqlens.shape)}" if isinstance(cache_seqlens, Tensor)
+            else repr(cache_seqlens))
+    raise ValueError(f"cache_seqlens={what} is not allowed: an int >= 0 or a torch.int32 tensor of shape ({B},)")
+
+
 def _append(k_cache: Tensor, v_cache: Tensor, k: Tensor, v: Tensor, lens: Tensor, table: Tensor) -> None:
-    """k / v at positions lens[b] + i of sequence b, through the (paged) block table, in place."""
+    """k / v at positions lens[b] + i of sequence b, through the (paged) block table, in place
+    (after checking that they fit: module doc)."""
     for n, new, cache in (("k", k, k_cache), ("v", v, v_cache)):
-        if new.dtype != cache.dtype or new.shape[0] != lens.shape[0] or new.shape[2:] != cache.shape[2:]:
+        if (new.dim() != 4 or new.dtype != cache.dtype or new.shape[0] != lens.shape[0]
+                or new.shape[2:] != cache.shape[2:]):
             raise ValueError(f"{n}.shape={tuple(new.shape)} {new.dtype} is not allowed: (batch, seqlen_new, "
                              f"{cache.shape[2]}, {cache.shape[3]}) of the cache's dtype {cache.dtype}")
     bs = k_cache.shape[1]
+    capacity = table.shape[1] * bs
+    ends = lens.long() + k.shape[1] if _host_visible(lens) else torch.tensor([k.shape[1]])
+    if ends.numel() and int(ends.max()) > capacity:
+        b = int(ends.argmax())
+        raise ValueError(f"cache_seqlens[{b}] + seqlen_new = {int(ends[b])} is not allowed: the appended tokens "
+                         f"must fit the cache, at most max_blocks * page_block_size = {table.shape[1]} * {bs} = "
+                         f"{capacity} per sequence")
     pos = lens.long()[:, None] + torch.arange(k.shape[1], device=k.device)[None, :]
     blk = table.long().gather(1, pos // bs)
     off = pos % bs
@@ -123,27 +175,25 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
                             cache_seqlens=None, cache_batch_idx=None, cache_leftpad=None, block_table=None,
                             softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
                             rotary_interleaved=True, alibi_slopes=None, num_splits=0, return_softmax_lse=False,
-                            k_descale=None, v_descale=None, fp8_wmma=False):
+                            k_descale=None, v_descale=None, fp8_wmma=False, s_aux=None, learnable_sink=None):
     """See the module doc (flash-attn's argument names, order and semantics)."""
+    from .flash import check_sinks
     _refuse(rotary_cos=rotary_cos, rotary_sin=rotary_sin, cache_batch_idx=cache_batch_idx,
             cache_leftpad=cache_leftpad, alibi_slopes=alibi_slopes, num_splits=num_splits)
     check_tensors(q=q, k_cache=k_cache, v_cache=v_cache, k=k, v=v, block_table=block_table,
                   cache_seqlens=cache_seqlens if isinstance(cache_seqlens, Tensor) else None)
+    if k_cache.dtype != v_cache.dtype:
+        raise ValueError(f"v_cache.dtype={v_cache.dtype} is not allowed: {k_cache.dtype}, k_cache's dtype")
     if (k is None) != (v is None):
         raise ValueError("k and v are given together or not at all (the new tokens' keys and values)")
     for n, t in (("q", q), ("k_cache", k_cache), ("v_cache", v_cache)):
         if t.dim() != 4:
             raise ValueError(f"{n}.shape={tuple(t.shape)} is not allowed: 4-D as flash-attn takes")
+    sinks = check_sinks(s_aux, learnable_sink, q.shape[2], q)     # before the cache append below
     B = q.shape[0]
-    if cache_seqlens is None:
-        cache_seqlens = 0
-    if isinstance(cache_seqlens, int):
-        lens = torch.full((B,), cache_seqlens, dtype=torch.int32, device=q.device)
-    else:
-        if cache_seqlens.dtype != torch.int32 or tuple(cache_seqlens.shape) != (B,):
-            raise ValueError(f"cache_seqlens ({cache_seqlens.dtype}, shape {tuple(cache_seqlens.shape)}) is not "
-                             f"allowed: an int or a torch.int32 tensor of shape ({B},)")
-        lens = cache_seqlens
+    lens = _seq_lens(cache_seqlens, B, q.device)
+    q, softmax_scale = signed_scale(q, softmax_scale)
+    left, right = check_window(window_size)
     if block_table is None:
         k_pages, per = contiguous_pages(k_cache, "k_cache")
         v_pages, _ = contiguous_pages(v_cache, "v_cache")
@@ -153,13 +203,18 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
             raise ValueError(f"block_table ({block_table.dtype}, shape {tuple(block_table.shape)}) is not allowed: "
                              "a 2-D torch.int32 tensor (batch, max_blocks)")
         k_pages, v_pages, table = k_cache, v_cache, block_table
+    scales = paged_kv_scales(k_cache, k_descale, v_descale, B, per_sequence=True)   # FA3 (batch, nheads_k) too
     if k is not None:
         _append(k_pages, v_pages, k, v, lens, table)
         lens = (lens + k.shape[1]).to(torch.int32)
-    scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
-    left, right = (-1, -1) if window_size is None else (int(window_size[0]), int(window_size[1]))
-    scales = paged_kv_scales(k_cache, k_descale, v_descale, B)  # FA3 (batch, nheads_k) descales too
-    args = (q, k_pages, v_pages, table.contiguous(), lens.contiguous(), scales, bool(causal), left, right, scale,
-            float(softcap or 0.0), bool(fp8_wmma))
-    out, lse = paged_call(*args) if direct(q) else torch.ops.wmma_gen.paged_attention(*args)
+    scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
+    run = paged_call if direct(q) else torch.ops.wmma_gen.paged_attention
+    opts = (bool(causal), left, right, scale, float(softcap or 0.0), bool(fp8_wmma))
+    opts += (sinks,) if sinks is not None else ()
+    table, lens = table.contiguous(), lens.contiguous()
+    if scales is None or scales.dim() == 2:
+        out, lse = run(q, k_pages, v_pages, table, lens, scales, *opts)
+    else:     # FA3 descales that differ per sequence: one call per sequence (the kernel has one row)
+        outs = [run(q[b:b + 1], k_pages, v_pages, table[b:b + 1], lens[b:b + 1], scales[b], *opts) for b in range(B)]
+        out, lse = torch.cat([o for o, _ in outs]), torch.cat([x for _, x in outs])
     return (out, lse) if return_softmax_lse else out

@@ -32,7 +32,8 @@ from .runtime import check_tensors, direct, kernel_view, stream_of, torch_alloc
 
 def varlen_call(q: Tensor, k_cache: Tensor, v_cache: Tensor, cu_seqlens_q: Tensor, cu_seqlens_k: Tensor,
                 max_seqlen_q: int, block_table: Tensor, kv_scales: Optional[Tensor], causal: bool, window_left: int,
-                window_right: int, scale: float, softcap: float, fp8_wmma: bool = False) -> tuple[Tensor, Tensor]:
+                window_right: int, scale: float, softcap: float, fp8_wmma: bool = False,
+                s_aux: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
     """(o (total_q, nheads, hd), lse (nheads, total_q) f32) on checked operands."""
     from ..ops.paged_attention.device import paged_attention_into   # MLIR loads on the first call, not import
     q = kernel_view(q)
@@ -44,7 +45,8 @@ def varlen_call(q: Tensor, k_cache: Tensor, v_cache: Tensor, cu_seqlens_q: Tenso
     paged_attention_into(q, k_cache, v_cache, block_table, seq_lens, o, lse, causal=causal, scale=scale,
                          window=window, softcap=softcap or None, kv_dtype=FP8.get(k_cache.dtype), kv_scales=kv_scales,
                          cu_seqlens_q=cu_seqlens_q, max_seqlen_q=int(max_seqlen_q), stream=stream_of(q),
-                         alloc=torch_alloc(q.device, keep), fp8_wmma=fp8_wmma)
+                         alloc=torch_alloc(q.device, keep), fp8_wmma=fp8_wmma,
+                         sinks=None if s_aux is None else kernel_view(s_aux.to(torch.float32)))
     return o, lse
 
 
@@ -53,13 +55,14 @@ paged_varlen_op = torch.library.custom_op("wmma_gen::paged_varlen", varlen_call,
 
 @paged_varlen_op.register_fake
 def _(q, k_cache, v_cache, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, block_table, kv_scales, causal, window_left,
-      window_right, scale, softcap, fp8_wmma=False):
+      window_right, scale, softcap, fp8_wmma=False, s_aux=None):
     return q.new_empty(q.shape), q.new_empty((q.shape[1], q.shape[0]), dtype=torch.float32)
 
 
 def paged_varlen(q: Tensor, k_cache: Tensor, v_cache: Tensor, cu_seqlens_q: Tensor, cu_seqlens_k: Tensor,
                  max_seqlen_q: int, block_table: Tensor, *, causal: bool, window: tuple[int, int], scale: float,
-                 softcap: float, fp8_wmma: bool = False, k_descale=None, v_descale=None) -> tuple[Tensor, Tensor]:
+                 softcap: float, fp8_wmma: bool = False, k_descale=None, v_descale=None,
+                 s_aux: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
     check_tensors(q=q, k=k_cache, v=v_cache, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
                   block_table=block_table)
     if q.dim() != 3:
@@ -79,6 +82,6 @@ def paged_varlen(q: Tensor, k_cache: Tensor, v_cache: Tensor, cu_seqlens_q: Tens
     args = (q, k_cache, v_cache, cu_seqlens_q.contiguous(), cu_seqlens_k.contiguous(), int(max_seqlen_q),
             block_table.contiguous(), paged_kv_scales(k_cache, k_descale, v_descale, block_table.shape[0]),
             bool(causal), int(window[0]), int(window[1]),
-            float(scale), float(softcap or 0.0), fp8_wmma)
+            float(scale), float(softcap or 0.0), fp8_wmma) + ((s_aux,) if s_aux is not None else ())
     direct_ok = direct(q, k_cache, v_cache, cu_seqlens_q, cu_seqlens_k, block_table)
     return varlen_call(*args) if direct_ok else torch.ops.wmma_gen.paged_varlen(*args)

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+import torch
+
 from ..ops import device_calls
+from .runtime import torch_alloc
 
 MAX_ENTRIES = 1024
 _entries: "OrderedDict[tuple, tuple]" = OrderedDict()
@@ -30,20 +33,40 @@ def tensor_key(t) -> tuple | None:
 
 
 def key(op: str, tensors: tuple, *args) -> tuple:
-    return (op, tuple(tensor_key(t) for t in tensors), args, device_calls.placement())
+    return (op, tuple([None if t is None else (t.shape, t.stride(), t.dtype, t.device, t.data_ptr() % 16)
+                       for t in tensors]), args, device_calls.placement())
 
 
 def get(k: tuple):
     return _entries.get(k)
 
 
-def record(k: tuple, token: tuple | None, *outputs) -> None:
-    """Remember `k` -> (token, outputs) where outputs are (shape, dtype) to allocate per call."""
-    if token is None:
+def record(k: tuple, token, *outputs) -> None:
+    """Remember `k` -> (token, outputs) where outputs are (shape, dtype) to allocate per call.
+    A None token only marks the key's checks as done (an autograd call: replayed through its
+    autograd.Function, which keys the kernels' call itself)."""
+    if token is None and outputs:
         return
     _entries[k] = (token, outputs)
     if len(_entries) > MAX_ENTRIES:
         _entries.popitem(last=False)
+
+
+def run(k: tuple, names: tuple, tensors: tuple, device, stream):
+    """The outputs of a replayed call of key `k`, or None (not known, or forgotten: then the
+    entry is dropped and the caller makes the full call). names: kernel argument name of each
+    of `tensors` (None entries are address 0), then of each output in recorded order."""
+    hit = _entries.get(k)
+    if hit is None or hit[0] is None:
+        return None
+    token, outs = hit
+    made = [torch.empty(shape, dtype=dtype, device=device) for shape, dtype in outs]
+    ptrs = dict(zip(names, [0 if t is None else t.data_ptr() for t in tensors] + [t.data_ptr() for t in made]))
+    keep: list = []
+    if token.run(ptrs, stream, torch_alloc(device, keep) if token.scratch else None):
+        return made
+    forget(k)
+    return None
 
 
 def forget(k: tuple) -> None:

@@ -54,18 +54,46 @@ def check_tensors(**tensors) -> torch.device:
     return first.device if first is not None else torch.device("cpu")
 
 
+_stack_len = getattr(torch._C, "_len_torch_dispatch_stack", None)
+_functorch_active = getattr(getattr(torch._C, "_functorch", None), "peek_interpreter_stack", None)
+_is_compiling = torch.compiler.is_compiling
+_mode_on = torch._C._is_torch_function_mode_enabled
+_grad_on = torch.is_grad_enabled
+_profiling = torch._C._autograd._profiler_enabled     # a profile names the `wmma_gen::` ops
+Tensor = torch.Tensor
+DISPATCH, STRAIGHT, AUTOGRAD = 0, 1, 2     # what eager_mode returns
+
+
+def eager_mode(*tensors) -> int:
+    """How an op call may run without torch's custom-op dispatcher (tens of microseconds per
+    call: bench/launch_overhead.py):
+        STRAIGHT  eager, plain tensors, no autograd graph to record: the op's body straight
+        AUTOGRAD  the same but some input requires grad: the op's autograd.Function (an eager
+                  twin of the custom op's registered autograd formula)
+        DISPATCH  anything else -- torch.compile tracing, a torch function / dispatch mode, a
+                  functorch transform, a tensor subclass, torch.profiler: the custom op, which
+                  they all see."""
+    if _is_compiling() or _mode_on() or _profiling() or (_stack_len is not None and _stack_len()):
+        return DISPATCH
+    if _functorch_active is not None and _functorch_active() is not None:
+        return DISPATCH
+    grad = _grad_on()
+    needs = False
+    for t in tensors:
+        if t is None:
+            continue
+        if type(t) is not Tensor:
+            return DISPATCH
+        if grad and t.requires_grad:
+            needs = True
+    return AUTOGRAD if needs else STRAIGHT
+
+
 def direct(*tensors) -> bool:
-    """True when running an op's Python body straight gives what torch's dispatcher would:
-    eager mode (not traced by torch.compile, no torch function / dispatch mode active), plain
-    tensors, and no autograd graph to record. Then the custom-op machinery (tens of
-    microseconds per call: bench/launch_overhead.py) is skipped; otherwise it is used."""
-    if torch.compiler.is_compiling() or torch._C._is_torch_function_mode_enabled():
-        return False
-    stack = getattr(torch._C, "_len_torch_dispatch_stack", None)
-    if stack is not None and stack():
-        return False
-    grad = torch.is_grad_enabled()
-    return all(t is None or (type(t) is torch.Tensor and not (grad and t.requires_grad)) for t in tensors)
+    """True when running an op's Python body straight gives what torch's dispatcher would
+    (eager_mode is STRAIGHT): the custom-op machinery is skipped; otherwise it is used. Under
+    torch.profiler the dispatcher is used too, so the profile names the `wmma_gen::` ops."""
+    return eager_mode(*tensors) == STRAIGHT
 
 
 def check_dtype(name: str, t: torch.Tensor, allowed: tuple) -> str:
@@ -90,18 +118,60 @@ def launch_stream(handle):
 
 
 def stream_of(t: torch.Tensor):
-    if t.device.type == "cuda":
+    if t.is_cuda:
         return torch.cuda.current_stream(t.device).cuda_stream
     return getattr(_local, "stream", None)
 
 
+class ScratchPool:
+    """Scratch buffers (split-K / split-KV partials, the attention backward's delta) that outlive
+    the calls using them: what a captured graph needs, since its replays write the buffers the
+    capture saw. Inside `scratch_pool(pool)` the n-th scratch request of the block gets the
+    pool's n-th buffer when shape, dtype and device match (allocated on first use, so a warm-up
+    run in the same block reserves them: `warmup(..., scratch=pool)`); keep the pool as long as
+    the graph. Zeroed buffers are zeroed at the request (a device op on a GPU, which the capture
+    records; for CPU tensors routed to the HIP stand-in, at capture time only)."""
+
+    def __init__(self):
+        self.buffers: list[torch.Tensor] = []
+        self.next = 0
+        self.reserved = 0      # buffers allocated by the pool (not reused): 0 new ones in a capture
+
+    def take(self, shape, dtype, zero: bool, device) -> torch.Tensor:
+        i, self.next = self.next, self.next + 1
+        if i < len(self.buffers):
+            t = self.buffers[i]
+            if tuple(t.shape) == tuple(shape) and t.dtype == dtype and t.device == device:
+                return t.zero_() if zero else t
+        t = (torch.zeros if zero else torch.empty)(tuple(shape), dtype=dtype, device=device)
+        self.buffers[i:i + 1] = [t]
+        self.reserved += 1
+        return t
+
+
+@contextmanager
+def scratch_pool(pool: ScratchPool):
+    """Within the block, wmma_gen's scratch buffers come from `pool` (see ScratchPool)."""
+    prev = getattr(_local, "pool", None)
+    _local.pool, pool.next = pool, 0
+    try:
+        yield pool
+    finally:
+        _local.pool = prev
+
+
 def torch_alloc(device: torch.device, keep: list):
     """Scratch buffers for the core (split-K/split-KV partials, the backward's delta) as torch
-    tensors on `device`, kept in `keep` until the op returns. On ROCm the caching allocator
-    reuses them only for work queued after ours on the same stream, so freeing early is safe."""
+    tensors on `device`, kept in `keep` until the op returns (or, inside scratch_pool, by the
+    pool). On ROCm the caching allocator reuses them only for work queued after ours on the
+    same stream, so freeing early is safe (and under torch.cuda.graph capture they come from
+    the graph's private pool)."""
     def alloc(shape, dtype, zero=False):
-        make = torch.zeros if zero else torch.empty
-        t = make(tuple(shape), dtype=TORCH_DTYPE[dtype], device=device)
+        pool = getattr(_local, "pool", None)
+        if pool is not None:
+            t = pool.take(shape, TORCH_DTYPE[dtype], zero, device)
+        else:
+            t = (torch.zeros if zero else torch.empty)(tuple(shape), dtype=TORCH_DTYPE[dtype], device=device)
         keep.append(t)
         return as_operand(t, "scratch")
     return alloc

@@ -23,7 +23,7 @@ from .linear import linear, matmul
 ATTN_KEYS = ("causal", "window_size", "softmax_scale")
 
 
-def warmup(model_or_problems, example_inputs=None, *, backward: bool = True) -> int:
+def warmup(model_or_problems, example_inputs=None, *, backward: bool = True, scratch=None) -> int:
     """model_or_problems: a torch.nn.Module (then example_inputs: a tensor, a tuple of
     positional inputs or a dict of keyword inputs; parameters' .grad are left as they were),
     or a list of dicts, each {"op": ..., shapes as tuples, "dtype": torch dtype, "device": ...}, "op"
@@ -33,7 +33,14 @@ def warmup(model_or_problems, example_inputs=None, *, backward: bool = True) -> 
           "cu_seqlens_q"/"cu_seqlens_k" lists make it flash_attn_varlen_func with packed q, k
       {"op": "linear", "x": (M, K), "weight": (N, K), "bias": True, "activation": "gelu"}
       {"op": "matmul", "a": (M, K) | (B, M, K), "b": (K, N) | (B, K, N)}
-    "backward": False in a dict (or backward=False) skips the backward kernels."""
+    "backward": False in a dict (or backward=False) skips the backward kernels.
+    scratch: a ScratchPool (runtime.py) to reserve the scratch buffers a later stream capture of
+    the same calls needs (capture them inside `scratch_pool(pool)`: no allocation then). Warm-up
+    also loads every kernel's code object, which a capture may not do (hipModuleLoadData)."""
+    if scratch is not None:
+        from .runtime import scratch_pool
+        with scratch_pool(scratch):
+            return warmup(model_or_problems, example_inputs, backward=backward)
     before = plans.plan_keys()
     if isinstance(model_or_problems, torch.nn.Module):
         if example_inputs is None:

@@ -18,6 +18,22 @@ u16, u32 = np.uint16, np.uint32
 C = "RDNA3 ISA §7.5 Packed Math / §16 VOP3P"
 
 
+C_MIX16 = (C + "; V_FMA_MIXLO_F16 / V_FMA_MIXHI_F16 round twice: fma to f32, then f32 -> f16 (RDNA3 and RDNA4 "
+           "ISA guide pseudocode; llvm/test/CodeGen/AMDGPU/mad-mix-fptrunc-rounding.ll, llvm/llvm-project PR 219723)")
+
+
+def fma_mix_f16(a, b, c):
+    """V_FMA_MIX{LO,HI}_F16: the fused multiply-add rounded to f32, then that f32 converted to
+    f16 -- two roundings, not one. The RDNA3 / RDNA4 ISA guides' pseudocode computes the fma in
+    f32 and converts the f32 result to the 16-bit destination, and LLVM's
+    llvm/test/CodeGen/AMDGPU/mad-mix-fptrunc-rounding.ll (PR 219723) states it: "V_{MAD,FMA}_MIX{LO,HI}
+    round the f32 multiply or multiply-add to f32 and then convert that f32 to f16, the same two
+    roundings the IR performs, so they match an fptrunc of an f32 multiply or multiply-add bit for
+    bit". They differ from one rounding when the exact result lies just off an f16 halfway point
+    by less than half an f32 ulp (1 + 2**-11 + 2**-30: once -> 1 + 2**-10, twice -> 1.0)."""
+    return fma(a, b, c, f32).astype(f16)
+
+
 def P(name, t, n, fn):
     return Op(name, "vop3p", t, " ".join([t] * n), fn, C)
 
@@ -100,6 +116,6 @@ PACKED = rows(
     Op("v_dot2_f32_f16", "valu", "f32", "b32 b32 f32", _dot2("f16"), C),
     Op("v_dot2_f32_bf16", "valu", "f32", "b32 b32 f32", _dot2("bf16"), C),
     Op("v_fma_mix_f32", "mix", "f32", "", lambda a, b, c: fma(a, b, c, f32), C),
-    Op("v_fma_mixlo_f16", "mix", "f16", "lo", lambda a, b, c: fma(a, b, c, f16), C),
-    Op("v_fma_mixhi_f16", "mix", "f16", "hi", lambda a, b, c: fma(a, b, c, f16), C),
+    Op("v_fma_mixlo_f16", "mix", "f16", "lo", lambda a, b, c: fma_mix_f16(a, b, c), C_MIX16),
+    Op("v_fma_mixhi_f16", "mix", "f16", "hi", lambda a, b, c: fma_mix_f16(a, b, c), C_MIX16),
 )

@@ -3,6 +3,7 @@
     o = attention(q, k, v, causal=False, window=None, scale=None)          # softmax(q k^T * scale) v
     o, lse = attention(q, k, v, return_lse=True)
     o = attention(q, k, v, softcap=30.0)         # Gemma-2 logit capping: 30 * tanh(q k^T * scale / 30)
+    o = attention(q, k, v, s_aux=sinks)          # GPT-OSS attention sinks: one logit per query head
 
 Layouts: "bshd" q (B, Sq, H, D), k/v (B, Sk, Hkv, D); "bhsd" q (B, H, Sq, D), k/v (B, Hkv, Sk, D);
 varlen (cu_seqlens_q / cu_seqlens_k given, int32, length batch+1): q (total_q, H, D),
@@ -22,7 +23,8 @@ from ...device.launcher import launch
 from ...device.select import arch_of, get_device
 from ...targets import get_target
 from .defaults import default_schedule
-from .inputs import forward_inputs, public_scale
+from .inputs import forward_inputs, public_scale, sink_alias
+from ...errors import ScheduleError
 from ...knobs import as_schedule
 from .schedule import AttentionSchedule
 
@@ -71,19 +73,24 @@ def run_attention(inp, arch: str, device, schedule: AttentionSchedule | None = N
     if s.split_kv == 1:
         return outs, [t1]
     csrc, cck = _compile_combine(d, s, arch)
-    final, t2 = launch(cck, csrc.signature, problem, device, {n: outs[n] for n in csrc.signature.inputs})
+    final, t2 = launch(cck, csrc.signature, problem, device,
+                       {n: outs[n] if n in outs else inp.arrays[n] for n in csrc.signature.inputs})
     return final, [t1, t2]
 
 
 def attention(q, k, v, *, causal: bool = False, window=None, scale=None, return_lse: bool = False,
               cu_seqlens_q=None, cu_seqlens_k=None, layout: str = "bshd", dtype: str | None = None,
               arch: str | None = None, device=None, schedule: AttentionSchedule | None = None, softcap=None,
-              descale_q=None, descale_k=None, descale_v=None):
+              descale_q=None, descale_k=None, descale_v=None, s_aux=None, learnable_sink=None):
     """Flash-attention forward on a WMMA kernel (see the module doc). softcap=c > 0 caps the
-    scaled logits at c * tanh(. / c) (None or 0: off). dtype="fp8e4m3" / "fp8e5m2" (gfx12):
+    scaled logits at c * tanh(. / c) (None or 0: off). s_aux (alias learnable_sink): (heads,)
+    sink logits (GPT-OSS) joining every row's softmax denominator; lse then includes them. dtype="fp8e4m3" / "fp8e5m2" (gfx12):
     q, k, v are uint8 fp8 bytes with FA3's descale_q/k/v, run by paged_attention/dense_fp8.py.
     Bad input raises ValueError naming the argument before anything is compiled or launched."""
+    s_aux = sink_alias(s_aux, learnable_sink)
     if dtype in ("fp8e4m3", "fp8e5m2"):
+        if s_aux is not None:
+            raise ScheduleError("s_aux", "an array", f"None for dtype={dtype!r} (sinks run with f16 / bf16 q, k, v)")
         from ..paged_attention.dense_fp8 import from_attention
         return from_attention(q, k, v, dtype=dtype, causal=causal, window=window, scale=scale, return_lse=return_lse,
                               cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, layout=layout, arch=arch,
@@ -93,7 +100,7 @@ def attention(q, k, v, *, causal: bool = False, window=None, scale=None, return_
     q, scale, _flipped = public_scale(q, scale)
     inp = forward_inputs(q, k, v, causal=causal, window=window, scale=scale, return_lse=return_lse,
                          cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, layout=layout, dtype=dtype,
-                         softcap=softcap)
+                         softcap=softcap, s_aux=s_aux)
     dev = get_device(device)
     outs, _ = run_attention(inp, arch_of(dev, arch), dev, schedule)
     o = _user_array(outs["O"], inp.problem.dtype)

@@ -7,10 +7,12 @@ natural-log LSE_s (-inf when its key range was empty or fully masked). Then
     LSE = L + log(sum_s w_s)                    (O = 0 and LSE = -inf when L = -inf)
 
 summed in split order 0, 1, ... by one thread per (row, head, 8 head-dim values): the
-result never depends on scheduling. Arguments, in order:
+result never depends on scheduling. With directive.sinks the head's sink logit s_h is one more
+term with no value: L = max(max_s LSE_s, s_h), sum_s w_s + exp(s_h - L) in the denominator and
+in LSE (the partials are sink-free). Arguments, in order:
 
     O_part (in, f32 (split, H, rows, D)), LSE_part (in, f32 (split, H, rows)), O (out),
-    [LSE (out)], heads, rows, seq_q, o_sb, o_sh, o_ss, lse_sb, lse_sh     (i32 scalars)
+    [LSE (out)], [sinks (in, f32 (H,))], heads, rows, seq_q, o_sb, o_sh, o_ss, lse_sb, lse_sh     (i32 scalars)
 
 Row r is (b, i) = (r // seq_q, r % seq_q); varlen passes seq_q = total_q (b = 0, i = r:
 the packed row) and *_sb = 0. Grid: (ceil(rows * D / 8 / 256), heads, 1), block 256.
@@ -29,7 +31,7 @@ from ...kernels import irb
 from ...kernels.attention_blocks import iadd, imul
 from ...kernels.module import gpu_module_text
 from ...kernels.signature import KArg, KernelSource, Signature
-from .signature import _shape, rows
+from .signature import _shape, rows, sinks_arg
 
 THREADS = 256
 COMBINE_SCALARS = ("heads", "rows", "seq_q", "o_sb", "o_sh", "o_ss", "lse_sb", "lse_sh")
@@ -50,6 +52,8 @@ def combine_signature(d, s, name: str) -> Signature:
             args.append(KArg("LSE", "out", "f32", shape=lambda p: (p["batch"], p["heads"], p["seq_q"]),
                              strides=("lse_sb", "lse_sh")))
             strided |= {"lse_sb", "lse_sh"}
+    if d.sinks:
+        args.append(sinks_arg())
     values = {"heads": lambda p: p["heads"], "rows": rows,
               "seq_q": lambda p: p["total_q"] if d.varlen else p["seq_q"]}
     for n in COMBINE_SCALARS:
@@ -70,6 +74,7 @@ def build_attention_combine(d, s, t) -> KernelSource:
 
 def _combine_kernel(d, s, name: str) -> None:
     bufs = [("O_part", "f32"), ("LSE_part", "f32"), ("O", d.dtype)] + ([("LSE", "f32")] if d.return_lse else [])
+    bufs += [("sinks", "f32")] if d.sinks else []
     types = [ab.pointer_type(dt) for _, dt in bufs] + [ab.i32_type()] * len(COMBINE_SCALARS)
     f = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(types, [])),
                       known_block_size=ir.DenseI32ArrayAttr.get([THREADS, 1, 1]))
@@ -97,8 +102,9 @@ def _combine_body(d, s, ptr, x) -> None:
         def part(sp):  # flat (split, head, row) index
             return iadd(imul(iadd(imul(irb.c(sp), x["heads"]), h), x["rows"]), row)
         lses = [memref.load(ptr["LSE_part"], [part(sp)]) for sp in range(s.split_kv)]
+        sink = memref.load(ptr["sinks"], [h]) if d.sinks else None
         top = lses[0]
-        for v in lses[1:]:
+        for v in lses[1:] + ([sink] if sink is not None else []):
             top = arith.MaximumFOp(top, v).result
         dead = arith.cmpf(arith.CmpFPredicate.OEQ, top, irb.cf(float("-inf"), f32))
         top = arith.select(dead, irb.cf(0.0, f32), top)
@@ -109,6 +115,8 @@ def _combine_body(d, s, ptr, x) -> None:
             o = vector.load(irb.vec(8, f32), ptr["O_part"], [iadd(imul(part(sp), d.head_dim), imul(chunk, 8))])
             acc = vector.FMAOp(o, ab.splat(w, 8), acc).result
             total = arith.addf(total, w)
+        if sink is not None:
+            total = arith.addf(total, ab.exp2(arith.mulf(arith.subf(sink, top), irb.cf(LOG2E, f32))))
         seen = arith.cmpf(arith.CmpFPredicate.OGT, total, irb.cf(0.0, f32))
         safe = arith.select(seen, total, irb.cf(1.0, f32))
         inv = arith.select(seen, arith.divf(irb.cf(1.0, f32), safe), irb.cf(0.0, f32))

@@ -26,6 +26,12 @@ Fields:
   return_lse  the forward also writes LSE (f32); the backward always reads it
   softcap     logit soft-capping s = c * tanh(s / c) before the masks and the softmax (Gemma-2,
               flash-attn's softcap); the cap c > 0 is a runtime f32 argument; LSE is of the capped logits
+  sinks       attention sinks (GPT-OSS, flash-attn's s_aux / learnable_sink): a per-head f32 logit
+              s_h (not scaled, not capped) joins every softmax row's denominator,
+              O_i = sum_j exp(S_ij - LSE_i) V_j with LSE_i = log(exp(s_h) + sum_j exp(S_ij)) (LSE
+              includes the sink; a row that sees no key has O = 0, LSE = s_h). Only the epilogue
+              (or the split-KV combine) changes; the backward kernels need no flag (the LSE they
+              read carries the sink) and d s_h = -sum_i exp(s_h - LSE_i) rowsum(dO_i * O_i).
   layout      "bshd" (batch, seq, heads, dim) | "bhsd" (batch, heads, seq, dim); varlen arrays
               are packed (total, heads, dim), which is "bshd" without the batch axis
   op          "attention" (forward) | "attention_bwd" (dQ, dK, dV from dO and the forward's LSE)
@@ -60,6 +66,7 @@ class AttentionDirective:
     layout: str = "bshd"
     op: str = "attention"
     softcap: bool = False     # last, so positional construction elsewhere is unchanged
+    sinks: bool = False       # after softcap for the same reason
 
     def __post_init__(self):
         if self.dtype not in DTYPES:
@@ -67,7 +74,7 @@ class AttentionDirective:
         if isinstance(self.head_dim, bool) or self.head_dim not in HEAD_DIMS:
             raise ScheduleError("head_dim", self.head_dim, f"one of {', '.join(map(str, HEAD_DIMS))}")
         object.__setattr__(self, "head_dim", int(self.head_dim))
-        for name in ("causal", "window", "varlen", "return_lse", "softcap"):
+        for name in ("causal", "window", "varlen", "return_lse", "softcap", "sinks"):
             _check_bool(name, getattr(self, name))
         if self.layout not in LAYOUTS:
             raise ScheduleError("layout", self.layout, f"one of {', '.join(LAYOUTS)}")
@@ -76,6 +83,8 @@ class AttentionDirective:
                                 "'bshd' when varlen (packed arrays are (total, heads, head_dim))")
         if self.op not in OPS:
             raise ScheduleError("op", self.op, f"one of {', '.join(OPS)}")
+        if self.op == "attention_bwd" and self.sinks:
+            raise ScheduleError("sinks", self.sinks, "False for op='attention_bwd' (the LSE it reads carries the sink)")
         if self.op == "attention_bwd" and self.return_lse:
             raise ScheduleError("return_lse", self.return_lse, "False for op='attention_bwd' (it reads LSE)")
 

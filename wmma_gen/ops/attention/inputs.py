@@ -25,9 +25,8 @@ dtype="bf16" (or "f16") takes any real floating arrays and rounds them RNE on th
 """
 from __future__ import annotations
 
-import numbers
-
 import math
+import numbers
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Mapping
@@ -38,6 +37,7 @@ from ... import hostdata
 from ...errors import ScheduleError
 from .directive import DTYPES, HEAD_DIMS, LAYOUTS, AttentionDirective
 from .problem import AttentionProblem
+from .sinks import check_sinks, sink_alias   # noqa: F401  (re-exported: the APIs import them from here)
 
 DENSE_DIMS = {"bshd": ("batch", "seq", "heads", "head_dim"), "bhsd": ("batch", "heads", "seq", "head_dim")}
 INT32_MAX = 2**31 - 1
@@ -59,6 +59,7 @@ class AttentionCall:
     cu_seqlens_q: np.ndarray | None = None   # int32, read-only; None when dense
     cu_seqlens_k: np.ndarray | None = None
     softcap: float = 0.0                     # logit cap; 0 = off
+    sinks: np.ndarray | None = None          # float32 (heads,) sink logits (directive.sinks); None = off
 
     # the Problem's sizes, read through (every size lives on self.problem only)
     batch = property(lambda self: self.problem.batch)
@@ -92,7 +93,8 @@ class AttentionCall:
     def reference_kwargs(self) -> dict:
         """Keywords for reference.attention_forward / attention_backward."""
         return dict(scale=self.scale, causal=self.causal, window=self.window, layout=self.layout,
-                    cu_seqlens_q=self.cu_seqlens_q, cu_seqlens_k=self.cu_seqlens_k, softcap=self.softcap or None)
+                    cu_seqlens_q=self.cu_seqlens_q, cu_seqlens_k=self.cu_seqlens_k, softcap=self.softcap or None,
+                    s_aux=self.sinks)
 
     def kernel_values(self) -> dict:
         """The runtime scalars beside the sizes: scale, and softcap when it is on (signature.py)."""
@@ -267,7 +269,7 @@ def _varlen_shapes(q, k, layout, cu_q, cu_k):
 
 
 def _problem(q, k, v, *, causal, window, scale, cu_seqlens_q, cu_seqlens_k, layout, dtype,
-             softcap=None) -> AttentionCall:
+             softcap=None, s_aux=None) -> AttentionCall:
     """The user's arrays -> the call: the one place sizes are read from arrays (the API boundary)."""
     if v.shape != k.shape:
         raise ScheduleError("v.shape", v.shape, f"{k.shape}, the shape of k")
@@ -285,7 +287,7 @@ def _problem(q, k, v, *, causal, window, scale, cu_seqlens_q, cu_seqlens_k, layo
     p = AttentionProblem(batch=B, heads=H, kv_heads=Hkv, seq_q=S_q, seq_k=S_k, window_left=left, window_right=right)
     return AttentionCall(p, head_dim=D, dtype=dtype, layout=layout, causal=bool(causal), scale=_scale(scale, D),
                          total_q=total_q, total_k=total_k, cu_seqlens_q=cq, cu_seqlens_k=ck,
-                         softcap=check_softcap(softcap))
+                         softcap=check_softcap(softcap), sinks=check_sinks(s_aux, H))
 
 
 def _check_head_dim_and_groups(D: int, H: int, Hkv: int, ax: int, layout: str) -> None:
@@ -299,38 +301,41 @@ def _check_head_dim_and_groups(D: int, H: int, Hkv: int, ax: int, layout: str) -
 def _directive(p: AttentionCall, return_lse: bool, op: str) -> AttentionDirective:
     return AttentionDirective(dtype=p.dtype, head_dim=p.head_dim, causal=p.causal, window=p.window is not None,
                               varlen=p.varlen, return_lse=bool(return_lse), layout=p.layout, op=op,
-                              softcap=p.softcap > 0)
+                              softcap=p.softcap > 0, sinks=p.sinks is not None and op == "attention")
 
 
 def _arrays(p: AttentionCall, named: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     out = {name: _store(a, p.dtype, name) for name, a in named.items()}
     if p.varlen:
         out.update(cu_seqlens_q=p.cu_seqlens_q, cu_seqlens_k=p.cu_seqlens_k)
+    if p.sinks is not None:
+        out["sinks"] = p.sinks
     return out
 
 
 # --- the two entry points ----------------------------------------------------------------------
 def forward_inputs(q, k, v, *, causal=False, window=None, scale=None, return_lse=False, cu_seqlens_q=None,
-                   cu_seqlens_k=None, layout="bshd", dtype=None, softcap=None) -> AttentionInputs:
+                   cu_seqlens_k=None, layout="bshd", dtype=None, softcap=None, s_aux=None) -> AttentionInputs:
     """Check and normalise the arguments of wmma_gen.attention (see the module docstring)."""
     _check_options(layout, dtype, causal, return_lse)
     named = {"q": np.asarray(q), "k": np.asarray(k), "v": np.asarray(v)}
     dt = _check_dtypes(named, dtype)
     p = _problem(*named.values(), causal=causal, window=window, scale=scale, cu_seqlens_q=cu_seqlens_q,
-                 cu_seqlens_k=cu_seqlens_k, layout=layout, dtype=dt, softcap=softcap)
+                 cu_seqlens_k=cu_seqlens_k, layout=layout, dtype=dt, softcap=softcap, s_aux=s_aux)
     d = _directive(p, return_lse, "attention")
     return AttentionInputs(p, d, MappingProxyType(_arrays(p, named)))
 
 
 def backward_inputs(q, k, v, o, do, lse, *, causal=False, window=None, scale=None, cu_seqlens_q=None,
-                    cu_seqlens_k=None, layout="bshd", dtype=None, softcap=None) -> AttentionInputs:
+                    cu_seqlens_k=None, layout="bshd", dtype=None, softcap=None, s_aux=None) -> AttentionInputs:
     """Check and normalise the arguments of wmma_gen.attention_backward: as the forward, plus
     o and do shaped like q and lse float32 shaped as the forward returns it."""
     _check_options(layout, dtype, causal, False)
     named = {"q": np.asarray(q), "k": np.asarray(k), "v": np.asarray(v), "o": np.asarray(o), "do": np.asarray(do)}
     dt = _check_dtypes(named, dtype)
     p = _problem(named["q"], named["k"], named["v"], causal=causal, window=window, scale=scale,
-                 cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, layout=layout, dtype=dt, softcap=softcap)
+                 cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, layout=layout, dtype=dt, softcap=softcap,
+                 s_aux=s_aux)
     for name in ("o", "do"):
         if named[name].shape != named["q"].shape:
             raise ScheduleError(f"{name}.shape", named[name].shape, f"{named['q'].shape}, the shape of q")

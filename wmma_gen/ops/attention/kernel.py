@@ -20,6 +20,7 @@ accumulator column is its query:
         K(n0+BLOCK_N) -> LDS_K ; issue loads of V(n0+BLOCK_N) ; barrier
     (kv_buffers=2: both loads first, ping-pong LDS buffers, one barrier per tile; _tile_kv2)
     O = O^T / l ; LSE = ln2 * (m + log2 l)    (rows that saw no key: O = 0, LSE = -inf)
+    (directive.sinks: m, l first take the head's sink logit s_h: softmax.finish)
 
 Per arch (layout facts in layouts.py with the manuals' sections):
   gfx12 (RDNA4): A/B are 8-element runs per lane and C/D value v of lane l is row
@@ -89,7 +90,7 @@ GLOBAL_PTRS = ("Q", "K", "V")  # GlobalTensors: 32-bit byte offsets (kernels/sad
 
 def kernel_name(d, s: AttentionSchedule) -> str:
     flags = "".join(f for f, on in (("c", d.causal), ("w", d.window), ("v", d.varlen), ("l", d.return_lse),
-                                    ("s", d.softcap)) if on)
+                                    ("s", d.softcap), ("a", d.sinks)) if on)
     return f"fa_fwd_{d.dtype}_d{d.head_dim}{'_' + flags if flags else ''}" + (f"_split{s.split_kv}" if s.split_kv > 1 else "")
 
 
@@ -153,7 +154,7 @@ def _context(d, s, t, ptrs, sc, lds) -> Ctx:
     h = gpu.BlockIdOp(ir.Attribute.parse("#gpu<dim y>")).result
     b = gpu.BlockIdOp(ir.Attribute.parse("#gpu<dim z>")).result
     tile, split = (irb.div(bx, s.split_kv), irb.rem(bx, s.split_kv)) if s.split_kv > 1 else (bx, irb.c(0))
-    views = {n: p if n in GLOBAL_PTRS else ab.flat_view(p, "f32" if n in ("LSE", "O_part", "LSE_part") else
+    views = {n: p if n in GLOBAL_PTRS else ab.flat_view(p, "f32" if n in ("LSE", "O_part", "LSE_part", "sinks") else
                                                        ("i32" if n.startswith("cu_") else d.dtype))
              for n, p in ptrs.items()}
     x = {n: _idx(v) for n, v in sc.items() if n not in F32_SCALARS}
@@ -337,8 +338,9 @@ def epilogue(c: Ctx, o, m, l) -> None:
     declares no KArg.offset_bits bound for them (kernels/global_tensor.py)."""
     if c.s.lane_values == "recompute":
         c = c.relaned()
+    sink = softmax.sink_log2(c.ptr["sinks"], c.h) if "sinks" in c.ptr else None   # split_kv > 1: the combine's
     for f in range(c.s.frags_q):
-        inv, lse = softmax.finish(m[f], l[f])
+        inv, lse = softmax.finish(m[f], l[f], sink, c.fam)
         i = c.query(f)
         ok = irb.lt(i, c.seq_q)
         st = scf.IfOp(ok)

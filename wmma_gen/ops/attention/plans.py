@@ -19,7 +19,7 @@ class _Shape(SimpleNamespace):
 
 
 def attention_problem(*, q, k, v, o, dtype, dtypes, lse, causal, window, scale, layout, seqlens, cu,
-                       softcap=None):
+                       softcap=None, sinks=False):
     from .directive import DTYPES, HEAD_DIMS
     from .inputs import _cu_seqlens, _dense_shapes, _scale, _window, check_softcap
     if dtype not in DTYPES:
@@ -27,7 +27,7 @@ def attention_problem(*, q, k, v, o, dtype, dtypes, lse, causal, window, scale, 
     for name, dt in dtypes:
         if name in ("k", "v", "o", "do") and dt != dtype:
             raise ScheduleError(f"{name}.dtype", dt, f"{dtype}, the dtype of q")
-        if name in ("lse", "delta") and dt != "f32":
+        if name in ("lse", "delta", "sinks") and dt != "f32":
             raise ScheduleError(f"{name}.dtype", dt, "f32 (float32)")
     if v != k:
         raise ScheduleError("v.shape", v, f"{k}, the shape of k")
@@ -57,6 +57,8 @@ def attention_problem(*, q, k, v, o, dtype, dtypes, lse, causal, window, scale, 
         raise ScheduleError("head_dim", D, f"one of {', '.join(map(str, HEAD_DIMS))} (the last axis of q, k, v)")
     if H % Hkv:
         raise ScheduleError("num_kv_heads", Hkv, f"a divisor of num_heads={H}")
+    if sinks and tuple(sinks) != (H,):      # sinks: the shape of the sink vector, or None / False
+        raise ScheduleError("s_aux.shape", tuple(sinks), f"({H},): one sink logit per query head")
     lse_shape = (H, total_q) if seqlens is not None else (B, H, Sq)
     if lse is not None and lse != lse_shape:
         raise ScheduleError("lse.shape", lse, f"{lse_shape}")
@@ -76,7 +78,7 @@ def forward_plan(arch, *, out_dtype=None, **call) -> Plan:
     d = AttentionDirective(dtype=call["dtype"], head_dim=p["head_dim"], causal=call["causal"],
                            window=(p["window_left"], p["window_right"]) != (-1, -1), varlen=varlen,
                            return_lse=call["lse"] is not None, layout=call["layout"], op="attention",
-                           softcap="softcap" in p)
+                           softcap="softcap" in p, sinks=bool(call.get("sinks")))
     s = choose_schedule(d, SimpleNamespace(seq_q=p["seq_q"], seq_k=p["seq_k"]), arch)
     s.validate(d, get_target(arch))
     src, ck = compile_attention(d, s, arch)

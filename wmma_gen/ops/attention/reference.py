@@ -164,9 +164,11 @@ def _scores(q, k, scale, mask, cap=0.0):
 
 # --- forward -------------------------------------------------------------------------------
 def attention_forward(q, k, v, *, scale=None, causal=False, window=None, cu_seqlens_q=None,
-                      cu_seqlens_k=None, layout="bshd", softcap=None) -> tuple[np.ndarray, np.ndarray]:
+                      cu_seqlens_k=None, layout="bshd", softcap=None, s_aux=None) -> tuple[np.ndarray, np.ndarray]:
     """(o, lse) in float64; shapes per the module docstring. `window` is None or (left, right);
-    softcap None/0 is off."""
+    softcap None/0 is off. s_aux (heads,) are attention sinks (GPT-OSS): logit s_h joins every
+    row's denominator, l = exp(s_h - m) + sum_j exp(s_ij - m), m = max(s_h, max_j s_ij), so the
+    LSE includes it; a row that sees no key has o = 0 and lse = s_h."""
     cap = _softcap(softcap)
     pk = _Packed(q, k, cu_seqlens_q, cu_seqlens_k, layout)
     Q, K, V = pk.pack(q), pk.pack(k), pk.pack(v)
@@ -182,19 +184,28 @@ def attention_forward(q, k, v, *, scale=None, causal=False, window=None, cu_seql
         for h in range(heads):
             g = h // group
             s = _scores(Q[rq, h], K[rk, g], sc, mask, cap)
-            m = np.where(seen, s.max(axis=1, initial=-np.inf), 0.0)   # 0 keeps empty rows finite
-            e = np.where(mask, np.exp(s - m[:, None]), 0.0)
-            l = np.where(seen, e.sum(axis=1), 1.0)
+            if s_aux is None:
+                m = np.where(seen, s.max(axis=1, initial=-np.inf), 0.0)   # 0 keeps empty rows finite
+                e = np.where(mask, np.exp(s - m[:, None]), 0.0)
+                l = np.where(seen, e.sum(axis=1), 1.0)
+                LSE[h, rq] = np.where(seen, m + np.log(l), -np.inf)
+            else:
+                sink = float(s_aux[h])
+                m = np.maximum(s.max(axis=1, initial=-np.inf), sink)
+                e = np.where(mask, np.exp(s - m[:, None]), 0.0)
+                l = e.sum(axis=1) + np.exp(sink - m)
+                LSE[h, rq] = m + np.log(l)
             O[rq, h] = (e / l[:, None]) @ V[rk, g]
-            LSE[h, rq] = np.where(seen, m + np.log(l), -np.inf)
     return pk.unpack(O), pk.unpack_lse(LSE)
 
 
 # --- backward ------------------------------------------------------------------------------
 def attention_backward(q, k, v, o, do, lse, *, scale=None, causal=False, window=None, cu_seqlens_q=None,
-                       cu_seqlens_k=None, layout="bshd", softcap=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                       cu_seqlens_k=None, layout="bshd", softcap=None,
+                       s_aux=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(dq, dk, dv) in float64, shaped like q, k, v: the gradient of sum(o * do) given the
-    forward's o and lse (FA-2 recomputation; see the module docstring)."""
+    forward's o and lse (FA-2 recomputation; see the module docstring). Sinks (s_aux) reach
+    dq/dk/dv only through the sink-including lse, so the formula is the same with or without."""
     cap = _softcap(softcap)
     pk = _Packed(q, k, cu_seqlens_q, cu_seqlens_k, layout)
     Q, K, V, O, dO = (pk.pack(x) for x in (q, k, v, o, do))

@@ -1,6 +1,6 @@
 """The forward kernel's arguments (STYLE rule 15), in kernel order:
 
-    Q, K, V (in), O (out), [LSE (out, f32)], [cu_seqlens_q, cu_seqlens_k (in, i32)],
+    Q, K, V (in), O (out), [LSE (out, f32)], [cu_seqlens_q, cu_seqlens_k (in, i32)], [sinks (in, f32 (H,))],
     heads, kv_group, seq_q, seq_k, rows,
     q_sb, q_sh, q_ss, k_sb, k_sh, k_ss, v_sb, v_sh, v_ss, o_sb, o_sh, o_ss, lse_sb, lse_sh,
     scale (f32), window_left, window_right, [softcap (f32)]      (scalars, i32 unless noted)
@@ -22,6 +22,8 @@ split_kv > 1 (decode shapes): O and LSE are replaced by O_part (split, H, rows, 
 LSE_part (split, H, rows), f32 outputs, with rows = total_q (varlen) or batch * seq_q and
 row = q_start + i (varlen) or b * seq_q + i; each split's O is already divided by its own
 l and its LSE is -inf when it saw no key. combine.py's kernel merges them into O and LSE.
+With directive.sinks the sink vector is an argument of the kernel that finishes a row: the
+forward itself (split_kv = 1) or the combine (split_kv > 1; the partials stay sink-free).
 """
 from __future__ import annotations
 
@@ -51,7 +53,14 @@ def buffer_names(d, s) -> list[tuple[str, str]]:
             out.append(("LSE", "f32"))
     if d.varlen:
         out += [("cu_seqlens_q", "i32"), ("cu_seqlens_k", "i32")]
+    if d.sinks and s.split_kv == 1:
+        out.append(("sinks", "f32"))
     return out
+
+
+def sinks_arg() -> KArg:
+    """The per-head f32 sink logits (directive.sinks), read by the kernel that finishes a row."""
+    return KArg("sinks", "in", "f32", shape=lambda p: (p["heads"],))
 
 
 def _shape(d, which: str):
@@ -90,6 +99,8 @@ def attention_signature(d, s, name: str) -> Signature:
                 strided |= {"lse_sb", "lse_sh"}
         elif n.startswith("cu_"):
             args.append(KArg(n, "in", "i32", shape=lambda p: (p["batch"] + 1,)))
+        elif n == "sinks":
+            args.append(sinks_arg())
         elif n == "O_part":
             args.append(KArg(n, "out", "f32", shape=lambda p: (s.split_kv, p["heads"], rows(p), d.head_dim)))
         elif n == "LSE_part":

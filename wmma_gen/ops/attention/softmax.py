@@ -19,7 +19,7 @@ import math
 import numpy as np
 from ...compiler.mlir_api import ir
 from ...compiler.mlir_api import _rocdl_ops_gen as rocdl
-from ...compiler.mlir_api import arith, vector
+from ...compiler.mlir_api import arith, memref, vector
 
 from ...kernels import irb
 from ...kernels.attention_blocks import (
@@ -92,14 +92,35 @@ def rescale(o_tiles: list, alpha) -> list:
     return [arith.mulf(o, a) for o in o_tiles]
 
 
-def finish(m, l):
+def sink_log2(sinks, h):
+    """The head's sink logit in the exp2 domain of m: s_h * log2(e) (the sink is a raw logit,
+    neither scaled nor capped -- GPT-OSS's eager attention concatenates it after scaling)."""
+    f32 = f32_type()
+    return arith.mulf(memref.load(sinks, [h]), irb.cf(1.0 / LN2, f32))
+
+
+def finish(m, l, sink=None, family: str = "gfx11"):
     """(1/l or 0, LSE) of the lane's query after the last tile: l summed over both halves;
-    LSE = ln 2 * (m + log2 l) in natural log (v_log_f32: l >= 1 here, no denormals), -inf for a row that saw no key."""
+    LSE = ln 2 * (m + log2 l) in natural log (v_log_f32: l >= 1 here, no denormals), -inf for a row that saw no key.
+
+    With a sink (s2 = s_h log2 e, sink_log2) the row's max and sum take it as one more logit:
+        m' = max(m, s2);  l' = l exp2(m - m') + exp2(s2 - m');  1/l -> exp2(m - m') / l'
+    so O = O^T exp2(m - m') / l' and LSE = ln 2 (m' + log2 l') (l' >= 1 again); a row that saw
+    no key gets O = 0 and LSE = s_h."""
     f32 = f32_type()
     l_tot = arith.addf(l, swap_halves(l, full_exec=True))  # called before any per-row branch
+    alpha = None
+    if sink is not None:
+        m_new = fmax(family, m, sink)
+        dead = arith.cmpf(arith.CmpFPredicate.OEQ, m_new, irb.cf(NEG_INF, f32))
+        m_use = arith.select(dead, irb.cf(0.0, f32), m_new)       # no NaN from -inf - -inf
+        alpha = exp2(arith.subf(m, m_use))
+        l_tot = arith.addf(arith.mulf(l_tot, alpha), exp2(arith.subf(sink, m_use)))
+        m = m_new
     seen = arith.cmpf(arith.CmpFPredicate.OGT, l_tot, irb.cf(0.0, f32))
     safe = arith.select(seen, l_tot, irb.cf(1.0, f32))
-    inv = arith.select(seen, arith.divf(irb.cf(1.0, f32), safe), irb.cf(0.0, f32))
+    num = irb.cf(1.0, f32) if alpha is None else alpha
+    inv = arith.select(seen, arith.divf(num, safe), irb.cf(0.0, f32))
     lse = arith.mulf(arith.addf(m, rocdl.ROCDLLog(f32, safe).result), irb.cf(LN2, f32))
     lse = arith.select(seen, lse, irb.cf(NEG_INF, f32))
     return inv, lse

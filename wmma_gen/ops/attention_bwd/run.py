@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ...compiler import compile_mlir
 from ...device.launcher import launch
 from ...kernels.signature import KernelSource
@@ -65,12 +67,13 @@ def make_spec(arch: str, dtype: str, head_dim: int, *, causal=False, window=Fals
 def run_backward(q, k, v, o, do, lse, *, scale=None, causal=False, window=None, cu_seqlens_q=None,
                  cu_seqlens_k=None, layout="bshd", dtype=None, out_dtype="same", arch="gfx1100",
                  device=None, schedule: AttentionBwdSchedule | None = None, stats: dict | None = None,
-                 softcap=None):
+                 softcap=None, s_aux=None, results: dict | None = None):
     """(dq, dk, dv) shaped like q, k, v; stored as the inputs (float16, bf16 as uint16 bits) or
-    float32 with out_dtype="f32". `stats`, when given, receives each kernel's Timing."""
+    float32 with out_dtype="f32". `stats`, when given, receives each kernel's Timing; `results`
+receives every array the kernels read or wrote (delta, lse and sinks: api.sink_grad)."""
     inp = backward_inputs(q, k, v, o, do, lse, causal=causal, window=window, scale=scale,
                           cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, layout=layout, dtype=dtype,
-                          softcap=softcap)
+                          softcap=softcap, s_aux=s_aux)
     p = inp.problem
     spec = make_spec(arch, p.dtype, p.head_dim, causal=p.causal, window=p.window is not None,
                      varlen=p.varlen, layout=p.layout, out=out_dtype, softcap=p.softcap > 0)
@@ -85,7 +88,7 @@ def run_backward(q, k, v, o, do, lse, *, scale=None, causal=False, window=None, 
         device = EmuDevice()
     problem = {**p.sizes(), **p.kernel_values()}
     arrays = dict(inp.arrays)
-    results: dict = {}
+    results = {} if results is None else results
     for name, (src, ck) in kernels.items():
         feed = {n: arrays[n] for n in src.signature.inputs}
         outs, timing = launch(ck, src.signature, problem, device, feed)
@@ -93,4 +96,5 @@ def run_backward(q, k, v, o, do, lse, *, scale=None, causal=False, window=None, 
         results.update(outs)
         if stats is not None:
             stats[name] = timing
+    results.update({n: np.asarray(a, np.float64) for n, a in arrays.items() if n in ("lse", "delta", "sinks")})
     return results["dq"], results["dk"], results["dv"]

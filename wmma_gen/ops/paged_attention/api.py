@@ -23,9 +23,13 @@ sequence b's chunk of Sq_b = cu[b+1] - cu[b] tokens (any length, 0 allowed) atte
 seq_lens[b] cached keys (the chunk included), bottom-right; o (total_q, heads, D), lse
 (heads, total_q).
 
-Checked here: shapes, dtypes, 0 <= seq_lens[b] <= max_blocks * block_size. Block ids are NOT
-checked (the caller's responsibility, as in vLLM): an id outside [0, num_blocks) reads
-outside the cache -- the emulator faults naming the address, a GPU reads garbage or faults.
+Checked here: shapes, dtypes (k_cache and v_cache alike), 0 <= seq_lens[b] <= max_blocks * block_size,
+the block ids each sequence reads in [0, num_blocks) (inputs.check_block_ids), scale non-zero,
+fp8 scales positive and finite in f32. A negative scale is computed exactly by negating q (the
+one rule of every attention entry point, numpy and torch). On the device path (ops/paged_attention/
+device.py, the torch lane) the table is not read on the host; there the kernel's block offsets are
+64-bit (cache_tiles.block_tensor), so an id outside the cache addresses memory outside it (the
+emulator faults naming the address; a GPU faults) instead of wrapping into other blocks.
 """
 from __future__ import annotations
 
@@ -48,7 +52,7 @@ def combine_directive(d):
     (batch, Sq, heads, D) and LSE (batch, heads, Sq); varlen O (total_q, heads, D), LSE
     (heads, total_q))."""
     from ..attention.directive import AttentionDirective
-    return AttentionDirective(d.dtype, d.head_dim, return_lse=d.return_lse, varlen=d.varlen)
+    return AttentionDirective(d.dtype, d.head_dim, return_lse=d.return_lse, varlen=d.varlen, sinks=d.sinks)
 
 
 def compile_paged(d, s: PagedSchedule, arch: str):
@@ -67,7 +71,7 @@ def run_paged(inp, arch: str, device, schedule: PagedSchedule | None = None, ker
     (src, ck), (csrc, cck) = compile_paged(d, s, arch) if kernels is None else (kernels["paged"], kernels["combine"])
     outs, t1 = launch(ck, src.signature, p, device, {n: inp.arrays[n] for n in src.signature.inputs})
     final, t2 = launch(cck, csrc.signature, p, device,
-                       {n: outs[n] for n in csrc.signature.inputs})
+                       {n: outs[n] if n in outs else inp.arrays[n] for n in csrc.signature.inputs})
     return final, [t1, t2]
 
 
@@ -75,14 +79,17 @@ def paged_attention(q, k_cache, v_cache, block_table, seq_lens, *, causal: bool 
                     softcap=None, kv_dtype: str | None = None, k_scale=None, v_scale=None, return_lse: bool = False,
                     cu_seqlens_q=None, dtype: str | None = None, arch: str | None = None, device=None,
                     schedule=None, fp8_wmma: bool = False, q_dtype: str | None = None, _kernels=None,
-                    _return_lse=None):
+                    _return_lse=None, s_aux=None, learnable_sink=None):
     """Paged-KV decode attention (see the module doc). Bad input raises ValueError naming the
-    argument before anything is compiled or launched."""
+    argument before anything is compiled or launched. s_aux (alias learnable_sink): (heads,)
+    attention-sink logits (GPT-OSS), one more term in every row's softmax denominator (lse includes it)."""
+    from ..attention.inputs import sink_alias
     schedule = as_schedule(PagedSchedule, schedule)
     inp = paged_inputs(q, k_cache, v_cache, block_table, seq_lens, causal=causal, scale=scale, window=window,
                        softcap=softcap, kv_dtype=kv_dtype, k_scale=k_scale, v_scale=v_scale,
                        return_lse=return_lse if _return_lse is None else _return_lse, dtype=dtype,
-                       cu_seqlens_q=cu_seqlens_q, fp8_wmma=fp8_wmma, q_dtype=q_dtype)
+                       cu_seqlens_q=cu_seqlens_q, fp8_wmma=fp8_wmma, q_dtype=q_dtype,
+                       s_aux=sink_alias(s_aux, learnable_sink))
     dev = get_device(device)
     outs, _ = run_paged(inp, arch_of(dev, arch), dev, schedule, _kernels)
     o = outs["O"]

@@ -7,9 +7,12 @@ and `staging.store`, only the addresses differ:
 
 Rows past the sequence end L (only in its last tile) re-read row L - 1: finite data whose
 scores the key mask turns into P = 0 (unwritten cache slots may hold NaN, and 0 * NaN = NaN).
-The tile's block offset is one uniform byte offset; the rows are staging.lane_offsets (one
-32-bit unsigned byte offset per row: cache tensors below 2**31 elements, which the launcher
-checks per buffer).
+The tile's block offset (block id x block stride x element bytes) is computed in signed 64 bits
+and added to the cache's base pointer (uniform, SGPRs: `block_tensor`), so no block id can wrap
+modulo 2**32 back into the cache -- an id outside [0, num_blocks) addresses memory outside the
+buffer (the emulator faults naming the address; the numpy API refuses such ids first,
+inputs.check_block_ids). The rows are staging.lane_offsets (one 32-bit unsigned byte offset per
+row inside one block).
 
 FP8 caches (OCP E4M3 / E5M2, one byte per element) are read `w` bytes per load and widened in
 registers to 16-bit values before the LDS store by kernels/fp8_widen.py (byte permutes and packed 16-bit
@@ -20,10 +23,12 @@ E4M3/E5M2 have at most 3 mantissa bits).
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ...compiler.mlir_api import ir
 from ...compiler.mlir_api import arith, memref, vector
 
-from ...kernels import fp8_widen, irb
+from ...kernels import fp8_widen, irb, saddr
 from ...kernels.attention_blocks import i32_type, iadd, imul
 from ..attention import operands, staging
 
@@ -42,6 +47,15 @@ def block_of(c, n0):
     return arith.index_cast(irb.index(), memref.load(c.ptr["block_table"], [i]))
 
 
+def block_tensor(ptr, blk):
+    """The cache tensor rebased at block `blk` (index, sign-extended): base + blk * sblk * bytes
+    in i64 (module docstring: no wrap for any id)."""
+    i64 = ir.IntegerType.get_signless(64)
+    off = arith.muli(arith.index_cast(i64, blk), arith.index_cast(i64, ptr.strides[0]))
+    off = arith.muli(off, arith.ConstantOp(i64, ptr.elem_bytes).result)
+    return replace(ptr, ptr=saddr.offset_by_signed(ptr.ptr, off))
+
+
 def load_tile(c, p: staging.TileCopy, which: str, n0) -> list:
     """This thread's registers of the K or V tile at key n0 as loaded (fp8: raw bytes, widened
     by `lds_values` only when stored, so the loads stay in flight across the tile's math)."""
@@ -49,7 +63,7 @@ def load_tile(c, p: staging.TileCopy, which: str, n0) -> list:
     blk = block_of(c, n0)
     base = iadd(imul(c.kvh, ptr.strides[2]), imul(irb.rem(n0, c.d.block_size), ptr.row_stride))
     offs = staging.lane_offsets(p, ptr, c.tid, base, irb.sub(irb.sub(c.seq_k, 1), n0))
-    tile_off = ptr.byte_offset(imul(blk, ptr.strides[0]))
+    ptr, tile_off = block_tensor(ptr, blk), irb.ci(0, 32)
     if not c.d.fp8:
         return staging.load(p, ptr, offs, tile_off)
     out = []

@@ -5,7 +5,7 @@ for the emulator), as ops/device_calls.attention_into does for the dense forward
     paged_attention_into(q, k_cache, v_cache, block_table, seq_lens, o, lse=None, *, causal=True,
                          scale=None, window=None, softcap=None, kv_dtype=None, kv_scales=None,
                          cu_seqlens_q=None, max_seqlen_q=None, device=None, arch=None, stream=None,
-                         alloc=None, fp8_wmma=False)
+                         alloc=None, fp8_wmma=False, sinks=None)
 
 Chunked prefill: q / o packed (total_q, heads, D), lse (heads, total_q), cu_seqlens_q (batch + 1,)
 int32 on the device; GPU offsets are never read on the host, so max_seqlen_q (the longest
@@ -66,12 +66,14 @@ def plan_for(named: dict, arch: str, *, causal, scale, window, softcap, kv_dtype
 def paged_attention_into(q, k_cache, v_cache, block_table, seq_lens, o, lse=None, *, causal: bool = True,
                          scale=None, window=None, softcap=None, kv_dtype=None, kv_scales=None, cu_seqlens_q=None,
                          max_seqlen_q=None, device=None, arch: str | None = None, stream=None, alloc=None,
-                         fp8_wmma: bool = False) -> None:
+                         fp8_wmma: bool = False, sinks=None) -> None:
     """Paged decode attention into o (batch, Sq, heads, D) and lse (batch, heads, Sq) f32 when
-    given; see the module doc and wmma_gen.paged_attention for shapes and semantics."""
+    given; see the module doc and wmma_gen.paged_attention for shapes and semantics. sinks:
+    float32 (heads,) attention-sink logits (GPT-OSS s_aux) or None."""
     named = {n: as_operand(x, n) for n, x in (("q", q), ("k_cache", k_cache), ("v_cache", v_cache),
                                                ("block_table", block_table), ("seq_lens", seq_lens), ("o", o),
-                                               ("lse", lse), ("kv_scales", kv_scales), ("cu_seqlens_q", cu_seqlens_q))
+                                               ("lse", lse), ("kv_scales", kv_scales), ("cu_seqlens_q", cu_seqlens_q),
+                                               ("sinks", sinks))
              if x is not None}
     device, arch, alloc, _keep = device_calls._place(named, device, arch, alloc)
     plan = plan_for(named, arch, causal=causal, scale=scale, window=window, softcap=softcap, kv_dtype=kv_dtype,
@@ -80,7 +82,7 @@ def paged_attention_into(q, k_cache, v_cache, block_table, seq_lens, o, lse=None
         check_lens(device_calls._np_view(named["seq_lens"]), plan.problem["max_blocks"] * plan.problem["block_size"])
     ops = {"Q": named["q"], "K_cache": named["k_cache"], "V_cache": named["v_cache"],
            "block_table": named["block_table"], "seq_lens": named["seq_lens"], "O": named["o"]}
-    for n, k in (("lse", "LSE"), ("kv_scales", "kv_scales"), ("cu_seqlens_q", "cu_seqlens_q")):
+    for n, k in (("lse", "LSE"), ("kv_scales", "kv_scales"), ("cu_seqlens_q", "cu_seqlens_q"), ("sinks", "sinks")):
         if n in named:
             ops[k] = named[n]
     device_calls._run(plan, device, ops, alloc, stream)

@@ -33,6 +33,9 @@ Fields:
   q_dtype     "" = dtype (Q in the 16-bit query dtype), or "fp8e4m3" / "fp8e5m2" with fp8_wmma:
               Q is given as fp8 bytes and used as it is (no quantisation in the kernel; its
               scale rides in `scale`) -- dense fp8 attention (dense_fp8.py). O stays dtype.
+  sinks       attention sinks (GPT-OSS, s_aux): a per-head f32 logit joins every row's softmax
+              denominator (attention/directive.py); the paged kernel's partials are sink-free and
+              the combine kernel adds the sink (its code is the only one that changes).
 """
 from __future__ import annotations
 
@@ -60,6 +63,7 @@ class PagedAttentionDirective:
     varlen: bool = False        # chunked prefill: packed query chunks (total_q, H, D) + cu_seqlens_q
     fp8_wmma: bool = False      # fp8 caches: Q and P quantised to E4M3, both products on fp8 WMMA
     q_dtype: str = ""           # "" = dtype; fp8e4m3 / fp8e5m2: Q given as fp8 bytes (fp8_wmma only)
+    sinks: bool = False         # attention sinks (GPT-OSS s_aux): the combine's per-head logit
 
     def __post_init__(self):
         if self.dtype not in DTYPES:
@@ -72,7 +76,7 @@ class PagedAttentionDirective:
             raise ScheduleError("head_dim", self.head_dim, f"one of {', '.join(map(str, HEAD_DIMS))}")
         if isinstance(self.block_size, bool) or self.block_size not in BLOCK_SIZES:
             raise ScheduleError("block_size", self.block_size, f"one of {', '.join(map(str, BLOCK_SIZES))}")
-        for name in ("causal", "window", "softcap", "return_lse", "varlen", "fp8_wmma"):
+        for name in ("causal", "window", "softcap", "return_lse", "varlen", "fp8_wmma", "sinks"):
             if not isinstance(getattr(self, name), bool):
                 raise ScheduleError(name, getattr(self, name), "True or False")
         if self.fp8_wmma and not self.fp8:

@@ -4,7 +4,8 @@
                  kv_dtype, k_scale, v_scale, return_lse, dtype) -> PagedInputs(directive, problem, arrays)
 
 Every mistake raises ScheduleError (a ValueError) naming the argument, the value and what is
-allowed. Block ids are not checked (the caller's responsibility; api.py says why).
+allowed. Block ids are checked against [0, num_blocks) for the blocks each sequence reads
+(the table is host-visible here; the device path cannot read it without a sync).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from ... import hostdata
 from ...errors import ScheduleError
+from ..attention.inputs import check_sinks
 from .directive import BLOCK_SIZES, HEAD_DIMS, KV_DTYPES, PagedAttentionDirective
 
 MAX_SQ = 16   # query tokens per sequence in the dense (decode) form; chunks go packed (varlen)
@@ -54,10 +56,16 @@ def _kv_scales(k_scale, v_scale, kv_heads: int, fp8: bool) -> np.ndarray | None:
     for row, (n, x) in enumerate((("k_scale", k_scale), ("v_scale", v_scale))):
         if x is None:
             continue
-        a = np.asarray(x, np.float64)
-        if a.shape not in ((), (kv_heads,)) or not (np.isfinite(a) & (a > 0)).all():
-            raise ScheduleError(n, x, f"a positive finite float or one per kv head (shape ({kv_heads},))")
-        out[row] = a
+        try:
+            a = np.asarray(x, np.float64)
+        except (TypeError, ValueError):
+            a = np.full((), np.nan)
+        with np.errstate(over="ignore", under="ignore"):
+            a32 = a.astype(np.float32)       # the kernel multiplies in f32: 1e39 -> inf, 1e-50 -> 0
+        if a.shape not in ((), (kv_heads,)) or not (np.isfinite(a32) & (a32 > 0)).all():
+            raise ScheduleError(n, x, f"a positive finite float within the f32 range (0 < x <= "
+                                f"{hostdata.F32_MAX:.8g}, not rounding to 0) or one per kv head (shape ({kv_heads},))")
+        out[row] = a32
     return out
 
 
@@ -115,6 +123,21 @@ def check_lens(lens: np.ndarray, capacity: int) -> None:
         raise ScheduleError("seq_lens", bad, f"0 <= seq_len <= max_blocks * block_size = {capacity}")
 
 
+def check_block_ids(table: np.ndarray, lens: np.ndarray, block_size: int, num_blocks: int) -> None:
+    """Every block id a sequence reads (its first ceil(seq_len / block_size) table entries) in
+    [0, num_blocks): an id outside reads outside the cache (on a GPU: other memory). Entries
+    past a sequence's length are never read, so they may hold anything (vLLM pads with 0 or -1)."""
+    if not table.size:
+        return
+    used = np.arange(table.shape[1])[None, :] < -(-lens.astype(np.int64)[:, None] // block_size)
+    bad = used & ((table < 0) | (table >= num_blocks))
+    if bad.any():
+        b, j = (int(i) for i in np.argwhere(bad)[0])
+        raise ScheduleError(f"block_table[{b}, {j}]", int(table[b, j]),
+                            f"a block id in [0, num_blocks={num_blocks}) (sequence {b} reads block {j} "
+                            f"of its seq_len={int(lens[b])})")
+
+
 def check_options(*, causal, scale, window, softcap) -> dict:
     """Runtime values of the options (the problem's scale, softcap, window sides)."""
     if not isinstance(causal, bool):
@@ -124,7 +147,7 @@ def check_options(*, causal, scale, window, softcap) -> dict:
         if softcap <= 0:
             raise ScheduleError("softcap", softcap, "None, 0 (off) or a positive float")
     left, right = _window(window)
-    scale = None if scale is None else hostdata.f32_scalar("scale", scale)
+    scale = None if scale is None else hostdata.f32_scalar("scale", scale, nonzero=True)
     return dict(scale=scale, softcap=softcap or 0.0, window_left=left, window_right=right)
 
 
@@ -139,15 +162,15 @@ def negated(q: np.ndarray) -> np.ndarray:
 
 
 def directive_for(dt: str, kvd: str, p: dict, causal: bool, return_lse: bool,
-                  fp8_wmma: bool = False, q_dtype: str = "") -> PagedAttentionDirective:
+                  fp8_wmma: bool = False, q_dtype: str = "", sinks: bool = False) -> PagedAttentionDirective:
     return PagedAttentionDirective(dt, p["head_dim"], p["block_size"], kvd, causal,
                                    (p["window_left"], p["window_right"]) != (-1, -1), p["softcap"] > 0, return_lse,
-                                   "total_q" in p, fp8_wmma, q_dtype)
+                                   "total_q" in p, fp8_wmma, q_dtype, sinks)
 
 
 def paged_inputs(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, scale=None, window=None, softcap=None,
                  kv_dtype=None, k_scale=None, v_scale=None, return_lse=False, dtype=None,
-                 cu_seqlens_q=None, fp8_wmma=False, q_dtype=None) -> PagedInputs:
+                 cu_seqlens_q=None, fp8_wmma=False, q_dtype=None, s_aux=None) -> PagedInputs:
     """q_dtype "fp8e4m3" / "fp8e5m2": q is uint8 fp8 bytes used as they are (fp8_wmma only;
     dtype names O's type then)."""
     q, k_cache, v_cache = np.asarray(q), np.asarray(k_cache), np.asarray(v_cache)
@@ -160,6 +183,7 @@ def paged_inputs(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, sca
         if a.dtype != np.int32:
             raise ScheduleError(f"{n}.dtype", str(a.dtype), "int32")
     check_lens(seq_lens, p["max_blocks"] * p["block_size"])
+    check_block_ids(block_table, seq_lens, p["block_size"], p["num_blocks"])
     if kv_dtype is not None and kv_dtype not in KV_DTYPES:
         raise ScheduleError("kv_dtype", kv_dtype, f"None or one of {', '.join(KV_DTYPES)}")
     if q_dtype is not None and q_dtype not in FP8_STORAGE:
@@ -169,6 +193,9 @@ def paged_inputs(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, sca
     dt = _dtype(q, dtype) if q_dtype is None or dtype is not None else "bf16"   # fp8 q: O bf16 unless named
     kvd = kv_dtype or dt
     fp8 = kvd in FP8_STORAGE
+    if k_cache.dtype != v_cache.dtype:
+        raise ScheduleError("v_cache.dtype", str(v_cache.dtype), f"k_cache's dtype {k_cache.dtype} (the two "
+                            "caches hold one format)")
     if fp8:
         for n, a in (("k_cache", k_cache), ("v_cache", v_cache)):
             if a.dtype != np.uint8:
@@ -177,7 +204,8 @@ def paged_inputs(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, sca
     p.update(check_options(causal=causal, scale=scale, window=window, softcap=softcap))
     if p["scale"] is not None and p["scale"] < 0:   # the kernel's running max needs scale > 0: flip q instead
         q, p["scale"] = negated(q), -p["scale"]
-    d = directive_for(dt, kvd, p, causal, bool(return_lse), fp8_wmma, q_dtype or "")
+    sinks = check_sinks(s_aux, p["heads"])
+    d = directive_for(dt, kvd, p, causal, bool(return_lse), fp8_wmma, q_dtype or "", sinks is not None)
     arrays = {"Q": q if q_dtype else _stored(q, dt, "q"),
               "K_cache": k_cache if fp8 else _stored(k_cache, dt, "k_cache"),
               "V_cache": v_cache if fp8 else _stored(v_cache, dt, "v_cache"),
@@ -186,4 +214,6 @@ def paged_inputs(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, sca
         arrays["cu_seqlens_q"] = cu
     if fp8:
         arrays["kv_scales"] = scales
+    if sinks is not None:
+        arrays["sinks"] = sinks
     return PagedInputs(d, p, arrays)

@@ -3,7 +3,7 @@ operand shapes and dtypes, options and (CPU-read) query offsets -> the problem s
 directive, the exported-or-default schedule and the two kernels (paged, combine).
 
 `operands` is ((name, shape, dtype), ...) of the operands given (q, k_cache, v_cache,
-block_table, seq_lens, o, and lse, kv_scales, cu_seqlens_q when present): the call is hashable,
+block_table, seq_lens, o, and lse, kv_scales, cu_seqlens_q, sinks when present): the call is hashable,
 so cached_plan keys its LRU by it. `offsets` is None (dense) or (host cu_seqlens_q, longest
 chunk or None) as device.py read them."""
 from __future__ import annotations
@@ -61,7 +61,11 @@ def paged_plan(arch: str, *, operands, causal, scale, window, softcap, kv_dtype,
     p.update(check_options(causal=causal, scale=scale, window=window, softcap=softcap))
     if p["scale"] is not None and p["scale"] < 0:   # the numpy API flips q; device operands are not copied
         raise ScheduleError("scale", p["scale"], "a positive float for device operands (negate q and pass |scale|)")
-    d = directive_for(dt, kv_dtype_of(dtypes, dt, kv_dtype), p, causal, return_lse, fp8_wmma, q_dtype)
+    if "sinks" in dtypes and (dtypes["sinks"] != "f32" or shapes["sinks"] != (p["heads"],)):
+        raise ScheduleError("s_aux", f"{shapes['sinks']} {dtypes['sinks']}", f"float32 ({p['heads']},): one sink "
+                            "logit per query head")
+    d = directive_for(dt, kv_dtype_of(dtypes, dt, kv_dtype), p, causal, return_lse, fp8_wmma, q_dtype,
+                      "sinks" in dtypes)
     if d.fp8 and "kv_scales" not in dtypes:
         raise ScheduleError("kv_scales", None, f"a float32 (2, {p['kv_heads']}) tensor (K row, V row) for fp8 caches")
     from .api import compile_paged          # the MLIR bindings load on the first plan, not at import

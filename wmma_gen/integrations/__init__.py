@@ -1,0 +1,1 @@
+"""Host integrations: transformers (transformers.py), vLLM (vllm/). Each module imports its host lazily."""
