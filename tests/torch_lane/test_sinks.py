@@ -139,3 +139,16 @@ def test_paged_varlen_sinks():
         qs = q[cu_q[b]:cu_q[b + 1]].double()
         ro, _ = sink_attention(qs[None], ks[None], vs[None], sinks.double(), causal=True, window=(4, 0))
         assert ref.rel_err(out[cu_q[b]:cu_q[b + 1]], ro[0]) <= TOL * ref.EPS[F16], b
+
+
+def test_torch_compile_traces_sinks_with_their_gradient():
+    """fullgraph torch.compile (aot_eager) sees one opaque op with s_aux and the same autograd formula."""
+    (q, k, v), sinks = _leaves(F16, (1, 9, 2, 16), (1, 12, 2, 16), (1, 12, 2, 16), sink_shape=(2,))
+    fn = lambda q, k, v, s: flash_attn_func(q, k, v, causal=True, s_aux=s).float().square().sum()
+    fn(q, k, v, sinks).backward()
+    eager = [t.grad.clone() for t in (q, k, v, sinks)]
+    for t in (q, k, v, sinks):
+        t.grad = None
+    torch.compile(fn, backend="aot_eager", fullgraph=True)(q, k, v, sinks).backward()
+    for a, b in zip(eager, (q.grad, k.grad, v.grad, sinks.grad), strict=True):
+        assert torch.equal(a, b)

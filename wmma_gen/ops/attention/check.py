@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ... import hostdata
-from .reference import attention_backward, attention_forward
+from .reference import attention_backward, attention_forward, sink_gradient
 
 UNIT = {"f16": 2.0 ** -11, "bf16": 2.0 ** -8}
 
@@ -48,6 +48,18 @@ def random_qkv(problem: dict, dtype: str, layout: str, seed: int):
     return out
 
 
+def _packed_lse(lse):
+    """(B, H, Sq) -> (H, B * Sq)."""
+    return lse.transpose(1, 0, 2).reshape(lse.shape[1], -1)
+
+
+def _packed_abs_rowsum(do, layout: str):
+    """sum_d |dO| as (B * Sq, H)."""
+    a = np.abs(do).sum(-1)
+    a = a if layout == "bshd" else a.transpose(0, 2, 1)
+    return a.reshape(-1, a.shape[-1])
+
+
 def _err(out, ref, tol: float) -> tuple[float, float]:
     e = float(np.abs(np.asarray(out, np.float64) - ref).max(initial=0.0))
     return e, e / tol if tol else (0.0 if e == 0 else np.inf)
@@ -55,24 +67,27 @@ def _err(out, ref, tol: float) -> tuple[float, float]:
 
 def check_attention(problem: dict, *, dtype="f16", layout="bshd", causal=False, window=None, scale=None,
                     backward=False, arch="gfx1100", device=None, seed=0, schedule=None,
-                    kernels=None, softcap=None) -> AttentionCheck:
+                    kernels=None, softcap=None, s_aux=None) -> AttentionCheck:
     """Forward (and, with backward=True, the backward) on a dense problem vs the reference.
     `schedule`: the forward's, or with backward=True the backward's (the forward then uses its
     default). `kernels`: a CompiledSet (ops/compile_op.py) -- the forward's, or with
-    backward=True the backward's -- launched as given, so a gate certifies the object it holds."""
+    backward=True the backward's -- launched as given, so a gate certifies the object it holds.
+    s_aux: (heads,) sink logits (directive.sinks) or None; with backward=True d s_aux is checked
+    too, within 3u max|V| sum exp(s - LSE) sum|dO| (D_i comes from the kernel's stored O)."""
     from .api import attention
     from ..attention_bwd.api import attention_backward as bwd
     q, k, v = random_qkv(problem, dtype, layout, seed)
     kw = dict(causal=causal, window=window, scale=scale, layout=layout, softcap=softcap)
     dt = None if dtype == "f16" else dtype
+    sk = {} if s_aux is None else {"s_aux": np.asarray(s_aux, np.float32)}
     if kernels is not None and not backward:
         from .run_set import forward
-        o, lse = forward(kernels, problem, q, k, v, dtype=dt, device=device, **kw)
+        o, lse = forward(kernels, problem, q, k, v, dtype=dt, device=device, **kw, **sk)
     else:
         o, lse = attention(q, k, v, return_lse=True, dtype=dt, arch=arch, device=device,
-                           schedule=None if backward else schedule, **kw)
+                           schedule=None if backward else schedule, **kw, **sk)
     f64 = [np.asarray(x, np.float64) for x in (q, k, v)]
-    ro, rl = attention_forward(*f64, **kw)
+    ro, rl = attention_forward(*f64, **kw, **sk)
     u = UNIT[dtype]
     otol = 3 * u * max(np.abs(f64[2]).max(initial=0.0), 1.0)       # Sk = 0 leaves v empty
     rows = [("o", *_err(o, ro, otol), otol)]
@@ -89,11 +104,17 @@ def check_attention(problem: dict, *, dtype="f16", layout="bshd", causal=False, 
             from .run_set import backward as run_backward
             grads = run_backward(kernels, problem, q, k, v, o, do, lse, dtype=dt, device=device, **kw)
         else:
-            grads = bwd(q, k, v, o, do, lse, dtype=dt, arch=arch, device=device, schedule=schedule, **kw)
+            grads = bwd(q, k, v, o, do, lse, dtype=dt, arch=arch, device=device, schedule=schedule, **kw, **sk)
         refs = attention_backward(*f64, np.asarray(o, np.float64), np.asarray(do, np.float64), rl, **kw)
         for name, g, r in zip(("dq", "dk", "dv"), grads, refs):
             tol = 8 * u * np.abs(r).max(initial=0.0) + 1e-3
             rows.append((name, *_err(g, r, tol), tol))
+        if s_aux is not None and len(grads) == 4:
+            dof = np.asarray(do, np.float64)
+            rds = sink_gradient(ro, dof, rl, sk["s_aux"], layout=layout, k=f64[1])
+            w = np.exp(sk["s_aux"].astype(np.float64)[:, None] - _packed_lse(rl)) * _packed_abs_rowsum(dof, layout).T
+            tol = float(otol * w.sum(axis=1).max(initial=0.0)) + 1e-5 * np.abs(rds).max(initial=0.0)
+            rows.append(("ds_aux", *_err(grads[3], rds, tol), tol))
     worst = max(rows, key=lambda r: r[2])
     from ...device.select import get_device
     # a HipDevice knows whether it is a GPU or the emulator-backed stand-in (device/hip.py)

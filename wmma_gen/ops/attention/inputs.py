@@ -358,7 +358,7 @@ def dense_shapes_of(p: AttentionProblem, head_dim: int, layout: str) -> tuple[tu
     return tuple(q[n] for n in DENSE_DIMS[layout]), tuple(kv[n] for n in DENSE_DIMS[layout])
 
 
-def _call_of(p, head_dim, named, *, causal, window, scale, layout, dtype, softcap) -> AttentionCall:
+def _call_of(p, head_dim, named, *, causal, window, scale, layout, dtype, softcap, s_aux=None) -> AttentionCall:
     """The call for Problem p: every array is checked against the shape p gives, none is measured."""
     if not isinstance(p, AttentionProblem):
         raise ScheduleError("problem", p, "an AttentionProblem (ops/attention/spec.py)")
@@ -372,16 +372,16 @@ def _call_of(p, head_dim, named, *, causal, window, scale, layout, dtype, softca
     p = replace(p, window_left=left, window_right=right)
     return AttentionCall(p, head_dim=head_dim, dtype=dtype, layout=layout, causal=bool(causal),
                          scale=_scale(scale, head_dim), total_q=p.batch * p.seq_q, total_k=p.batch * p.seq_k,
-                         softcap=check_softcap(softcap))
+                         softcap=check_softcap(softcap), sinks=check_sinks(s_aux, p.heads))
 
 
 def forward_inputs_for(problem: AttentionProblem, head_dim: int, q, k, v, *, causal=False, window=None, scale=None,
-                       return_lse=False, layout="bshd", dtype=None, softcap=None) -> AttentionInputs:
+                       return_lse=False, layout="bshd", dtype=None, softcap=None, s_aux=None) -> AttentionInputs:
     """forward_inputs for dense arrays built from `problem` (run_set.forward)."""
     _check_options(layout, dtype, causal, return_lse)
     named = {"q": np.asarray(q), "k": np.asarray(k), "v": np.asarray(v)}
     p = _call_of(problem, head_dim, named, causal=causal, window=window, scale=scale, layout=layout,
-                 dtype=_check_dtypes(named, dtype), softcap=softcap)
+                 dtype=_check_dtypes(named, dtype), softcap=softcap, s_aux=s_aux)
     return AttentionInputs(p, _directive(p, return_lse, "attention"), MappingProxyType(_arrays(p, named)))
 
 

@@ -80,7 +80,7 @@ from .bounds import lane_band, masked, tile_range
 from .context import Ctx
 from .schedule import LDS_PAD, AttentionSchedule
 from ...kernels.softcap import tanh_of_scaled
-from .signature import F32_SCALARS, attention_signature, buffer_names, scalar_names
+from .signature import F32_SCALARS, attention_signature, buffer_names, scalar_names, tail_buffers
 
 LOG2E = 1.0 / math.log(2.0)
 SCHED_STRATEGY = {"minreg": "iterative-minreg"}  # schedule.sched -> LLVM "amdgpu-sched-strategy"
@@ -118,7 +118,8 @@ def _kernel(d, s: AttentionSchedule, t: Target, name: str) -> None:
     lds_types = [_lds(s.kv_buffers * s.block_n, dh + LDS_PAD), _lds(s.kv_buffers * dh, s.block_n + LDS_PAD)]
     if s.q_in == "lds":
         lds_types.append(_lds(s.block_m, dh + LDS_PAD))
-    arg_types = buf_types + scalar_types
+    tail = tail_buffers(d, s)
+    arg_types = buf_types + scalar_types + [ab.pointer_type(dt) for _, dt in tail]
     f = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(arg_types, [])),
                       known_block_size=ir.DenseI32ArrayAttr.get([s.threads, 1, 1]))
     f.attributes["sym_name"] = ir.StringAttr.get(name)
@@ -134,7 +135,8 @@ def _kernel(d, s: AttentionSchedule, t: Target, name: str) -> None:
         args = list(block.arguments)
         ptrs = dict(zip([n for n, _ in bufs], args[:len(bufs)], strict=True))
         sc = dict(zip(names, args[len(bufs):len(bufs) + len(names)], strict=True))
-        lds = args[len(bufs) + len(names):]
+        ptrs |= dict(zip([n for n, _ in tail], args[len(bufs) + len(names):len(arg_types)], strict=True))
+        lds = args[len(arg_types):]
         c = _context(d, s, t, ptrs, sc, lds)
         live = scf.IfOp(irb.lt(c.q0, c.seq_q))  # workgroups past the sequence end do nothing
         with ir.InsertionPoint(live.then_block):

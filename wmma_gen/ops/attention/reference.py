@@ -19,6 +19,11 @@ with softcap, dS is first multiplied by d(c tanh(x / c))/dx = 1 - (S / c)**2 (S 
 with dK, dV summed over the query heads that share a kv head. A row that sees no key has
 P = 0, so it contributes nothing.
 
+Attention sinks (s_aux, one logit s_h per query head, GPT-OSS): s_h joins every row's softmax
+as a logit with no value, so LSE = log(exp(s_h) + rowsum(exp(S))) (s_h for a row that sees no
+key), P = exp(S - LSE) and O = P V as above; the backward formulas hold unchanged with that LSE,
+and d s_h = -sum_i exp(s_h - LSE_i) Dr_i (sink_gradient).
+
 Masks (directive.py states the same): off = Sk - Sq aligns queries bottom-right; causal keeps
 j <= i + off; window (l, r) keeps i + off - l <= j <= i + off + r, -1 meaning unbounded.
 
@@ -197,6 +202,15 @@ def attention_forward(q, k, v, *, scale=None, causal=False, window=None, cu_seql
                 LSE[h, rq] = m + np.log(l)
             O[rq, h] = (e / l[:, None]) @ V[rk, g]
     return pk.unpack(O), pk.unpack_lse(LSE)
+
+
+def sink_gradient(o, do, lse, s_aux, *, cu_seqlens_q=None, cu_seqlens_k=None, layout="bshd", k=None) -> np.ndarray:
+    """d s_h = -sum over sequences and queries of exp(s_h - LSE_i) rowsum(dO_i * O_i), float64 (heads,)."""
+    pk = _Packed(o, o if k is None else k, cu_seqlens_q, cu_seqlens_k, layout)
+    Dr = (pk.pack(do) * pk.pack(o)).sum(axis=2)                 # (total_q, H)
+    LSE = pk.pack_lse(lse)                                      # (H, total_q)
+    s = np.asarray(s_aux, np.float64)
+    return -(np.exp(s[:, None] - LSE) * Dr.T).sum(axis=1)
 
 
 # --- backward ------------------------------------------------------------------------------

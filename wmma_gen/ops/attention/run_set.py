@@ -23,14 +23,14 @@ def _kernel_values(problem) -> dict:
 
 
 def forward(cs, problem, q, k, v, *, causal=False, window=None, scale=None, layout="bshd", dtype=None, device=None,
-            softcap=None):
+            softcap=None, s_aux=None):
     """(o, lse) of the forward set {"attention"[, "combine"]} (the combine when split_kv > 1) on
     arrays shaped by `problem` (an AttentionProblem or its sizes mapping); lse is None when the
     set's directive does not return it."""
     q, scale, _ = public_scale(q, scale)
     inp = forward_inputs_for(as_problem(problem), cs.directive.head_dim, q, k, v, causal=causal, window=window,
                              scale=scale, return_lse=cs.directive.return_lse, layout=layout, dtype=dtype,
-                             softcap=softcap)
+                             softcap=softcap, s_aux=s_aux)
     dev, pairs = get_device(device), cs.pairs()
     args = {**inp.problem.sizes(), **_kernel_values(inp.problem)}
     src, ck = pairs["attention"]
@@ -38,7 +38,8 @@ def forward(cs, problem, q, k, v, *, causal=False, window=None, scale=None, layo
                                                      for n in src.signature.inputs})
     if "combine" in pairs:
         csrc, cck = pairs["combine"]
-        outs, _ = launch(cck, csrc.signature, args, dev, {n: outs[n] for n in csrc.signature.inputs})
+        outs, _ = launch(cck, csrc.signature, args, dev,
+                         {n: outs[n] if n in outs else inp.arrays[n] for n in csrc.signature.inputs})
     return _user_array(outs["O"], inp.problem.dtype), outs.get("LSE")
 
 

@@ -14,6 +14,13 @@ from .schedule import SPACE  # noqa: F401  (light: registry.space_of)
 GATE_SOFTCAP = 2.0   # the gate's cap for softcap directives: standard normal q, k give |scale q.k| up to
 #                      ~4, so tanh is well into its curved range (a cap of 10 would be nearly linear)
 
+def gate_sinks(heads: int):
+    """The gate's sink logits for sinks directives: spread around a typical row's LSE (standard
+    normal q, k: ~log Sk), so the sink takes a large share of some rows and little of others."""
+    import numpy as np
+    return np.linspace(-1.0, 4.0, heads).astype(np.float32)
+
+
 AXES = (Axis("batch", int, "--batch", 1, (1,), "batch"),
         Axis("heads", int, "--heads", 2, (16,), "query heads"),
         Axis("kv_heads", int, "--kv-heads", 1, (16,), "key/value heads (divides heads)"),
@@ -55,7 +62,8 @@ def check(cs, d, p, device=None, seed: int = 0, *, backward: bool = False):
     from .check import check_attention
     return check_attention(sizes(d, p), dtype=d.dtype, layout=d.layout, causal=d.causal, window=window_of(d, p),
                            backward=backward, arch=cs.arch, device=device, seed=seed, schedule=cs.schedule,
-                           kernels=cs, softcap=GATE_SOFTCAP if d.softcap else None)
+                           kernels=cs, softcap=GATE_SOFTCAP if d.softcap else None,
+                           s_aux=gate_sinks(as_problem(p).heads) if getattr(d, "sinks", False) else None)
 
 
 def estimate(cs, d, s, p, arch: str) -> ModelEstimate:
