@@ -17,6 +17,10 @@ bucket to the default, so the nearest-bucket lookup does not hand that size anot
 Ladders written before the default figure was recorded (default_source absent) are exported
 unchecked, with one line saying so.
 
+Never worse than what it shadows (issue 37, autotune/shadow.py): an entry whose bucket another
+schedule file in the search path already has (shipped or user) is kept only if it beats that
+entry measured the same way; one line per entry says what was kept and dropped.
+
 All or nothing, across ops: every ladder is read, every document built and re-validated with
 its op's reader (so an export never produces a file lookup refuses), and every file written to
 a temp file in the destination before the first `os.replace`; a failure anywhere before that
@@ -142,12 +146,15 @@ def write_all(docs: list[tuple[str, dict, object]], out: str | Path) -> list[Pat
 
 def export(df: pd.DataFrame, arch: str, out: str | Path, note=None) -> list[Path]:
     """Every op's documents of one ladder, written all or nothing."""
-    return write_all(documents(df, arch, note), out)
+    from .shadow import against_shadowed
+    return write_all(against_shadowed(documents(df, arch, note), out, note or _stderr), out)
 
 
 def export_many(dfs, arch: str, out: str | Path, note=None) -> list[Path]:
     """Several ladders (one per op), written all or nothing across them."""
-    return write_all([d for df in dfs if len(df) for d in documents(df, arch, note)], out)
+    from .shadow import against_shadowed
+    docs = [d for df in dfs if len(df) for d in documents(df, arch, note)]
+    return write_all(against_shadowed(docs, out, note or _stderr), out)
 
 
 def export_from(src: str | Path, arch: str, out: str | Path, note=None) -> list[Path]:

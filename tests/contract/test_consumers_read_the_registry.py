@@ -15,10 +15,16 @@ import importlib
 
 from wmma_gen.cli import bench_cmd, selftest_cmd
 from wmma_gen.ops import calibration_points, plans, registry
-from wmma_gen.torch import record
+try:
+    from wmma_gen.torch import record
+except ImportError as e:          # the torch extra is not installed: the recorder's tests skip, saying so
+    record, NO_TORCH = None, f"wmma_gen.torch needs torch ({e}): pip install 'wmma-gen[torch]'"
+else:
+    NO_TORCH = ""
+needs_torch = pytest.mark.skipif(record is None, reason=NO_TORCH)
 
 ARCH = "gfx1100"
-CONSUMERS = (selftest_cmd, bench_cmd, plans, calibration_points, record)
+CONSUMERS = tuple(m for m in (selftest_cmd, bench_cmd, plans, calibration_points, record) if m is not None)
 try:
     CONSUMERS += (importlib.import_module("wmma_gen.torch.warmup"),)    # imports torch
 except ImportError:
@@ -82,6 +88,7 @@ def test_selftest_rows_come_from_the_spec_alone():
     assert [(op, dt, problem) for op, dt, problem, _ in rows] == [("dummy", "f16", "n=77")]
 
 
+@needs_torch
 def test_record_problems_reads_the_dummy_call_through_its_folder():
     with record.record_problems() as rec:
         plans.cached_plan("dummy", ARCH, n=70, dtype="f16")
@@ -91,6 +98,7 @@ def test_record_problems_reads_the_dummy_call_through_its_folder():
     assert rec.archs == {ARCH} and rec.skipped == 0
 
 
+@needs_torch
 def test_a_call_of_an_op_without_a_recorded_reader_is_skipped():
     registry.register("unrecorded", lambda: _without(registry.get("dummy"), "unrecorded"))
     try:

@@ -133,3 +133,22 @@ def test_a_captured_training_steps_ops_replay_forward_and_backward(stub, hip_dev
         ref = ref.detach()
         assert (got.detach().double() - ref).abs().max() <= 8 * 2 ** -11 * max(1.0, float(ref.abs().max()))
     assert not stub.faults
+
+
+def test_the_c_no_op_launch_never_reaches_python(stub_library, stub, hip_dev, axpy):
+    """The benchmark's baseline (bench/launch_overhead.py): with noop_launch on,
+    hipModuleLaunchKernel answers hipSuccess in C -- no callback, nothing recorded or run."""
+    import numpy as np
+    from hip_helpers import BLOCK, GRID
+    x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
+    hip_dev.function(axpy)                                   # module loaded through Python first
+    before, launched = stub.calls["hipModuleLaunchKernel"], stub_library.noop_launches()
+    assert stub_library.noop_launch(True) is False
+    try:
+        hip_dev.enqueue(axpy, GRID, BLOCK, [x.ctypes.data, y.ctypes.data, 2.0])
+    finally:
+        stub_library.noop_launch(False)
+    assert stub_library.noop_launches() == launched + 1
+    assert stub.calls["hipModuleLaunchKernel"] == before and not stub.launches and not y.any()
+    hip_dev.enqueue(axpy, GRID, BLOCK, [x.ctypes.data, y.ctypes.data, 2.0])   # off again: runs
+    assert stub.calls["hipModuleLaunchKernel"] == before + 1 and (y == 2.0).all()

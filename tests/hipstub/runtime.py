@@ -50,6 +50,7 @@ from __future__ import annotations
 import ctypes
 import itertools
 import struct
+import time
 from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
@@ -161,6 +162,7 @@ class EmuHipRuntime(CaptureCalls):
         self.memory_bytes, self.clock = memory_bytes, clock or FakeClock()
         self.mem = HostMemory()
         self.execute = True                 # False: record launches without running them
+        self.load_seconds = 0.0             # host time in hipModuleLoadData (the emulator's decoder)
         self.host_maps = HostMappings()
         self.allocs: dict[int, int] = {}
         self.modules: dict[int, dict[str, tuple[Program, object]]] = {}
@@ -297,6 +299,7 @@ class EmuHipRuntime(CaptureCalls):
         self._forbidden_in_capture("hipModuleLoadData")
         if not image:
             raise HipStubError("hipErrorInvalidValue", "image is NULL")
+        t0 = time.perf_counter()
         data = _read(image, image_size(image))
         try:
             info = load_code_object(data)     # rejects a non-AMDGPU, truncated or kernel-less ELF
@@ -311,6 +314,8 @@ class EmuHipRuntime(CaptureCalls):
         except EmulatorFault as e:            # machine code the emulator cannot decode
             self.last_reason = str(e)
             raise HipStubError("hipErrorNotSupported", self.last_reason) from None
+        finally:
+            self.load_seconds += time.perf_counter() - t0
         handle = next(self._handles)
         self.modules[handle] = {meta.name: (prog, meta)}
         _put(out_module, ctypes.c_void_p, handle)

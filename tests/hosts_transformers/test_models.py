@@ -41,7 +41,8 @@ def test_packed_sequences_match_separate_eager_runs(names):
     torch.testing.assert_close(got, want, **TOL)
 
 
-@pytest.mark.parametrize("family,cache", [("llama", "dynamic"), ("gemma2", "static"), ("qwen2", "dynamic")])
+@pytest.mark.parametrize("family,cache", [("llama", "dynamic"), ("gemma2", "static"), ("qwen2", "dynamic"),
+                                          ("gpt_oss", "dynamic")])
 def test_padded_generate_matches_eager_tokens(family, cache, names):
     from transformers import GenerationConfig
     m = tm.model(family)
@@ -55,12 +56,14 @@ def test_padded_generate_matches_eager_tokens(family, cache, names):
     assert torch.equal(got, want)
 
 
-def test_training_step_gradients_match_eager(names):
-    """Forward + backward of a padded batch: the loss and every attention weight's gradient
-    within f16 rounding of eager, the backward on wmma_gen::attention_backward."""
+@pytest.mark.parametrize("family", ["llama", "gemma2"])
+def test_training_step_gradients_match_eager(family, names):
+    """Forward + backward of a padded batch (Gemma2: softcap + sliding window in the backward
+    too): the loss and every attention weight's gradient within f16 rounding of eager, the
+    backward on wmma_gen::attention_backward."""
     grads = {}
     for attn in ("eager", names[0]):
-        m = tm.model("llama", attn=attn).train()
+        m = tm.model(family, attn=attn).train()
         ids, mask = tm.padded_batch()
         labels = ids.masked_fill(mask == 0, -100)
         labels[1, 3] = -100                 # predicted from a pad position's (don't-care) logits

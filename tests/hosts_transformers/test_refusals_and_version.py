@@ -57,3 +57,15 @@ def test_an_unsupported_transformers_version_is_refused(monkeypatch):
 def test_names_transformers_special_cases_are_refused(name):
     with pytest.raises(ValueError, match="name="):
         wt.register(name)
+
+
+def test_sinks_are_refused_naming_s_aux_when_the_kernels_lack_them(monkeypatch, names):
+    """The guard for a wmma_gen.torch without s_aux (today's has it): transformers would drop the
+    sinks silently for a kernel whose signature lacks them, so the integration raises instead."""
+    def no_sinks(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False):
+        raise AssertionError("must not be called")
+    monkeypatch.setattr(wt, "_kernels", lambda: (no_sinks, no_sinks, no_sinks))
+    m = tm.model("gpt_oss", attn=names[0])
+    q, k = torch.randn(1, 4, 5, 16).half(), torch.randn(1, 2, 5, 16).half()
+    with pytest.raises(NotImplementedError, match="s_aux"):
+        wt.attention_forward(m.model.layers[0].self_attn, q, k, k, None, s_aux=torch.zeros(4))

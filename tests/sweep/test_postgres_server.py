@@ -56,6 +56,24 @@ def _pg_bin() -> Path | None:
     return Path(dirs[-1]) if dirs else None
 
 
+def _enterable(d: Path) -> bool:
+    """d and every directory above it can be entered by any user (o+x), and d is writable here."""
+    d = d.resolve()
+    return d.is_dir() and os.access(d, os.W_OK) and all(p.stat().st_mode & 0o001 for p in (d, *d.parents))
+
+
+def _enterable_parent() -> str:
+    """Where the root-run server's directory goes: pytest's temp dirs (and the tempdir that
+    tests/conftest.py points at them) are 0700 root's, which `postgres` cannot enter ("could not
+    access directory ... Permission denied", issue 37), so a system temp dir every user can
+    enter -- the server's own dir inside it is then chowned to `postgres` and closed to others."""
+    for d in (os.environ.get("WMMA_GEN_PG_TMP", ""), "/tmp", "/var/tmp", "/dev/shm"):
+        if d and _enterable(Path(d)):
+            return d
+    raise RuntimeError("running as root and no temp dir the `postgres` user can enter (/tmp, /var/tmp, /dev/shm; "
+                       "or set WMMA_GEN_PG_TMP)")
+
+
 def start_server() -> tuple[str, callable]:
     """(url, stop) of a throwaway server; raises RuntimeError saying why it cannot."""
     try:
@@ -66,7 +84,7 @@ def start_server() -> tuple[str, callable]:
     if bindir is None:
         raise RuntimeError("no initdb on PATH or in /usr/lib/postgresql/*/bin (apt-get install postgresql)")
     run_as: list[str] = []
-    base = Path(tempfile.mkdtemp(prefix="wmma-pg-"))
+    base = Path(tempfile.mkdtemp(prefix="wmma-pg-", dir=_enterable_parent() if os.geteuid() == 0 else None))
     if os.geteuid() == 0:              # initdb refuses root: run the server as `postgres`
         if shutil.which("runuser") is None or subprocess.run(["id", "postgres"], capture_output=True).returncode:
             shutil.rmtree(base, ignore_errors=True)

@@ -53,7 +53,7 @@ def _ref_linear(x, w, b):
 
 
 def _close(y, ref, tol=6 * 2 ** -11):
-    y = y.detach()
+    y, ref = y.detach(), ref.detach()
     assert (y.double() - ref).abs().max() <= tol * max(1.0, float(ref.abs().max())), (y, ref)
 
 

@@ -49,3 +49,20 @@ def test_more_vgprs_or_lds_never_more_waves(arch):
 def test_too_many_vgprs_rejected():
     with pytest.raises(ScheduleError):
         occ("gfx1100", 300)
+
+
+def test_one_wave_workgroups_fill_both_simds_of_a_cu():
+    """RDNA3 ISA guide 2.3 (CU mode): a workgroup's waves stay on one CU, each on either SIMD32, and
+    different workgroups share them. 193 VGPRs (216 allocated) -> 7 waves per SIMD: 14 one-wave
+    workgroups per CU (7 per SIMD; the old count booked a SIMD slot pair each: 7), 7 two-wave ones,
+    4 three-wave ones (12 waves, 6 per SIMD)."""
+    one, two, three = (occ("gfx1100", 193, threads=32 * w) for w in (1, 2, 3))
+    assert (one.workgroups_per_cu, one.waves_per_simd, one.limiter) == (14, 7, "vgpr")
+    assert (two.workgroups_per_cu, two.waves_per_simd) == (7, 7)
+    assert (three.workgroups_per_cu, three.waves_per_simd) == (4, 6)
+
+
+def test_busiest_simd_waves_balances_the_cu():
+    from wmma_gen.model.occupancy import busiest_simd_waves
+    assert [busiest_simd_waves(n, 1, 2) for n in (1, 2, 3, 6, 11)] == [1, 1, 2, 3, 6]
+    assert [busiest_simd_waves(n, 4, 2) for n in (1, 3)] == [2, 6]

@@ -21,10 +21,14 @@ or silently changes a cached code object.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import glob
 import importlib
+import importlib.util
 import os
+import sys
+import types
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,10 +72,51 @@ def requested() -> str:
 def _import(name: str):
     """(ir, passmanager, {dialect module name: module}) of provider `name`."""
     pkg = _PACKAGE[name]
-    ir_mod = importlib.import_module(f"{pkg}.ir")
-    pm_mod = importlib.import_module(f"{pkg}.passmanager")
-    dialects = {d: importlib.import_module(f"{pkg}.dialects.{d}") for d in _DIALECTS}
+    with _bare_parent(pkg):
+        ir_mod = importlib.import_module(f"{pkg}.ir")
+        pm_mod = importlib.import_module(f"{pkg}.passmanager")
+        dialects = {d: importlib.import_module(f"{pkg}.dialects.{d}") for d in _DIALECTS}
     return ir_mod, pm_mod, dialects
+
+
+class _LazyPackage(types.ModuleType):
+    """A package module whose __init__ runs on the first attribute it does not have: its
+    submodules import without it (see _bare_parent)."""
+
+    def __getattr__(self, attr: str):
+        init = self.__dict__.pop("_wmma_gen_pending_init", None)
+        if init is None:
+            raise AttributeError(f"module {self.__name__!r} has no attribute {attr!r}")
+        init.loader.exec_module(self)       # the package's own __init__, in this module: a real import
+        return getattr(self, attr)
+
+
+@contextlib.contextmanager
+def _bare_parent(pkg: str):
+    """Import `pkg` (e.g. flydsl._mlir) without running its parent package's __init__ first:
+    flydsl/__init__.py imports flydsl.autotune, which imports torch (1.3 s of a 1.6 s import,
+    -X importtime; DESIGN.md), and compiling needs none of it. The parent becomes a package
+    module over the same folder whose __init__ runs on first use of anything it defines
+    (`import flydsl; flydsl.autotune` by anyone works as before)."""
+    parent = pkg.partition(".")[0]
+    if "." not in pkg or parent in sys.modules:
+        yield
+        return
+    spec = importlib.util.find_spec(parent)
+    if spec is None or not spec.submodule_search_locations or spec.loader is None:
+        yield
+        return
+    lazy = _LazyPackage(parent)
+    lazy.__path__, lazy.__spec__, lazy.__file__ = list(spec.submodule_search_locations), spec, spec.origin
+    lazy.__package__, lazy.__loader__ = parent, spec.loader
+    lazy._wmma_gen_pending_init = spec
+    sys.modules[parent] = lazy
+    try:
+        yield
+    except BaseException:
+        if sys.modules.get(parent) is lazy:
+            del sys.modules[parent]
+        raise
 
 
 def _select():

@@ -44,6 +44,7 @@ import numpy as np
 from ..errors import DeviceError
 from ..targets import TARGETS
 from .base import Arg, Buffer, Device, Timing
+from .hip_capture import HipCapture, HipGraph  # noqa: F401  (HipGraph: what end_capture returns)
 from .kernargs import check_launch, pack_kernargs
 
 _PARAM_BUFFER_POINTER, _PARAM_BUFFER_SIZE, _PARAM_END = 1, 2, 3   # hip_runtime_api.h
@@ -183,24 +184,7 @@ def sets_needed(set_bytes: int, cache_bytes: int) -> int:
     return cache_bytes // max(set_bytes, 1) + 1
 
 
-class HipGraph:
-    """An instantiated captured graph (HipDevice.end_capture): launch() replays it on a stream."""
-
-    def __init__(self, hip, graph, exe, stream):
-        self.hip, self.graph, self.exe, self.stream = hip, graph, exe, stream
-
-    def launch(self, stream=None) -> None:
-        _check(self.hip, self.hip.hipGraphLaunch(self.exe, self.stream if stream is None else stream),
-               "hipGraphLaunch")
-
-    def close(self) -> None:
-        if self.exe is not None:
-            self.hip.hipGraphExecDestroy(self.exe)
-            self.hip.hipGraphDestroy(self.graph)
-            self.exe = self.graph = None
-
-
-class HipDevice(Device):
+class HipDevice(HipCapture, Device):
     name = "hip"
 
     def __init__(self, device_id: int = 0):
@@ -349,33 +333,6 @@ class HipDevice(Device):
         if launch is None:
             launch = template.native[self] = self.prepack(kernel, template, host)
         launch(tuple(ptrs[n] for n in template.pointers), stream)
-
-    # ---- graph capture ----------------------------------------------------------------------
-    def begin_capture(self, stream=None, mode: str = "global") -> None:
-        """hipStreamBeginCapture on `stream` (None: this device's): launches on it are recorded
-        into a graph instead of run, until end_capture."""
-        modes = {"global": 0, "thread_local": 1, "relaxed": 2}
-        if mode not in modes:
-            raise DeviceError(f"capture mode={mode!r} is not allowed: one of {', '.join(modes)}")
-        _check(self.hip, self.hip.hipStreamBeginCapture(self.stream if stream is None else stream,
-                                                        self.hip.hipStreamCaptureMode(modes[mode])),
-               "hipStreamBeginCapture")
-
-    def end_capture(self, stream=None) -> "HipGraph":
-        """hipStreamEndCapture + hipGraphInstantiate: the captured work as a graph to replay."""
-        graph = _check(self.hip, self.hip.hipStreamEndCapture(self.stream if stream is None else stream),
-                       "hipStreamEndCapture")
-        try:
-            exe = _check(self.hip, self.hip.hipGraphInstantiate(graph, 0), "hipGraphInstantiate")[0]
-        except DeviceError:
-            self.hip.hipGraphDestroy(graph)
-            raise
-        return HipGraph(self.hip, graph, exe, self.stream)
-
-    def is_capturing(self, stream=None) -> bool:
-        status = _check(self.hip, self.hip.hipStreamIsCapturing(self.stream if stream is None else stream),
-                        "hipStreamIsCapturing")
-        return int(getattr(status, "value", status)) != 0
 
     def _events(self):
         return [_check(self.hip, self.hip.hipEventCreate(), "hipEventCreate") for _ in range(2)]

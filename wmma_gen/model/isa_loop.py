@@ -220,3 +220,13 @@ def wave_iteration_clocks(ops: tuple[Op, ...], cost: dict[str, float], vm_latenc
         vm = [c for c in vm if c > t]  # completed ones no longer count
         lg = [c for c in lg if c > t]
     return t - start
+
+
+def main_loop_density(isas) -> float:
+    """v_wmma per issued instruction of the main loops of a kernel set (the ISA texts of its kernels):
+    summed over the kernels whose main loop issues WMMAs (a backward's dK/dV and dQ kernels together; a
+    paged decode's loop without its combine kernel), 0.0 when none does. Compiler output, static: the
+    figure the shipped-entry rule compares (tests/compile/test_shipped_density.py)."""
+    loops = [lp for lp in (find_main_loop(t) for t in isas) if lp.wmma]
+    issued = sum(lp.issued for lp in loops)
+    return sum(lp.wmma for lp in loops) / issued if issued else 0.0

@@ -9,7 +9,8 @@ what only it knows (loop trips per workgroup, bytes per trip, FLOPs) -- this fil
         alone = issue + stalls at s_waitcnt                                one wave's critical path
         lds   = DS bytes / LDS bytes per clock (no bank-conflict model)
     r = workgroups resident per CU = min(n occupancy limit, ceil(workgroups / CUs))
-    a CU running r workgroups (W waves on its busiest SIMD): trip = max(W * pipe, alone, lds)
+    a CU running r workgroups (W = ceil(r * waves per workgroup / SIMDs) waves on its busiest SIMD,
+    occupancy.py): trip = max(W * pipe, alone, lds)
     compute = total trips / min(workgroups, CUs * n) * trip + rounds * epilogue   (work spread evenly)
     kernel  = max(compute, L2 bytes / L2 bandwidth, compulsory bytes / DRAM bandwidth) + launch
 Assumptions beyond GEMM's (model/params.py): trips spread evenly over CUs (no tail term); the
@@ -29,7 +30,7 @@ from ..targets import Target
 from .calibration import bounds, factors
 from .estimate import Estimate, loop_stats, vmem_clocks
 from .isa_loop import wave_iteration_clocks
-from .occupancy import occupancy
+from .occupancy import busiest_simd_waves, occupancy
 from .params import params_for, wmma_cycles
 
 _TRANS = re.compile(r"^\s*v_(exp|log|rcp|rsq|sqrt|sin|cos)_")
@@ -55,8 +56,9 @@ def estimate_loop_kernel(compiled, t: Target, dtype: str, *, total_trips: float,
     vmem = vmem_clocks(loop.ops, p)
     n = occ.workgroups_per_cu
     resident = resident_workgroups_per_cu(n, workgroups, t.cus)
-    # a trip's pipe, LDS and VMEM are shared by the workgroups actually on the CU, not by the limit
-    w = resident * -(-occ.waves_per_workgroup // t.simds_per_cu)
+    # a trip's pipe, LDS and VMEM are shared by the workgroups actually on the CU, not by the limit;
+    # the pipe by the waves on the busiest of its SIMDs (occupancy.busiest_simd_waves)
+    w = busiest_simd_waves(resident, occ.waves_per_workgroup, t.simds_per_cu)
     terms = {"wmma_issue": w * pipe, "latency": alone, "lds_bandwidth": resident * occ.waves_per_workgroup * lds,
              "global_memory": resident * occ.waves_per_workgroup * vmem}
     kind = max(terms, key=terms.get)

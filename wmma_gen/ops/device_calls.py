@@ -152,7 +152,8 @@ def _call_key(op: str, device, arch, named: dict, *flags) -> tuple:
     """Everything a call's kernels and packing depend on besides addresses."""
     dev = device if device is None or isinstance(device, str) else id(device)
     route = getattr(_route, "value", None)
-    layout = tuple((n, x.shape, x.strides, x.dtype, x.device, x.device_id) for n, x in named.items())
+    layout = tuple((n, x.shape, x.strides, x.dtype, x.device, x.device_id,
+                    isinstance(x.owner, np.ndarray) and x.owner.flags.writeable) for n, x in named.items())
     # WMMA_GEN_ARCH picks the emulator's arch: it matters only for CPU operands nobody routed
     env = os.environ.get("WMMA_GEN_ARCH") if route is None and device is None else None
     return (op, dev, arch, None if route is None else id(route[0]), env, layout, flags)

@@ -4,6 +4,7 @@
     flash_attn_func(q8, k8, v8, q_descale=...)   FlashAttention-3's fp8 forward (gfx12, O bf16)
     flash_attn_with_kvcache                      flash-attn's paged / in-place-append decode call
     scaled_dot_product_attention                 SDPA's call (bhsd, top-left is_causal)
+    wmma_gen.torch.sdpa.enable() / enabled()     wmma_gen under F.scaled_dot_product_attention (docs/integrations.md)
     linear, matmul                               F.linear (+ fused bias/activation), a @ b
     warmup(model, example_inputs) | warmup([problem, ...])   compile before step 1
     record_problems()                            the problems a block issues -> `wmma-gen sweep --problems`

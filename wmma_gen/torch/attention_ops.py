@@ -47,13 +47,14 @@ def _keywords(cu_q, cu_k, max_q, max_k, causal, left, right, scale, layout, soft
 
 def attention_call(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[Tensor], cu_seqlens_k: Optional[Tensor],
                    max_seqlen_q: int, max_seqlen_k: int, causal: bool, window_left: int, window_right: int,
-                   scale: float, layout: str, softcap: float = 0.0,
-                   s_aux: Optional[Tensor] = None) -> tuple[Tensor, Tensor, Optional[tuple]]:
+                   scale: float, layout: str, softcap: float = 0.0, s_aux: Optional[Tensor] = None,
+                   out: Optional[Tensor] = None) -> tuple[Tensor, Tensor, Optional[tuple]]:
     """(o, lse, replay token or None): the op's body, plus the core's token when q, k, v went
-    to the kernel as they are (no kernel_view copy) -- what replay.py may record."""
+    to the kernel as they are (no kernel_view copy) -- what replay.py may record. O goes into
+    `out` when given (flash-attn's out=, checked by the front end)."""
     kq, kk, kv = kernel_view(q), kernel_view(k), kernel_view(v)
     sinks = None if s_aux is None else kernel_view(s_aux.detach().to(torch.float32))
-    o = torch.empty(kq.shape, dtype=kq.dtype, device=kq.device)
+    o = out if out is not None else torch.empty(kq.shape, dtype=kq.dtype, device=kq.device)
     lse = torch.empty(_lse_shape(kq, cu_seqlens_q is not None, layout), dtype=torch.float32, device=kq.device)
     keep: list = []
     token = attention_into(kq, kk, kv, o, lse, stream=stream_of(kq), alloc=torch_alloc(kq.device, keep),

@@ -23,6 +23,7 @@ from ..ops.attention.inputs import check_softcap
 from . import attention_ops, replay
 from .args import check_max_seqlen, check_window, signed_scale
 from .flash_fp8 import FP8, flash_attn_fp8
+from .out_arg import check_out, into
 from .runtime import check_dtype, check_tensors, direct, stream_of
 
 DTYPES = ("f16", "bf16")
@@ -167,7 +168,8 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
 def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p=0.0,
                            softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
                            deterministic=False, return_attn_probs=False, block_table=None, fp8_wmma=False,
-                           k_descale=None, v_descale=None, s_aux=None, learnable_sink=None):
+                           k_descale=None, v_descale=None, s_aux=None, learnable_sink=None, seqused_k=None,
+                           out=None):
     """flash-attn 2's flash_attn_varlen_func: q (total_q, H, D), k/v (total_k, Hkv, D) packed;
     cu_seqlens_q/k int32 (batch + 1,) offsets on the tensors' device (GPU offsets are never
     read on the host: max_seqlen_q/k must be right); an empty sequence is allowed (its rows
@@ -178,7 +180,9 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     wmma_gen extension, gfx12, fp8 caches) multiplies them natively on fp8 WMMA, as
     flash_attn_with_kvcache's; k_descale / v_descale scale an fp8 cache (FA3's names). s_aux (alias
     learnable_sink): attention sinks as flash_attn_func's, paged or not. A negative softmax_scale runs
-    as -q (args.py)."""
+    as -q (args.py). vLLM's flash-attn fork's keywords: seqused_k (batch,) int32, the keys of each
+    sequence, given instead of cu_seqlens_k (with block_table only); out (total_q, H, D) contiguous
+    of q's dtype receives O (eager calls write it there, no copy)."""
     sinks = check_sinks(s_aux, learnable_sink, q.shape[1] if q.dim() == 3 else -1, q)
     q, softmax_scale = signed_scale(q, softmax_scale)
     max_seqlen_q, max_seqlen_k = check_max_seqlen("max_seqlen_q", max_seqlen_q), check_max_seqlen(
@@ -189,9 +193,13 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
         scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
         out, lse = paged_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, block_table, causal=bool(causal),
                                 window=_window(window_size), scale=scale, softcap=float(softcap or 0.0),
-                                fp8_wmma=fp8_wmma, k_descale=k_descale, v_descale=v_descale,
-                                **({"s_aux": sinks} if sinks is not None else {}))
+                                fp8_wmma=fp8_wmma, k_descale=k_descale, v_descale=v_descale, seqused_k=seqused_k,
+                                out=out, **({"s_aux": sinks} if sinks is not None else {}))
         return (out, lse, None) if return_attn_probs else out
+    if seqused_k is not None:
+        raise NotImplementedError("seqused_k without block_table is not supported by wmma_gen's "
+                                  "flash_attn_varlen_func: pass cu_seqlens_k for packed keys, or a paged cache with "
+                                  "block_table and seqused_k")
     if k_descale is not None or v_descale is not None:
         raise ValueError("k_descale / v_descale are not allowed without block_table: they scale a paged fp8 cache")
     if fp8_wmma:
@@ -207,10 +215,15 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
                              "tensor of batch + 1 offsets")
     left, right = _window(window_size)
     scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(d)
-    out, lse = _attention(q, k, v, cu_seqlens_q.contiguous(), cu_seqlens_k.contiguous(),
-                          int(max_seqlen_q), int(max_seqlen_k), bool(causal), left, right, scale, "bshd", cap,
-                          *([sinks] if sinks is not None else []),
-                          key=() if sinks is None and direct(q, k, v, cu_seqlens_q, cu_seqlens_k) else None)
+    check_out(out, q, q.dtype)
+    args = (q, k, v, cu_seqlens_q.contiguous(), cu_seqlens_k.contiguous(), int(max_seqlen_q), int(max_seqlen_k),
+            bool(causal), left, right, scale, "bshd", cap, *([sinks] if sinks is not None else []))
+    if out is not None and direct(q, k, v, cu_seqlens_q, cu_seqlens_k, out, sinks):
+        out, lse, _ = attention_ops.attention_call(*args, out=out)     # written in place, not replayable
+    elif out is not None:
+        out, lse = into(out, *_attention(*args))
+    else:
+        out, lse = _attention(*args, key=() if sinks is None and direct(q, k, v, cu_seqlens_q, cu_seqlens_k) else None)
     return (out, lse, None) if return_attn_probs else out
 
 

@@ -49,6 +49,7 @@ from ..ops.paged_attention.directive import BLOCK_SIZES
 from ..ops.paged_attention.inputs import MAX_SQ
 from .args import check_window, signed_scale
 from .fp8_scales import FP8, paged_kv_scales
+from .out_arg import check_out, into
 from .runtime import check_tensors, direct, kernel_view, stream_of, torch_alloc
 
 
@@ -60,9 +61,19 @@ def _out_dtype(q: Tensor) -> torch.dtype:
 def paged_call(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_table: Tensor, seq_lens: Tensor,
                kv_scales: Optional[Tensor], causal: bool, window_left: int, window_right: int, scale: float,
                softcap: float, fp8_wmma: bool = False, s_aux: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
-    """(o, lse (batch, nheads, seqlen_q)). More than MAX_SQ query tokens per sequence run as
-    chunked prefill: q packed (batch * seqlen_q, nheads, hd) with equal chunks (a view when q
-    is contiguous) and device-side offsets."""
+    """The op's body: new o and lse (a custom op returns no alias of its inputs)."""
+    return _paged_body(q, k_cache, v_cache, block_table, seq_lens, kv_scales, causal, window_left, window_right,
+                       scale, softcap, fp8_wmma, s_aux)
+
+
+def _paged_body(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_table: Tensor, seq_lens: Tensor,
+                kv_scales: Optional[Tensor], causal: bool, window_left: int, window_right: int, scale: float,
+                softcap: float, fp8_wmma: bool = False, s_aux: Optional[Tensor] = None,
+                out: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
+    """(o, lse (batch, nheads, seqlen_q)), O written into `out` when given (contiguous, checked by
+    the caller). More than MAX_SQ query tokens per sequence run as chunked prefill: q packed
+    (batch * seqlen_q, nheads, hd) with equal chunks (a view when q is contiguous) and
+    device-side offsets."""
     from ..ops.paged_attention.device import paged_attention_into   # MLIR loads on the first call, not import
     q = kernel_view(q)
     B, Sq, H, D = q.shape
@@ -73,17 +84,17 @@ def paged_call(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_table: Tensor,
               sinks=None if s_aux is None else kernel_view(s_aux.to(torch.float32)))
     odt = _out_dtype(q)
     if Sq <= MAX_SQ:
-        o = torch.empty(q.shape, dtype=odt, device=q.device)
+        o = out if out is not None else torch.empty(q.shape, dtype=odt, device=q.device)
         lse = torch.empty((B, H, Sq), dtype=torch.float32, device=q.device)
         paged_attention_into(q, k_cache, v_cache, block_table, seq_lens, o, lse, **kw)
         return o, lse
     packed = q.reshape(B * Sq, H, D)
-    o = torch.empty(packed.shape, dtype=odt, device=q.device)
+    o = out.view(packed.shape) if out is not None else torch.empty(packed.shape, dtype=odt, device=q.device)
     lse = torch.empty((H, B * Sq), dtype=torch.float32, device=q.device)
     cu = torch.arange(0, (B + 1) * Sq, Sq, dtype=torch.int32, device=q.device)
     paged_attention_into(packed, k_cache, v_cache, block_table, seq_lens, o, lse, cu_seqlens_q=cu, max_seqlen_q=Sq,
                          **kw)
-    return o.reshape(B, Sq, H, D), lse.reshape(H, B, Sq).permute(1, 0, 2).contiguous()
+    return (out if out is not None else o.reshape(B, Sq, H, D)), lse.reshape(H, B, Sq).permute(1, 0, 2).contiguous()
 
 
 paged_attention = torch.library.custom_op("wmma_gen::paged_attention", paged_call, mutates_args=())
@@ -175,13 +186,16 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
                             cache_seqlens=None, cache_batch_idx=None, cache_leftpad=None, block_table=None,
                             softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
                             rotary_interleaved=True, alibi_slopes=None, num_splits=0, return_softmax_lse=False,
-                            k_descale=None, v_descale=None, fp8_wmma=False, s_aux=None, learnable_sink=None):
-    """See the module doc (flash-attn's argument names, order and semantics)."""
+                            k_descale=None, v_descale=None, fp8_wmma=False, s_aux=None, learnable_sink=None,
+                            out=None):
+    """See the module doc (flash-attn's argument names, order and semantics); out (vLLM's
+    flash-attn fork's keyword): a contiguous tensor like q (bf16 for fp8 q) that receives O."""
     from .flash import check_sinks
     _refuse(rotary_cos=rotary_cos, rotary_sin=rotary_sin, cache_batch_idx=cache_batch_idx,
             cache_leftpad=cache_leftpad, alibi_slopes=alibi_slopes, num_splits=num_splits)
     check_tensors(q=q, k_cache=k_cache, v_cache=v_cache, k=k, v=v, block_table=block_table,
-                  cache_seqlens=cache_seqlens if isinstance(cache_seqlens, Tensor) else None)
+                  cache_seqlens=cache_seqlens if isinstance(cache_seqlens, Tensor) else None, out=out)
+    check_out(out, q, _out_dtype(q))
     if k_cache.dtype != v_cache.dtype:
         raise ValueError(f"v_cache.dtype={v_cache.dtype} is not allowed: {k_cache.dtype}, k_cache's dtype")
     if (k is None) != (v is None):
@@ -208,13 +222,15 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
         _append(k_pages, v_pages, k, v, lens, table)
         lens = (lens + k.shape[1]).to(torch.int32)
     scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
-    run = paged_call if direct(q) else torch.ops.wmma_gen.paged_attention
     opts = (bool(causal), left, right, scale, float(softcap or 0.0), bool(fp8_wmma))
     opts += (sinks,) if sinks is not None else ()
     table, lens = table.contiguous(), lens.contiguous()
-    if scales is None or scales.dim() == 2:
-        out, lse = run(q, k_pages, v_pages, table, lens, scales, *opts)
+    if (scales is None or scales.dim() == 2) and direct(q, out):
+        out, lse = _paged_body(q, k_pages, v_pages, table, lens, scales, *opts, out=out)
+    elif scales is None or scales.dim() == 2:
+        out, lse = into(out, *torch.ops.wmma_gen.paged_attention(q, k_pages, v_pages, table, lens, scales, *opts))
     else:     # FA3 descales that differ per sequence: one call per sequence (the kernel has one row)
+        run = paged_call if direct(q) else torch.ops.wmma_gen.paged_attention
         outs = [run(q[b:b + 1], k_pages, v_pages, table[b:b + 1], lens[b:b + 1], scales[b], *opts) for b in range(B)]
-        out, lse = torch.cat([o for o, _ in outs]), torch.cat([x for _, x in outs])
+        out, lse = into(out, torch.cat([o for o, _ in outs]), torch.cat([x for _, x in outs]))
     return (out, lse) if return_softmax_lse else out

@@ -1,17 +1,19 @@
-"""Repeat calls of the torch lane without redoing what cannot have changed (issue 23: host
-overhead per call).
+"""The call-site cache of the torch lane (issue 23, issue 36): one key per call, a hit holds
+the prepacked launch.
 
 A front end's *shape key* holds, per tensor, (shape, strides, dtype, device, address mod 16),
 plus the op's own arguments and the call's placement (device_calls.placement). Every check the
 front end makes and everything the core decides (kernels, kernarg packing, the 16-byte
 alignment the GEMM key reads) is a function of that key, so the second call of a key needs only
-its outputs allocated and the kernels enqueued with the new addresses (device_calls.replay).
+its outputs allocated and the kernels enqueued with the new addresses: the entry holds the
+core's Prepacked (device_calls.py), whose launches are the device's prepacked closures
+(Device.prepack) and whose scratch buffers are allocated per call by the caller's allocator.
 
-An entry is recorded only when the first call ran straight on its tensors (no reshape copy, no
-kernel_view copy, no scratch: the core returned a replay token) and `runtime.direct` held; a
-replay happens only when `direct` holds again (eager, no autograd graph, no modes). If the core
-forgot the shape (forget_call_shapes, its LRU), the replay reports False and the caller makes
-the full call, which records again.
+Entries are recorded by eager calls (runtime.eager_mode STRAIGHT) whose tensors went to the
+kernels as they are (no reshape or kernel_view copy); an autograd call's key only marks its
+checks done (a None token: its eager autograd.Function keys the kernels' calls). If the core
+forgot its shapes (forget_call_shapes), `run` reports None and the caller makes the full call,
+which records again.
 """
 from __future__ import annotations
 
@@ -24,12 +26,6 @@ from .runtime import torch_alloc
 
 MAX_ENTRIES = 1024
 _entries: "OrderedDict[tuple, tuple]" = OrderedDict()
-
-
-def tensor_key(t) -> tuple | None:
-    if t is None:
-        return None
-    return (t.shape, t.stride(), t.dtype, t.device, t.data_ptr() % 16)
 
 
 def key(op: str, tensors: tuple, *args) -> tuple:

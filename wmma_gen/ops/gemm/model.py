@@ -35,7 +35,7 @@ from ...errors import ScheduleError
 from ...model.calibration import bounds, factors
 from ...model.estimate import TAIL_THRESHOLD, Estimate, Resources, loop_stats, vmem_clocks
 from ...model.isa_loop import LoopStats, wave_iteration_clocks
-from ...model.occupancy import occupancy
+from ...model.occupancy import busiest_simd_waves, occupancy
 from ...model.params import params_for, wmma_cycles
 from ...targets import Target, get_target
 from . import banks
@@ -99,10 +99,8 @@ def estimate_from(loop: LoopStats, res: Resources, d: GemmDirective, s: Schedule
     epi_pipe = sum(cost.get(o.kind, 1.0) for o in loop.outside) + 2 * spills
     epi_vmem = vmem_clocks(loop.outside, p) + spills * 2 * p.vmem_min_clk
 
-    per_simd = -(-occ.waves_per_workgroup // t.simds_per_cu)
-
     def round_clk(n: int) -> tuple[float, str]:
-        w = n * per_simd
+        w = busiest_simd_waves(n, occ.waves_per_workgroup, t.simds_per_cu)   # model/occupancy.py
         simd = iters * max(w * pipe, alone) + max(w * epi_pipe, epi_alone)
         simd_kind = "latency" if alone > w * pipe else "wmma_issue"
         l_lds = iters * n * occ.waves_per_workgroup * lds
@@ -153,7 +151,8 @@ def estimate_from(loop: LoopStats, res: Resources, d: GemmDirective, s: Schedule
         "lds_conflicts": deg, "epilogue_clocks": {"alone": epi_alone, "pipe": epi_pipe, "vmem": epi_vmem},
         "workgroups": n_wg, "workgroups_busiest_cu": busiest, "rounds": full + (1 if rem else 0),
         "round_limiter": kind_full, "tail_fraction": tail, "times_s": times, "peak_tflops": peak,
-        "issue_share": _issue_share(loop, occ.workgroups_per_cu * per_simd, pipe, alone),
+        "issue_share": _issue_share(loop, busiest_simd_waves(occ.workgroups_per_cu, occ.waves_per_workgroup,
+                                                             t.simds_per_cu), pipe, alone),
         "spills": spills, "params": p.to_dict(), "calibration": cal.to_dict(),
     }
     low, high = bounds(tflops, t, d.dtype, cal)

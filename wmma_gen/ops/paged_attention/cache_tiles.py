@@ -15,13 +15,9 @@ inputs.check_block_ids). The rows are staging.lane_offsets (one 32-bit unsigned 
 row inside one block).
 
 FP8 caches (OCP E4M3 / E5M2, one byte per element) are read `w` bytes per load and widened in
-registers to 16-bit values with byte permutes (v_perm_b32, selector byte 12 = 0x00: RDNA3 ISA
-guide "V_PERM_B32", same on RDNA4) before the LDS store:
-  E5M2 is the high byte of an IEEE half (both have 5 exponent bits, bias 15): h = byte << 8, exact.
-  E4M3 (bias 7): h = sign << 15 | (byte & 0x7f) << 7 is an IEEE half of value x * 2**-8 for
-  every finite E4M3 x, normals and subnormals alike (the exponent field moves unchanged, so
-  the value scales by 2**(7-15)); the 2**8 is folded into the per-head scale (kernel.py).
-  E4M3's NaN (S.1111.111) becomes 480 * 2**-8: NaN in an fp8 cache is the caller's concern.
+registers to 16-bit values before the LDS store by kernels/fp8_widen.py (byte permutes and packed 16-bit
+shifts, exact for every byte): E5M2 is the high byte of an IEEE half; E4M3 becomes the half of x * 2**-8
+(normals and subnormals alike, NaN to NaN), the 2**8 folded into the per-head scale (kernel.py).
 bf16 queries: the half is widened to f32 and rounded to bf16 (exact: bf16 has more range and
 E4M3/E5M2 have at most 3 mantissa bits).
 """
@@ -32,12 +28,10 @@ from dataclasses import replace
 from ...compiler.mlir_api import ir
 from ...compiler.mlir_api import arith, memref, vector
 
-from ...kernels import irb, saddr
-from ...kernels.attention_blocks import i32_type, iadd, imul, perm_b32
+from ...kernels import fp8_widen, irb, saddr
+from ...kernels.attention_blocks import i32_type, iadd, imul
 from ..attention import operands, staging
 
-E5M2_LO = 0x010C000C  # perm_b32(x, x, .) = byte0 << 8 | byte1 << 24
-E5M2_HI = 0x030C020C  # byte2 << 8 | byte3 << 24
 
 
 def plan(s, d, transpose: bool) -> staging.TileCopy:
@@ -90,20 +84,10 @@ def lds_values(d, regs: list) -> list:
 def widen(d, raw):
     """vector<w x i8> of fp8 bits -> vector<w x f16> (LDS tiles are declared f16; bf16 bits
     for bf16 queries), per the module docstring."""
-    i32 = i32_type()
     n = ir.VectorType(raw.type).shape[0]
-    words = vector.bitcast(irb.vec(n // 4, i32), raw)
-    halves = []
-    for j in range(n // 4):
-        x = vector.extract(words, [], [j])
-        for sel in (E5M2_LO, E5M2_HI):
-            h = perm_b32(x, x, sel)
-            if d.kv_dtype == "fp8e4m3":
-                sign = arith.andi(h, irb.ci(0x80008000 - 2 ** 32, 32))
-                mag = arith.shrui(arith.andi(h, irb.ci(0x7F007F00, 32)), irb.ci(1, 32))
-                h = arith.ori(sign, mag)
-            halves.append(h)
-    f16 = vector.bitcast(irb.vec(n, ir.F16Type.get()), vector.from_elements(irb.vec(n // 2, i32), halves))
+    words = vector.bitcast(irb.vec(n // 4, i32_type()), raw)
+    halves = [h for j in range(n // 4) for h in fp8_widen.widen_words(d.kv_dtype, vector.extract(words, [], [j]))]
+    f16 = vector.bitcast(irb.vec(n, ir.F16Type.get()), vector.from_elements(irb.vec(n // 2, i32_type()), halves))
     if d.dtype == "f16":
         return f16
     bf = arith.truncf(irb.vec(n, ir.BF16Type.get()), arith.extf(irb.vec(n, ir.F32Type.get()), f16))

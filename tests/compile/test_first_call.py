@@ -1,0 +1,50 @@
+"""The first call in a process (issue 36 item 5): importing the compiler does not import torch
+(flydsl's package __init__ runs only when something uses it), and a GEMM served by the compile
+index gets its Signature without an MLIR build -- the same Signature the builder declares."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import OrderedDict
+from pathlib import Path
+
+import pytest
+
+from wmma_gen.compiler import mlir_api
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.skipif(mlir_api.NAME != "flydsl", reason="the bare-parent import concerns the flydsl provider")
+def test_the_compiler_imports_without_torch_and_flydsl_still_imports_whole():
+    code = ("import sys; import wmma_gen.compiler; print('torch' in sys.modules); "
+            "import flydsl; print(callable(flydsl.autotune), flydsl.__version__ != '')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True", "True"]
+
+
+def test_an_index_served_gemm_has_its_signature_without_building_mlir(tmp_path, monkeypatch):
+    from wmma_gen.ops import compile_op
+    from wmma_gen.ops.gemm import kernel as gemm_kernel
+    from wmma_gen.ops.gemm.api import default_schedule
+    from wmma_gen.ops.gemm.build import compile_gemm
+    from wmma_gen.ops.gemm.directive import GemmDirective
+    from wmma_gen.ops.gemm.problem import GemmProblem
+    monkeypatch.setenv("WMMA_GEN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(compile_op, "_LRU", OrderedDict())
+    d, p = GemmDirective("f16", layout="NT"), GemmProblem(40, 24, 32)
+    s = default_schedule(d, "gfx1100", p)
+    built = compile_gemm(d, s, "gfx1100", p).signature                # builds MLIR (a cold cache)
+    compile_op._LRU.clear()
+    builds = []
+    original = gemm_kernel.build_gemm
+    monkeypatch.setattr(gemm_kernel, "build_gemm", lambda *a, **k: builds.append(a) or original(*a, **k))
+    kern = compile_gemm(d, s, "gfx1100", p)                            # served by the index
+    sig = kern.signature
+    assert not builds and "sources" not in kern.kernels._memo
+    assert sig.kernel == built.kernel == kern.compiled.name
+    assert [(a.name, a.role, a.dtype) for a in sig.args] == [(a.name, a.role, a.dtype) for a in built.args]
+    sizes = p.as_dict()
+    assert sig.grid(sizes) == built.grid(sizes) and sig.block == built.block
+    assert sig.shapes(sizes) == built.shapes(sizes)

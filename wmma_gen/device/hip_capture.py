@@ -1,0 +1,65 @@
+"""Stream capture on a HipDevice (HIP graphs: what serving stacks such as vLLM capture decode in).
+
+    dev.begin_capture(stream=None, mode="global")   hipStreamBeginCapture on the caller's stream
+    graph = dev.end_capture(stream=None)            hipStreamEndCapture + hipGraphInstantiate
+    graph.launch(stream=None); graph.close()        hipGraphLaunch; hipGraphExecDestroy + hipGraphDestroy
+    dev.is_capturing(stream=None)                   hipStreamIsCapturing
+
+While a stream captures, wmma_gen's ops make only kernel launches on it (docs/pytorch.md, graph
+capture); HIP refuses allocations, copies, syncs and module loads in global mode.
+"""
+from __future__ import annotations
+
+from ..errors import DeviceError
+
+
+def _check(hip, result, call: str):
+    from .hip import _check as check
+    return check(hip, result, call)
+
+
+class HipGraph:
+    """An instantiated captured graph (HipDevice.end_capture): launch() replays it on a stream."""
+
+    def __init__(self, hip, graph, exe, stream):
+        self.hip, self.graph, self.exe, self.stream = hip, graph, exe, stream
+
+    def launch(self, stream=None) -> None:
+        _check(self.hip, self.hip.hipGraphLaunch(self.exe, self.stream if stream is None else stream),
+               "hipGraphLaunch")
+
+    def close(self) -> None:
+        if self.exe is not None:
+            self.hip.hipGraphExecDestroy(self.exe)
+            self.hip.hipGraphDestroy(self.graph)
+            self.exe = self.graph = None
+
+
+class HipCapture:
+    """The capture calls of HipDevice (which provides hip and stream)."""
+
+    def begin_capture(self, stream=None, mode: str = "global") -> None:
+        """hipStreamBeginCapture on `stream` (None: this device's): launches on it are recorded
+        into a graph instead of run, until end_capture."""
+        modes = {"global": 0, "thread_local": 1, "relaxed": 2}
+        if mode not in modes:
+            raise DeviceError(f"capture mode={mode!r} is not allowed: one of {', '.join(modes)}")
+        _check(self.hip, self.hip.hipStreamBeginCapture(self.stream if stream is None else stream,
+                                                        self.hip.hipStreamCaptureMode(modes[mode])),
+               "hipStreamBeginCapture")
+
+    def end_capture(self, stream=None) -> "HipGraph":
+        """hipStreamEndCapture + hipGraphInstantiate: the captured work as a graph to replay."""
+        graph = _check(self.hip, self.hip.hipStreamEndCapture(self.stream if stream is None else stream),
+                       "hipStreamEndCapture")
+        try:
+            exe = _check(self.hip, self.hip.hipGraphInstantiate(graph, 0), "hipGraphInstantiate")[0]
+        except DeviceError:
+            self.hip.hipGraphDestroy(graph)
+            raise
+        return HipGraph(self.hip, graph, exe, self.stream)
+
+    def is_capturing(self, stream=None) -> bool:
+        status = _check(self.hip, self.hip.hipStreamIsCapturing(self.stream if stream is None else stream),
+                        "hipStreamIsCapturing")
+        return int(getattr(status, "value", status)) != 0
