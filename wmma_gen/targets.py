@@ -215,7 +215,7 @@ _SUSTAINED = {
 TARGETS: dict[str, Target] = {t.arch: t for t in (
     # RX 7900 XTX: 96 CU, 2.5 GHz boost, 960 GB/s [SPEC]
     Target("gfx1100", "Radeon RX 7900 XTX", "gfx11", 96, 2.5, 960.0, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x41,
-           l2_bytes=6 << 20, infinity_cache_bytes=96 << 20, sustained_ghz=2.542, sustained_source=_SUSTAINED["gfx1100"]),
+           l2_bytes=6 << 20, infinity_cache_bytes=96 << 20, sustained_ghz=2.674, sustained_source=_SUSTAINED["gfx1100"]),
     # RX 7800 XT: 60 CU, 2.43 GHz boost, 624 GB/s [SPEC]
     Target("gfx1101", "Radeon RX 7800 XT", "gfx11", 60, 2.43, 624.0, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x46,
            l2_bytes=4 << 20, infinity_cache_bytes=64 << 20),

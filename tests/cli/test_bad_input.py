@@ -213,12 +213,29 @@ def test_bad_argument_exits_2_names_it_and_writes_nothing(workdir, capsys, argv,
     assert _tree(workdir) == before
 
 
-def test_the_valid_ladder_fixture_exports(workdir, capsys):
-    """Control for the export cases: the uncut ladder exports all four buckets."""
+def test_the_valid_ladder_fixture_exports(workdir, capsys, monkeypatch):
+    """Control for the export cases: the uncut ladder exports all four buckets (with no other
+    schedule file in the search path: autotune/shadow.py drops entries that do not beat a
+    same-bucket entry of another file, which the next test checks)."""
+    from wmma_gen import schedule_files as sf
+    monkeypatch.setattr(sf, "SHIPPED_DIR", workdir / "no_shipped_files")
     rc, text = _run(EXPORT, capsys)
     assert rc == 0, text
     doc = json.loads((workdir / "out" / "gfx1100-gemm-f16.json").read_text())
     assert len(doc["entries"]) == 4
+
+
+def test_export_says_which_entries_the_shipped_file_keeps(workdir, capsys):
+    """With the shipped gfx1100 gemm f16 file in the search path, every fixture entry is either
+    kept or dropped with one line naming the bucket and the shipped figure it was compared with."""
+    rc, text = _run(EXPORT, capsys)
+    assert rc == 0, text
+    kept = [ln for ln in text.splitlines() if ln.startswith("wmma-gen export: kept gemm gfx1100 f16 m=")]
+    dropped = [ln for ln in text.splitlines() if ln.startswith("wmma-gen export: dropped gemm gfx1100 f16 m=")]
+    assert len(kept) + len(dropped) == 4 and dropped
+    assert all("the entry it would shadow" in ln and "(shipped)" in ln for ln in dropped)
+    doc = json.loads((workdir / "out" / "gfx1100-gemm-f16.json").read_text())
+    assert len(doc["entries"]) == len(kept)
 
 
 def test_ladder_is_written_atomically(tmp_path, monkeypatch):

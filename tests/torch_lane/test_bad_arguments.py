@@ -158,3 +158,9 @@ def test_backward_through_the_fp8_forward_says_so(monkeypatch):
     out = flash_attn_func(q8, k8, v8, causal=True)
     with pytest.raises(NotImplementedError, match="fp8 flash_attn_func\\) is forward only"):
         out.float().sum().backward()
+
+
+def test_a_cpu_block_table_is_checked_like_numpys():
+    k, v = _cache()
+    with pytest.raises(ValueError, match=r"block_table\[0, 1\]=4 is not allowed: a block id in \[0, num_blocks=4\)"):
+        flash_attn_with_kvcache(Q1(), k, v, cache_seqlens=20, block_table=torch.tensor([[0, 4]], dtype=torch.int32))

@@ -142,8 +142,9 @@ def test_paged_varlen_sinks():
 
 
 def test_torch_compile_traces_sinks_with_their_gradient():
-    """fullgraph torch.compile (aot_eager) sees one opaque op with s_aux and the same autograd formula."""
-    (q, k, v), sinks = _leaves(F16, (1, 9, 2, 16), (1, 12, 2, 16), (1, 12, 2, 16), sink_shape=(2,))
+    """fullgraph torch.compile (aot_eager) sees one opaque op with s_aux and the same autograd formula
+    (the first test's kernels: f16 hd48 causal GQA; sizes are kernel arguments)."""
+    (q, k, v), sinks = _leaves(F16, (1, 13, 4, 48), (1, 11, 2, 48), (1, 11, 2, 48), sink_shape=(4,))
     fn = lambda q, k, v, s: flash_attn_func(q, k, v, causal=True, s_aux=s).float().square().sum()
     fn(q, k, v, sinks).backward()
     eager = [t.grad.clone() for t in (q, k, v, sinks)]

@@ -34,7 +34,9 @@ which runs on this op).
 Checked on the host before anything is written: cache_seqlens (an int or an int32 tensor), the
 append's capacity (cache_seqlens + seqlen_new <= max_blocks * page_block_size) when the lengths
 are host-visible (an int or a CPU tensor in eager mode; GPU lengths are not read -- a sync -- nor
-traced ones, so there only seqlen_new <= capacity is checked), window_size, the descales
+traced ones, so there only seqlen_new <= capacity is checked) and, as host-visible, the block ids
+each sequence reads (in [0, num_blocks); a GPU table is not read: there the kernel's 64-bit block
+offsets make a bad id fault instead of wrapping into the cache), window_size, the descales
 (fp8_scales.check_descale).
 """
 from __future__ import annotations
@@ -225,6 +227,9 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     opts = (bool(causal), left, right, scale, float(softcap or 0.0), bool(fp8_wmma))
     opts += (sinks,) if sinks is not None else ()
     table, lens = table.contiguous(), lens.contiguous()
+    if _host_visible(table) and _host_visible(lens):     # CPU tables cost no sync: ids checked as in numpy
+        from ..ops.paged_attention.inputs import check_block_ids
+        check_block_ids(table.numpy(), lens.numpy(), k_pages.shape[1], k_pages.shape[0])
     if (scales is None or scales.dim() == 2) and direct(q, out):
         out, lse = _paged_body(q, k_pages, v_pages, table, lens, scales, *opts, out=out)
     elif scales is None or scales.dim() == 2:

