@@ -3,7 +3,13 @@ wmma_gen.torch op makes only kernel launches on that stream -- no hipMalloc, cop
 module load (the HIP stand-in refuses them during a capture, as HIP's global capture mode does)
 -- and replaying the graph on new data in the same tensors gives the right result. Scratch
 (split-KV partials, the backward's delta) comes from a ScratchPool reserved before the capture.
-Through real hip-python + HipDevice over the stand-in (kernels run on the emulator)."""
+Through real hip-python + HipDevice over the stand-in (kernels run on the emulator).
+
+KEEP_ALIVE: a captured graph writes every buffer its kernels name on each replay, including ones
+the op allocated and dropped (an lse nobody asked for, the forward's lse freed after backward).
+On a GPU torch's graph-private pool keeps those blocks for the graph; CPU tensors routed to the
+stand-in have no such pool, so the tests hold them (freed memory written on replay corrupts the
+heap: the process aborted later, inside unrelated code)."""
 from __future__ import annotations
 
 from collections import Counter
@@ -70,8 +76,9 @@ def test_a_captured_decode_step_replays_on_new_data(stub, hip_dev, stream):
             eager = wt.flash_attn_with_kvcache(q, kc, vc, cache_seqlens=lens, block_table=table)
         reserved, before = pool.reserved, Counter(stub.calls)
         hip_dev.begin_capture(stream)
-        with wt.scratch_pool(pool):
-            out = wt.flash_attn_with_kvcache(q, kc, vc, cache_seqlens=lens, block_table=table)
+        with wt.scratch_pool(pool):        # lse kept: the graph writes it on every replay (KEEP_ALIVE)
+            out, lse = wt.flash_attn_with_kvcache(q, kc, vc, cache_seqlens=lens, block_table=table,
+                                                  return_softmax_lse=True)
         graph = hip_dev.end_capture(stream)
     assert _calls_during(stub, before) <= LAUNCH_ONLY and pool.reserved == reserved
     nodes = stub.graph_nodes(int(graph.exe))
@@ -112,7 +119,9 @@ def test_a_captured_training_steps_ops_replay_forward_and_backward(stub, hip_dev
             step()                                           # warm-up reserves the scratch
         reserved, before = pool.reserved, Counter(stub.calls)
         hip_dev.begin_capture(stream)
-        with wt.scratch_pool(pool):
+        saved = []                                           # KEEP_ALIVE: the forward's lse, saved for backward
+        with wt.scratch_pool(pool), torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t,
+                                                                            lambda t: t):
             y, o, grads = step()                             # recorded, not run
         graph = hip_dev.end_capture(stream)
         assert _calls_during(stub, before) <= LAUNCH_ONLY and pool.reserved == reserved
