@@ -18,11 +18,11 @@ from ..errors import WmmaGenError
 # command name -> module (each module's register() adds exactly that subcommand)
 COMMANDS = {"targets": "targets_cmd", "doctor": "doctor", "compile": "compile_cmd", "check": "check_cmd",
             "analyze": "analyze_cmd", "sweep": "sweep_cmd", "export": "export_cmd", "selftest": "selftest_cmd",
-            "demo": "demo_cmd", "emu": "emu_cmd"}
-COMMANDS["ladder"] = "ladder_cmd"          # issue 16: ladders rebuilt from a study storage alone
-COMMANDS["dashboard"] = "dashboard_cmd"    # issue 16: optuna-dashboard on a study storage
-COMMANDS["schedules"] = "schedules_cmd"    # issue 25: list/show/remove the schedule files the lookup reads
-COMMANDS["bench"] = "bench_cmd"            # issue 25: torch's own op beside the ladder, on a GPU
+            "emu": "emu_cmd",
+            "ladder": "ladder_cmd",          # ladders rebuilt from a study storage alone
+            "dashboard": "dashboard_cmd",    # optuna-dashboard on a study storage
+            "schedules": "schedules_cmd",    # list/show/remove the schedule files the lookup reads
+            "bench": "bench_cmd"}            # torch's own op beside the ladder, on a GPU
 
 
 def parser(only: str | None = None) -> argparse.ArgumentParser:
