@@ -68,13 +68,16 @@ def test_paged_attention_runs_the_exported_schedule(exported, monkeypatch, capfd
     assert lookup.choose_schedule(d, big, ARCH) == want[16]
 
 
-def test_a_prefill_chunk_picks_the_chunk_entry(exported, monkeypatch):
+def test_a_prefill_chunk_picks_the_chunk_entry(exported, monkeypatch, tmp_path):
     """Sq ranks before the context length: a 4-token chunk against 256 cached keys takes the
     chunk study's entry (L 36), a decode step the decode entry; a packed varlen call of the same
-    key falls back to the chunk's dense-form entry, checked against its own directive."""
+    key falls back to the chunk's dense-form entry, checked against its own directive. The
+    exported file alone (no shipped files): across files the best-matching bucket wins, and the
+    shipped chunk buckets (Sq up to 16) are nearer to the packed call's Sq 200."""
     entries = lookup.load_file(exported / f"{ARCH}-paged_attention-f16.json")
     by = {(e["seq_q"], e["batch"]): e["schedule"] for e in entries}
     monkeypatch.setenv(sf.ENV_DIRS, str(exported))
+    monkeypatch.setattr(lookup, "DEFAULT_DIR", tmp_path)       # the paged lookup's shipped dir
     d = PagedAttentionDirective("f16", 64)
     chunk = dict(batch=1, heads=32, kv_heads=8, seq_q=4, max_blocks=16)
     assert lookup.lookup(ARCH, d, chunk) == by[(4, 1)]
