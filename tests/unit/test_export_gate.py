@@ -66,6 +66,9 @@ def test_export_writes_only_the_entries_that_beat_the_default(tmp_path):
                             "gfx1100", tmp_path, note=lines.append)
     import json
     (doc,) = [json.loads(p.read_text()) for p in written]
-    assert [e["bucket"]["m"] for e in doc["entries"]] == [256] and len(lines) == 1
+    assert [e["bucket"]["m"] for e in doc["entries"]] == [256]
+    dropped, kept = ([x for x in lines if x.startswith(w)] for w in ("dropped", "kept"))
+    assert len(dropped) == 1 and "m=512" in dropped[0]            # the row that lost to its default
+    assert len(kept) == 1 and "m=256" in kept[0] and len(lines) == 2   # export's shadow line for the winner
     assert export.export(frame(lose=(40.0, 50.0, "model", "model")), "gfx1100", tmp_path / "none",
                          note=lines.append) == []
