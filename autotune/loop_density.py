@@ -53,18 +53,30 @@ def set_density(spec, d, s, problem: dict, arch: str) -> float:
     return main_loop_density(ck.isa for _, ck in cs.compiled)
 
 
+def default_workgroups(op: str, d, default, problem: dict) -> int | None:
+    """Workgroups the default launches on `problem` (its WMMA kernel's grid, as the op's model counts
+    it), None where the op sizes its grid to fill the GPU itself (paged decode: split_for,
+    ops/paged_attention/defaults.py)."""
+    if op == "gemm":
+        from wmma_gen.ops.gemm.problem import as_problem
+        from wmma_gen.ops.gemm.traffic import workgroups
+        return workgroups(d, default, as_problem(problem))
+    if op == "attention":
+        from wmma_gen.ops.attention.model import key_tile_trips
+        return key_tile_trips(d, default, problem)[1]
+    if op == "attention_bwd":      # the dK/dV kernel's grid (ops/attention_bwd/model.py)
+        return -(-problem["seq_k"] // default.block_n) * problem["kv_heads"] * problem["batch"]
+    return None
+
+
 def fills_the_gpu(op: str, d, default, problem: dict, arch: str) -> bool:
     """Whether the default launches at least one workgroup per CU on `problem`. Below that (a GEMM
-    of 256^3 runs 2 workgroups of the 128x256 default on 96 CUs) a smaller, looser tile wins by
-    parallelism, which the loop density does not see, so the rule does not apply. Known for GEMM
-    (ops/gemm/traffic.workgroups); the other ops' grids are taken to fill it (their defaults split the
-    key range or rows to fill the GPU: ops/paged_attention/defaults.py, ops/attention/api.py)."""
-    if op != "gemm":
-        return True
-    from wmma_gen.ops.gemm.problem import as_problem
-    from wmma_gen.ops.gemm.traffic import workgroups
+    of 256^3 runs 2 workgroups of the 128x256 default on 96 CUs; an attention forward at seq 512,
+    16 heads, 64) a smaller, looser tile wins by parallelism, which the loop density does not see,
+    so the rule does not apply."""
     from wmma_gen.targets import get_target
-    return workgroups(d, default, as_problem(problem)) >= get_target(arch).require("cus")
+    n = default_workgroups(op, d, default, problem)
+    return n is None or n >= get_target(arch).require("cus")
 
 
 def densities(op: str, dtype: str, arch: str, e: dict):
