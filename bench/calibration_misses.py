@@ -80,10 +80,10 @@ def triton_counts(p, peers_mod) -> str:
 
 
 def section(df, points) -> list[str]:
-    """Markdown lines: one bullet per out-of-band point."""
+    """Markdown lines: one bullet per out-of-band point, then the ranking at the published tiles."""
     out = df[~df["in_band"]]
     if not len(out):
-        return []
+        return ranking(points)
     by_id = {p.id: p for p in points}
     peers_mod = None
     try:
@@ -104,4 +104,46 @@ def section(df, points) -> list[str]:
             counts.append(triton_counts(p, peers_mod))
         L.append(f"* **{r.id}** (ratio {r.ratio_after:.2f}): {WHY.get(r.id, 'not explained yet')}. "
                  f"Counts: {' | '.join(counts)}")
+    return L + [""] + ranking(points)
+
+
+# --- ranking at the published tiles (issue 38 item 1) -------------------------------------------------
+# points whose source names the library's tuned tile: (our analogue of that tile, per-wave tiles in WMMA
+# fragments). rocm_wmma_gemm gfx1151: 256x128, warps 4x2, warp tile 4x4 (config/gemm_config_gfx1151_f16.json);
+# hipBLASLt gfx1201: MT128x128x32, MIWT4_4, 4 waves (ROCm/rocm-libraries issue #10861)
+PUBLISHED_TILE = {"lib-1151-rwg-4096-ccol": dict(block_m=256, block_n=128, waves_m=4, waves_n=2),
+                  "lib-1201-hipblaslt-8192": dict(block_m=128, block_n=128, waves_m=2, waves_n=2)}
+SMALLER = (dict(block_m=256, block_n=64, waves_m=4, waves_n=2), dict(block_m=128, block_n=64, waves_m=2, waves_n=2),
+           dict(block_m=64, block_n=64, waves_m=2, waves_n=2))
+
+
+def ranking(points) -> list[str]:
+    """Markdown lines: at each point with a published tile, the model's estimate and the density of that
+    tile's analogue beside tiles with fewer WMMA fragments per wave; flagged where one ranks above it."""
+    from wmma_gen.ops import registry
+    from autotune.loop_density import set_density
+    spec = registry.get("gemm")
+    L = ["## Ranking at the published tiles", "",
+         "The libraries' tuned tiles carry 4x4 WMMA fragments per wave. Our analogue of each (same block and "
+         "waves, our default's other knobs) beside tiles with fewer fragments per wave, at the point's problem: "
+         "model estimate (source=model) and main-loop density (compiler output). **misranked** = the model puts a "
+         "smaller per-wave tile above the measured library's pick.", "",
+         "| point | tile | fragments per wave | density | model TFLOP/s | |", "|---|---|---|---|---|---|"]
+    by_id = {p.id: p for p in points}
+    for pid, tile in PUBLISHED_TILE.items():
+        p = by_id.get(pid)
+        if p is None:
+            continue
+        d, problem = p.directive(), p.problem()
+        base = spec.default_schedule(d, p.arch, problem).to_dict()
+        res = []
+        for t in (tile, *SMALLER):
+            s = spec.schedule.from_dict({**base, **t})
+            frags = (s.block_m // s.waves_m // 16) * (s.block_n // s.waves_n // 16)
+            res.append((s, frags, set_density(spec, d, s, problem, p.arch), spec.estimate_of(d, s, problem, p.arch).tflops))
+        top = res[0][3]
+        for i, (s, frags, dens, tf) in enumerate(res):
+            flag = "published pick" if i == 0 else ("**misranked**" if tf > top else "")
+            L.append(f"| {pid} | {s.block_m}x{s.block_n} {s.waves_m}x{s.waves_n} waves | {frags} | {dens:.3f} | "
+                     f"{tf:.1f} | {flag} |")
     return L + [""]
