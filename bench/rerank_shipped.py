@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "compile"))
 
 from autotune.ladder import builtin_default  # noqa: E402
-from autotune.objective import object_attrs  # noqa: E402
+from wmma_gen.tuner.objective import object_attrs  # noqa: E402
 from test_shipped_beat_default import directive, problem  # noqa: E402  (the test's bucket problem)
 from wmma_gen import schedule_files as sf  # noqa: E402
 from wmma_gen.model import robustness  # noqa: E402

@@ -5,7 +5,8 @@ import json
 import pytest
 import yaml
 
-from autotune.problems import AttentionRow, GemmRow, ProblemFileError, dumps, load, parse
+from autotune.problems import AttentionRow, GemmRow, ProblemFileError, load, parse
+from wmma_gen.tuner.rows import dumps
 from wmma_gen.cli.main import main
 
 GEMM = {"op": "gemm", "dtype": "f16", "layout": "NT", "batch": 4, "m": 64, "n": 96, "k": 128,
