@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from wmma_gen.ops.attention.context import AttentionCtx, Ctx
+from wmma_gen.kernels.attention.context import AttentionCtx, Ctx
 from wmma_gen.ops.paged_attention.kernel import PagedCtx
 
 SHARED = ("d", "s", "fam", "ptr", "sc", "lds_k", "lds_v", "lds_q", "tid", "lane", "wave", "split")
