@@ -40,7 +40,7 @@ OP_TO_OP_LEFT = {
     ("attention_bwd.run", "attention"), ("attention_bwd.spec", "attention"),
     ("attention_bwd.sweep_axes", "attention"), ("attention_bwd.tuning", "attention"),
     ("paged_attention.api", "attention"), ("paged_attention.inputs", "attention"),
-    ("paged_attention.model", "attention"), ("paged_attention.reference", "attention"),
+    ("paged_attention.reference", "attention"),
     ("paged_attention.spec", "attention"), ("paged_attention.sweep_axes", "attention"),
 }
 
