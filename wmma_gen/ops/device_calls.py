@@ -23,10 +23,10 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..device.launcher import bind, launch_into
+from ..device.launcher import bind
 from ..device.template import Template, layout_key
 from ..device.operand import Operand, as_operand
-from ..device.select import _route, device_for
+from ..device.select import current_route, device_for
 from ..errors import DeviceError, ScheduleError
 from .plans import Plan, cached_plan
 
@@ -136,7 +136,7 @@ def replay(token: "Prepacked", ptrs: dict, stream, alloc=None) -> bool:
 def placement() -> tuple:
     """What besides the operands decides where an unrouted call runs: the routing of
     device/select.routed and, for CPU operands, WMMA_GEN_ARCH (part of every call key)."""
-    route = getattr(_route, "value", None)
+    route = current_route()
     return (None if route is None else id(route[0]), os.environ.get("WMMA_GEN_ARCH") if route is None else None)
 
 
@@ -151,7 +151,7 @@ def _fast_call(key: tuple, device, ptrs: dict, stream, alloc=None):
 def _call_key(op: str, device, arch, named: dict, *flags) -> tuple:
     """Everything a call's kernels and packing depend on besides addresses."""
     dev = device if device is None or isinstance(device, str) else id(device)
-    route = getattr(_route, "value", None)
+    route = current_route()
     layout = tuple((n, x.shape, x.strides, x.dtype, x.device, x.device_id,
                     isinstance(x.owner, np.ndarray) and x.owner.flags.writeable) for n, x in named.items())
     # WMMA_GEN_ARCH picks the emulator's arch: it matters only for CPU operands nobody routed

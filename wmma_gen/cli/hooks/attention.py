@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from ..check_cmd import _budget
+from ..check_cmd import host_budget
 from ..op_options import attention_directive, given_knobs, schedule_for, window_of
 from ..options import emit
 from ...device.select import get_device
@@ -19,7 +19,7 @@ def check(args, spec, backward: bool = False) -> int:
                    seq_k=args.seq_k, head_dim=args.head_dim)
     b, h, hk, sq, sk, dim = problem.values()
     per_pair = 80 if backward else 32       # float64 score, mask, exp (+ dP, dS backward)
-    _budget(f"B{b} H{h}/{hk} Sq {sq} Sk {sk} D {dim}",
+    host_budget(f"B{b} H{h}/{hk} Sq {sq} Sk {sk} D {dim}",
             per_pair * sq * sk + 48 * b * dim * (sq * h + 2 * sk * hk) * (2 if backward else 1))
     s = (schedule_for(args, spec, base=spec.default_schedule(d, args.arch))
          if args.schedule_json or given_knobs(args, spec) else None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from ..check_cmd import _budget
+from ..check_cmd import host_budget
 from ..op_options import directive_from, gemm_problem_from, schedule_for
 from ..options import emit
 from ...device.select import get_device
@@ -20,7 +20,7 @@ def check(args, spec) -> int:
     if not args.shape:
         raise ScheduleError("--shape", "", "MxNxK (e.g. --shape 256x256x256) for --op gemm")
     d, p = directive_from(args), gemm_problem_from(args)
-    _budget(f"{p.m}x{p.n}x{p.k} batch {p.batch}", 8 * p.batch * (2 * (p.m * p.k + p.k * p.n) + 4 * p.m * p.n))
+    host_budget(f"{p.m}x{p.n}x{p.k} batch {p.batch}", 8 * p.batch * (2 * (p.m * p.k + p.k * p.n) + 4 * p.m * p.n))
     s = schedule_for(args, spec, base=default_schedule(d, args.arch, p))
     device = get_device(args.device)
     t0 = time.perf_counter()
