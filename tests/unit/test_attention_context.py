@@ -1,4 +1,4 @@
-"""ops/attention/context: the dense forward's Ctx and the paged decode's PagedCtx extend one base,
+"""kernels/attention/context: the dense forward's Ctx and the paged decode's PagedCtx extend one base,
 AttentionCtx, which the shared bounds/operands helpers read; neither re-declares a base field."""
 import dataclasses
 
