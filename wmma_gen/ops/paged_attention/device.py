@@ -28,7 +28,6 @@ from ...errors import ScheduleError
 from .. import device_calls, plans
 from ..plans import Plan
 from .inputs import check_lens
-from .plan import KV_FROM_STORAGE  # noqa: F401  (where callers found it before the plan moved to plan.py)
 
 
 def _offsets(named: dict, max_seqlen_q):
