@@ -44,7 +44,7 @@ from dataclasses import asdict, dataclass
 from ...errors import ScheduleError
 
 DTYPES = ("f16", "bf16")
-HEAD_DIMS = tuple(range(16, 257, 16))
+HEAD_DIMS = tuple(range(16, 513, 16))
 LAYOUTS = ("bshd", "bhsd")
 OPS = ("attention", "attention_bwd")
 
