@@ -27,7 +27,7 @@ def test_large_head_dim_baselines_are_legal_and_in_the_space(arch, head_dim):
     cfg = SweepConfig(arch=arch, op="attention")
     d = AttentionDirective("bf16", head_dim, causal=True)
     out = baselines(d, {"batch": 1, "heads": 16, "kv_heads": 16, "seq_q": 1024, "seq_k": 1024}, arch)
-    assert len(out) >= 3 and all(s.d_split > 1 for s in out)
+    assert len(out) >= 2 and all(s.d_split > 1 for s in out)
     for s in out:
         assert s.problems(d, get_target(arch)) == [], s
         params_of(s, study_domains(cfg, d), SPACE)

@@ -118,8 +118,9 @@ def baselines(d, p, arch: str) -> list[AttentionSchedule]:
         shapes = (dict(block_m=64, block_n=16, waves=8, d_split=2), dict(block_m=32, block_n=16, waves=8, d_split=4),
                   dict(block_m=16, block_n=16, waves=4, d_split=4))
     for kw in shapes:
-        if AttentionSchedule(**kw) not in out:
-            out.append(AttentionSchedule(**kw))
+        s = AttentionSchedule(**kw)
+        if s not in out and (d.head_dim <= 256 or not s.problems(d, get_target(arch))):
+            out.append(s)
     return out
 
 
@@ -303,4 +304,5 @@ def _plain(v):
 def tuning() -> Tuning:
     return Tuning(tuple(PROBLEM_COLUMNS), DTYPES, QUICK, DEFAULTS, SIZE_LABEL, baselines, items, study_name, row,
                   label, series, size, schedule_text, documents, validate_document, objective,
-                  extra_columns=EXTRA_COLUMNS, study_attrs=study_attrs, module=__name__)
+                  extra_columns=EXTRA_COLUMNS, study_attrs=study_attrs, module=__name__,
+                  domains_of=domains_of)
