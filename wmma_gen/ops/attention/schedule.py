@@ -45,9 +45,9 @@ SPACE: tuple[Knob, ...] = (
          "(llvm.amdgcn.sched.barrier mask 0) splits the key loop body: none; k_load (after the loads\n"
          "of K(n+1) are issued: before the LDS barrier, with kv_buffers=2 before S(n)); pv (after the\n"
          "softmax, before O^T += V^T P^T). LLVM 24 interleaves the phases otherwise, with more s_waitcnt"),
-    Knob("d_split", (1, 2, 4, 8), "waves sharing each 16-query block, each owning head_dim/d_split columns of\n"
-         "Q, K and O/V: S^T partials summed through LDS (kernels/attention_dsplit.py); > 1 for head dims\n"
-         "above 256, whose O^T alone fills a wave's VGPRs (kv_buffers=1 only)"),
+    Knob("d_split", (1, 2, 4, 8), "waves sharing each 16-query block, each owning head_dim/d_split columns\n"
+         "of Q, K and O/V: S^T partials summed through LDS (kernels/attention_dsplit.py); > 1 for head\n"
+         "dims above 256, whose O^T alone fills a wave's VGPRs (kv_buffers=1 only)"),
 )
 KNOBS = {k.name: k for k in SPACE}
 
