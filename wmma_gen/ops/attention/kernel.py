@@ -75,7 +75,8 @@ from ...kernels.global_tensor import GlobalTensor
 from ...kernels.module import gpu_module_text
 from ...kernels.signature import KernelSource
 from ...targets import Target
-from . import operands, softmax, staging
+from . import operands, staging
+from ...kernels import online_softmax as softmax
 from .bounds import lane_band, masked, tile_range
 from .context import Ctx
 from .schedule import LDS_PAD, AttentionSchedule

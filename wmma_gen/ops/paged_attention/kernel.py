@@ -47,7 +47,8 @@ from ...kernels.module import gpu_module_text
 from ...kernels.signature import KernelSource
 from ...kernels.softcap import softcap
 from ...targets import Target
-from ..attention import operands, softmax, staging
+from ..attention import operands, staging
+from ...kernels import online_softmax as softmax
 from ..attention.bounds import lane_band, masked, tile_range
 from ..attention.context import AttentionCtx
 from ..attention.schedule import LDS_PAD
