@@ -22,6 +22,7 @@ from ...targets import get_target
 from .. import registry
 from ..compile_op import compile_op
 from .inputs import mla_inputs
+from .lookup import choose_schedule
 from .schedule import MLASchedule
 
 
@@ -30,15 +31,10 @@ def compile_mla(d, s: MLASchedule, arch: str) -> dict:
     return compile_op(registry.get("mla"), d, s, None, arch).pairs()
 
 
-def choose_schedule(d, p: dict, arch: str) -> MLASchedule:
-    from .defaults import default_schedule
-    return default_schedule(d, arch, p)
-
-
 def run_mla(inp, arch: str, device, schedule: MLASchedule | None = None, kernels: dict | None = None):
     """Launch on validated inputs; returns ({"O", "LSE"}, timings)."""
     d, p = inp.directive, inp.problem
-    s = schedule if schedule is not None else choose_schedule(d, p, arch)
+    s = schedule if schedule is not None else choose_schedule(d, p, arch)   # exported file, else the default
     s.validate(d, get_target(arch))
     k = compile_mla(d, s, arch) if kernels is None else kernels
     (src, ck), (csrc, cck) = k["mla"], k["combine"]

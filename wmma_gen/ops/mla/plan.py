@@ -42,7 +42,7 @@ def mla_plan(arch: str, *, operands, head_dim_v, causal, scale, kv_dtype) -> Pla
         raise ScheduleError("kv_scale", None, "a float32 (1,) tensor for fp8 latent caches")
     p = dict(batch=B, heads=H, seq_q=Sq, num_blocks=c[0], max_blocks=bt[1], scale=scale)
     from .api import compile_mla             # the MLIR bindings load on the first plan, not at import
-    from .defaults import default_schedule
-    s = default_schedule(d, arch, dict(batch=B, heads=H, seq_q=Sq, seq_lens=[bt[1] * c[1]] * B))
+    from .lookup import choose_schedule
+    s = choose_schedule(d, p, arch)           # the exported schedule of the nearest bucket, else the default
     k = compile_mla(d, s, arch)
     return Plan((Step(k["mla"][1], k["mla"][0].signature), Step(k["combine"][1], k["combine"][0].signature)), p)

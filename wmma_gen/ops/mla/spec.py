@@ -106,5 +106,5 @@ def spec() -> OpSpec:
         "loop", MLADirective, MLASchedule, SPACE, MLAProblem, AXES, build, key_of, check, estimate,
         flops, bucket, default_schedule, gate_problems,
         tolerance="O within 3u*max|V|, LSE within 1e-5*(1+|LSE|) (u = unit roundoff of f16/bf16)",
-        api=mla_decode, reference=mla_decode_reference, plan=mla_plan,
+        api=mla_decode, reference=mla_decode_reference, plan=mla_plan, tuning_from="wmma_gen.ops.mla.tuning",
         selftest=lambda arch: [(MLADirective(dt, 576, 512, 64), MLAProblem(2, 5, 2, 37)) for dt in ("f16", "bf16")])
