@@ -42,7 +42,8 @@ def test_fp8_latent_cache_with_descale(monkeypatch):
     monkeypatch.setenv("WMMA_GEN_ARCH", "gfx1100")
     q, cache, table, lens = _inputs(torch.float16, Sq=1, H=4, lens=(70, 9))
     cache8 = (cache * 4).to(torch.float8_e4m3fn)
-    out, lse = flash_mla_with_kvcache(q, cache8, table, lens, head_dim_v=512, descale_k=0.25)
+    out, lse = flash_mla_with_kvcache(q=q, k_cache=cache8, block_table=table, cache_seqlens=lens, head_dim_v=512,
+                                      descale_k=0.25, is_fp8_kvcache=True)     # vLLM FlashMLA backend's keywords
     _check(out, lse, q, cache8.to(torch.float64), table, lens, False, scale=0.25)
 
 
@@ -60,6 +61,8 @@ def test_compiles_as_one_opaque_op(monkeypatch):
     (dict(descale_k=2.0), "descale_k"),
     (dict(softmax_scale=-1.0), "softmax_scale"),
     (dict(head_dim_v=640), "head_dim_v"),
+    (dict(is_fp8_kvcache=True), "is_fp8_kvcache"),
+    (dict(k_cache=torch.zeros(1)), "once"),
 ])
 def test_refused_arguments_name_themselves(kw, match):
     q, cache, table, lens = _inputs(torch.float16, Sq=1, H=2, lens=(30, 5))

@@ -11,7 +11,9 @@ seq_q, heads, head_dim_v) in q's dtype and lse (batch, heads, seq_q) float32 (na
 float16 / bfloat16 caches, or float8_e4m3fn / float8_e5m2 latent caches dequantised in registers
 with descale_k (a float or a (1,) float32 tensor; default 1). tile_scheduler_metadata and
 num_splits (FlashMLA's get_mla_metadata results) are accepted and unused: this kernel picks its
-split count itself (ops/mla/defaults.py). descale_q is FlashMLA's and not supported here.
+split count itself (ops/mla/lookup.py, defaults.py). FlashMLA's keyword names k_cache (for
+kv_cache) and is_fp8_kvcache are accepted as vLLM's FlashMLA backend passes them; descale_q
+(fp8 queries) is not supported here.
 
 The call is torch.ops.wmma_gen.flash_mla (a custom op with a fake implementation, so
 torch.compile sees one opaque op). Inference only: its autograd formula raises a
@@ -76,11 +78,22 @@ def _descale(descale_k, kv_cache: Tensor) -> Optional[Tensor]:
     return t.contiguous()
 
 
-def flash_mla_with_kvcache(q: Tensor, kv_cache: Tensor, block_table: Tensor, cache_seqlens: Tensor,
-                           head_dim_v: int = 512, tile_scheduler_metadata=None, num_splits=None,
-                           softmax_scale: Optional[float] = None, causal: bool = False, descale_q=None,
-                           descale_k=None) -> tuple[Tensor, Tensor]:
-    """MLA decode on a paged latent cache (see the module doc) -> (out, lse)."""
+def flash_mla_with_kvcache(q: Tensor, kv_cache: Optional[Tensor] = None, block_table: Optional[Tensor] = None,
+                           cache_seqlens: Optional[Tensor] = None, head_dim_v: int = 512, tile_scheduler_metadata=None,
+                           num_splits=None, softmax_scale: Optional[float] = None, causal: bool = False,
+                           descale_q=None, descale_k=None, *, k_cache: Optional[Tensor] = None,
+                           is_fp8_kvcache: Optional[bool] = None) -> tuple[Tensor, Tensor]:
+    """MLA decode on a paged latent cache (see the module doc) -> (out, lse). k_cache is FlashMLA's
+    name of kv_cache (vLLM's FlashMLA backend passes it by keyword); is_fp8_kvcache, when given,
+    must agree with the cache's dtype."""
+    if (kv_cache is None) == (k_cache is None):
+        raise ValueError("pass the latent cache once: kv_cache (positional) or k_cache (FlashMLA's keyword)")
+    kv_cache = kv_cache if kv_cache is not None else k_cache
+    if block_table is None or cache_seqlens is None:
+        raise ValueError("block_table and cache_seqlens are required (int32 tensors)")
+    if is_fp8_kvcache is not None and bool(is_fp8_kvcache) != (kv_cache.dtype in FP8):
+        raise ValueError(f"is_fp8_kvcache={is_fp8_kvcache!r} is not allowed for a {kv_cache.dtype} cache: it must "
+                         "say whether the cache is float8_e4m3fn / float8_e5m2")
     check_tensors(q=q, kv_cache=kv_cache, block_table=block_table, cache_seqlens=cache_seqlens)
     if descale_q is not None:
         raise NotImplementedError("descale_q (FlashMLA's fp8 queries) is not supported by wmma_gen's "
