@@ -9,7 +9,8 @@ L - Sq + i), head h:
     O[b, i, h] = sum_j softmax_j(scale * Q[b, i, h] . c_j) * c_j[:head_dim_v]
 
 over the keys j < L; causal keeps j <= L - Sq + i (bottom-right, FlashMLA's and vLLM's
-convention for speculative decode). Rows that see no key give O = 0 and LSE = -inf.
+convention for speculative decode: FlashMLA's test reference masks with
+ones(s_q, s_k).tril(diagonal=s_k - s_q)). Rows that see no key give O = 0 and LSE = -inf.
 Key j lives at kv_cache[block_table[b, j // block_size], j % block_size, 0, :].
 
 Fields:
