@@ -1,5 +1,5 @@
 """The default MLA schedule: 4 waves (Q^T and O^T split four ways: 72 + 64 VGPRs on gfx11 at
-D = 576, Dv = 512), 128-bit loads (64 for fp8 caches), and split_kv chosen so the grid fills the GPU: a
+D = 576, Dv = 512), 128-bit loads, and split_kv chosen so the grid fills the GPU: a
 (sequence, 16-row tile) pair alone is B * ceil(H Sq / 16) workgroups; long contexts with few
 of them split their keys until about 2 workgroups per CU or 8 tiles per split remain."""
 from __future__ import annotations
@@ -11,9 +11,7 @@ SPLITS = (1, 2, 4, 8, 16)
 
 
 def default_schedule(d, arch: str, p=None) -> MLASchedule:
-    # fp8 caches: 8-byte loads (16-byte ones widen to 16 halves at once: 28 VGPRs spilled on gfx11
-    # with bf16 queries, 0 at 8 bytes -- compiler metadata, tests/emu/test_mla.py)
-    base = MLASchedule(waves=4, load_bits=64 if d.fp8 else 128, split_kv=1)
+    base = MLASchedule(waves=4, load_bits=128, split_kv=1)   # 0 spills for every cache dtype (test_mla.py)
     if p is None:
         return base
     p = dict(p) if not hasattr(p, "__dataclass_fields__") else p.__dict__

@@ -7,9 +7,11 @@ kernels/attention_blocks.py: S^T = K Q^T, O^T += V^T P^T):
 
     wave w: Q^T fragments for latent columns [w D/W, (w+1) D/W) -> registers (B operands)
     m = -inf, l = 0, O^T (its Dv/W columns) = 0
-    for n0 in this split's key tiles:
-        latent tile -> LDS_K [16][D] and LDS_V^T [Dv][16]   (the first Dv columns, transposed);
-                       rows via block_table                  barrier
+    tile(start) -> registers                                 (rows via block_table)
+    for n0 in this split's key tiles:                        (scf.for, the tile's registers carried)
+        tile -> LDS_K [16][D]                                barrier
+        issue the loads of tile n0 + 16                      (in flight across this tile's math)
+        LDS_K's first Dv columns -> LDS_V^T [Dv][16]         (transposed; the cache is read once)
         S^T_w = K[:, w-th D/W columns] @ Q^T_w -> LDS_S[w]   barrier
         S^T = sum_w LDS_S[w]            (same order in every wave: identical m, l, P everywhere)
         S^T = -inf past the sequence end / causal limit
@@ -124,7 +126,7 @@ def _context(d, s, t, ptrs, sc, lds) -> _Ctx:
     c.v_scale = k_scale
     c.cexp = arith.mulf(arith.mulf(sc["scale"], k_scale), irb.cf(LOG2E, f32))   # exp2 factor of S
     c.copy_k = _plan(d, s, d.head_dim, False)
-    c.copy_v = _plan(d, s, d.head_dim_v, True)
+    c.copy_v = kv_tiles.plan(BLOCK_N, d.head_dim_v, s.load_bits, s.threads, True, d.dtype)   # LDS -> LDS
     return c
 
 
@@ -167,17 +169,22 @@ def _block_tensor(c, n0) -> GlobalTensor:
     return replace(ptr, ptr=saddr.offset_by_signed(ptr.ptr, off))
 
 
-def _load_store(c, n0) -> None:
-    """The tile at key n0 -> LDS_K and LDS_V^T; rows past the sequence end re-read row L - 1
-    (finite data the mask turns into P = 0)."""
+def _load(c, n0) -> list:
+    """This thread's registers of the latent tile at key n0 as loaded (fp8: raw bytes, widened
+    when stored, so the loads stay in flight across the previous tile's math); rows past the
+    sequence end re-read row L - 1 (finite data the mask turns into P = 0)."""
     ptr = _block_tensor(c, n0)
     base = imul(irb.rem(n0, c.d.block_size), ptr.row_stride)
-    last = irb.sub(irb.sub(c.seq_k, 1), n0)
-    for p, lds in ((c.copy_k, c.lds_k), (c.copy_v, c.lds_v)):
-        offs = kv_tiles.lane_offsets(p, ptr, c.tid, base, last)
-        vals = kv_tiles.load(p, ptr, offs, irb.ci(0, 32))
-        kv_tiles.store(p, lds, c.tid, [_lds_value(c.d, v) for v in vals])
-        irb.sched_barrier()   # one tile's staging registers live at a time (gfx11: 0 spills at D = 576)
+    offs = kv_tiles.lane_offsets(c.copy_k, ptr, c.tid, base, irb.sub(irb.sub(c.seq_k, 1), n0))
+    return kv_tiles.load(c.copy_k, ptr, offs, irb.ci(0, 32))
+
+
+def _v_from_lds(c) -> None:
+    """LDS_V^T [Dv][16] from the first Dv columns of LDS_K (after the barrier that follows its
+    store): the transposed copy plan's reads come from LDS instead of global memory, so the
+    cache is read once per tile."""
+    vals = kv_tiles.load_lds(c.copy_v, c.lds_k, c.tid)
+    kv_tiles.store(c.copy_v, c.lds_v, c.tid, vals)
 
 
 def _lds_value(d, v):
@@ -234,23 +241,30 @@ def _main_loop(c):
     count = _visible(c)
     start, end = _tile_range(c)
     init = o + [m, l]
-    loop = scf.ForOp(start, end, irb.c(BLOCK_N), init)
-    with ir.InsertionPoint(loop.body):
-        n0 = loop.induction_variable
-        it = list(loop.inner_iter_args)
-        o, m, l = it[:dw], it[dw], it[dw + 1]
-        irb.sched_barrier()
-        _load_store(c, n0)
-        amdgpu.LDSBarrierOp()
-        s_t = _scores(c, q)
-        s_t = softmax.mask_tile(s_t, iadd(irb.sub(n0, 0), ab.acc_row0(c.lane)), count, 0)
-        p, m, l, alpha = softmax.online_softmax(c.fam, [s_t], m, l, c.cexp)
-        o = softmax.rescale(o, alpha)
-        p_op = ab.p_operand(c.fam, ab.to_dtype(p[0], d.dtype), c.lane, full_exec=True)
-        o = _pv(c, p_op, o)
-        amdgpu.LDSBarrierOp()   # every wave is done with the tiles before they are rewritten
-        scf.YieldOp(o + [m, l])
-    res = list(loop.results)
+    run = scf.IfOp(irb.lt(start, end), [v.type for v in init], has_else=True)
+    with ir.InsertionPoint(run.then_block):
+        regs = _load(c, start)
+        loop = scf.ForOp(start, end, irb.c(BLOCK_N), init + regs)
+        with ir.InsertionPoint(loop.body):
+            n0 = loop.induction_variable
+            it = list(loop.inner_iter_args)
+            o, m, l, tile = it[:dw], it[dw], it[dw + 1], it[len(init):]
+            kv_tiles.store(c.copy_k, c.lds_k, c.tid, [_lds_value(d, v) for v in tile])
+            amdgpu.LDSBarrierOp()
+            nxt = _load(c, imin(iadd(n0, BLOCK_N), irb.sub(end, BLOCK_N)))   # in flight across this tile's math
+            _v_from_lds(c)                                                 # ordered by _scores' barrier
+            s_t = _scores(c, q)
+            s_t = softmax.mask_tile(s_t, iadd(n0, ab.acc_row0(c.lane)), count, 0)
+            p, m, l, alpha = softmax.online_softmax(c.fam, [s_t], m, l, c.cexp)
+            o = softmax.rescale(o, alpha)
+            p_op = ab.p_operand(c.fam, ab.to_dtype(p[0], d.dtype), c.lane, full_exec=True)
+            o = _pv(c, p_op, o)
+            amdgpu.LDSBarrierOp()   # every wave is done with the tiles before they are rewritten
+            scf.YieldOp(o + [m, l] + nxt)
+        scf.YieldOp(list(loop.results)[:len(init)])
+    with ir.InsertionPoint(run.else_block):
+        scf.YieldOp(init)
+    res = list(run.results)
     return res[:dw], res[dw], res[dw + 1]
 
 

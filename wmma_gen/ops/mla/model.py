@@ -2,8 +2,8 @@
 trip and FLOPs handed to model/loop_kernel.py.
 
 Trips: each (sequence, 16-row tile) walks ceil(L / 16) key tiles, split over split_kv
-workgroups. A trip reads one latent tile twice from L2 (as K [16][D] and as V^T [16][Dv]:
-the second read hits the cache lines the first brought). Compulsory DRAM traffic is Q, O and
+workgroups. A trip reads one latent tile [16][D] from L2 once (V^T is built from its LDS copy,
+kernel.py). Compulsory DRAM traffic is Q, O and
 each sequence's latent rows once (every head and row tile shares them: L2 reuse across the
 row tiles of one sequence is assumed). FLOPs: reference.mla_decode_flops.
 """
@@ -30,7 +30,7 @@ def estimate_mla(compiled, d, s, p: dict, seq_lens, arch: str):
     row_tiles = -(-p["heads"] * p["seq_q"] // 16)
     trips = sum(-(-int(L) // BLOCK_N) for L in seq_lens) * row_tiles
     wgs = len(seq_lens) * row_tiles * s.split_kv
-    tile = BLOCK_N * (d.head_dim + d.head_dim_v) * kv_bytes(d)
+    tile = BLOCK_N * d.head_dim * kv_bytes(d)
     flops = mla_decode_flops(seq_lens, p["seq_q"], p["heads"], d.head_dim, d.head_dim_v)
     dram = dram_bytes(d, p, seq_lens)
     return estimate_loop_kernel(compiled, t, d.dtype, total_trips=trips, workgroups=wgs,

@@ -72,11 +72,12 @@ def lds_budget(s: MLASchedule, d, t: Target) -> str | None:
 
 def vgpr_estimate(s: MLASchedule, d, t: Target) -> int:
     """VGPRs per lane at least: the wave's O^T tiles (8 each) and Q^T fragments (8 per 16 columns
-    on gfx11, 4 on gfx12) all along, the tile's staging registers, ~32 for S, P and addresses."""
+    on gfx11, 4 on gfx12) all along, the latent tile's staging registers twice (the tile being
+    stored and the next one in flight), ~32 for S, P and addresses."""
     frag = 8 if t.family == "gfx11" else 4
     q = d.head_dim // 16 // s.waves * frag
     o = d.head_dim_v // 16 // s.waves * 8
-    staging = -(-BLOCK_N * (d.head_dim + d.head_dim_v) * 2 // (4 * s.threads))
+    staging = 2 * -(-BLOCK_N * d.head_dim * 2 // (4 * s.threads))
     return q + o + staging + 32
 
 
