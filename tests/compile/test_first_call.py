@@ -48,3 +48,40 @@ def test_an_index_served_gemm_has_its_signature_without_building_mlir(tmp_path, 
     sizes = p.as_dict()
     assert sig.grid(sizes) == built.grid(sizes) and sig.block == built.block
     assert sig.shapes(sizes) == built.shapes(sizes)
+
+
+class _Sizes(dict):
+    """Any size a shape, grid or value function asks for (7 unless given): the two signatures
+    are compared as functions, whatever problem keys an op reads."""
+
+    def __missing__(self, key):
+        return 7
+
+
+def _described(sig, sizes) -> tuple:
+    args = tuple((a.name, a.role, a.dtype, a.strides, a.init, a.offset_bits,
+                  tuple(a.shape(sizes)) if a.shape else None, a.value(sizes) if a.value else None) for a in sig.args)
+    return sig.kernel, args, sig.grid(sizes), sig.block
+
+
+@pytest.mark.parametrize("op", ["gemm", "attention", "attention_bwd", "paged_attention"])
+def test_each_ops_signatures_hook_declares_what_its_builder_declares(op):
+    """OpSpec.signatures (a cached launch's Signatures, no MLIR) against the builder's own, for
+    the op's selftest directives (split-KV attention included: its combine kernel)."""
+    from wmma_gen.ops import registry
+    from wmma_gen.targets import get_target
+    spec, t = registry.get(op), get_target("gfx1100")
+    rows = list(spec.selftest("gfx1100"))
+    cases = [(d, spec.default_schedule(d, "gfx1100", p), p) for d, p in rows[:2]]
+    if op == "attention":
+        from wmma_gen.ops.attention.defaults import default_schedule
+        d = rows[0][0]
+        cases.append((d, default_schedule(t, d, split_kv=2), rows[0][1]))
+    sizes = _Sizes(scale=0.5, softcap=3.0)
+    for d, s, p in cases:
+        key = spec.key_of(d, s, p)
+        built = {n: src.signature for n, src in dict(spec.build(d, s, t, key)).items()}
+        hooked = spec.signatures(d, s, t, key, {n: sig.kernel for n, sig in built.items()})
+        assert list(hooked) == list(built)
+        for n in built:
+            assert _described(hooked[n], sizes) == _described(built[n], sizes), (op, n, d, s)
