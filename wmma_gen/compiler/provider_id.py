@@ -29,6 +29,18 @@ def identity(name: str, llvm_version: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _distribution(name: str) -> str:
+    """"dist==version" of provider `name`: read from the `<dist>-<version>.dist-info` folder
+    beside its package when there is one (importing importlib.metadata costs a fresh process
+    0.1-0.2 s), else importlib.metadata's answer."""
+    folder = _package_dir(name)
+    if folder is not None:
+        site = folder.parents[len(_PACKAGE[name].split(".")) - 1]
+        for dist in _DISTRIBUTIONS[name]:
+            want = re.sub(r"[-_.]+", "_", dist).lower()
+            found = [d.name[:-len(".dist-info")].partition("-")[2] for d in site.glob("*.dist-info")
+                     if d.name.partition("-")[0].lower() == want]
+            if len(found) == 1 and found[0]:
+                return f"{dist}=={found[0]}"
     from importlib import metadata
     for dist in _DISTRIBUTIONS[name]:
         try:
