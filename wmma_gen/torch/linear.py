@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import torch
 
+from ..device.operand import capture_keep, hold
 from ..ops import device_calls
 from . import gemm_ops, replay
 from .runtime import AUTOGRAD, DISPATCH, STRAIGHT, check_dtype, check_tensors, eager_mode, stream_of
@@ -40,6 +41,9 @@ def linear(x, weight, bias=None, activation=None):
             ptrs = {"A": x.data_ptr(), "B": weight.data_ptr(), "C": y.data_ptr(),
                     "bias": 0 if bias is None else bias.data_ptr(), "C0": 0}
             if device_calls.replay(token, ptrs, stream_of(x)):
+                held = capture_keep()
+                if held is not None:      # a graph capture: its replays write these (device/operand.py)
+                    hold(held, x, weight, bias, y)
                 return y
             replay.forget(key)
         checked = hit is not None

@@ -21,6 +21,7 @@ from collections import OrderedDict
 
 import torch
 
+from ..device.operand import capture_keep, hold
 from ..ops import device_calls
 from .runtime import torch_alloc
 
@@ -57,6 +58,9 @@ def run(k: tuple, names: tuple, tensors: tuple, device, stream):
         return None
     token, outs = hit
     made = [torch.empty(shape, dtype=dtype, device=device) for shape, dtype in outs]
+    held = capture_keep()
+    if held is not None:            # a graph capture: its replays write these (device/operand.py)
+        hold(held, *tensors, *made)
     ptrs = dict(zip(names, [0 if t is None else t.data_ptr() for t in tensors] + [t.data_ptr() for t in made]))
     keep: list = []
     if token.run(ptrs, stream, torch_alloc(device, keep) if token.scratch else None):
