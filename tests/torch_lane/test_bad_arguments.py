@@ -164,3 +164,28 @@ def test_a_cpu_block_table_is_checked_like_numpys():
     k, v = _cache()
     with pytest.raises(ValueError, match=r"block_table\[0, 1\]=4 is not allowed: a block id in \[0, num_blocks=4\)"):
         flash_attn_with_kvcache(Q1(), k, v, cache_seqlens=20, block_table=torch.tensor([[0, 4]], dtype=torch.int32))
+
+
+@pytest.mark.parametrize("lengths", ["seqused_k", "cu_seqlens_k"])
+@pytest.mark.parametrize("bad_id", [4, -1, 2 ** 27])
+def test_a_cpu_block_table_is_checked_in_the_paged_varlen_call(lengths, bad_id):
+    """flash_attn_varlen_func(block_table=...) checks the ids each sequence reads as
+    flash_attn_with_kvcache does (sequence 1 reads blocks 0..1 of its 20 keys; the id past its
+    length is never read, so any value is allowed there); nothing is written into `out`."""
+    k, v = _cache()
+    q = torch.randn(3, 2, 64).half()
+    cu_q = torch.tensor([0, 1, 3], dtype=torch.int32)
+    table = torch.tensor([[0, 2, 3], [1, bad_id, 123]], dtype=torch.int32)
+    lens = torch.tensor([33, 20], dtype=torch.int32)
+    kw = (dict(seqused_k=lens) if lengths == "seqused_k"
+          else dict(cu_seqlens_k=torch.cat([torch.zeros(1, dtype=torch.int32), lens.cumsum(0).to(torch.int32)])))
+    out = torch.full_like(q, 7.0)
+    with pytest.raises(ValueError, match=rf"block_table\[1, 1\]={bad_id} is not allowed: a block id in "
+                                         r"\[0, num_blocks=4\) \(sequence 1 reads block 1 of its seq_len=20\)"):
+        flash_attn_varlen_func(q, k, v, cu_q, kw.get("cu_seqlens_k"), 2, 33, block_table=table,
+                               seqused_k=kw.get("seqused_k"), out=out)
+    assert bool((out == 7.0).all())
+    table[1, 1] = 3                                       # the same call with legal ids runs
+    got = flash_attn_varlen_func(q, k, v, cu_q, kw.get("cu_seqlens_k"), 2, 33, block_table=table,
+                                 seqused_k=kw.get("seqused_k"))
+    assert got.shape == q.shape and bool(torch.isfinite(got).all())

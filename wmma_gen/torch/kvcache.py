@@ -141,7 +141,7 @@ def contiguous_pages(cache: Tensor, name: str) -> tuple[Tensor, int]:
     return pages, S // bs
 
 
-def _host_visible(t: Tensor) -> bool:
+def host_visible(t: Tensor) -> bool:
     """Values readable without a device sync or a graph break: a CPU tensor in eager mode."""
     return t.device.type == "cpu" and not torch.compiler.is_compiling() and type(t) is torch.Tensor
 
@@ -153,7 +153,7 @@ def _seq_lens(cache_seqlens, B: int, device) -> Tensor:
     if isinstance(cache_seqlens, int) and not isinstance(cache_seqlens, bool) and cache_seqlens >= 0:
         return torch.full((B,), cache_seqlens, dtype=torch.int32, device=device)
     if isinstance(cache_seqlens, Tensor) and cache_seqlens.dtype == torch.int32 and tuple(cache_seqlens.shape) == (B,):
-        if _host_visible(cache_seqlens) and B and int(cache_seqlens.min()) < 0:
+        if host_visible(cache_seqlens) and B and int(cache_seqlens.min()) < 0:
             raise ValueError(f"cache_seqlens holds {int(cache_seqlens.min())}: tokens in the cache are >= 0")
         return cache_seqlens
     what = (f"{cache_seqlens.dtype} tensor of shape {tuple(cache_seqlens.shape)}" if isinstance(cache_seqlens, Tensor)
@@ -171,7 +171,7 @@ def _append(k_cache: Tensor, v_cache: Tensor, k: Tensor, v: Tensor, lens: Tensor
                              f"{cache.shape[2]}, {cache.shape[3]}) of the cache's dtype {cache.dtype}")
     bs = k_cache.shape[1]
     capacity = table.shape[1] * bs
-    ends = lens.long() + k.shape[1] if _host_visible(lens) else torch.tensor([k.shape[1]])
+    ends = lens.long() + k.shape[1] if host_visible(lens) else torch.tensor([k.shape[1]])
     if ends.numel() and int(ends.max()) > capacity:
         b = int(ends.argmax())
         raise ValueError(f"cache_seqlens[{b}] + seqlen_new = {int(ends[b])} is not allowed: the appended tokens "
@@ -227,7 +227,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     opts = (bool(causal), left, right, scale, float(softcap or 0.0), bool(fp8_wmma))
     opts += (sinks,) if sinks is not None else ()
     table, lens = table.contiguous(), lens.contiguous()
-    if _host_visible(table) and _host_visible(lens):     # CPU tables cost no sync: ids checked as in numpy
+    if host_visible(table) and host_visible(lens):     # CPU tables cost no sync: ids checked as in numpy
         from ..ops.paged_attention.inputs import check_block_ids
         check_block_ids(table.numpy(), lens.numpy(), k_pages.shape[1], k_pages.shape[0])
     if (scales is None or scales.dim() == 2) and direct(q, out):

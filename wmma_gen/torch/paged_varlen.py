@@ -23,10 +23,12 @@ from __future__ import annotations
 
 from typing import Optional
 
+import numpy as np
 import torch
 from torch import Tensor
 
 from .fp8_scales import FP8, paged_kv_scales
+from .kvcache import host_visible
 from .out_arg import check_out, into
 from .runtime import check_tensors, direct, kernel_view, stream_of, torch_alloc
 
@@ -52,6 +54,19 @@ def _body(q: Tensor, k_cache: Tensor, v_cache: Tensor, cu_seqlens_q: Tensor, cu_
                          alloc=torch_alloc(q.device, keep), fp8_wmma=fp8_wmma,
                          sinks=None if s_aux is None else kernel_view(s_aux.to(torch.float32)))
     return o, lse
+
+
+def _check_block_ids(k_cache: Tensor, block_table: Tensor, cu_seqlens_k: Optional[Tensor],
+                     seqused_k: Optional[Tensor]) -> None:
+    """The block ids each sequence reads in [0, num_blocks), as flash_attn_with_kvcache checks them:
+    only when the table and the key lengths are host-visible (CPU tensors in eager mode; a GPU table
+    is not read -- a sync --, there the kernel's signed 64-bit block offsets make a bad id fault)."""
+    lens = seqused_k if seqused_k is not None else cu_seqlens_k
+    if not (host_visible(block_table) and host_visible(lens)):
+        return
+    from ..ops.paged_attention.inputs import check_block_ids
+    lens = lens.numpy() if seqused_k is not None else np.diff(lens.numpy().astype(np.int64))
+    check_block_ids(block_table.numpy(), lens, k_cache.shape[1], k_cache.shape[0])
 
 
 def varlen_call(q: Tensor, k_cache: Tensor, v_cache: Tensor, cu_seqlens_q: Tensor, cu_seqlens_k: Optional[Tensor],
@@ -100,6 +115,7 @@ def paged_varlen(q: Tensor, k_cache: Tensor, v_cache: Tensor, cu_seqlens_q: Tens
         raise ValueError(f"seqused_k ({seqused_k.dtype}, shape {tuple(seqused_k.shape)}) is not allowed: a torch.int32 "
                          f"tensor of shape ({block_table.shape[0]},), block_table's batch")
     check_out(out, q, q.dtype)
+    _check_block_ids(k_cache, block_table, cu_seqlens_k, seqused_k)
     if not isinstance(fp8_wmma, bool):
         raise ValueError(f"fp8_wmma={fp8_wmma!r} is not allowed: True or False")
     args = (q, k_cache, v_cache, cu_seqlens_q.contiguous(), None if cu_seqlens_k is None else cu_seqlens_k.contiguous(),
