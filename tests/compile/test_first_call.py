@@ -85,3 +85,20 @@ def test_each_ops_signatures_hook_declares_what_its_builder_declares(op):
         assert list(hooked) == list(built)
         for n in built:
             assert _described(hooked[n], sizes) == _described(built[n], sizes), (op, n, d, s)
+
+
+def test_a_cached_kernels_first_launch_in_a_fresh_process_imports_no_mlir():
+    """A GEMM and an attention forward compiled (or found) by one process in the session's
+    cache; a fresh process then launches both on the emulator from the disk index: no MLIR
+    built, and the MLIR provider's bindings never imported."""
+    code = ("import sys, numpy as np, wmma_gen; from wmma_gen.ops import compile_op\n"
+            "a = np.ones((20, 16), np.float16); q = np.ones((1, 8, 1, 64), np.float16)\n"
+            "assert abs(float(wmma_gen.gemm(a, a.T.copy(), layout='NN')[0, 0]) - 16) < 1e-3\n"
+            "assert np.isfinite(wmma_gen.attention(q, q, q)[0].astype(np.float32)).all()\n"
+            "print(compile_op.STATS['built'], 'wmma_gen.compiler.mlir_api' in sys.modules)")
+    env = {**__import__("os").environ, "WMMA_GEN_ARCH": "gfx1100"}     # the session's cache dir (conftest)
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env)
+            for _ in range(2)]
+    for r in runs:
+        assert r.returncode == 0, r.stderr[-2000:]
+    assert runs[1].stdout.split() == ["0", "False"]         # the second: index hits, no MLIR at all
