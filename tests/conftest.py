@@ -113,9 +113,18 @@ def hip_dev(stub):
 def pytest_configure(config):
     # Under pytest-xdist (`-n auto`, the README's command) the files in tiers.GROUPS must run in one
     # worker: `loadgroup` honours their xdist_group mark and distributes every other test as `load`
-    # does, so plain `-n N` (whose default is `load`) is upgraded to it.
+    # does, so plain `-n N` (whose default is `load`) is upgraded to it. A worker parses the command
+    # line itself (where `-n` alone means no --dist), so the controller tells it through workerinput:
+    # the worker then names each grouped test `<nodeid>@<group>`, which the scheduler groups by.
     if getattr(config.option, "dist", "no") == "load":
         config.option.dist = "loadgroup"
+    if getattr(config, "workerinput", {}).get("wmma_loadgroup"):
+        config.option.loadgroup = True
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    node.workerinput["wmma_loadgroup"] = node.config.option.dist == "loadgroup"
 
 
 @pytest.hookimpl(tryfirst=True)     # before `-m` deselects: the marks added here count
