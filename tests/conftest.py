@@ -150,6 +150,7 @@ def pytest_collection_modifyitems(config, items):
         folder = rel.split("/")[0]
         counts = seen["folders"].setdefault(folder, {"fast": 0, "slow": 0})
         counts["slow" if item.get_closest_marker("slow") else "fast"] += 1
-        if rel in tiers.GROUPS:
-            item.add_marker(pytest.mark.xdist_group(rel))
+        group = tiers.group_of(rel, name)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
     config.stash[tiers.STASH] = seen
