@@ -1,5 +1,6 @@
-"""Shared fixtures: an isolated kernel cache, user dirs and tmp dir per test session, and the
-emulator-backed HIP stand-in (tests/hipstub) built once per session for every test folder."""
+"""Shared fixtures: an isolated kernel cache (one per run, shared by pytest-xdist workers), user dirs
+and tmp dir per test session, the emulator-backed HIP stand-in (tests/hipstub) built once per session
+for every test folder, and the slow/fast tiers of tests/tiers.py applied at collection."""
 import os
 import sys
 from pathlib import Path
@@ -144,9 +145,8 @@ def pytest_collection_modifyitems(config, items):
         rule, slow = tiers.is_slow(rel, name, params)
         if rule is not None:
             seen["rules"].add(rule)
-        if slow or item.get_closest_marker("slow"):
-            if not item.get_closest_marker("slow"):
-                item.add_marker(pytest.mark.slow)
+        if slow and not item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.slow)
         folder = rel.split("/")[0]
         counts = seen["folders"].setdefault(folder, {"fast": 0, "slow": 0})
         counts["slow" if item.get_closest_marker("slow") else "fast"] += 1
