@@ -152,7 +152,7 @@ def spec() -> OpSpec:
         AttentionDirective, AttentionSchedule, SPACE, AttentionProblem, AXES, build, key_of, check, estimate,
         flops, bucket, default_schedule, gate_problems,
         tolerance="O within 3u*max|V|, LSE within 1e-5*(1+|LSE|+softcap) (u = unit roundoff of f16/bf16)",
-        api=attention, reference=attention_forward, cli_from="wmma_gen.ops.attention.cli",
+        api=attention, reference=attention_forward, cli_from="wmma_gen.cli.hooks.attention",
         tuning_from="wmma_gen.ops.attention.tuning", selftest=selftest_of("attention"), plan=forward_plan,
         signatures=signatures,
         torch_baseline=torch_sdpa)

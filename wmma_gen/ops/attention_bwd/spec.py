@@ -58,6 +58,6 @@ def spec() -> OpSpec:
         AttentionDirective, AttentionBwdSchedule, SPACE, fwd.AttentionProblem, AXES, build, fwd.key_of, check,
         estimate, flops, fwd.bucket, default_schedule, fwd.gate_problems,
         tolerance="dq, dk, dv within 8u*max|ref| + 1e-3 (u = unit roundoff of f16/bf16)",
-        api=api, reference=attention_backward, cli_from="wmma_gen.ops.attention_bwd.cli",
+        api=api, reference=attention_backward, cli_from="wmma_gen.cli.hooks.attention_bwd",
         tuning_from="wmma_gen.ops.attention_bwd.tuning", selftest=fwd.selftest_of("attention_bwd"),
         plan=backward_plan, signatures=signatures)

@@ -93,6 +93,6 @@ def spec() -> OpSpec:
         "gemm", "C = act(alpha * A @ B + beta * C0 + bias) on WMMA", "gemm", GemmDirective, Schedule, SPACE,
         GemmProblem, AXES, build, key_of, check, estimate, flops, bucket, default_schedule, gate_problems,
         tolerance="normwise: sqrt(K)*eps(in) + eps(out) for float inputs, exact for integers (check.py)",
-        api=gemm, reference=gemm_reference, cli_from="wmma_gen.ops.gemm.cli",
+        api=gemm, reference=gemm_reference, cli_from="wmma_gen.cli.hooks.gemm",
         tuning_from="wmma_gen.ops.gemm.tuning", selftest=selftest, plan=gemm_plan, torch_baseline=torch_matmul,
         signatures=signatures)
