@@ -37,6 +37,10 @@ FLOPS_CONVENTION = "2*(D + Dv) per (query row, key)"
 
 
 def items(cfg) -> list[tuple]:
+    """(directive, problem) per study (module doc), or the rows of a problems file (autotune/problems.py:
+    wmma_gen.torch.record_problems writes them through recorded.py)."""
+    if cfg.problems:
+        return [(p.directive(), p.sizes()) for p in cfg.problems]
     from .directive import MLADirective
     ax, out = cfg.axes, []
     for dt in cfg.dtypes:
