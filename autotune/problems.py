@@ -26,11 +26,11 @@ import dataclasses
 import functools
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 from wmma_gen.errors import ScheduleError
+from wmma_gen.tuner.rows import SpecProblem
 
 MAX_BYTES = 1 << 20
 MAX_ITEMS = 10_000
@@ -289,31 +289,6 @@ def _hashable(v):
     return tuple(_hashable(x) for x in v) if isinstance(v, (list, tuple)) else v
 
 
-@dataclass(frozen=True)
-class SpecProblem:
-    """One row: the op, its directive's fields and its Problem's fields (as (name, value) pairs)."""
-    op: str
-    directive_fields: tuple
-    problem_fields: tuple
-
-    @property
-    def dtype(self) -> str:
-        return dict(self.directive_fields).get("dtype", "")
-
-    def _spec(self):
-        from wmma_gen.ops import registry
-        return registry.get(self.op)
-
-    def directive(self):
-        return self._spec().directive(**dict(self.directive_fields))
-
-    def sizes(self) -> dict:
-        return dataclasses.asdict(self._spec().make_problem(dict(self.problem_fields)))
-
-    def to_dict(self) -> dict:
-        return {"op": self.op, **dict(self.directive_fields), **dict(self.problem_fields)}
-
-
 class SpecReader:
     """The problem_file interface (FIELDS, REQUIRED, RENAMED, read, from_fields) from an OpSpec."""
 
@@ -351,25 +326,3 @@ def spec_reader(op: str) -> SpecReader:
 
 
 # ---- writing ---------------------------------------------------------------------------------
-HEADER = ("# wmma_gen problems: `wmma-gen sweep --problems FILE` tunes one study per item\n"
-          "# (format: autotune/problems.py)\n")
-
-
-def dumps(problems, path="problems.yaml") -> str:
-    items = [p.to_dict() if hasattr(p, "to_dict") else dict(p) for p in problems]
-    if str(path).endswith(".json"):
-        return json.dumps(items, indent=1) + "\n"
-    import yaml
-
-    class _Plain(yaml.SafeDumper):          # never anchors/aliases: the reader refuses them (loads)
-        def ignore_aliases(self, data):
-            return True
-    return HEADER + "".join(f"- {yaml.dump(i, Dumper=_Plain, sort_keys=False, default_flow_style=True, width=1 << 16)}"
-                            for i in items)
-
-
-def dump(problems, path: str | Path) -> Path:
-    """Write problems (Problem objects or their dicts) as YAML, or JSON for a .json path."""
-    path = Path(path)
-    path.write_text(dumps(problems, path), encoding="utf-8")
-    return path

@@ -6,7 +6,8 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from autotune.problems import AttentionRow, GemmRow, ProblemFileError, dumps, load, parse
+from autotune.problems import AttentionRow, GemmRow, ProblemFileError, load, parse
+from wmma_gen.tuner.rows import dumps
 from wmma_gen.cli.main import main
 
 GEMM = {"op": "gemm", "dtype": "f16", "layout": "NT", "batch": 4, "m": 64, "n": 96, "k": 128,

@@ -15,7 +15,7 @@ kernels/attention_blocks.py: S^T = K Q^T, O^T += V^T P^T):
         S^T_w = K[:, w-th D/W columns] @ Q^T_w -> LDS_S[w]   barrier
         S^T = sum_w LDS_S[w]            (same order in every wave: identical m, l, P everywhere)
         S^T = -inf past the sequence end / causal limit
-        P, m, l, alpha = online_softmax(S^T)                (kernels/online_softmax.py)
+        P, m, l, alpha = online_softmax(S^T)                (kernels/attention/softmax.py)
         O^T_w = alpha O^T_w + V^T[w-th Dv/W rows] @ P^T      barrier
     O_part = O^T / l, LSE_part = ln2 (m + log2 l)            (per split; combine.py merges)
 
@@ -39,7 +39,7 @@ from ...compiler.mlir_api import arith, memref, scf, vector
 
 from ...kernels import attention_blocks as ab
 from ...kernels import fp8_widen, irb, saddr
-from ...kernels import online_softmax as softmax
+from ...kernels.attention import softmax
 from ...kernels.attention_blocks import iadd, imin, imul
 from ...kernels.global_tensor import GlobalTensor
 from ...kernels.module import gpu_module_text

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ...kernels import attention_mask as am
 from ...kernels import irb, lanes
 from ...kernels.irb import iadd
-from ...kernels import online_softmax as softmax
+from . import softmax
 
 if TYPE_CHECKING:
     from .context import AttentionCtx

@@ -17,12 +17,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from ..compiler.mlir_api import ir
-from ..compiler.mlir_api import _rocdl_ops_gen as rocdl
-from ..compiler.mlir_api import arith, memref, vector
+from ...compiler.mlir_api import ir
+from ...compiler.mlir_api import _rocdl_ops_gen as rocdl
+from ...compiler.mlir_api import arith, memref, vector
 
-from . import irb
-from .attention_blocks import (
+from ...kernels import irb
+from ...kernels.attention_blocks import (
     exp2,
     f32_type,
     fmax,
