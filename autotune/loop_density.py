@@ -27,6 +27,9 @@ def bucket_problem(op: str, e: dict) -> dict:
         b, kv_heads = e["bucket"], AXIS["kv_heads"].sweep[0]
         return dict(batch=b["batch"], heads=e["group"] * kv_heads, kv_heads=kv_heads, seq_q=b["seq_q"],
                     seq_len=b["seq"], window_left=-1, window_right=-1)
+    if op == "mla":                 # ops/mla/tuning.items: L = the bucket's seq
+        b = e["bucket"]
+        return dict(batch=b["batch"], heads=b["heads"], seq_q=b["seq_q"], seq_len=b["seq"])
     from wmma_gen.ops.attention.tuning import BATCH, HEADS
     seq = e["bucket"]["seq"]
     return dict(batch=BATCH, heads=HEADS, kv_heads=HEADS, seq_q=seq, seq_k=seq)
@@ -40,6 +43,8 @@ def entry_directive(op: str, dtype: str, e: dict) -> dict:
         d = spec.directive(dtype, acc=e.get("acc", ""), layout=e.get("layout", "NN"))   # sizes: bucket_problem
     elif op == "paged_attention":
         d = spec.directive(dtype, e["head_dim"], e["block_size"], e["kv_dtype"], e["causal"], softcap=e["softcap"])
+    elif op == "mla":
+        d = spec.directive(dtype, e["head_dim"], e["head_dim_v"], e["block_size"], e["kv_dtype"], e["causal"])
     else:
         d = spec.directive(dtype, e["head_dim"], causal=e["causal"], **({"op": op} if op != "attention" else {}))
     return d.to_dict()
@@ -56,7 +61,7 @@ def set_density(spec, d, s, problem: dict, arch: str) -> float:
 def default_workgroups(op: str, d, default, problem: dict) -> int | None:
     """Workgroups the default launches on `problem` (its WMMA kernel's grid, as the op's model counts
     it), None where the op sizes its grid to fill the GPU itself (paged decode: split_for,
-    ops/paged_attention/defaults.py)."""
+    ops/paged_attention/defaults.py; MLA: ops/mla/defaults.py)."""
     if op == "gemm":
         from wmma_gen.ops.gemm.problem import as_problem
         from wmma_gen.ops.gemm.traffic import workgroups

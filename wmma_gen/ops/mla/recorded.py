@@ -1,6 +1,6 @@
 """MLA's row of a recorded problems file (wmma_gen.torch.record_problems asks the registry for
 this module beside the op's spec): a device call (plan.mla_plan's keywords) and its plan's
-problem -> the row (autotune/problems.py SpecProblem) `wmma-gen sweep --problems` tunes. The
+problem -> the row (wmma_gen/tuner/rows.py SpecProblem) `wmma-gen sweep --problems` tunes. The
 context length is the one the block table holds (max_blocks * block_size: what lookup.py
 buckets a call by)."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from .plan import KV_FROM_STORAGE
 
 
 def problem_row(call: dict, p: dict):
-    from autotune.problems import SpecProblem        # the tuner's row type (loads with the sweep, not the op)
+    from wmma_gen.tuner.rows import SpecProblem        # the tuner's row type (loads with the sweep, not the op)
     shapes = {n: s for n, s, _ in call["operands"]}
     dtypes = {n: t for n, _, t in call["operands"]}
     dt = dtypes["q"]
