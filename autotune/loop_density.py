@@ -55,8 +55,7 @@ def set_density(spec, d, s, problem: dict, arch: str) -> float:
 
 def default_workgroups(op: str, d, default, problem: dict) -> int | None:
     """Workgroups the default launches on `problem` (its WMMA kernel's grid, as the op's model counts
-    it), None where the op sizes its grid to fill the GPU itself (paged decode: split_for,
-    ops/paged_attention/defaults.py)."""
+    it); None for an op this does not know (then the rule applies)."""
     if op == "gemm":
         from wmma_gen.ops.gemm.problem import as_problem
         from wmma_gen.ops.gemm.traffic import workgroups
@@ -66,6 +65,9 @@ def default_workgroups(op: str, d, default, problem: dict) -> int | None:
         return key_tile_trips(d, default, problem)[1]
     if op == "attention_bwd":      # the dK/dV kernel's grid (ops/attention_bwd/model.py)
         return -(-problem["seq_k"] // default.block_n) * problem["kv_heads"] * problem["batch"]
+    if op == "paged_attention":    # ops/paged_attention/model.trips_and_keys: sequences x kv heads x row tiles x split
+        from wmma_gen.ops.paged_attention.model import trips_and_keys
+        return trips_and_keys(d, default, problem, [problem["seq_len"]] * problem["batch"])[1]
     return None
 
 
