@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # this checkout's wmma_gen and autotune
 
 from autotune.ladder import builtin_default  # noqa: E402
-from autotune.objective import object_attrs  # noqa: E402
+from wmma_gen.tuner.objective import object_attrs  # noqa: E402
 from autotune.loop_density import bucket_problem as problem, entry_directive as directive  # noqa: E402
 from autotune.loop_density import set_density as density  # noqa: E402  (export applies the same rule)
 from wmma_gen import schedule_files as sf  # noqa: E402
