@@ -18,6 +18,9 @@ from __future__ import annotations
 from typing import Callable
 
 
+KNOWN = ("gemm", "attention", "attention_bwd", "paged_attention")   # ops whose bucket problem is known here
+
+
 def bucket_problem(op: str, e: dict) -> dict:
     """The problem a sweep study of entry `e`'s bucket ranks (ops/<op>/tuning.py)."""
     if op == "gemm":
@@ -60,8 +63,7 @@ def set_density(spec, d, s, problem: dict, arch: str) -> float:
 
 def default_workgroups(op: str, d, default, problem: dict) -> int | None:
     """Workgroups the default launches on `problem` (its WMMA kernel's grid, as the op's model counts
-    it), None where the op sizes its grid to fill the GPU itself (paged decode: split_for,
-    ops/paged_attention/defaults.py; MLA: ops/mla/defaults.py)."""
+    it); None for an op this does not know (then the rule applies)."""
     if op == "gemm":
         from wmma_gen.ops.gemm.problem import as_problem
         from wmma_gen.ops.gemm.traffic import workgroups
@@ -71,6 +73,9 @@ def default_workgroups(op: str, d, default, problem: dict) -> int | None:
         return key_tile_trips(d, default, problem)[1]
     if op == "attention_bwd":      # the dK/dV kernel's grid (ops/attention_bwd/model.py)
         return -(-problem["seq_k"] // default.block_n) * problem["kv_heads"] * problem["batch"]
+    if op == "paged_attention":    # ops/paged_attention/model.trips_and_keys: sequences x kv heads x row tiles x split
+        from wmma_gen.ops.paged_attention.model import trips_and_keys
+        return trips_and_keys(d, default, problem, [problem["seq_len"]] * problem["batch"])[1]
     return None
 
 
@@ -108,6 +113,11 @@ def no_looser_than_default(docs: list, note: Callable[[str], None]) -> list:
         for e in doc["entries"]:
             if e.get("source") != "model":
                 kept.append(e)          # a GPU measurement is the citation that may overrule the rule
+                continue
+            if doc["op"] not in KNOWN:
+                kept.append(e)
+                note(f"kept {doc['op']} {doc['arch']} {doc['dtype']} {key_text(e)} unchecked: the loop-density rule "
+                     f"knows the bucket problem of {', '.join(KNOWN)} only")
                 continue
             mine, base, default = densities(doc["op"], doc["dtype"], doc["arch"], e)
             if mine is None:

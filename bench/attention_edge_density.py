@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))       # this checkout's wmma_gen
 
 from wmma_gen.model.isa_loop import find_main_loop  # noqa: E402
 from wmma_gen.ops import registry  # noqa: E402
-from wmma_gen.ops.attention.model import _span  # noqa: E402
+from wmma_gen.model.attention_band import key_span as _span  # noqa: E402
 from wmma_gen.ops.compile_op import compile_op  # noqa: E402
 
 ARCHS = ("gfx1100", "gfx1151", "gfx1201")
