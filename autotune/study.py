@@ -192,7 +192,7 @@ def open_study(cfg: SweepConfig, storage, d, worker: int = 0, p: dict | None = N
         if not study.get_trials(deepcopy=False):
             for s in ad.baselines(d, p, cfg.arch):
                 try:
-                    params = params_of(s, cfg.domains, registry.get(cfg.op).space)
+                    params = params_of(s, study_domains(cfg, d), registry.get(cfg.op).space)
                 except ScheduleError:
                     continue
                 study.enqueue_trial(params, user_attrs={"baseline": True}, skip_if_exists=True)
@@ -254,10 +254,12 @@ def work(cfg: SweepConfig, worker: int = 0, hooks: Hooks | None = None, deadline
                 continue
             if deadline is not None and deadline <= time.time():
                 break
-            obj = ad.objective(d, p, cfg.arch, device, domains=cfg.domains, gate_cache=gate_cache, seed=cfg.seed,
+            doms = study_domains(cfg, d)
+            obj = ad.objective(d, p, cfg.arch, device, domains=doms, gate_cache=gate_cache, seed=cfg.seed,
                                **hook_kw)
             common = dict(trials=cfg.trials, deadline=deadline, on_trial=hooks.on_trial,
-                          propose=lambda tr: _propose(cfg.op, tr, cfg.domains), lock=lambda: claim_lock(cfg.storage_url))
+                          propose=lambda tr, doms=doms: _propose(cfg.op, tr, doms),
+                          lock=lambda: claim_lock(cfg.storage_url))
             if pool is None:
                 stats = run_study(study, obj, **common)
             else:
@@ -266,6 +268,14 @@ def work(cfg: SweepConfig, worker: int = 0, hooks: Hooks | None = None, deadline
                                          submit=lambda tr, d=d, p=p: pool.submit(job, cfg.op, (d, p), tr.user_attrs[KEY], cfg.arch))
             recovered += stats.recovered
     return recovered
+
+
+def study_domains(cfg: SweepConfig, d) -> Optional[dict]:
+    """cfg.domains over the op's own domains for directive d (its tuning module's optional
+    `domains_of(d)`, e.g. attention's head-dim split: d_split 1 up to hd256, 2/4/8 above)."""
+    own = getattr(adapter(cfg.op), "domains_of", None)
+    merged = {**(own(d) if own else {}), **(cfg.domains or {})}
+    return merged or None
 
 
 def _propose(op: str, trial, domains) -> str:

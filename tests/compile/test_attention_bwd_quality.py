@@ -7,7 +7,7 @@ import pytest
 
 from wmma_gen.compiler import compile_mlir
 from wmma_gen.model.isa_loop import find_main_loop
-from wmma_gen.ops.attention.directive import HEAD_DIMS
+from wmma_gen.ops.attention.directive import BWD_HEAD_DIMS as HEAD_DIMS   # the backward's head dims
 from wmma_gen.ops.attention_bwd import build_backward, default_schedule, make_spec
 from wmma_gen.targets import get_target
 

@@ -88,6 +88,7 @@ class Tuning:
     extra_columns: Mapping[str, Any] = field(default_factory=dict)
     study_attrs: Optional[Callable] = None   # (cfg, d, p) -> study attrs beyond the shared ones
     module: str = ""                         # what the sweep's compile workers preload
+    domains_of: Optional[Callable] = None    # (d) -> {knob: domain} a study of d searches (under --domains)
 
 
 _TUNINGS: dict = {}   # op name -> Tuning loaded from its module

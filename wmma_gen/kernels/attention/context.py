@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ...kernels import attention_blocks as ab
+from ...kernels import attention_dsplit as dsplit
 from ...kernels import irb
 from ...kernels.attention_blocks import iadd, imul
 from . import staging
@@ -44,6 +45,34 @@ class AttentionCtx:
     copy_v: staging.TileCopy = None
     bands: list = None    # per 16-query block: (lo, count) of the lane's visible keys
     full: tuple = None    # (full_lo, full_hi): keys every query of the workgroup sees
+    dwave: object = None  # d_split > 1: the wave's head-dim slice (kernels/attention_dsplit.py); None: all of D
+    xchg: object = None   # d_split > 1: the LDS buffer of the S^T partial exchange
+
+    def d_slice(self):
+        """(nk, dcol): the wave's 16-column head-dim tiles and its first column (None: all of D,
+        from 0). With d_split > 1 slices are ceil(D/16/d_split) tiles; the last wave's may run
+        past D (`d_tile_inside`)."""
+        dts = self.d.head_dim // 16
+        if self.dwave is None:
+            return dts, None
+        nk = -(-dts // self.s.d_split)
+        return nk, imul(self.dwave, 16 * nk)
+
+    def d_split_guard_free(self, kd: int) -> bool:
+        """Tile kd of every wave's head-dim slice lies inside D (no guard needed)."""
+        if self.dwave is None:
+            return True
+        dts = self.d.head_dim // 16
+        nk = -(-dts // self.s.d_split)
+        return kd < dts - (self.s.d_split - 1) * nk
+
+    def d_tile_inside(self, kd: int):
+        """None when tile kd of every wave's slice lies inside D, else the wave-uniform i1 'it does'."""
+        dts = self.d.head_dim // 16
+        if self.d_split_guard_free(kd):
+            return None
+        nk = -(-dts // self.s.d_split)
+        return irb.lt(iadd(imul(self.dwave, nk), kd), dts)
 
     def query(self, f: int):
         """The lane's query (in the sequence) in its wave's 16-query block f."""
@@ -66,7 +95,12 @@ class Ctx(AttentionCtx):
         """This context with tid, lane and wave recomputed here from an opaque copy of the
         thread id (attention_blocks.recomputed), for code after or off the key loop's path."""
         tid = ab.recomputed(self.tid)
-        return replace(self, tid=tid, lane=irb.rem(tid, 32), wave=irb.div(tid, 32))
+        wave = irb.div(tid, 32)
+        dwave = None if self.dwave is None else dsplit.slice_index(wave, self.s.q_waves)[1]
+        return replace(self, tid=tid, lane=irb.rem(tid, 32), wave=wave, dwave=dwave)
 
     def query(self, f: int):
-        return iadd(self.q0, iadd(imul(self.wave, 16 * self.s.frags_q), iadd(irb.rem(self.lane, 16), 16 * f)))
+        if self.dwave is None:
+            return iadd(self.q0, iadd(imul(self.wave, 16 * self.s.frags_q), iadd(irb.rem(self.lane, 16), 16 * f)))
+        qw = dsplit.slice_index(self.wave, self.s.q_waves)[0]
+        return iadd(self.q0, iadd(imul(qw, 16 * self.s.frags_q), iadd(irb.rem(self.lane, 16), 16 * f)))

@@ -65,6 +65,21 @@ _DEFAULTS = {
     ("gfx12", 240): {"block_m": 128, "block_n": 16, "waves": 8, "sched": "minreg"},
     ("gfx12", 256): {"block_m": 64, "block_n": 16, "waves": 4, "q_in": "lds", "sched": "minreg"},
 }
+# Head dims 272..512: the O^T accumulators of one 16-query block (D/2 VGPRs) leave no room in one
+# wave, so d_split waves share each block and split its head dim (kernels/attention_dsplit.py;
+# QK^T is split, not repeated: the S^T partials are summed through LDS). Swept on gfx1100 and
+# gfx1201 (FlyDSL, 2026-12-05; /tmp sweep of block_m 32/64 x block_n 16/32 x d_split 2/4 at 8 waves,
+# bf16 causal + window + varlen + LSE for spills, model at f16 B=1 H=16 S=4096, source=model):
+# d_split=2 with 64-query tiles leads where it is spill-free (gfx1100 hd272 53.2 vs 38.8 TFLOP/s for
+# 32x16 d_split=4, hd320 56.4 vs 49.3; gfx1201 hd384 80.4 vs 65.9, hd448 82.7 vs 69.2) but spills or
+# exceeds the VGPRs from gfx11 hd368 / gfx12 hd480 (and at gfx11 hd288: 16 spilled), where 32x16 with
+# d_split=4 (gfx1100 hd512 54.4, 248 VGPRs; gfx1201 hd512 72.2 vs 72.4, 199 vs 255 VGPRs) takes over.
+# block_n 32 fits 64 KiB of LDS only up to hd336 and gained <= 7% where it did not spill.
+_WIDE2 = {"block_m": 64, "block_n": 16, "waves": 8, "d_split": 2}
+_WIDE4 = {"block_m": 32, "block_n": 16, "waves": 8, "d_split": 4}
+_DEFAULTS |= {("gfx11", hd): (_WIDE2 if hd in (272, 304, 320, 336, 352) else _WIDE4) for hd in range(272, 513, 16)}
+_DEFAULTS |= {("gfx12", hd): (_WIDE2 if hd <= 464 else _WIDE4) for hd in range(272, 513, 16)}
+
 _DECODE = {
     # (family, head_dim): knobs replacing the prefill ones when split_kv > 1
     **{(fam, hd): {"block_m": 64, "block_n": 64, "waves": 4} for fam in ("gfx11", "gfx12") for hd in (32, 64, 128)},
@@ -83,6 +98,9 @@ _DECODE = {
     ("gfx12", 96): {"block_m": 64, "block_n": 64, "waves": 4, "sched": "minreg"},
     **{("gfx12", hd): {"block_m": 64, "block_n": 16, "waves": 4, "sched": "minreg"} for hd in (48, 112, 144, 160, 176, 192)},
     **{("gfx12", hd): {"block_m": 64, "block_n": 16, "waves": 4} for hd in (208, 224, 240)},
+    # 272..512: one 16-query block (decode has at most 16 queries) over 4 waves splitting D
+    **{(fam, hd): {"block_m": 16, "block_n": 16, "waves": 4, "d_split": 4}
+       for fam in ("gfx11", "gfx12") for hd in range(272, 513, 16)},
 }
 
 # Prefill knobs replacing _DEFAULTS under one LLVM major version of the loaded MLIR provider

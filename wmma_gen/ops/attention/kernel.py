@@ -68,6 +68,7 @@ from ...compiler.mlir_api import _gpu_ops_gen as gpu
 from ...compiler.mlir_api import arith, memref, scf, vector
 
 from ...kernels import attention_blocks as ab
+from ...kernels import attention_dsplit as dsplit
 from ...kernels import irb
 from ...kernels.attention_blocks import iadd, imax, imin, imul
 from ...kernels.fragments import flatten_rows, unflatten_rows
@@ -118,6 +119,8 @@ def _kernel(d, s: AttentionSchedule, t: Target, name: str) -> None:
     lds_types = [_lds(s.kv_buffers * s.block_n, dh + LDS_PAD), _lds(s.kv_buffers * dh, s.block_n + LDS_PAD)]
     if s.q_in == "lds":
         lds_types.append(_lds(s.block_m, dh + LDS_PAD))
+    if s.d_split > 1:
+        lds_types.append(dsplit.lds_f32(dsplit.exchange_bytes(s.waves, s.frags_q, s.block_n) // 4))
     tail = tail_buffers(d, s)
     arg_types = buf_types + scalar_types + [ab.pointer_type(dt) for _, dt in tail]
     f = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(arg_types, [])),
@@ -188,12 +191,14 @@ def _context(d, s, t, ptrs, sc, lds) -> Ctx:
     cv = staging.plan(s.block_n, d.head_dim, s.load_bits, s.threads, True, d.dtype)
     ctx = Ctx(d=d, s=s, fam=t.family, ptr=views,
               sc=x | {"scale": sc["scale"], "window_left": x["window_left"], "window_right": x["window_right"]},
-              lds_k=lds[0], lds_v=lds[1], lds_q=lds[2] if len(lds) > 2 else None, tid=tid, lane=irb.rem(tid, 32),
+              lds_k=lds[0], lds_v=lds[1], lds_q=lds[2] if s.q_in == "lds" else None, tid=tid, lane=irb.rem(tid, 32),
               wave=irb.div(tid, 32), split=split, q0=imul(tile, s.block_m), seq_q=seq_q, seq_k=seq_k,
               q_base=base("q", h), k_base=base("k", kvh), v_base=base("v", kvh), o_base=base("o", h),
               lse_base=lse_base, c=c, b=b, h=h, q_start=q_start, copy_k=ck, copy_v=cv)
     if d.softcap:
         ctx.cap_in = arith.divf(sc["scale"], sc["softcap"])
+    if s.d_split > 1:
+        ctx.dwave, ctx.xchg = dsplit.slice_index(ctx.wave, s.q_waves)[1], lds[-1]
     return ctx
 
 
@@ -217,7 +222,7 @@ def main_loop(c: Ctx):
     """The key loop (module docstring); kv_buffers=2 runs `_tile_kv2` instead of `_tile_kv1`."""
     s, d = c.s, c.d
     f32 = ab.f32_type()
-    nf, dts = s.frags_q, d.head_dim // 16
+    nf, dts = s.frags_q, c.d_slice()[0]
     o = [[irb.zeros(irb.vec(8, f32)) for _ in range(dts)] for _ in range(nf)]
     m = [irb.cf(softmax.NEG_INF, f32) for _ in range(nf)]
     l = [irb.cf(0.0, f32) for _ in range(nf)]
@@ -265,16 +270,28 @@ def _tile_kv1(c: Ctx, n0, nxt, qf, o, m, l, v_regs):
     softmax and PV(n); K(n+1) -> LDS_K, loads of V(n+1); barrier (two per tile)."""
     dt = c.d.dtype
     s_acc = operands.scores(c, qf)
+    if c.dwave is not None:     # d_split: this wave's S^T partial out; the sum read after the barrier
+        dsplit.publish(c.xchg, flatten_rows(s_acc), _slot(c, c.dwave), c.lane)
     staging.store(c.copy_v, c.lds_v, c.tid, operands.lds_half(dt, v_regs))
     k_regs = load_k(c, nxt)
     if c.s.fence == "k_load":
         irb.sched_barrier("none")
     amdgpu.LDSBarrierOp()
+    if c.dwave is not None:     # read before the second barrier, after which the next tile publishes
+        total = dsplit.gather_sum(c.xchg, len(flatten_rows(s_acc)),
+                                  [_slot(c, irb.c(w)) for w in range(c.s.d_split)], c.lane)
+        s_acc = unflatten_rows(total, c.s.frags_q)
     o, m, l = _softmax_pv(c, n0, s_acc, o, m, l, 0)
     staging.store(c.copy_k, c.lds_k, c.tid, operands.lds_half(dt, k_regs))
     v_next = load_v(c, nxt)
     amdgpu.LDSBarrierOp()
     return o, m, l, v_next
+
+
+def _slot(c: Ctx, dwave):
+    """Exchange slot of (dwave, this wave's query blocks) (kernels/attention_dsplit.py)."""
+    qw = dsplit.slice_index(c.wave, c.s.q_waves)[0]
+    return iadd(imul(dwave, c.s.q_waves), qw)
 
 
 def _tile_kv2(c: Ctx, n0, nxt, qf, o, m, l, extra):
@@ -350,12 +367,14 @@ def epilogue(c: Ctx, o, m, l) -> None:
             if c.s.split_kv > 1:
                 _store_partial(c, f, i, o[f], inv, lse)
             else:
-                base = iadd(c.o_base, iadd(imul(i, c.sc["o_ss"]), ab.acc_row0(c.lane)))
+                base = iadd(c.o_base, iadd(imul(i, c.sc["o_ss"]), _o_col(c)))
                 for dt, acc in enumerate(o[f]):
-                    val = ab.to_dtype_out(arith.mulf(acc, ab.splat(inv, 8)), c.d.dtype)
-                    vector.store(val, c.ptr["O"], [iadd(base, 16 * dt)])
+                    def put(dt=dt, acc=acc):
+                        val = ab.to_dtype_out(arith.mulf(acc, ab.splat(inv, 8)), c.d.dtype)
+                        vector.store(val, c.ptr["O"], [iadd(base, 16 * dt)])
+                    _in_d(c, dt, put)
                 if c.d.return_lse:
-                    first = scf.IfOp(irb.lt(c.lane, 16))
+                    first = scf.IfOp(_lse_lane(c))
                     with ir.InsertionPoint(first.then_block):
                         memref.store(lse, c.ptr["LSE"], [iadd(c.lse_base, i)])
                         scf.YieldOp([])
@@ -366,10 +385,32 @@ def _store_partial(c: Ctx, f: int, i, o_f, inv, lse) -> None:
     """Split-KV: this split's normalized O (f32) and LSE at packed row `row` (signature.py)."""
     row = iadd(c.q_start, i) if c.d.varlen else iadd(imul(c.b, c.sc["seq_q"]), i)
     hr = iadd(imul(iadd(imul(c.split, c.sc["heads"]), c.h), c.sc["rows"]), row)
-    base = iadd(imul(hr, c.d.head_dim), ab.acc_row0(c.lane))
+    base = iadd(imul(hr, c.d.head_dim), _o_col(c))
     for dt, acc in enumerate(o_f):
-        vector.store(arith.mulf(acc, ab.splat(inv, 8)), c.ptr["O_part"], [iadd(base, 16 * dt)])
-    first = scf.IfOp(irb.lt(c.lane, 16))
+        _in_d(c, dt, lambda dt=dt, acc=acc: vector.store(arith.mulf(acc, ab.splat(inv, 8)), c.ptr["O_part"],
+                                                         [iadd(base, 16 * dt)]))
+    first = scf.IfOp(_lse_lane(c))
     with ir.InsertionPoint(first.then_block):
         memref.store(lse, c.ptr["LSE_part"], [hr])
         scf.YieldOp([])
+
+
+def _o_col(c: Ctx):
+    """The lane's first O column: its accumulator row, in the wave's head-dim slice (d_split)."""
+    _, dcol = c.d_slice()
+    return ab.acc_row0(c.lane) if dcol is None else iadd(ab.acc_row0(c.lane), dcol)
+
+
+def _in_d(c: Ctx, dt: int, put) -> None:
+    """put() for O tile dt of the wave's slice, skipped where the last slice runs past D."""
+    inside = c.d_tile_inside(dt)
+    if inside is None:
+        put()
+    else:
+        irb.if_then(inside, put)
+
+
+def _lse_lane(c: Ctx):
+    """The lanes that store a query's LSE: the first half-wave (of the first head-dim slice)."""
+    first = irb.lt(c.lane, 16)
+    return first if c.dwave is None else irb.land(first, irb.lt(c.dwave, 1))

@@ -6,7 +6,9 @@ reason. The same predicates reject user JSON and prune tuner trials.
 
 A workgroup owns BLOCK_M queries of one (sequence, head); each of its `waves` waves owns
 FQ = BLOCK_M / (16 * waves) 16-query blocks and loops over BLOCK_N-key tiles of K and V
-staged in LDS (kernel.py).
+staged in LDS (kernel.py). With d_split > 1 (head dims above 256), d_split waves share each
+16-query block and split its head dim (kernels/attention_dsplit.py): FQ = BLOCK_M * d_split /
+(16 * waves).
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from ...kernels.attention import LDS_PAD
+from ...kernels.attention_dsplit import exchange_bytes
 from ...knobs import Knob, KnobSchedule
 from ...targets import Target
 
@@ -41,6 +44,9 @@ SPACE: tuple[Knob, ...] = (
          "(llvm.amdgcn.sched.barrier mask 0) splits the key loop body: none; k_load (after the loads\n"
          "of K(n+1) are issued: before the LDS barrier, with kv_buffers=2 before S(n)); pv (after the\n"
          "softmax, before O^T += V^T P^T). LLVM 24 interleaves the phases otherwise, with more s_waitcnt"),
+    Knob("d_split", (1, 2, 4, 8), "waves sharing each 16-query block, each owning head_dim/d_split columns\n"
+         "of Q, K and O/V: S^T partials summed through LDS (kernels/attention_dsplit.py); > 1 for head\n"
+         "dims above 256, whose O^T alone fills a wave's VGPRs (kv_buffers=1 only)"),
 )
 KNOBS = {k.name: k for k in SPACE}
 
@@ -57,22 +63,30 @@ class AttentionSchedule(KnobSchedule):
     sched: str = "default"
     lane_values: str = "keep"
     fence: str = "none"
+    d_split: int = 1
 
     @property
     def threads(self) -> int:
         return 32 * self.waves
 
     @property
+    def q_waves(self) -> int:
+        """Waves over the queries (each 16-query block is shared by d_split waves)."""
+        return self.waves // self.d_split
+
+    @property
     def frags_q(self) -> int:
         """16-query blocks per wave (FQ)."""
-        return self.block_m // (16 * self.waves)
+        return self.block_m // (16 * max(self.q_waves, 1))
 
     def lds_bytes(self, d) -> int:
-        """K tile [BLOCK_N][D+pad] + V^T tile [D][BLOCK_N+pad] (x kv_buffers), + Q [BLOCK_M][D+pad]."""
+        """K tile [BLOCK_N][D+pad] + V^T tile [D][BLOCK_N+pad] (x kv_buffers), + Q [BLOCK_M][D+pad],
+        + the f32 S^T partial exchange when d_split > 1."""
         k = self.block_n * (d.head_dim + LDS_PAD)
         v = d.head_dim * (self.block_n + LDS_PAD)
         q = self.block_m * (d.head_dim + LDS_PAD) if self.q_in == "lds" else 0
-        return 2 * (self.kv_buffers * (k + v) + q)
+        x = exchange_bytes(self.waves, self.frags_q, self.block_n) if self.d_split > 1 else 0
+        return 2 * (self.kv_buffers * (k + v) + q) + x
 
 
 # --- constraints: (AttentionSchedule, AttentionDirective, Target) -> None | reason ------------
@@ -84,10 +98,24 @@ def dtype_supported(s: AttentionSchedule, d, t: Target) -> str | None:
 
 
 def tile_shape(s: AttentionSchedule, d, t: Target) -> str | None:
-    if s.block_m % (16 * s.waves):
-        return f"block_m={s.block_m} must be a multiple of 16*waves={16 * s.waves} (16 queries per WMMA tile)"
+    if s.waves % s.d_split:
+        return f"d_split={s.d_split} must divide waves={s.waves} (d_split waves share a 16-query block)"
+    if s.block_m % (16 * s.q_waves):
+        return (f"block_m={s.block_m} must be a multiple of 16*waves/d_split={16 * s.q_waves} "
+                "(16 queries per WMMA tile)")
     if d.head_dim % 16:
         return f"head_dim={d.head_dim} must be a multiple of 16 (WMMA K and M)"
+    nk = -(-d.head_dim // (16 * s.d_split))
+    if (s.d_split - 1) * nk >= d.head_dim // 16:
+        return (f"d_split={s.d_split} leaves a wave without head-dim columns at head_dim={d.head_dim} "
+                f"(slices of {16 * nk}): use fewer")
+    return None
+
+
+def d_split_buffers(s: AttentionSchedule, d, t: Target) -> str | None:
+    if s.d_split > 1 and s.kv_buffers != 1:
+        return (f"d_split={s.d_split} needs kv_buffers=1 (its S^T exchange rides the two barriers per tile), "
+                f"not {s.kv_buffers}")
     return None
 
 
@@ -108,7 +136,7 @@ def vgpr_estimate(s: AttentionSchedule, d, t: Target) -> int:
     """VGPRs per lane the schedule needs at least: O^T accumulators (8 per 16x16 tile),
     S^T accumulators, Q fragments when kept in registers, one tile of K or V staging
     registers (two with kv_buffers=2), one A fragment, and ~24 for addresses and state."""
-    fq, dt = s.frags_q, d.head_dim // 16
+    fq, dt = s.frags_q, -(-d.head_dim // (16 * s.d_split))
     frag = 8 if t.family == "gfx11" else 4          # 16-bit A/B fragment: 16 or 8 halves
     o = fq * dt * 8
     sacc = fq * (s.block_n // 16) * 8
@@ -133,6 +161,6 @@ def staging_divides(s: AttentionSchedule, d, t: Target) -> str | None:
 
 
 CONSTRAINTS: tuple[Callable[[AttentionSchedule, object, Target], Optional[str]], ...] = (
-    dtype_supported, tile_shape, workgroup_size, lds_budget, vgpr_budget, staging_divides,
+    dtype_supported, tile_shape, d_split_buffers, workgroup_size, lds_budget, vgpr_budget, staging_divides,
 )
 AttentionSchedule.bind(SPACE, CONSTRAINTS)

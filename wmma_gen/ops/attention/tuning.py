@@ -60,7 +60,7 @@ def softcap_tag(d) -> str:
 
 def schedule_text(b) -> str:
     return (f"{b['block_m']}x{b['block_n']} w{b['waves']} kv{b['kv_buffers']} q={b['q_in']} "
-            f"ld{b['load_bits']} split{b['split_kv']}")
+            f"ld{b['load_bits']} split{b['split_kv']}" + (f" ds{b['d_split']}" if b.get("d_split", 1) > 1 else ""))
 
 
 def series(r) -> str:
@@ -112,9 +112,15 @@ def baselines(d, p, arch: str) -> list[AttentionSchedule]:
     a few shapes of the space."""
     spec = registry.get(OP)
     out = [spec.default_schedule(d, arch)]
-    for kw in (dict(block_m=64, block_n=32, waves=4), dict(block_m=128, block_n=64, waves=8),
-               dict(block_m=32, block_n=64, waves=2)):
-        out.append(AttentionSchedule(**kw))
+    shapes = (dict(block_m=64, block_n=32, waves=4), dict(block_m=128, block_n=64, waves=8),
+              dict(block_m=32, block_n=64, waves=2))
+    if d.head_dim > 256:     # the head-dim split's shapes (defaults.py): both splits, and decode's tile
+        shapes = (dict(block_m=64, block_n=16, waves=8, d_split=2), dict(block_m=32, block_n=16, waves=8, d_split=4),
+                  dict(block_m=16, block_n=16, waves=4, d_split=4))
+    for kw in shapes:
+        s = AttentionSchedule(**kw)
+        if s not in out and (d.head_dim <= 256 or not s.problems(d, get_target(arch))):
+            out.append(s)
     return out
 
 
@@ -213,6 +219,15 @@ def gate_window(d, p: dict):
     return tuple(-1 if x < 0 else min(x, 24) for x in (p.get("window_left", -1), p.get("window_right", -1)))
 
 
+def domains_of(d) -> dict:
+    """The knob domains a head dim searches unless the caller narrows them: d_split 1 up to 256
+    (one wave holds a query block's O^T: the sweeps there are unchanged), 2/4/8 above (kv_buffers
+    1: the S^T exchange rides its two barriers; schedule.d_split_buffers)."""
+    if d.head_dim <= 256:
+        return {"d_split": (1,)}
+    return {"d_split": (2, 4, 8), "kv_buffers": (1,)}
+
+
 def objective(d, p, arch: str, device, *, domains=None, seed: int = 0, gate_cache=None, **_hooks):
     return AttentionObjective(d, p, arch, device, domains=domains, seed=seed,
                               gate_cache={} if gate_cache is None else gate_cache)
@@ -289,4 +304,5 @@ def _plain(v):
 def tuning() -> Tuning:
     return Tuning(tuple(PROBLEM_COLUMNS), DTYPES, QUICK, DEFAULTS, SIZE_LABEL, baselines, items, study_name, row,
                   label, series, size, schedule_text, documents, validate_document, objective,
-                  extra_columns=EXTRA_COLUMNS, study_attrs=study_attrs, module=__name__)
+                  extra_columns=EXTRA_COLUMNS, study_attrs=study_attrs, module=__name__,
+                  domains_of=domains_of)
