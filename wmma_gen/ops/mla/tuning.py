@@ -94,14 +94,14 @@ def baselines(d, p, arch: str) -> list:
 
 
 def objective(d, p, arch: str, device, **kw):
-    from autotune.objective import spec_objective
+    from wmma_gen.tuner.objective import spec_objective
     return spec_objective(OP)(d, p, arch, device, **kw)
 
 
 def documents(df, arch: str) -> dict:
     """file name -> document (lookup.py format) from the validated rank-1 rows, one entry per
     (key, bucket)."""
-    from autotune.ladder import stamp
+    from wmma_gen.tuner import stamp
 
     from . import lookup
     from .schedule import SPACE
