@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-
-KNOWN = ("gemm", "attention", "attention_bwd", "paged_attention")   # ops whose bucket problem is known here
+# the ops the rule checks; another op's model-ranked entries (mla) are kept with a line saying so
+KNOWN = ("gemm", "attention", "attention_bwd", "paged_attention")
 
 
 def bucket_problem(op: str, e: dict) -> dict:
