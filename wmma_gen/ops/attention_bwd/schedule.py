@@ -29,7 +29,8 @@ from typing import Callable, Optional
 
 from ...knobs import Knob, KnobSchedule
 
-GLOBAL_WINDOW = 32   # operands="global": head-dim columns of S/dP fragment loads between scheduling barriers
+GLOBAL_WINDOW = 16   # operands="global": head-dim columns of S/dP fragment loads between scheduling barriers
+#                      (32 spilled 42-52 VGPRs in gfx1100 hd400-432 dK/dV, bf16 softcap + masks; 16: 234, 0 spills)
 PAD = 8  # LDS row padding in elements (16 bytes: keeps rows 16-byte aligned, shifts banks)
 
 
