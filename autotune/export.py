@@ -21,6 +21,10 @@ Never worse than what it shadows (issue 37, autotune/shadow.py): an entry whose 
 schedule file in the search path already has (shipped or user) is kept only if it beats that
 entry measured the same way; one line per entry says what was kept and dropped.
 
+No looser than the default (issue 38 item 2, autotune/loop_density.py): a model-ranked entry whose
+schedule is not the default is kept only if its main loop issues at least as many v_wmma per issued
+instruction as the default's on its bucket problem; a GPU-measured entry (source hip) is exempt.
+
 All or nothing, across ops: every ladder is read, every document built and re-validated with
 its op's reader (so an export never produces a file lookup refuses), and every file written to
 a temp file in the destination before the first `os.replace`; a failure anywhere before that
@@ -144,17 +148,23 @@ def write_all(docs: list[tuple[str, dict, object]], out: str | Path) -> list[Pat
     return [out / name for name, _ in temps]
 
 
+def _gated(docs: list, out, note) -> list:
+    """The loop-density rule (autotune/loop_density.py), then the shadow rule (autotune/shadow.py)."""
+    from .loop_density import no_looser_than_default
+    from .shadow import against_shadowed
+    note = note or _stderr
+    return against_shadowed(no_looser_than_default(docs, note), out, note)
+
+
 def export(df: pd.DataFrame, arch: str, out: str | Path, note=None) -> list[Path]:
     """Every op's documents of one ladder, written all or nothing."""
-    from .shadow import against_shadowed
-    return write_all(against_shadowed(documents(df, arch, note), out, note or _stderr), out)
+    return write_all(_gated(documents(df, arch, note), out, note), out)
 
 
 def export_many(dfs, arch: str, out: str | Path, note=None) -> list[Path]:
     """Several ladders (one per op), written all or nothing across them."""
-    from .shadow import against_shadowed
     docs = [d for df in dfs if len(df) for d in documents(df, arch, note)]
-    return write_all(against_shadowed(docs, out, note or _stderr), out)
+    return write_all(_gated(docs, out, note), out)
 
 
 def export_from(src: str | Path, arch: str, out: str | Path, note=None) -> list[Path]:

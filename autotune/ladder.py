@@ -15,7 +15,6 @@ file, never a silently smaller export.
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import os
 import tempfile
 from pathlib import Path
@@ -303,6 +302,3 @@ def read(path: str | Path) -> pd.DataFrame:
                               f"{', '.join(map(str, sorted(expected)))}; {redo}")
     return df
 
-
-def stamp() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")

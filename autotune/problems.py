@@ -23,12 +23,14 @@ value and what is allowed:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
-from dataclasses import dataclass
+import re
 from pathlib import Path
 from typing import Optional
 
 from wmma_gen.errors import ScheduleError
+from wmma_gen.tuner.rows import SpecProblem
 
 MAX_BYTES = 1 << 20
 MAX_ITEMS = 10_000
@@ -101,6 +103,9 @@ def loads(text: str, path="<memory>"):
             return json.loads(text)
         except (json.JSONDecodeError, RecursionError) as e:
             raise ProblemFileError(path, None, "<json>", str(e).splitlines()[0], "a JSON list of problems") from None
+    fast = _json_shaped(text)
+    if fast is not None:
+        return fast
     import yaml
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)     # libyaml's parser when present
     try:
@@ -109,6 +114,58 @@ def loads(text: str, path="<memory>"):
     except (yaml.YAMLError, RecursionError) as e:
         raise ProblemFileError(path, None, "<yaml>", " ".join(str(e).split())[:200],
                                "a YAML list of problems") from None
+
+
+def _json_shaped(text: str):
+    """The document when it has one of two simple shapes -- comment lines around one JSON list, or
+    one flow mapping per line (`- {op: gemm, m: 64, epilogue: {bias: false}}`, what `dumps` writes)
+    whose plain scalars PyYAML's own resolver and constructor type (_plain) -- else None, and PyYAML
+    reads the whole text. Same values as PyYAML's, without its Python-level parser and constructor
+    (a 1 MB, 10,000-problem file: ~0.1 s instead of seconds); neither shape has aliases."""
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    try:
+        if lines and lines[0].lstrip().startswith("["):
+            return json.loads("\n".join(lines))
+        if 0 < len(lines) <= MAX_ITEMS and all(ln.startswith("- {") for ln in lines):   # more: _bounded says so
+            flow = "[" + ",".join(ln[2:] for ln in lines) + "]"
+            if _FLOW_CHARS.fullmatch(flow) and not _GLUED_COLON.search(flow):
+                return _typed(json.loads(_PLAIN_EDGE.sub('"', flow), object_pairs_hook=_typed_mapping))
+    except (json.JSONDecodeError, RecursionError, _NotSimple):
+        return None
+    return None
+
+
+class _NotSimple(Exception):
+    """A scalar the fast path does not carry (PyYAML reads the file)."""
+
+
+# the flow shape: indicators, blanks and plain scalars of characters no quote or indicator uses;
+# a mapping's colon is followed by a blank (YAML's rule for a plain key); the JSON text that
+# results is refused by json.loads where YAML would read something else (`{a b: 1}`, `{a}`)
+_FLOW_CHARS = re.compile(r"[ \t{}\[\],:A-Za-z0-9_.+-]*")
+_GLUED_COLON = re.compile(r":(?![ \t])")
+_PLAIN_EDGE = re.compile(r"(?<![A-Za-z0-9_.+-])(?=[A-Za-z0-9_.+-])|(?<=[A-Za-z0-9_.+-])(?![A-Za-z0-9_.+-])")   # quote here
+
+
+def _typed_mapping(pairs) -> dict:
+    return {_plain(k): _typed(v) for k, v in pairs}
+
+
+def _typed(v):
+    """Every scalar of the flow shape is plain (no quotes pass _FLOW_CHARS), read as a JSON string: typed here."""
+    return _plain(v) if isinstance(v, str) else [_typed(x) for x in v] if isinstance(v, list) else v
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain(token: str):
+    """A plain scalar as PyYAML's SafeLoader types it (its implicit resolvers: int, float, bool,
+    null, else str); anything JSON cannot carry (a timestamp) is not simple."""
+    import yaml
+    tag = yaml.resolver.Resolver().resolve(yaml.ScalarNode, token, (True, False))
+    value = yaml.constructor.SafeConstructor().construct_object(yaml.ScalarNode(tag, token))
+    if value is not None and not isinstance(value, (bool, int, float, str)):
+        raise _NotSimple(token)
+    return value
 
 
 def _bounded(events, path) -> None:
@@ -157,18 +214,21 @@ def parse(doc: object, path="<memory>", arch: Optional[str] = None) -> tuple[Pro
                                "a non-empty list of problems (one mapping per problem)")
     if len(doc) > MAX_ITEMS:
         raise ProblemFileError(path, None, "<root>", f"{len(doc)} problems", f"at most {MAX_ITEMS}")
-    out = [_item(item, i, path, arch) for i, item in enumerate(doc)]
+    codecs: dict = {}              # each op's reader, looked up once per file
+    out = [_item(item, i, path, arch, codecs) for i, item in enumerate(doc)]
     return tuple(dict.fromkeys(out))
 
 
-def _item(item: object, i: int, path, arch: Optional[str]) -> Problem:
+def _item(item: object, i: int, path, arch: Optional[str], codecs: dict) -> Problem:
     def bad(field, value, allowed):
         raise ProblemFileError(path, i, field, value, allowed)
 
     if not isinstance(item, dict):
         bad("", type(item).__name__, "a mapping of fields (op, dtype, ...)")
     op = item.get("op")
-    codec = reader(op) if isinstance(op, str) else None
+    if isinstance(op, str) and op not in codecs:
+        codecs[op] = reader(op)
+    codec = codecs.get(op) if isinstance(op, str) else None
     if codec is None:
         bad("op", op, f"one of {', '.join(readable())} (ops the tuner can sweep from a problems file)")
     for name in item:
@@ -203,12 +263,17 @@ def _bool(value, field: str, bad) -> bool:
 
 
 def _on_target(p: Problem, arch: str, bad) -> None:
-    from wmma_gen.targets import get_target
-
-    from wmma_gen.ops.registry import tuning
-    allowed = tuple(dt for dt in tuning(p.op).dtypes if dt in get_target(arch).dtypes)
+    allowed = _target_dtypes(p.op, arch)
     if p.dtype not in allowed:
         bad("dtype", p.dtype, f"{p.op} on {arch} takes {', '.join(allowed)}")
+
+
+@functools.lru_cache(maxsize=64)
+def _target_dtypes(op: str, arch: str) -> tuple[str, ...]:
+    """The dtypes the op tunes that the target's WMMA takes (asked once per (op, arch), not per row)."""
+    from wmma_gen.ops.registry import tuning
+    from wmma_gen.targets import get_target
+    return tuple(dt for dt in tuning(op).dtypes if dt in get_target(arch).dtypes)
 
 
 # ---- a row read from the op's OpSpec alone ------------------------------------------------------
@@ -222,31 +287,6 @@ def _required(cls) -> tuple[str, ...]:
 
 def _hashable(v):
     return tuple(_hashable(x) for x in v) if isinstance(v, (list, tuple)) else v
-
-
-@dataclass(frozen=True)
-class SpecProblem:
-    """One row: the op, its directive's fields and its Problem's fields (as (name, value) pairs)."""
-    op: str
-    directive_fields: tuple
-    problem_fields: tuple
-
-    @property
-    def dtype(self) -> str:
-        return dict(self.directive_fields).get("dtype", "")
-
-    def _spec(self):
-        from wmma_gen.ops import registry
-        return registry.get(self.op)
-
-    def directive(self):
-        return self._spec().directive(**dict(self.directive_fields))
-
-    def sizes(self) -> dict:
-        return dataclasses.asdict(self._spec().make_problem(dict(self.problem_fields)))
-
-    def to_dict(self) -> dict:
-        return {"op": self.op, **dict(self.directive_fields), **dict(self.problem_fields)}
 
 
 class SpecReader:
@@ -286,25 +326,3 @@ def spec_reader(op: str) -> SpecReader:
 
 
 # ---- writing ---------------------------------------------------------------------------------
-HEADER = ("# wmma_gen problems: `wmma-gen sweep --problems FILE` tunes one study per item\n"
-          "# (format: autotune/problems.py)\n")
-
-
-def dumps(problems, path="problems.yaml") -> str:
-    items = [p.to_dict() if hasattr(p, "to_dict") else dict(p) for p in problems]
-    if str(path).endswith(".json"):
-        return json.dumps(items, indent=1) + "\n"
-    import yaml
-
-    class _Plain(yaml.SafeDumper):          # never anchors/aliases: the reader refuses them (loads)
-        def ignore_aliases(self, data):
-            return True
-    return HEADER + "".join(f"- {yaml.dump(i, Dumper=_Plain, sort_keys=False, default_flow_style=True, width=1 << 16)}"
-                            for i in items)
-
-
-def dump(problems, path: str | Path) -> Path:
-    """Write problems (Problem objects or their dicts) as YAML, or JSON for a .json path."""
-    path = Path(path)
-    path.write_text(dumps(problems, path), encoding="utf-8")
-    return path

@@ -43,7 +43,6 @@ from pathlib import Path
 
 import optuna
 
-from .rdb import GRACE_SECONDS, HEARTBEAT_SECONDS  # noqa: F401  (re-exported)
 from .storage_error import StorageError  # noqa: F401  (re-exported: callers catch storage.StorageError)
 
 SQLITE_MAGIC = b"SQLite format 3\x00"

@@ -48,7 +48,7 @@ from . import reconcile as rec
 from .compile_pool import CompilePool
 from .pipeline import compile_candidate, run_study_pooled
 from .runner import KEY, counted, run_study, uses_budget
-from .space import params_of, suggest_schedule
+from wmma_gen.tuner.space import params_of, suggest_schedule
 from .storage import claim_lock, is_rdb, load_studies, open_storage
 
 __all__ = ["SweepConfig", "SweepResult", "Hooks", "run_sweep", "work", "open_study", "open_storage", "counted",

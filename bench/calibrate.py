@@ -164,7 +164,9 @@ def run(points_csv: Path, out: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     df.to_csv(out / "model_calibration.csv", index=False)
     plot(df, out / "model_calibration.png")
-    (out / "model_calibration.md").write_text(report(df, f, bands, check, points_csv))
+    sys.path.insert(0, str(ROOT / "bench"))
+    from calibration_misses import section      # the out-of-band points, explained with instruction counts
+    (out / "model_calibration.md").write_text(report(df, f, bands, check, points_csv, section(df, points)))
     return {"df": df, "fit": f, "bands": bands, "check": check}
 
 
@@ -217,7 +219,8 @@ def _summary(df: pd.DataFrame, role_fit: bool) -> str:
             f"(geo-mean {math.exp(ra.map(math.log).mean()):.2f}); inside the band: {int(sub['in_band'].sum())}/{len(sub)}")
 
 
-def report(df: pd.DataFrame, f: C.Fit, bands: dict, check: list[str], points_csv: Path) -> str:
+def report(df: pd.DataFrame, f: C.Fit, bands: dict, check: list[str], points_csv: Path,
+           misses: list[str] = ()) -> str:
     L = ["# Model calibration against published measurements", "",
          "Written by `python bench/calibrate.py` (model state: `" + _state() + "`). Every estimate here is "
          "**source=model** (no GPU); every published figure is **someone else's measurement** on a real GPU, "
@@ -260,7 +263,7 @@ def report(df: pd.DataFrame, f: C.Fit, bands: dict, check: list[str], points_csv
                  f"| {r.published_tflops:g} | {r.role} | {r.est_before:.1f} / {r.ratio_before:.2f} "
                  f"| {r.est_after:.1f} [{r.est_low:.1f}..{r.est_high:.1f}] / {r.ratio_after:.2f} "
                  f"| {'yes' if r.in_band else 'no'} | {r.limiter} | {_triton_cell(r)} |")
-    L += ["", "## Sources", ""] + [f"* {r.id}: {r.source_title} -- {r.source_link}" for r in df.itertuples()]
+    L += ["", *misses, "## Sources", ""] + [f"* {r.id}: {r.source_title} -- {r.source_link}" for r in df.itertuples()]
     L += ["", "Plot: `model_calibration.png` (published vs estimate, before and after; fit and held-out marked).", ""]
     return "\n".join(L)
 

@@ -1,37 +1,49 @@
 """First call in a fresh process (issue 36 item 5), each figure from its own fresh interpreter:
 
-  import of the compiler   `import wmma_gen.compiler` (the MLIR provider's bindings: what the
-                           first compile pays before any MLIR), and whether torch came with it
-  import triton            the same for `import triton`, in the interpreter that has it
-                           (--triton-python, default the vLLM venv's; "not installed" otherwise)
-  first cached launch      wmma_gen.torch.linear (f16, 64x256 @ 256x256^T) on CPU tensors routed to
-                           the HIP stand-in with C no-op launches, its kernel already in the disk
-                           cache (a warm-up process compiles it first): index lookup, code-object
-                           load, plan, bind, launch -- and whether any MLIR was built for it; also
-                           without the stand-in's own hipModuleLoadData (it decodes the machine code
-                           for the emulator, which a GPU runtime does not)
+  first compile's imports  what compiling the first kernel imports: the MLIR provider's bindings
+                           (`wmma_gen.compiler.mlir_api`) and the builders (compiler, GEMM and
+                           attention kernel modules); and whether torch came with them
+  import triton            `import triton`, in the interpreter that has it (--triton-python,
+                           default the vLLM venv's; "not installed" otherwise)
+  first cached launch      wmma_gen.torch.linear (f16, 64x256 @ 256x256^T) and
+                           wmma_gen.torch.flash_attn_func (f16, (1, 128, 4, 64)) on CPU tensors
+                           routed to the HIP stand-in with C no-op launches, their kernels already
+                           in the disk cache (a warm-up process compiles them first): index lookup,
+                           code-object load, plan, bind, launch -- and whether any MLIR was built or
+                           the MLIR provider imported for it; also without the stand-in's own
+                           hipModuleLoadData (it decodes the machine code for the emulator, which a
+                           GPU runtime does not)
+
+Every interpreter runs with bytecode caching on (PYTHONPYCACHEPREFIX: a temporary folder, filled
+by a warm-up run of the same command), as an installed package has its .pyc files: the figures
+are not the cost of compiling Python sources.
 
 Source: host wall time on this machine (no GPU), median of --runs fresh processes.
 
-    python bench/first_call.py [--runs 3] [--triton-python /work/venvs/vllm/bin/python]
+    python bench/first_call.py [--runs 3] [--triton-python /work/venvs/vllm/bin/python] [--out results/first_call.md]
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+PYC = tempfile.mkdtemp(prefix="wmma-bench-pyc-")
 
 IMPORT = """
 import sys, time, json
 t = time.perf_counter()
-import {mod}
+{imports}
 print(json.dumps({{"s": time.perf_counter() - t, "torch": "torch" in sys.modules}}))
 """
+COMPILE_IMPORTS = ("import wmma_gen.compiler.mlir_api, wmma_gen.compiler.compile, wmma_gen.ops.compile_op, "
+                   "wmma_gen.ops.gemm.kernel, wmma_gen.ops.attention.kernel")
 
 LAUNCH = """
 import sys, time, json, tempfile
@@ -46,22 +58,25 @@ import wmma_gen.torch as wt
 from wmma_gen.device.hip import HipDevice
 from wmma_gen.device.select import routed
 from wmma_gen.ops import compile_op
-from wmma_gen.ops.gemm import kernel as gemm_kernel
-built = []
-orig = gemm_kernel.build_gemm
-gemm_kernel.build_gemm = lambda *a, **k: built.append(1) or orig(*a, **k)
 dev = HipDevice()
-x, w = torch.randn(64, 256).half(), torch.randn(256, 256).half()
+if {op!r} == "linear":
+    args, fn = (torch.randn(64, 256).half(), torch.randn(256, 256).half()), wt.linear
+else:
+    q = torch.randn(1, 128, 4, 64).half()
+    args, fn = (q, q.clone(), q.clone()), wt.flash_attn_func
 t = time.perf_counter()
 with routed(dev), torch.no_grad():
-    wt.linear(x, w)
-print(json.dumps({{"s": time.perf_counter() - t, "mlir_builds": len(built), "stats": compile_op.STATS,
+    fn(*args)
+print(json.dumps({{"s": time.perf_counter() - t, "stats": compile_op.STATS,
+                   "mlir_imported": "wmma_gen.compiler.mlir_api" in sys.modules,
                    "launches": lib.noop_launches(), "stub_load": rt.load_seconds}}))
 """
 
 
 def run(python: str, code: str) -> dict:
-    out = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = PYC
+    out = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env)
     if out.returncode:
         raise SystemExit(f"{python} failed:\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -71,30 +86,42 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--triton-python", default="/work/venvs/vllm/bin/python")
+    ap.add_argument("--out", default=str(ROOT / "results" / "first_call.md"))
     a = ap.parse_args(argv)
-    launch = LAUNCH.format(root=str(ROOT), tests=str(ROOT / "tests"))
-    run(sys.executable, launch)                       # warm the disk cache and index
+    launches = {op: LAUNCH.format(root=str(ROOT), tests=str(ROOT / "tests"), op=op) for op in ("linear", "attention")}
+    for code in launches.values():
+        run(sys.executable, code)                     # warm the disk cache, the index and the .pyc files
     rows = ["| what | median s | min s | note |", "|---|---|---|---|"]
-    imp = [run(sys.executable, IMPORT.format(mod="wmma_gen.compiler")) for _ in range(a.runs)]
-    rows.append(f"| import wmma_gen.compiler (MLIR provider) | {statistics.median(r['s'] for r in imp):.3f} | "
-                f"{min(r['s'] for r in imp):.3f} | torch imported: {imp[0]['torch']} |")
+
+    def timed(python, code):
+        run(python, code)                             # .pyc files of this interpreter's modules
+        return [run(python, code) for _ in range(a.runs)]
+    for label, mods in (("import the MLIR provider (wmma_gen.compiler.mlir_api)", "import wmma_gen.compiler.mlir_api"),
+                        ("first compile's imports (provider, compiler, GEMM + attention builders)", COMPILE_IMPORTS)):
+        imp = timed(sys.executable, IMPORT.format(imports=mods))
+        rows.append(f"| {label} | {statistics.median(r['s'] for r in imp):.3f} | {min(r['s'] for r in imp):.3f} | "
+                    f"torch imported: {imp[0]['torch']} |")
     if Path(a.triton_python).exists():
-        tri = [run(a.triton_python, IMPORT.format(mod="triton")) for _ in range(a.runs)]
+        tri = timed(a.triton_python, IMPORT.format(imports="import triton"))
         rows.append(f"| import triton ({a.triton_python}) | {statistics.median(r['s'] for r in tri):.3f} | "
                     f"{min(r['s'] for r in tri):.3f} | torch imported: {tri[0]['torch']} |")
     else:
         rows.append(f"| import triton | - | - | not installed ({a.triton_python} missing) |")
-    first = [run(sys.executable, launch) for _ in range(a.runs)]
-    rows.append(f"| first cached launch (wt.linear, fresh process) | {statistics.median(r['s'] for r in first):.3f} | "
-                f"{min(r['s'] for r in first):.3f} | MLIR builds {first[0]['mlir_builds']}, compile_op "
-                f"{first[0]['stats']}, launches {first[0]['launches']} |")
-    rows.append("| the same minus the stand-in's hipModuleLoadData (the emulator decoding the code object; "
-                f"a GPU runtime loads it in ms) | {statistics.median(r['s'] - r['stub_load'] for r in first):.3f} | "
-                f"{min(r['s'] - r['stub_load'] for r in first):.3f} | stand-in load "
-                f"{statistics.median(r['stub_load'] for r in first):.3f} s |")
+    for op, code in launches.items():
+        first = [run(sys.executable, code) for _ in range(a.runs)]
+        name = "wt.linear" if op == "linear" else "wt.flash_attn_func"
+        rows.append(f"| first cached launch ({name}, fresh process) | {statistics.median(r['s'] for r in first):.3f} | "
+                    f"{min(r['s'] for r in first):.3f} | compile_op {first[0]['stats']}, MLIR provider imported: "
+                    f"{first[0]['mlir_imported']}, launches {first[0]['launches']} |")
+        rows.append(f"| the same minus the stand-in's hipModuleLoadData (the emulator decoding the code object; "
+                    f"a GPU runtime loads it in ms) | {statistics.median(r['s'] - r['stub_load'] for r in first):.3f} | "
+                    f"{min(r['s'] - r['stub_load'] for r in first):.3f} | stand-in load "
+                    f"{statistics.median(r['stub_load'] for r in first):.3f} s |")
     text = ("First call in a fresh process (source: host wall time on this machine, no GPU; median of "
-            f"{a.runs} fresh interpreters). `python bench/first_call.py`\n\n" + "\n".join(rows) + "\n")
+            f"{a.runs} fresh interpreters, .pyc cached). `python bench/first_call.py`\n\n" + "\n".join(rows) + "\n")
     print(text)
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.out).write_text(text)
     return 0
 
 

@@ -90,6 +90,22 @@ def triton_rows(arch: str, dtypes, layouts, configs) -> list[dict]:
     return rows
 
 
+def reused_triton(path: Path, arch: str, dtypes, layouts) -> pd.DataFrame:
+    """The Triton rows of an earlier run's csv, refused unless the installed Triton compiled them and
+    they cover every requested (dtype, layout)."""
+    import peers_triton as T
+    old = pd.read_csv(path)
+    tri = old[(old.kernel == "triton") & (old.arch == arch) & old.dtype.isin(dtypes) & old.layout.isin(layouts)]
+    want = f"triton=={T.version()}"
+    if not len(tri) or set(tri.versions) != {want}:
+        raise SystemExit(f"--triton-from {path}: its Triton rows were compiled by {sorted(set(tri.versions))}, "
+                         f"not the installed {want}; run without --triton-from")
+    missing = sorted(set(itertools.product(dtypes, layouts)) - set(zip(tri.dtype, tri.layout)))
+    if missing:
+        raise SystemExit(f"--triton-from {path}: no Triton rows for {missing}; run without --triton-from")
+    return tri.reset_index(drop=True)
+
+
 def best_triton(tri: pd.DataFrame) -> pd.DataFrame:
     ok = tri[tri.spills == 0]
     return ok.loc[ok.groupby(["dtype", "layout"]).density.idxmax()]
@@ -113,6 +129,9 @@ def shipped_note(ours: pd.DataFrame, dtypes) -> str:
     shipped = ours[ours.kernel == "ours shipped"]
     lines = [f"- {dt} {lay}: {origin}" for (dt, lay), origin in
              shipped.groupby(["dtype", "layout"]).origin.first().items()]
+    have = set(zip(shipped.dtype, shipped.layout))
+    lines += [f"- {dt} {lay}: no shipped entry for this layout, users get the default"
+              for dt, lay in sorted(set(zip(ours.dtype, ours.layout)) - have) if dt in set(shipped.dtype)]
     lines += [f"- {dt}: no shipped schedule, users get the default" for dt in dtypes if dt not in set(shipped.dtype)]
     return "\nShipped tuned schedules (ops/gemm/lookup at 4096^3):\n\n" + "\n".join(lines) + "\n"
 
@@ -130,6 +149,9 @@ def main() -> None:
     ap.add_argument("--providers", nargs="+", default=None, help="default: every installed one")
     ap.add_argument("--quick", action="store_true", help=f"Triton configs with BK 32, 8 warps only ({len(QUICK)})")
     ap.add_argument("--out", default=str(ROOT / "results"))
+    ap.add_argument("--triton-from", type=Path, default=None,
+                    help="reuse the Triton rows of an earlier gemm_vs_triton.csv compiled by the installed Triton "
+                         "(they do not depend on wmma_gen); ours are always recompiled")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     for lay in a.layout:
@@ -141,14 +163,16 @@ def main() -> None:
         return
     providers = a.providers or installed()
     ours = pd.DataFrame(run_ours(providers, a.arch, a.dtype, a.layout))
-    tri = pd.DataFrame(triton_rows(a.arch, a.dtype, a.layout, QUICK if a.quick else CONFIGS))
+    tri = (reused_triton(a.triton_from, a.arch, a.dtype, a.layout) if a.triton_from
+           else pd.DataFrame(triton_rows(a.arch, a.dtype, a.layout, QUICK if a.quick else CONFIGS)))
     best = best_triton(tri)
     table = comparison(best, ours)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     pd.concat([ours, tri]).to_csv(out / "gemm_vs_triton.csv", index=False)
     idents = "; ".join(f"`{p}` = {ours[ours.provider == p].versions.iloc[0]}" for p in providers)
-    cmd = "python bench/gemm_vs_triton.py" + (" --quick" if a.quick else "")
+    cmd = ("python bench/gemm_vs_triton.py" + (" --quick" if a.quick else "")
+           + (f" --triton-from {a.triton_from}" if a.triton_from else ""))
     md = (f"# {a.arch} GEMM at {SIZE}^3 vs Triton's best mask-free config\n\n`{cmd}`, "
           f"{datetime.date.today().isoformat()}; {tri.versions.iloc[0]} ({len(tri) // len(best)} configs per "
           f"dtype and layout, best = highest density without spills); providers: {idents}. Density: main-loop "

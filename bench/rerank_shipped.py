@@ -22,21 +22,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "compile"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # this checkout's wmma_gen and autotune
 
 from autotune.ladder import builtin_default  # noqa: E402
-from autotune.objective import object_attrs  # noqa: E402
-from test_shipped_beat_default import directive, problem  # noqa: E402  (the test's bucket problem)
+from wmma_gen.tuner.objective import object_attrs  # noqa: E402
+from autotune.loop_density import bucket_problem as problem, entry_directive as directive  # noqa: E402
+from autotune.loop_density import set_density as density  # noqa: E402  (export applies the same rule)
 from wmma_gen import schedule_files as sf  # noqa: E402
 from wmma_gen.model import robustness  # noqa: E402
-from wmma_gen.model.isa_loop import main_loop_density  # noqa: E402
 from wmma_gen.ops import registry  # noqa: E402
 from wmma_gen.ops.compile_op import compile_op  # noqa: E402
-
-
-def density(spec, d, s, p, arch: str) -> float:
-    cs = compile_op(spec, d, s, spec.key_of(d, s, spec.problem_from(p)), arch)
-    return main_loop_density(ck.isa for _, ck in cs.compiled)
 
 
 def still_wins(spec, d, tuned, default, p, arch: str) -> bool:

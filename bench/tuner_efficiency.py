@@ -27,7 +27,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from autotune.space import enumerate_space, params_of, suggest_schedule  # noqa: E402
+from wmma_gen.tuner.space import enumerate_space, params_of, suggest_schedule  # noqa: E402
 from wmma_gen.ops.gemm.tuning import BASELINES  # noqa: E402
 from autotune.study import sampler  # noqa: E402
 from wmma_gen.errors import ScheduleError, WmmaGenError  # noqa: E402

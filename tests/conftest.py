@@ -9,10 +9,23 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))   # tests/ -> `import hipstub`
 
 
+def _session_cache_dir(tmp_path_factory) -> Path:
+    """One kernel cache for the whole run: compiled objects are shared by every test that builds the
+    same kernel (the cache is content-addressed: MLIR text, arch, pipeline and toolchain are the key).
+    Under pytest-xdist every worker has its own basetemp below one run dir; the cache sits in that
+    run dir so a kernel compiled by one worker is a hit for the other (entries are written to a temp
+    file and os.replace'd, so concurrent writers never leave a partial entry)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        d = tmp_path_factory.getbasetemp().parent / "kernel_cache"
+        d.mkdir(exist_ok=True)
+        return d
+    return tmp_path_factory.mktemp("kernel_cache")
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_cache(tmp_path_factory):
     # Cache location only; compiled bytes never depend on it.
-    d = tmp_path_factory.mktemp("kernel_cache")
+    d = _session_cache_dir(tmp_path_factory)
     old = os.environ.get("WMMA_GEN_CACHE_DIR")
     os.environ["WMMA_GEN_CACHE_DIR"] = str(d)
     yield d
@@ -94,3 +107,40 @@ def hip_dev(stub):
     dev = HipDevice()
     yield dev
     dev.close()
+
+
+# ---- test tiers (tests/tiers.py; docs/testing.md) ---------------------------------------------
+def pytest_configure(config):
+    # Under pytest-xdist (`-n auto`, the README's command) the files in tiers.GROUPS must run in one
+    # worker: `loadgroup` honours their xdist_group mark and distributes every other test as `load`
+    # does, so plain `-n N` (whose default is `load`) is upgraded to it.
+    if getattr(config.option, "dist", "no") == "load":
+        config.option.dist = "loadgroup"
+
+
+@pytest.hookimpl(tryfirst=True)     # before `-m` deselects: the marks added here count
+def pytest_collection_modifyitems(config, items):
+    import tiers
+    root = Path(__file__).resolve().parent
+    seen = {"rules": set(), "folders": {}, "files": set()}
+    for item in items:
+        path = Path(str(item.path)).resolve()
+        try:
+            rel = path.relative_to(root).as_posix()
+        except ValueError:
+            continue
+        seen["files"].add(rel)
+        name = getattr(item, "originalname", None) or item.name
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        rule, slow = tiers.is_slow(rel, name, params)
+        if rule is not None:
+            seen["rules"].add(rule)
+        if slow or item.get_closest_marker("slow"):
+            if not item.get_closest_marker("slow"):
+                item.add_marker(pytest.mark.slow)
+        folder = rel.split("/")[0]
+        counts = seen["folders"].setdefault(folder, {"fast": 0, "slow": 0})
+        counts["slow" if item.get_closest_marker("slow") else "fast"] += 1
+        if rel in tiers.GROUPS:
+            item.add_marker(pytest.mark.xdist_group(rel))
+    config.stash[tiers.STASH] = seen

@@ -5,7 +5,7 @@ wmma_gen.numerics or wmma_gen.emu does not load the MLIR bindings (~3 s).
 """
 __version__ = "0.1.0"
 
-__all__ = ["gemm", "attention", "attention_backward", "paged_attention", "__version__"]
+__all__ = ["gemm", "attention", "attention_backward", "paged_attention", "mla_decode", "__version__"]
 
 
 def __getattr__(name):
@@ -21,8 +21,11 @@ def __getattr__(name):
     if name == "paged_attention":
         from .ops.paged_attention.api import paged_attention
         return paged_attention
+    if name == "mla_decode":
+        from .ops.mla.api import mla_decode
+        return mla_decode
     raise AttributeError(f"module 'wmma_gen' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(list(globals()) + ["gemm", "attention", "attention_backward", "paged_attention"])
+    return sorted(list(globals()) + ["gemm", "attention", "attention_backward", "paged_attention", "mla_decode"])

@@ -233,3 +233,11 @@ def output_array(raw: bytes, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
     if dtype not in storage:
         raise ScheduleError("out_dtype", dtype, "one of f32, f16, bf16, i32")
     return np.frombuffer(raw, dtype=storage[dtype]).reshape(shape).copy()
+
+
+def user_array(stored: np.ndarray, dtype: str) -> np.ndarray:
+    """A kernel's stored f16 / bf16 output as the user gets it: float16 as is, bf16 bits ->
+    float32 values (numpy has no bf16)."""
+    if dtype == "bf16":
+        return output_array(stored.tobytes(), "bf16", stored.shape)
+    return stored

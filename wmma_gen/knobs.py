@@ -2,7 +2,7 @@
 and `KnobSchedule`, what every op's frozen schedule dataclass shares: each field checked against
 its knob's domain, JSON/dict round trips, and legality by the op's named `CONSTRAINTS`.
 
-From an op's SPACE come the Optuna suggest calls (autotune/space.py), the CLI flags, the JSON
+From an op's SPACE come the Optuna suggest calls (wmma_gen/tuner/space.py), the CLI flags, the JSON
 schema and the hypothesis strategies. An op declares its schedule as
 
     @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from wmma_gen.cli.main import main
 
 TESTS = Path(__file__).resolve().parents[1]
 ATTENTION_ROWS = [("attention", "f16"), ("attention", "bf16"), ("attention_bwd", "f16"), ("attention_bwd", "bf16"),
-                  ("paged_attention", "f16"), ("paged_attention", "bf16")]
+                  ("paged_attention", "f16"), ("paged_attention", "bf16"), ("mla", "f16"), ("mla", "bf16")]
 EXPECTED = {   # gemm: f16, bf16, i8, and fp8 where the target has it (gfx12)
     "gfx1100": [("gemm", "f16"), ("gemm", "bf16"), ("gemm", "i8")] + ATTENTION_ROWS,
     "gfx1201": [("gemm", "f16"), ("gemm", "bf16"), ("gemm", "i8"), ("gemm", "fp8")] + ATTENTION_ROWS,

@@ -182,7 +182,7 @@ def test_tuner_gates_the_object_it_hashes(cold, ran, tmp_path):
     import optuna
 
     from wmma_gen.ops.gemm.tuning import GemmObjective as Objective
-    from autotune.space import params_of
+    from wmma_gen.tuner.space import params_of
     from wmma_gen.device.emu import EmuDevice
     from wmma_gen.ops.gemm.directive import GemmDirective
     from wmma_gen.ops.gemm.problem import GemmProblem

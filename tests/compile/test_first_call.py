@@ -48,3 +48,57 @@ def test_an_index_served_gemm_has_its_signature_without_building_mlir(tmp_path, 
     sizes = p.as_dict()
     assert sig.grid(sizes) == built.grid(sizes) and sig.block == built.block
     assert sig.shapes(sizes) == built.shapes(sizes)
+
+
+class _Sizes(dict):
+    """Any size a shape, grid or value function asks for (7 unless given): the two signatures
+    are compared as functions, whatever problem keys an op reads."""
+
+    def __missing__(self, key):
+        return 7
+
+
+def _described(sig, sizes) -> tuple:
+    args = tuple((a.name, a.role, a.dtype, a.strides, a.init, a.offset_bits,
+                  tuple(a.shape(sizes)) if a.shape else None, a.value(sizes) if a.value else None) for a in sig.args)
+    return sig.kernel, args, sig.grid(sizes), sig.block
+
+
+@pytest.mark.parametrize("op", ["gemm", "attention", "attention_bwd", "paged_attention"])
+def test_each_ops_signatures_hook_declares_what_its_builder_declares(op):
+    """OpSpec.signatures (a cached launch's Signatures, no MLIR) against the builder's own, for
+    the op's selftest directives (split-KV attention included: its combine kernel)."""
+    from wmma_gen.ops import registry
+    from wmma_gen.targets import get_target
+    spec, t = registry.get(op), get_target("gfx1100")
+    rows = list(spec.selftest("gfx1100"))
+    cases = [(d, spec.default_schedule(d, "gfx1100", p), p) for d, p in rows[:2]]
+    if op == "attention":
+        from wmma_gen.ops.attention.defaults import default_schedule
+        d = rows[0][0]
+        cases.append((d, default_schedule(t, d, split_kv=2), rows[0][1]))
+    sizes = _Sizes(scale=0.5, softcap=3.0)
+    for d, s, p in cases:
+        key = spec.key_of(d, s, p)
+        built = {n: src.signature for n, src in dict(spec.build(d, s, t, key)).items()}
+        hooked = spec.signatures(d, s, t, key, {n: sig.kernel for n, sig in built.items()})
+        assert list(hooked) == list(built)
+        for n in built:
+            assert _described(hooked[n], sizes) == _described(built[n], sizes), (op, n, d, s)
+
+
+def test_a_cached_kernels_first_launch_in_a_fresh_process_imports_no_mlir():
+    """A GEMM and an attention forward compiled (or found) by one process in the session's
+    cache; a fresh process then launches both on the emulator from the disk index: no MLIR
+    built, and the MLIR provider's bindings never imported."""
+    code = ("import sys, numpy as np, wmma_gen; from wmma_gen.ops import compile_op\n"
+            "a = np.ones((20, 16), np.float16); q = np.ones((1, 8, 1, 64), np.float16)\n"
+            "assert abs(float(wmma_gen.gemm(a, a.T.copy(), layout='NN')[0, 0]) - 16) < 1e-3\n"
+            "assert np.isfinite(wmma_gen.attention(q, q, q)[0].astype(np.float32)).all()\n"
+            "print(compile_op.STATS['built'], 'wmma_gen.compiler.mlir_api' in sys.modules)")
+    env = {**__import__("os").environ, "WMMA_GEN_ARCH": "gfx1100"}     # the session's cache dir (conftest)
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env)
+            for _ in range(2)]
+    for r in runs:
+        assert r.returncode == 0, r.stderr[-2000:]
+    assert runs[1].stdout.split() == ["0", "False"]         # the second: index hits, no MLIR at all

@@ -14,34 +14,14 @@ import json
 import pytest
 
 from autotune.ladder import builtin_default
-from wmma_gen.ops.attention.tuning import BATCH, HEADS
-from wmma_gen.ops.paged_attention.tuning import AXIS as PAGED_AXIS
+from autotune.loop_density import bucket_problem, entry_directive
 from wmma_gen import schedule_files as sf
 from wmma_gen.compiler import toolchain
 from wmma_gen.model import robustness
 from wmma_gen.ops import registry
 
 
-def problem(op: str, e: dict) -> dict:
-    if op == "gemm":
-        return {**e["bucket"], "batch": 1}
-    if op == "paged_attention":     # the study's problem (ops/paged_attention/tuning.items): L = the bucket's seq
-        b, kv_heads = e["bucket"], PAGED_AXIS["kv_heads"].sweep[0]
-        return dict(batch=b["batch"], heads=e["group"] * kv_heads, kv_heads=kv_heads, seq_q=b["seq_q"],
-                    seq_len=b["seq"], window_left=-1, window_right=-1)
-    seq = e["bucket"]["seq"]
-    return dict(batch=BATCH, heads=HEADS, kv_heads=HEADS, seq_q=seq, seq_k=seq)
-
-
-def directive(op: str, dtype: str, e: dict) -> dict:
-    spec = registry.get(op)
-    if op == "gemm":
-        d = spec.directive(dtype, acc=e.get("acc", ""), layout=e.get("layout", "NN"))   # sizes: problem()
-    elif op == "paged_attention":
-        d = spec.directive(dtype, e["head_dim"], e["block_size"], e["kv_dtype"], e["causal"], softcap=e["softcap"])
-    else:
-        d = spec.directive(dtype, e["head_dim"], causal=e["causal"], **({"op": op} if op != "attention" else {}))
-    return d.to_dict()
+problem, directive = bucket_problem, entry_directive     # the export rule's helpers (autotune/loop_density.py)
 
 
 def entries():

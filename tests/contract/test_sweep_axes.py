@@ -95,7 +95,8 @@ def test_a_problems_file_row_of_the_dummy_is_read_from_its_spec(dummy, tmp_path,
 
 
 def test_a_spec_row_is_checked_by_the_op_naming_item_and_field(dummy, tmp_path):
-    from autotune.problems import ProblemFileError, dumps, parse
+    from autotune.problems import ProblemFileError, parse
+    from wmma_gen.tuner.rows import dumps
     with pytest.raises(ProblemFileError, match=r"problems\[1\]\.n = 0 is not allowed: an integer >= 1"):
         parse([{"op": "dummy", "dtype": "f16", "n": 5}, {"op": "dummy", "dtype": "f16", "n": 0}], "p.yaml", ARCH)
     with pytest.raises(ProblemFileError, match=r"problems\[0\]\.dtype = 'bf16' is not allowed: one of f16"):

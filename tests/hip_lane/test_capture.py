@@ -5,11 +5,11 @@ module load (the HIP stand-in refuses them during a capture, as HIP's global cap
 (split-KV partials, the backward's delta) comes from a ScratchPool reserved before the capture.
 Through real hip-python + HipDevice over the stand-in (kernels run on the emulator).
 
-KEEP_ALIVE: a captured graph writes every buffer its kernels name on each replay, including ones
+Keep-alive: a captured graph writes every buffer its kernels name on each replay, including ones
 the op allocated and dropped (an lse nobody asked for, the forward's lse freed after backward).
-On a GPU torch's graph-private pool keeps those blocks for the graph; CPU tensors routed to the
-stand-in have no such pool, so the tests hold them (freed memory written on replay corrupts the
-heap: the process aborted later, inside unrelated code)."""
+The graph holds them (HipGraph.keep_alive, filled during the capture): the tests hold nothing
+themselves (freed memory written on replay corrupts the heap: before the graph held them, a
+process aborted later, inside unrelated code)."""
 from __future__ import annotations
 
 from collections import Counter
@@ -18,6 +18,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from wmma_gen.device.operand import capture_keep  # noqa: E402
 from wmma_gen.device.select import routed  # noqa: E402
 from wmma_gen.errors import DeviceError  # noqa: E402
 
@@ -76,11 +77,16 @@ def test_a_captured_decode_step_replays_on_new_data(stub, hip_dev, stream):
             eager = wt.flash_attn_with_kvcache(q, kc, vc, cache_seqlens=lens, block_table=table)
         reserved, before = pool.reserved, Counter(stub.calls)
         hip_dev.begin_capture(stream)
-        with wt.scratch_pool(pool):        # lse kept: the graph writes it on every replay (KEEP_ALIVE)
-            out, lse = wt.flash_attn_with_kvcache(q, kc, vc, cache_seqlens=lens, block_table=table,
-                                                  return_softmax_lse=True)
+        with wt.scratch_pool(pool):        # its lse (not returned) is written on every replay: the graph keeps it
+            out = wt.flash_attn_with_kvcache(q, kc, vc, cache_seqlens=lens, block_table=table)
         graph = hip_dev.end_capture(stream)
     assert _calls_during(stub, before) <= LAUNCH_ONLY and pool.reserved == reserved
+    held = {s.data_ptr(): s.nbytes() for s in graph.keep_alive}          # storages
+    pooled = {t.data_ptr() for t in pool.buffers}
+    assert {out.data_ptr(), q.data_ptr(), kc.data_ptr()} <= set(held)
+    lse_bytes = B * H * 4                                    # the dropped lse: (B, H, 1) float32
+    assert any(n == lse_bytes and p not in pooled for p, n in held.items())
+    assert capture_keep() is None                            # the list ended with the capture
     nodes = stub.graph_nodes(int(graph.exe))
     assert nodes and set(nodes) == {"kernel"}
     scale = D ** -0.5
@@ -119,11 +125,10 @@ def test_a_captured_training_steps_ops_replay_forward_and_backward(stub, hip_dev
             step()                                           # warm-up reserves the scratch
         reserved, before = pool.reserved, Counter(stub.calls)
         hip_dev.begin_capture(stream)
-        saved = []                                           # KEEP_ALIVE: the forward's lse, saved for backward
-        with wt.scratch_pool(pool), torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t,
-                                                                            lambda t: t):
+        with wt.scratch_pool(pool):                          # the forward's lse, freed after backward: kept by the graph
             y, o, grads = step()                             # recorded, not run
         graph = hip_dev.end_capture(stream)
+        assert len(graph.keep_alive) > 0
         assert _calls_during(stub, before) <= LAUNCH_ONLY and pool.reserved == reserved
         assert set(stub.graph_nodes(int(graph.exe))) == {"kernel"}
         with torch.no_grad():                                # new inputs in the same tensors

@@ -23,7 +23,7 @@ from optuna.trial import TrialState
 from sweep_helpers import ARCH, SHAPE
 
 from autotune.runner import counted, key_of
-from autotune.space import suggest_schedule
+from wmma_gen.tuner.space import suggest_schedule
 from autotune.storage import StorageError, open_storage
 from autotune.study import Hooks, SweepConfig, run_sweep
 from wmma_gen.ops.gemm.schedule import SPACE, Schedule

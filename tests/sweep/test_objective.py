@@ -6,7 +6,7 @@ import pytest
 from optuna.trial import TrialState
 
 from wmma_gen.ops.gemm.tuning import GemmObjective as Objective, gate_problem_list
-from autotune.space import params_of
+from wmma_gen.tuner.space import params_of
 from wmma_gen.device.select import get_device
 from wmma_gen.errors import CompileError
 from wmma_gen.ops.gemm.build import compile_gemm

@@ -31,7 +31,7 @@ import optuna
 import pytest
 from sweep_helpers import ARCH, SHAPE
 
-from autotune.space import suggest_schedule
+from wmma_gen.tuner.space import suggest_schedule
 from autotune.study import Hooks, SweepConfig, run_sweep
 from wmma_gen.ops.gemm.schedule import SPACE, Schedule
 from wmma_gen.targets import get_target

@@ -2,7 +2,7 @@
 import optuna
 import pytest
 
-from autotune.space import enumerate_space, narrow, params_of, suggest_schedule
+from wmma_gen.tuner.space import enumerate_space, narrow, params_of, suggest_schedule
 from wmma_gen.errors import ScheduleError
 from wmma_gen.ops.gemm.schedule import KNOBS, SPACE, Schedule
 

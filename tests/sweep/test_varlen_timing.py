@@ -1,4 +1,4 @@
-"""time_varlen times through autotune/timing.time_signature with valid varlen offsets in
+"""time_varlen times through wmma_gen/tuner/timing.time_signature with valid varlen offsets in
 place of random ones (the other inputs stay random); a non-GPU timing still raises."""
 from types import SimpleNamespace
 

@@ -1,10 +1,10 @@
-"""ops/attention/context: the dense forward's Ctx and the paged decode's PagedCtx extend one base,
+"""kernels/attention/context: the dense forward's Ctx and the paged decode's PagedCtx extend one base,
 AttentionCtx, which the shared bounds/operands helpers read; neither re-declares a base field."""
 import dataclasses
 
 import pytest
 
-from wmma_gen.ops.attention.context import AttentionCtx, Ctx
+from wmma_gen.kernels.attention.context import AttentionCtx, Ctx
 from wmma_gen.ops.paged_attention.kernel import PagedCtx
 
 SHARED = ("d", "s", "fam", "ptr", "sc", "lds_k", "lds_v", "lds_q", "tid", "lane", "wave", "split")

@@ -4,8 +4,10 @@ import json
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from autotune.problems import AttentionRow, GemmRow, ProblemFileError, dumps, load, parse
+from autotune.problems import AttentionRow, GemmRow, ProblemFileError, load, parse
+from wmma_gen.tuner.rows import dumps
 from wmma_gen.cli.main import main
 
 GEMM = {"op": "gemm", "dtype": "f16", "layout": "NT", "batch": 4, "m": 64, "n": 96, "k": 128,
@@ -190,3 +192,49 @@ def test_cli_refuses_flags_that_choose_problems_beside_the_file(tmp_path, capsys
                  *flags]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"wmma-gen sweep: error: {named}=") and "\n" not in err
+
+
+_TOKENS = st.sampled_from(["1", "0x1f", "1_000", "017", "-3", "+2", "1.5", ".inf", "-.inf", ".nan", "1e3", "true",
+                           "yes", "No", "off", "null", "Null", "NN", "f16", "gemm", "a.b", "1:30", "2001-12-14",
+                           "x-y", "_", "-", "a b", "~", "'q'", "3.", "0o17", "1__2"])
+
+
+def _flow(depth=0):
+    """A flow value: a token, or a flow list / mapping of them, nested at most twice."""
+    if depth >= 2:
+        return _TOKENS
+    return st.one_of(_TOKENS, st.lists(_flow(depth + 1), max_size=3).map(lambda v: "[" + ", ".join(v) + "]"),
+                     st.lists(st.tuples(_TOKENS, _flow(depth + 1)), max_size=3)
+                     .map(lambda kv: "{" + ", ".join(f"{k}: {v}" for k, v in kv) + "}"))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(st.tuples(_TOKENS, _flow()), min_size=1, max_size=4), min_size=1, max_size=4))
+def test_the_flow_fast_path_reads_what_pyyaml_reads(items):
+    """One `- {...}` flow mapping per line (what dumps writes) skips PyYAML's constructor; where it
+    takes a text (else None: PyYAML reads it) the values are PyYAML's, scalar typing included."""
+    import yaml
+    from autotune.problems import _json_shaped
+    text = "".join("- {" + ", ".join(f"{k}: {v}" for k, v in kv) + "}\n" for kv in items)
+    try:
+        expected = yaml.safe_load(text)
+    except yaml.YAMLError:
+        assert _json_shaped(text) is None
+        return
+    got = _json_shaped(text)
+    if got is not None:
+        assert repr(got) == repr(expected)            # repr: nan == nan, and 1 vs True vs 1.0 kept apart
+
+
+def test_a_dumped_ten_thousand_problem_file_is_read_without_pyyamls_constructor(tmp_path, monkeypatch):
+    """Issue 37 item 4 (< 1 s for any 1 MB input): a legal file of 10,000 flow-mapping problems
+    took ~4 s in PyYAML's Python constructor; it now takes the flow fast path (yaml.load unused)."""
+    import yaml
+    path = tmp_path / "p.yaml"
+    path.write_text("".join(f"- {{op: gemm, dtype: f16, m: {16 * (i + 1)}, n: 64, k: 64, layout: NN, "
+                            f"epilogue: {{bias: {'true' if i % 2 == 0 else 'false'}, activation: null}}}}\n"
+                            for i in range(10_000)))     # dumps' shape (its own writer is slow at 10,000)
+    assert 0.5e6 < path.stat().st_size <= 1 << 20
+    monkeypatch.setattr(yaml, "load", lambda *a, **k: pytest.fail("PyYAML's constructor ran"))
+    got = load(path, "gfx1100")
+    assert len(got) == 10_000 and got[1].sizes()["m"] == 32 and got[0].bias and not got[1].bias

@@ -2,7 +2,7 @@
 
 At the problems of a sweep's ladder (--from: a results dir or a ladder file; default the
 sweep's results dir) it times the op's OpSpec.torch_baseline (gemm: torch.matmul; attention:
-torch's scaled_dot_product_attention) on the GPU with the protocol of autotune/timing.py -- WARMUP launches discarded,
+torch's scaled_dot_product_attention) on the GPU with the protocol of wmma_gen/tuner/timing.py -- WARMUP launches discarded,
 the median of REPEATS, each between a pair of GPU events (torch.cuda.Event: hipEvents on
 ROCm) -- and prints TFLOP/s side by side with the ladder's rank-1 figure and its source (hip =
 timed, model = estimate: a ratio against a model row is not a measured speed-up). FLOPs use
@@ -17,7 +17,7 @@ import statistics
 
 from .options import add_json, emit, ladder_source
 
-WARMUP, REPEATS = 3, 10          # autotune/timing.py's protocol
+WARMUP, REPEATS = 3, 10          # wmma_gen/tuner/timing.py's protocol
 
 
 def register(sub) -> None:

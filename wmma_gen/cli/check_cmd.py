@@ -30,7 +30,8 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _budget(what: str, nbytes: int) -> None:
+def host_budget(what: str, nbytes: int) -> None:
+    """Refuse a check whose host-side inputs and float64 reference would not fit HOST_BUDGET."""
     if nbytes > HOST_BUDGET:
         raise ScheduleError("problem size", what, f"a check whose random inputs and float64 reference fit "
                             f"{HOST_BUDGET >> 30} GiB of host memory (this one needs about {nbytes / 2**30:.3g} GiB)")

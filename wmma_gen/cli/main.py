@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import sys
 
 from ..errors import WmmaGenError
@@ -29,22 +28,12 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
     """The CLI parser; `only`: register just that command (the others are not imported)."""
     p = argparse.ArgumentParser(prog="wmma-gen",
                                 description="WMMA kernel generator, emulator and autotuner for AMD RDNA")
-    present = [n for n, m in COMMANDS.items() if importlib.util.find_spec(f"wmma_gen.cli.{m}") is not None]
     # usage names every command even when only one is registered (the text argparse would print)
-    sub = p.add_subparsers(dest="command", required=True, metavar="{" + ",".join(present) + "}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}")
     for name, module in COMMANDS.items():
-        if only is not None and name != only:
-            continue
-        try:
-            mod = importlib.import_module(f"wmma_gen.cli.{module}")
-        except ModuleNotFoundError as e:
-            if e.name == f"wmma_gen.cli.{module}":
-                continue  # optional subcommand not present in this build
-            raise
-        mod.register(sub)
-        if only is not None:
-            return p
-    return p if only is None else parser()    # `only` is not in this build: the full parser says so
+        if only is None or name == only:
+            importlib.import_module(f"wmma_gen.cli.{module}").register(sub)
+    return p
 
 
 def main(argv: list[str] | None = None) -> int:

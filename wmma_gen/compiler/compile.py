@@ -20,11 +20,9 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-from .mlir_api import ir, passmanager
-
 from ..errors import CompileError
 from ..targets import get_target
-from . import mlir_api, toolchain
+from . import toolchain
 from .cache import KernelCache, make_key
 from ..codeobj.listing import listing
 from .metadata import KernelMetadata, read_metadata
@@ -73,6 +71,8 @@ def _payload(k: CompiledKernel) -> dict:
 
 
 def _run(text: str, pipeline: str, stage: str) -> str:
+    from . import mlir_api     # the MLIR provider loads on the first build, not on a cached launch
+    ir, passmanager = mlir_api.ir, mlir_api.passmanager
     with ir.Context():
         try:
             module = ir.Module.parse(text)
@@ -113,6 +113,7 @@ def _function_attributes(lowered: str) -> str:
     translation drops. The printed result is the same under both."""
     if "llvm.passthrough" not in lowered:
         return lowered
+    from .mlir_api import ir
     with ir.Context():
         module = ir.Module.parse(lowered)
 

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from ..errors import CompileError
 from .amdgpu_ops import AmdgpuOps
+from .provider_id import _PACKAGE, _distribution, _llvm_version
 
 __all__ = ["ir", "passmanager", "arith", "math", "memref", "scf", "vector", "_gpu_ops_gen", "_amdgpu_ops_gen",
            "_rocdl_ops_gen", "_llvm_ops_gen", "SETTING", "PROVIDERS", "MlirProviderError", "Provider", "provider",
@@ -42,9 +43,7 @@ __all__ = ["ir", "passmanager", "arith", "math", "memref", "scf", "vector", "_gp
 
 SETTING = "WMMA_GEN_MLIR_PROVIDER"
 PROVIDERS = ("flydsl", "mlir")                     # the order `auto` tries them in: the default first
-_PACKAGE = {"flydsl": "flydsl._mlir", "mlir": "mlir"}
 _INSTALL = {"flydsl": "pip install flydsl", "mlir": "pip install mlir-gml"}
-_DISTRIBUTIONS = {"flydsl": ("flydsl",), "mlir": ("mlir-gml", "mlir-python-bindings", "mlir")}
 _DIALECTS = ("arith", "math", "memref", "scf", "vector", "_gpu_ops_gen", "_rocdl_ops_gen", "_llvm_ops_gen")
 # Ops a kernel needs the provider to have registered (the ROCDL/AMDGPU side of the build).
 _REQUIRED_OPS = ("gpu.module", "amdgpu.wmma", "amdgpu.lds_barrier", "rocdl.workgroup.id.x", "llvm.call_intrinsic")
@@ -155,38 +154,6 @@ class Provider:
         """What the compile cache key and exported schedules record, e.g.
         "flydsl==0.5.0 (flydsl._mlir, LLVM 24.0.0git)"."""
         return f"{self.distribution} ({self.package}, LLVM {self.llvm_version})"
-
-
-def _distribution(name: str) -> str:
-    from importlib import metadata
-    for dist in _DISTRIBUTIONS[name]:
-        try:
-            return f"{dist}=={metadata.version(dist)}"
-        except metadata.PackageNotFoundError:
-            continue
-    return "unknown"
-
-
-_SUFFIX_RE = re.compile(r"\.so\.(\d+\.\d+(?:\.\d+)?(?:git)?)$")
-_VERSION_RE = re.compile(rb"(?:LLVM version |\0)(\d{2,3}\.\d+\.\d+(?:git)?)\0")
-
-
-def _llvm_version(libs: Path) -> str:
-    """LLVM version of the native libraries under `libs`: from a versioned file name
-    (libFoo.so.24.0git) or, failing that, from the version string inside LLVM's Support
-    library (mlir-gml ships unversioned names); "unknown" if neither is found."""
-    names = sorted(glob.glob(str(libs / "_mlir_libs" / "*.so.*")))
-    for n in names:
-        m = _SUFFIX_RE.search(n)
-        if m:
-            return m.group(1) if m.group(1).count(".") == 2 else m.group(1).replace("git", ".0git")
-    pats = ("_mlir_libs/*LLVMSupport*.so*", "_mlir_libs/*MLIRPythonCAPI*.so*", "../.mlir_libs/*llvm_Slib*Support.so")
-    for pat in pats:
-        for f in sorted(glob.glob(str(libs / pat))):
-            m = _VERSION_RE.search(Path(f).read_bytes())
-            if m:
-                return m.group(1).decode()
-    return "unknown"
 
 
 @functools.lru_cache(maxsize=1)

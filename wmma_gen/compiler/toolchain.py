@@ -141,9 +141,17 @@ def find_linker() -> Linker:
 
 def mlir_version() -> str:
     """Identity of the MLIR bindings for the cache key and exports: distribution, provider
-    package and the LLVM version it was built from (mlir_api.Provider.identity)."""
-    from . import mlir_api
-    return mlir_api.provider().identity
+    package and the LLVM version it was built from (mlir_api.Provider.identity): the loaded
+    provider's, or before any MLIR is built the one it would load, read from its files
+    (provider_id: a cached kernel's launch does not import the bindings)."""
+    mod = sys.modules.get(f"{__package__}.mlir_api")
+    if mod is None:
+        from .provider_id import static_identity
+        found = static_identity()
+        if found is not None:
+            return found
+        from . import mlir_api as mod           # nothing found by files: the import names what is missing
+    return mod.provider().identity
 
 
 @functools.lru_cache(maxsize=1)

@@ -6,11 +6,14 @@
     dev.is_capturing(stream=None)                   hipStreamIsCapturing
 
 While a stream captures, wmma_gen's ops make only kernel launches on it (docs/pytorch.md, graph
-capture); HIP refuses allocations, copies, syncs and module loads in global mode.
+capture); HIP refuses allocations, copies, syncs and module loads in global mode. Every
+buffer an op hands a kernel during the capture is kept alive by the graph (`graph.keep_alive`,
+device/operand.py capture_keep): replays write them, so none may be freed while the graph lives.
 """
 from __future__ import annotations
 
 from ..errors import DeviceError
+from .operand import start_keep, stop_keep
 
 
 def _check(hip, result, call: str):
@@ -21,8 +24,9 @@ def _check(hip, result, call: str):
 class HipGraph:
     """An instantiated captured graph (HipDevice.end_capture): launch() replays it on a stream."""
 
-    def __init__(self, hip, graph, exe, stream):
+    def __init__(self, hip, graph, exe, stream, keep_alive=()):
         self.hip, self.graph, self.exe, self.stream = hip, graph, exe, stream
+        self.keep_alive = list(keep_alive)   # every buffer the captured kernels name (released by close)
 
     def launch(self, stream=None) -> None:
         _check(self.hip, self.hip.hipGraphLaunch(self.exe, self.stream if stream is None else stream),
@@ -33,6 +37,7 @@ class HipGraph:
             self.hip.hipGraphExecDestroy(self.exe)
             self.hip.hipGraphDestroy(self.graph)
             self.exe = self.graph = None
+            self.keep_alive = []
 
 
 class HipCapture:
@@ -47,9 +52,11 @@ class HipCapture:
         _check(self.hip, self.hip.hipStreamBeginCapture(self.stream if stream is None else stream,
                                                         self.hip.hipStreamCaptureMode(modes[mode])),
                "hipStreamBeginCapture")
+        start_keep()
 
     def end_capture(self, stream=None) -> "HipGraph":
         """hipStreamEndCapture + hipGraphInstantiate: the captured work as a graph to replay."""
+        keep = stop_keep()
         graph = _check(self.hip, self.hip.hipStreamEndCapture(self.stream if stream is None else stream),
                        "hipStreamEndCapture")
         try:
@@ -57,7 +64,7 @@ class HipCapture:
         except DeviceError:
             self.hip.hipGraphDestroy(graph)
             raise
-        return HipGraph(self.hip, graph, exe, self.stream)
+        return HipGraph(self.hip, graph, exe, self.stream, keep)
 
     def is_capturing(self, stream=None) -> bool:
         status = _check(self.hip, self.hip.hipStreamIsCapturing(self.stream if stream is None else stream),

@@ -7,9 +7,16 @@ device). Nothing here copies, allocates or synchronises.
 Strides are in elements, as torch and DLPack give them (numpy's byte strides are divided by
 the item size; a byte stride that is not a multiple of it is refused: no kernel can use it).
 `owner` keeps the memory alive for as long as the Operand is referenced.
+
+While this thread captures a HIP graph (HipDevice.begin_capture .. end_capture) every owner an
+Operand is made over is also appended to the capture's keep-alive list (`capture_keep`), which
+end_capture hands to the graph (HipGraph.keep_alive): a replay writes every buffer its kernels
+name, including ones an op allocated and dropped (an lse nobody asked for, the forward's lse
+freed after backward), so they must live as long as the graph.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -127,6 +134,33 @@ def _from_numpy(a: np.ndarray, name: str, dtype: str | None) -> Operand:
                    dt, "cpu", 0, a, name)
 
 
+_capture = threading.local()
+
+
+def capture_keep() -> list | None:
+    """This thread's graph keep-alive list while it captures (HipDevice.begin_capture), else None."""
+    return getattr(_capture, "keep", None)
+
+
+def start_keep() -> list:
+    _capture.keep = []
+    return _capture.keep
+
+
+def stop_keep() -> list:
+    keep, _capture.keep = getattr(_capture, "keep", None), None
+    return keep or []
+
+
+def hold(keep: list, *xs) -> None:
+    """Append what keeps each x's memory alive: a torch tensor's storage, not the tensor (an
+    extra reference to a gradient tensor would make autograd copy it instead of taking it, and
+    a copy made during a capture runs at capture time), else x itself."""
+    for x in xs:
+        if x is not None:
+            keep.append(x.untyped_storage() if _is_torch(x) and hasattr(x, "untyped_storage") else x)
+
+
 def as_operand(x, name: str = "x", dtype: str | None = None) -> Operand:
     """An Operand over x's memory (no copy). dtype overrides the inferred storage name where
     the element type does not say it (uint16 bits -> "bf16", uint8 -> "fp8")."""
@@ -141,4 +175,7 @@ def as_operand(x, name: str = "x", dtype: str | None = None) -> Operand:
     else:
         raise DeviceError(f"{name}={type(x).__name__} is not allowed: a torch.Tensor, a numpy array or an "
                           "object with __dlpack__ (kDLCPU or kDLROCM memory)")
+    keep = getattr(_capture, "keep", None)
+    if keep is not None:
+        hold(keep, x if op.owner is None else op.owner)
     return op if dtype is None or dtype == op.dtype else op.with_dtype(dtype)

@@ -98,6 +98,11 @@ def routed(device: Device, arch: str | None = None):
         _route.value = prev
 
 
+def current_route() -> tuple[Device, str | None] | None:
+    """(device, arch) of the innermost `routed` block on this thread, or None outside one."""
+    return getattr(_route, "value", None)
+
+
 def device_for(operands: Mapping[str, object], arch: str | None = None) -> tuple[Device, str]:
     """(device, arch) for operands that already live somewhere (Operands, tensors, arrays):
     ROCm memory -> the HipDevice of that GPU, CPU memory -> the emulator (or the routed

@@ -18,7 +18,7 @@ keep it below 4096.
 Used by kernels/global_tensor.py (GlobalTensor: GEMM's guarded strided matrices via
 kernels/globalmem.py; every attention backward tensor but cu_seqlens: reads, LSE/Di staging, the
 dQ/dK/dV/Di stores; the attention forward's and paged decode's tile copies and Q fragments,
-kernels/staging/kv_tiles.py and ops/attention/operands.py via GlobalTensor.read_at). The forward's O
+kernels/staging/kv_tiles.py and kernels/attention/operands.py via GlobalTensor.read_at). The forward's O
 stays a flat memref view (ops/attention/kernel.epilogue says why).
 """
 from __future__ import annotations

@@ -6,8 +6,11 @@ docs/calibration/points.csv). A calibrated estimate is still an estimate: source
   sustained_ghz  per target (targets.Target.sustained_ghz, each with its source): the clock the
                  WMMA pipe sustains. From a WMMA microbenchmark where one is published (the
                  model's estimate of a generated WMMA-only loop kernel, kernels/wmma_loop.py,
-                 reproduces it); fitted from the target's GEMM and attention points otherwise;
-                 the boost clock where no point exists.
+                 reproduces it); fitted from the target's GEMM and attention points otherwise,
+                 bounded by the boost clock (a fitted clock has no measurement of its own: above
+                 boost it is the target's share of the family efficiency misfit, not a clock --
+                 issue 38 found gfx1100 at 2.674 GHz over 2.5 that way; a microbenchmark may go
+                 above boost, as partner cards do); the boost clock where no point exists.
   efficiency     per kernel family ("gemm": ops/gemm/model.py, "loop": model/loop_kernel.py;
                  params.EFFICIENCY): what the model does not see (dependency stalls, barrier skew,
                  scheduling), fitted on the family's fit points. It divides the compute time only;
@@ -171,6 +174,30 @@ def fit(points: list[Observation], clocked: dict[str, float], raw: dict[str, flo
     fitpts = [p for p in points if p.role in ("fit:gemm", "fit:loop")]
     fams = sorted({p.family for p in fitpts})
     free = sorted({p.arch for p in fitpts} - set(clock))
+    at_boost: list[str] = []
+    while True:     # clocks bounded by the boost clock (module doc): pin the highest offender, refit
+        x, cols = _solve(fitpts, fams, free, clocked, np)
+        over = [a for a in free if x[cols.index(a)] > 0.0]
+        if not over:
+            break
+        worst = max(over, key=lambda a: x[cols.index(a)])
+        free.remove(worst)
+        at_boost.append(worst)
+    eff = {f: float(math.exp(x[cols.index(f)])) for f in fams}
+    for a in free:
+        clock[a] = float(math.exp(x[cols.index(a)]))
+        how[a] = "fitted from " + " ".join(p.id for p in fitpts if p.arch == a)
+    for a in at_boost:
+        clock[a] = 1.0
+        how[a] = ("boost clock: the fit from " + " ".join(p.id for p in fitpts if p.arch == a)
+                  + " went above it, and only a microbenchmark may put a clock there")
+    return Fit({a: get_target(a).boost_ghz * r for a, r in clock.items()}, how, eff,
+               {f: [p.id for p in fitpts if p.family == f] for f in fams})
+
+
+def _solve(fitpts, fams: list, free: list, clocked: dict, np):
+    """Log least squares: columns log efficiency[family] + log clock ratio of the `free` targets (a
+    target not free stays at its clocked estimate: microbenchmark clock or boost)."""
     cols = fams + free
     A = np.zeros((len(fitpts), len(cols)))
     b = np.zeros(len(fitpts))
@@ -179,13 +206,7 @@ def fit(points: list[Observation], clocked: dict[str, float], raw: dict[str, flo
         if p.arch in free:
             A[i, cols.index(p.arch)] = 1.0
         b[i] = math.log(p.tflops / clocked[p.id])
-    x = np.linalg.lstsq(A, b, rcond=None)[0] if len(cols) else np.zeros(0)
-    eff = {f: float(math.exp(x[cols.index(f)])) for f in fams}
-    for a in free:
-        clock[a] = float(math.exp(x[cols.index(a)]))
-        how[a] = "fitted from " + " ".join(p.id for p in fitpts if p.arch == a)
-    return Fit({a: get_target(a).boost_ghz * r for a, r in clock.items()}, how, eff,
-               {f: [p.id for p in fitpts if p.family == f] for f in fams})
+    return (np.linalg.lstsq(A, b, rcond=None)[0] if len(cols) else np.zeros(0)), cols
 
 
 def band_from(ratios: list[float], margin: float = BAND_MARGIN) -> tuple[float, float]:

@@ -126,6 +126,10 @@ class LoopStats:
     label: str
     ops: tuple[Op, ...]
     outside: tuple[Op, ...] = field(default=())   # prologue + epilogue instructions
+    # blocks after the back-edge that branch back to the loop head themselves (part of `outside` too):
+    # code some trips run on top of the body -- the attention forward's edge-mask block (v_cmp /
+    # v_cndmask of the S tile for key tiles crossing seq_k or the causal diagonal)
+    edge: tuple[Op, ...] = field(default=())
 
     def count(self, kind: str) -> int:
         return sum(1 for o in self.ops if o.kind == kind)
@@ -146,11 +150,20 @@ class LoopStats:
         """Instructions that take an issue slot (hints excluded)."""
         return sum(1 for o in self.ops if o.kind != "hint")
 
+    @property
+    def edge_issued(self) -> int:
+        return sum(1 for o in self.edge if o.kind != "hint")
+
+    def density(self, edge_share: float = 0.0) -> float:
+        """v_wmma per issued instruction over trips of which `edge_share` also run the edge block."""
+        issued = self.issued + edge_share * self.edge_issued
+        return self.wmma / issued if issued else 0.0
+
     def summary(self) -> dict:
         kinds = ("wmma", "valu", "salu", "smem", "waitcnt", "barrier", "branch", "hint",
                  "vmem_load", "vmem_store", "scratch_load", "scratch_store", "ds_read", "ds_write")
         return {"found": self.found, "label": self.label, "instructions": len(self.ops), "issued": self.issued,
-                **{k: self.count(k) for k in kinds},
+                **{k: self.count(k) for k in kinds}, "edge_issued": self.edge_issued,
                 "global_load_widths": self.widths("vmem_load"), "global_store_widths": self.widths("vmem_store"),
                 "ds_read_widths": self.widths("ds_read"), "ds_write_widths": self.widths("ds_write"),
                 "global_load_bytes_per_wave": 32 * self.lane_bytes("vmem_load"),
@@ -190,7 +203,10 @@ def find_main_loop(isa: str) -> LoopStats:
         return LoopStats(False, "", tuple(o for o in ops if o is not None))
     _, label, body, j, i = best
     outside = tuple(o for o in ops[:j] + ops[i + 1:] if o is not None)
-    return LoopStats(True, label, body, outside)
+    rejoin = [k for k, o in enumerate(ops) if k > i and o is not None and o.kind == "branch"
+              and labels.get(lines[k].split(";", 1)[0].split()[-1]) == j]
+    edge = tuple(o for o in ops[i + 1:max(rejoin) + 1] if o is not None) if rejoin else ()
+    return LoopStats(True, label, body, outside, edge)
 
 
 def wave_iteration_clocks(ops: tuple[Op, ...], cost: dict[str, float], vm_latency: float,

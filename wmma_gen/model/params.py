@@ -145,13 +145,16 @@ def wmma_cycles(t: Target, dtype: str, acc: str) -> float:
 # no shipped entry with a looser main loop than the default; the gfx1100 GEMM fit point estimates the
 # default now): gemm 0.894 -> 0.909, loop 0.566 -> 0.556, gfx1100 2.542 -> 2.674 GHz, bands 0.69-1.37 /
 # 0.91-1.11.
+# Refitted 2026-12-05 with fitted clocks bounded by boost (model/calibration.fit, issue 38 item 1: the
+# gfx1100 clock had gone to 2.674 GHz, above the 2.5 GHz boost): gfx1100 2.674 -> 2.5 GHz, gemm 0.909 ->
+# 0.930, loop 0.556 -> 0.569, bands 0.67-1.34 / 0.89-1.08.
 EFFICIENCY: dict[str, float] = {
-    "gemm": 0.909,   # fit rows lib-1100-torch-f16, lib-1151-rwg-8192, lib-1201-torch-f16
-    "loop": 0.556,   # fit rows fa-1100-aiter, fa-1151-aiter, fa-1201-aiter (attention forward)
+    "gemm": 0.930,   # fit rows lib-1100-torch-f16, lib-1151-rwg-8192, lib-1201-torch-f16
+    "loop": 0.569,   # fit rows fa-1100-aiter, fa-1151-aiter, fa-1201-aiter (attention forward)
 }
 BAND: dict[str, tuple[float, float]] = {   # published / calibrated estimate
-    "gemm": (0.69, 1.37),
-    "loop": (0.91, 1.11),
+    "gemm": (0.67, 1.34),
+    "loop": (0.89, 1.08),
 }
 CALIBRATION_SOURCES: dict[str, str] = {
     "EFFICIENCY": "fitted (log least squares) by bench/calibrate.py on the fit:gemm / fit:loop rows of "

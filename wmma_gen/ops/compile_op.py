@@ -44,7 +44,10 @@ class CompiledSet:
     compile_op returns and an OpSpec's check / estimate receive (ops/contract.py).
 
     `compiled` is always present; `sources` (MLIR + Signature) are built on first use, so a
-    disk-index hit (compile_op below) returns the code objects without rebuilding any MLIR."""
+    disk-index hit (compile_op below) returns the code objects without rebuilding any MLIR.
+    `pairs()` hands out each kernel's Signature from the op's `signatures` hook (OpSpec: the
+    declarations the builder uses, no MLIR) while the sources are not built: a cached kernel's
+    first launch in a process neither builds MLIR nor imports the MLIR provider."""
     op: str
     arch: str
     key: Any
@@ -53,6 +56,7 @@ class CompiledSet:
     schedule: Any
     _sources: Callable = field(repr=False, compare=False)
     _memo: dict = field(default_factory=dict, repr=False, compare=False)
+    _signatures: Callable | None = field(default=None, repr=False, compare=False)   # () -> {name: Signature}
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -70,8 +74,21 @@ class CompiledSet:
                 return ck
         raise ScheduleError("kernel", name, f"one of {', '.join(self.names)}")
 
+    def signatures(self) -> dict:
+        """{name: Signature}: from the built sources when they exist, else the op's hook (no MLIR)."""
+        if "sources" not in self._memo and self._signatures is not None:
+            if "signatures" not in self._memo:
+                self._memo["signatures"] = dict(self._signatures())
+            return self._memo["signatures"]
+        return {n: src.signature for n, src in self.sources.items()}
+
     def pairs(self) -> dict:
-        """{name: (KernelSource, CompiledKernel)}: what the tuner's stages and launchers take."""
+        """{name: (KernelSource, CompiledKernel)}: what the tuner's stages and launchers take.
+        Before the sources are built (an index hit of an op with a `signatures` hook) each
+        source is a LazySource: its signature is at hand, its MLIR text builds on first use."""
+        if "sources" not in self._memo and self._signatures is not None:
+            sigs = self.signatures()
+            return {n: (LazySource(self, n, ck.name, sigs[n]), ck) for n, ck in self.compiled}
         src = self.sources
         return {n: (src[n], ck) for n, ck in self.compiled}
 
@@ -79,6 +96,18 @@ class CompiledSet:
     def isa_hash(self) -> str:
         keys = [ck.key for _, ck in self.compiled]
         return keys[0] if len(keys) == 1 else "+".join(k[:16] for k in keys)
+
+
+class LazySource:
+    """A KernelSource whose name, arch and signature are known without building the MLIR:
+    any other attribute (mlir, ...) builds the set's sources once and reads the real one."""
+    __slots__ = ("_cs", "_kernel", "name", "arch", "signature")
+
+    def __init__(self, cs: CompiledSet, kernel: str, symbol: str, signature):
+        self._cs, self._kernel, self.name, self.arch, self.signature = cs, kernel, symbol, cs.arch, signature
+
+    def __getattr__(self, attr: str):
+        return getattr(self._cs.sources[self._kernel], attr)
 
 
 MEMORY = 64                      # code-object sets kept in memory (a sweep revisits few; bounded)
@@ -96,11 +125,22 @@ def _tree_hash(folder: str) -> str:
     every source costs a fresh process ~0.1-0.3 s before its first cached launch, so the digest
     is remembered on disk under the files' (name, size, mtime_ns) list and recomputed when any
     of them changes."""
-    files = sorted(Path(folder).rglob("*.py"))
+    listed = []                  # (relative path, DirEntry): os.scandir, several times faster than rglob + stat
+    todo = [("", folder)]
+    while todo:
+        rel, path = todo.pop()
+        with os.scandir(path) as it:
+            for e in it:
+                if e.is_dir(follow_symlinks=False) and e.name != "__pycache__":
+                    todo.append((f"{rel}{e.name}/", e.path))
+                elif e.name.endswith(".py") and e.is_file():
+                    listed.append((f"{rel}{e.name}", e))
+    listed.sort(key=lambda x: x[0])
+    files = [Path(e.path) for _, e in listed]
     stats = hashlib.sha256()
-    for p in files:
-        st = p.stat()
-        stats.update(f"{p.relative_to(folder)}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    for rel, e in listed:
+        st = e.stat()
+        stats.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
     memo = cachedir.root() / "tree_hash" / f"{stats.hexdigest()}.txt"
     try:
         known = memo.read_text().strip()
@@ -109,8 +149,8 @@ def _tree_hash(folder: str) -> str:
     except OSError:
         pass
     h = hashlib.sha256()
-    for p in files:
-        h.update(str(p.relative_to(folder)).encode())
+    for (rel, _), p in zip(listed, files):
+        h.update(rel.encode())
         h.update(p.read_bytes())
     digest = h.hexdigest()
     try:
@@ -230,7 +270,9 @@ def compile_op(spec, d, s, key, arch: str, cache: KernelCache | None | bool = No
             print(f"warning: compile index entry {path} not served: {e}; rebuilding {spec.name}",
                   file=sys.stderr, flush=True)
     if found is not None:
-        cs = CompiledSet(spec.name, t.arch, key, found, d, s, build)
+        hook = getattr(spec, "signatures", None)
+        sigs = None if hook is None else functools.partial(hook, d, s, t, key, {n: ck.name for n, ck in found})
+        cs = CompiledSet(spec.name, t.arch, key, found, d, s, build, _signatures=sigs)
         STATS["index"] += 1
     else:
         sources = build()

@@ -126,6 +126,9 @@ class OpSpec:
                                            # runs (ops/plans.cached_plan); None: no device call
     torch_baseline: Optional[Callable] = None   # (torch, ladder row) -> (fn, FLOPs, label) or None (no torch op
                                                 # for that row): what `wmma-gen bench --vs torch` times
+    signatures: Optional[Callable] = None  # (d, s, target, key, {kernel: symbol}) -> {kernel: Signature}: what
+                                           # build declares, without MLIR (a cached kernel's first launch,
+                                           # compile_op.CompiledSet.pairs); None: the MLIR is built for it
 
     FIELDS = ("family", "directive", "schedule", "space", "problem", "problem_axes", "build", "key_of",
               "check", "estimate", "flops", "bucket", "default_schedule", "gate_problems", "tolerance")

@@ -23,10 +23,10 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..device.launcher import bind, launch_into
+from ..device.launcher import bind
 from ..device.template import Template, layout_key
 from ..device.operand import Operand, as_operand
-from ..device.select import _route, device_for
+from ..device.select import current_route, device_for
 from ..errors import DeviceError, ScheduleError
 from .plans import Plan, cached_plan
 
@@ -78,7 +78,7 @@ _GEN = [0]            # bumped by forget_call_shapes: every Prepacked made befor
 MAX_FAST = 1024
 
 
-def _run(plan: Plan, device, operands: dict, alloc, stream, fast_key: tuple | None = None):
+def run_plan(plan: Plan, device, operands: dict, alloc, stream, fast_key: tuple | None = None):
     """Enqueue the plan's kernels in order; a buffer no operand provides is allocated once
     (contiguous) and shared by name with the later kernels (e.g. delta, O_part). Every launch
     goes through the device's prepacked launch of the step's Template (Device.prepack). Returns
@@ -136,7 +136,7 @@ def replay(token: "Prepacked", ptrs: dict, stream, alloc=None) -> bool:
 def placement() -> tuple:
     """What besides the operands decides where an unrouted call runs: the routing of
     device/select.routed and, for CPU operands, WMMA_GEN_ARCH (part of every call key)."""
-    route = getattr(_route, "value", None)
+    route = current_route()
     return (None if route is None else id(route[0]), os.environ.get("WMMA_GEN_ARCH") if route is None else None)
 
 
@@ -151,7 +151,7 @@ def _fast_call(key: tuple, device, ptrs: dict, stream, alloc=None):
 def _call_key(op: str, device, arch, named: dict, *flags) -> tuple:
     """Everything a call's kernels and packing depend on besides addresses."""
     dev = device if device is None or isinstance(device, str) else id(device)
-    route = getattr(_route, "value", None)
+    route = current_route()
     layout = tuple((n, x.shape, x.strides, x.dtype, x.device, x.device_id,
                     isinstance(x.owner, np.ndarray) and x.owner.flags.writeable) for n, x in named.items())
     # WMMA_GEN_ARCH picks the emulator's arch: it matters only for CPU operands nobody routed
@@ -159,7 +159,7 @@ def _call_key(op: str, device, arch, named: dict, *flags) -> tuple:
     return (op, dev, arch, None if route is None else id(route[0]), env, layout, flags)
 
 
-def _place(named: dict, device, arch, alloc):
+def place_operands(named: dict, device, arch, alloc):
     """(device, arch, alloc) for these operands."""
     if device is None:
         device, arch = device_for(named, arch)
@@ -219,7 +219,7 @@ def gemm_into(a, b, c, *, layout: str = "NN", bias=None, c0=None, alpha: float =
         raise ScheduleError("a.dtype", A.dtype, f"one of {', '.join(OUT_OF)}")
     if C.dtype not in OUT_OF[A.dtype]:
         raise ScheduleError("c.dtype", C.dtype, f"one of {', '.join(OUT_OF[A.dtype])} for {A.dtype} inputs")
-    device, arch, alloc, _keep = _place(named, device, arch, alloc)
+    device, arch, alloc, _keep = place_operands(named, device, arch, alloc)
     A3, B3, C3 = _as3(A, "a"), _as3(B, "b"), _as3(C, "c")
     C03 = _as3(named["c0"], "c0") if "c0" in named else None
     dtype = "i8" if A.dtype == "u8" else A.dtype
@@ -234,7 +234,7 @@ def gemm_into(a, b, c, *, layout: str = "NN", bias=None, c0=None, alpha: float =
         ops["C0"] = _batch_view(C03, batch)
     if bias is not None:
         ops["bias"] = named["bias"]
-    return _run(plan, device, ops, alloc, stream, fast)
+    return run_plan(plan, device, ops, alloc, stream, fast)
 
 
 def _batch_view(op: Operand, batch: int) -> Operand:
@@ -281,8 +281,8 @@ def _host_seqlens(cu_q: Operand, cu_k: Operand, max_q, max_k) -> tuple:
     """(max_seqlen_q, max_seqlen_k) -- read from CPU offsets (checked there), or the caller's
     values for GPU offsets (never copied to the host: flash-attn's contract)."""
     if cu_q.device == "cpu" and cu_k.device == "cpu":
-        qs = _np_view(cu_q).astype(np.int64)
-        ks = _np_view(cu_k).astype(np.int64)
+        qs = np_view(cu_q).astype(np.int64)
+        ks = np_view(cu_k).astype(np.int64)
         return ("host", tuple(int(x) for x in qs), tuple(int(x) for x in ks))
     for n, x in (("max_seqlen_q", max_q), ("max_seqlen_k", max_k)):
         if not isinstance(x, (int, np.integer)) or isinstance(x, bool) or x < 0:
@@ -290,7 +290,7 @@ def _host_seqlens(cu_q: Operand, cu_k: Operand, max_q, max_k) -> tuple:
     return ("device", int(max_q), int(max_k))
 
 
-def _np_view(op: Operand) -> np.ndarray:
+def np_view(op: Operand) -> np.ndarray:
     """A read-only numpy view of a CPU int32 operand (no copy)."""
     import ctypes
     n = op.size
@@ -318,7 +318,7 @@ def attention_into(q, k, v, o, lse=None, *, causal: bool = False, window=None, s
                                                stream, alloc)
     if hit is not None:
         return hit
-    device, arch, alloc, _keep = _place(named, device, arch, alloc)
+    device, arch, alloc, _keep = place_operands(named, device, arch, alloc)
     plan = _attention_plan("attention", named, arch, causal=causal, window=window, scale=scale,
                            max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, layout=layout, softcap=softcap)
     ops = {"Q": named["q"], "K": named["k"], "V": named["v"], "O": named["o"]}
@@ -327,7 +327,7 @@ def attention_into(q, k, v, o, lse=None, *, causal: bool = False, window=None, s
     for n in ("cu_seqlens_q", "cu_seqlens_k", "sinks"):
         if n in named:
             ops[n] = named[n]
-    return _run(plan, device, ops, alloc, stream, fast)
+    return run_plan(plan, device, ops, alloc, stream, fast)
 
 
 def attention_backward_into(q, k, v, o, do, lse, dq, dk, dv, *, causal: bool = False, window=None, scale=None,
@@ -346,7 +346,7 @@ def attention_backward_into(q, k, v, o, do, lse, dq, dk, dv, *, causal: bool = F
     hit = None if fast is None else _fast_call(fast, device, {n: x.ptr for n, x in named.items()}, stream, alloc)
     if hit is not None:
         return hit
-    device, arch, alloc, _keep = _place(named, device, arch, alloc)
+    device, arch, alloc, _keep = place_operands(named, device, arch, alloc)
     out = named["dq"].dtype
     for n in ("dk", "dv"):
         if named[n].dtype != out:
@@ -356,4 +356,4 @@ def attention_backward_into(q, k, v, o, do, lse, dq, dk, dv, *, causal: bool = F
                            out_dtype="f32" if out == "f32" else "same", softcap=softcap)
     ops = {n: x for n, x in named.items() if n not in ("lse",)}
     ops["lse"] = named["lse"]
-    return _run(plan, device, ops, alloc, stream, fast)
+    return run_plan(plan, device, ops, alloc, stream, fast)

@@ -132,6 +132,7 @@ register("gemm", "wmma_gen.ops.gemm.spec")
 register("attention", "wmma_gen.ops.attention.spec")
 register("attention_bwd", "wmma_gen.ops.attention_bwd.spec")
 register("paged_attention", "wmma_gen.ops.paged_attention.spec")
+register("mla", "wmma_gen.ops.mla.spec")
 
 
 def tuning(name: str):

@@ -3,6 +3,7 @@
     flash_attn_func, flash_attn_varlen_func      flash-attn 2's calls (bshd, bottom-right causal)
     flash_attn_func(q8, k8, v8, q_descale=...)   FlashAttention-3's fp8 forward (gfx12, O bf16)
     flash_attn_with_kvcache                      flash-attn's paged / in-place-append decode call
+    flash_mla_with_kvcache                       FlashMLA's MLA decode on a paged latent cache (docs/mla.md)
     scaled_dot_product_attention                 SDPA's call (bhsd, top-left is_causal)
     wmma_gen.torch.sdpa.enable() / enabled()     wmma_gen under F.scaled_dot_product_attention (docs/integrations.md)
     linear, matmul                               F.linear (+ fused bias/activation), a @ b
@@ -21,9 +22,11 @@ slow). Nothing is copied to the host. `import wmma_gen` never imports this packa
 from .flash import flash_attn_func, flash_attn_varlen_func, scaled_dot_product_attention
 from .kvcache import flash_attn_with_kvcache
 from .linear import linear, matmul
+from .mla import flash_mla_with_kvcache
 from .record import record_problems
 from .runtime import ScratchPool, launch_stream, scratch_pool
 from .warmup import warmup
 
-__all__ = ["flash_attn_func", "flash_attn_varlen_func", "flash_attn_with_kvcache", "scaled_dot_product_attention",
+__all__ = ["flash_attn_func", "flash_attn_varlen_func", "flash_attn_with_kvcache", "flash_mla_with_kvcache",
+           "scaled_dot_product_attention",
            "linear", "matmul", "warmup", "launch_stream", "record_problems", "ScratchPool", "scratch_pool"]

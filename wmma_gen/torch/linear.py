@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import torch
 
-from ..ops import device_calls
 from . import gemm_ops, replay
 from .runtime import AUTOGRAD, DISPATCH, STRAIGHT, check_dtype, check_tensors, eager_mode, stream_of
 
 FLOAT = ("f16", "bf16")
+_NAMES = ("A", "B", "C", "bias", "C0")     # the GEMM kernel's pointer arguments a linear call fills
 DTYPES = FLOAT + ("i8",)
 
 
@@ -35,11 +35,11 @@ def linear(x, weight, bias=None, activation=None):
         key = replay.key("linear", (x, weight, bias), activation, mode)
         hit = replay.get(key)
         if hit is not None and mode == STRAIGHT:      # allocate and enqueue
-            token, ((shape, dtype),) = hit
+            token, ((shape, dtype),), orders = hit
             y = torch.empty(shape, dtype=dtype, device=x.device)
-            ptrs = {"A": x.data_ptr(), "B": weight.data_ptr(), "C": y.data_ptr(),
-                    "bias": 0 if bias is None else bias.data_ptr(), "C0": 0}
-            if device_calls.replay(token, ptrs, stream_of(x)):
+            if replay.fire(token, orders, _NAMES, (x.data_ptr(), weight.data_ptr(), y.data_ptr(),
+                                                   0 if bias is None else bias.data_ptr(), 0), stream_of(x)):
+                replay.held(x, weight, bias, y)   # a graph capture: its replays write these
                 return y
             replay.forget(key)
         checked = hit is not None

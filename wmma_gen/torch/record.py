@@ -54,7 +54,7 @@ class ProblemRecording:
 
     def save(self, path: str | Path) -> Path:
         """Write the problems as YAML (JSON for a .json path) for `wmma-gen sweep --problems`."""
-        from autotune.problems import dump
+        from ..tuner.rows import dump
         return dump(list(self._seen), path)
 
     def __len__(self) -> int:

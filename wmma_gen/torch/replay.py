@@ -21,15 +21,18 @@ from collections import OrderedDict
 
 import torch
 
+from ..device.operand import capture_keep, hold
 from ..ops import device_calls
 from .runtime import torch_alloc
+
+_GEN = device_calls._GEN            # bumped by forget_call_shapes: a token made before is stale
 
 MAX_ENTRIES = 1024
 _entries: "OrderedDict[tuple, tuple]" = OrderedDict()
 
 
 def key(op: str, tensors: tuple, *args) -> tuple:
-    return (op, tuple([None if t is None else (t.shape, t.stride(), t.dtype, t.device, t.data_ptr() % 16)
+    return (op, tuple([None if t is None else (t.shape, t.stride(), t.dtype, t.device, t.data_ptr() & 15)
                        for t in tensors]), args, device_calls.placement())
 
 
@@ -43,7 +46,7 @@ def record(k: tuple, token, *outputs) -> None:
     autograd.Function, which keys the kernels' call itself)."""
     if token is None and outputs:
         return
-    _entries[k] = (token, outputs)
+    _entries[k] = (token, outputs, {})      # {}: per call site's argument names, the launches' slot order
     if len(_entries) > MAX_ENTRIES:
         _entries.popitem(last=False)
 
@@ -55,14 +58,39 @@ def run(k: tuple, names: tuple, tensors: tuple, device, stream):
     hit = _entries.get(k)
     if hit is None or hit[0] is None:
         return None
-    token, outs = hit
+    token, outs, orders = hit
     made = [torch.empty(shape, dtype=dtype, device=device) for shape, dtype in outs]
-    ptrs = dict(zip(names, [0 if t is None else t.data_ptr() for t in tensors] + [t.data_ptr() for t in made]))
+    held(*tensors, *made)           # a graph capture: its replays write these (device/operand.py)
+    values = [0 if t is None else t.data_ptr() for t in tensors] + [t.data_ptr() for t in made]
+    if fire(token, orders, names, values, stream):
+        return made
     keep: list = []
-    if token.run(ptrs, stream, torch_alloc(device, keep) if token.scratch else None):
+    if token.scratch and token.run(dict(zip(names, values)), stream, torch_alloc(device, keep)):
         return made
     forget(k)
     return None
+
+
+def held(*tensors) -> None:
+    """During a graph capture, keep these tensors' memory with the graph (device/operand.py)."""
+    keep = capture_keep()
+    if keep is not None:
+        hold(keep, *tensors)
+
+
+def fire(token, orders: dict, names: tuple, values, stream) -> bool:
+    """Enqueue a Prepacked without scratch with the addresses `values` (one per name of `names`):
+    each launch's pointer slots are picked by index, worked out once per call site (`orders`,
+    kept in the entry), so a hit builds no dict. False when the token is stale (forget_call_shapes)
+    or needs scratch (then Prepacked.run, which allocates it)."""
+    if token.scratch or token.gen != _GEN[0]:
+        return False
+    plan = orders.get(names)
+    if plan is None:
+        plan = orders[names] = tuple((launch, tuple([names.index(n) for n in slots])) for launch, slots in token.launches)
+    for launch, idx in plan:
+        launch(tuple([values[i] for i in idx]), stream)
+    return True
 
 
 def forget(k: tuple) -> None:

@@ -4,5 +4,5 @@ from __future__ import annotations
 
 
 def problem_row(call: dict, p: dict):
-    from autotune.problems import SpecProblem
+    from wmma_gen.tuner.rows import SpecProblem
     return SpecProblem("dummy", (("dtype", call["dtype"]),), (("n", p["n"]),))

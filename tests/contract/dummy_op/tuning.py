@@ -34,7 +34,7 @@ def study_attrs(cfg, d, p) -> dict:
 
 
 def documents(df, arch: str) -> dict:
-    from autotune.ladder import stamp
+    from wmma_gen.tuner import stamp
     best = df[(df["arch"] == arch) & (df["rank"] == 1) & (df["validated"].astype(bool))]
     docs = {}
     for dtype, rows in best.groupby("dtype"):
@@ -52,7 +52,7 @@ def validate_document(doc, path) -> None:
 
 
 def tuning() -> Tuning:
-    from autotune.objective import spec_objective
+    from wmma_gen.tuner.objective import spec_objective
     quick = {"dtypes": DTYPES, "lengths": (100, 4096), "trials": 2}
     return Tuning(COLUMNS, DTYPES, quick, quick, "vector length n",
                   baselines=lambda d, p, arch: [], items=items, study_name=study_name, row=row,

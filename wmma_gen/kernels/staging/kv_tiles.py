@@ -186,3 +186,16 @@ def store(p: TileCopy, lds, tid, vals: list, buf=0) -> None:
             for j in range(p.w):
                 packed = vector.from_elements(irb.vec(p.g // 2, ir.IntegerType.get_signless(32)), _pack_column(words, j))
                 vector.store(vector.bitcast(irb.vec(p.g, f16), packed), lds, [iadd(c, j), r0])
+
+
+def load_lds(p: TileCopy, lds, tid) -> list:
+    """The registers `load` would return for plan p, read from an LDS tile [rows][cols] (f16-
+    declared) instead of global memory: a transposed copy (`store` of a transpose plan) of a tile
+    already in LDS (MLA builds its V^T tile from the K tile, ops/mla/kernel.py)."""
+    f16 = ir.F16Type.get()
+    vals = []
+    for r0, col in _slots(p, tid):
+        for e in range(p.g):
+            vals += [vector.load(irb.vec(p.w, f16), lds, [iadd(r0, e), iadd(col, k * p.lpr * p.w)])
+                     for k in range(p.cpt)]
+    return vals

@@ -16,8 +16,6 @@ rows that see no key, whose o is 0). Every size is a kernel argument: one code o
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ... import hostdata
 from ...device.launcher import launch
 from ...device.select import arch_of, get_device
@@ -103,12 +101,5 @@ def attention(q, k, v, *, causal: bool = False, window=None, scale=None, return_
                          softcap=softcap, s_aux=s_aux)
     dev = get_device(device)
     outs, _ = run_attention(inp, arch_of(dev, arch), dev, schedule)
-    o = _user_array(outs["O"], inp.problem.dtype)
+    o = hostdata.user_array(outs["O"], inp.problem.dtype)
     return (o, outs["LSE"]) if return_lse else o
-
-
-def _user_array(stored: np.ndarray, dtype: str) -> np.ndarray:
-    """Stored f16 -> float16; stored bf16 bits -> float32 values (numpy has no bf16)."""
-    if dtype == "bf16":
-        return hostdata.output_array(stored.tobytes(), "bf16", stored.shape)
-    return stored

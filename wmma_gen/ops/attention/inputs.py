@@ -143,7 +143,7 @@ def _window(window) -> tuple[int, int]:
 
 def _scale(scale, head_dim: int) -> float:
     """The kernels' scale: finite, f32-representable and positive -- their online softmax takes
-    its running max of S before scaling (ops/attention/softmax.py) and masks with -inf, both
+    its running max of S before scaling (kernels/attention/softmax.py) and masks with -inf, both
     right only for scale > 0. wmma_gen.attention / attention_backward take a negative scale by
     negating q (exact) and the kernels get |scale| (public_scale)."""
     if scale is None:

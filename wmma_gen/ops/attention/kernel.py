@@ -76,9 +76,9 @@ from ...kernels.global_tensor import GlobalTensor
 from ...kernels.module import gpu_module_text
 from ...kernels.signature import KernelSource
 from ...targets import Target
-from . import operands, softmax, staging
-from .bounds import lane_band, masked, tile_range
-from .context import Ctx
+from ...kernels.attention import operands, softmax, staging
+from ...kernels.attention.bounds import lane_band, masked, tile_range
+from ...kernels.attention.context import Ctx
 from .schedule import LDS_PAD, AttentionSchedule
 from ...kernels.softcap import tanh_of_scaled
 from .signature import F32_SCALARS, attention_signature, buffer_names, scalar_names, tail_buffers

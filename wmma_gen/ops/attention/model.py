@@ -10,21 +10,10 @@ DRAM traffic is Q, K, V and O once. FLOPs: 4 * D per visible (query, key) pair
 """
 from __future__ import annotations
 
+from ...model.attention_band import ELEM_BYTES, key_span
 from ...model.loop_kernel import estimate_loop_kernel
 from ...targets import get_target
 from .reference import attention_flops
-
-ELEM_BYTES = 2   # f16 / bf16
-
-
-def _span(i0: int, i1: int, sq: int, sk: int, causal: bool, left: int, right: int) -> tuple[int, int]:
-    off = sk - sq
-    lo = 0 if left < 0 else max(0, i0 + off - left)
-    r = 0 if causal else right
-    hi = sk if r < 0 else min(sk, i1 - 1 + off + r + 1)
-    if causal and right >= 0:
-        hi = min(hi, i1 - 1 + off + min(right, 0) + 1)
-    return lo, hi
 
 
 def key_tile_trips(d, s, p: dict) -> tuple[int, int]:
@@ -33,7 +22,7 @@ def key_tile_trips(d, s, p: dict) -> tuple[int, int]:
     left, right = (p.get("window_left", -1), p.get("window_right", -1)) if d.window else (-1, -1)
     trips = 0
     for i0 in range(0, sq, s.block_m):
-        lo, hi = _span(i0, min(sq, i0 + s.block_m), sq, sk, d.causal, left, right)
+        lo, hi = key_span(i0, min(sq, i0 + s.block_m), sq, sk, d.causal, left, right)
         if hi > lo:
             trips += -(-hi // s.block_n) - lo // s.block_n
     per_head = p["batch"] * p["heads"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ...device.launcher import launch
 from ...device.select import get_device
-from .api import _user_array
+from ...hostdata import user_array
 from .inputs import backward_inputs_for, forward_inputs_for, public_scale
 from .problem import as_problem
 
@@ -40,7 +40,7 @@ def forward(cs, problem, q, k, v, *, causal=False, window=None, scale=None, layo
         csrc, cck = pairs["combine"]
         outs, _ = launch(cck, csrc.signature, args, dev,
                          {n: outs[n] if n in outs else inp.arrays[n] for n in csrc.signature.inputs})
-    return _user_array(outs["O"], inp.problem.dtype), outs.get("LSE")
+    return user_array(outs["O"], inp.problem.dtype), outs.get("LSE")
 
 
 def backward(cs, problem, q, k, v, o, do, lse, *, causal=False, window=None, scale=None, layout="bshd", dtype=None,
@@ -54,7 +54,7 @@ def backward(cs, problem, q, k, v, o, do, lse, *, causal=False, window=None, sca
     for _, (src, ck) in cs.pairs().items():
         outs, _ = launch(ck, src.signature, args, dev, {n: arrays[n] for n in src.signature.inputs})
         arrays.update(outs)
-    grads = [_user_array(arrays[n], inp.problem.dtype) for n in ("dq", "dk", "dv")]
+    grads = [user_array(arrays[n], inp.problem.dtype) for n in ("dq", "dk", "dv")]
     if flipped:
         grads[0] = -grads[0]
     return tuple(grads)

@@ -15,11 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from ...kernels.attention import LDS_PAD
 from ...kernels.attention_dsplit import exchange_bytes
 from ...knobs import Knob, KnobSchedule
 from ...targets import Target
-
-LDS_PAD = 8  # halves of padding per LDS row (16 bytes: keeps ds_load_b128 aligned, spreads banks)
 
 
 SPACE: tuple[Knob, ...] = (

@@ -48,6 +48,16 @@ def build(d, s, target, key=None):
     return out
 
 
+def signatures(d, s, target, key, symbols) -> dict:
+    """What build declares per kernel, without MLIR (OpSpec.signatures: a cached launch)."""
+    from .signature import attention_signature
+    out = {"attention": attention_signature(d, s, symbols["attention"])}
+    if "combine" in symbols:
+        from .combine_signature import combine_signature
+        out["combine"] = combine_signature(d, s, symbols["combine"])
+    return out
+
+
 def key_of(d, s, p):
     return None
 
@@ -142,6 +152,7 @@ def spec() -> OpSpec:
         AttentionDirective, AttentionSchedule, SPACE, AttentionProblem, AXES, build, key_of, check, estimate,
         flops, bucket, default_schedule, gate_problems,
         tolerance="O within 3u*max|V|, LSE within 1e-5*(1+|LSE|+softcap) (u = unit roundoff of f16/bf16)",
-        api=attention, reference=attention_forward, cli_from="wmma_gen.ops.attention.cli",
+        api=attention, reference=attention_forward, cli_from="wmma_gen.cli.hooks.attention",
         tuning_from="wmma_gen.ops.attention.tuning", selftest=selftest_of("attention"), plan=forward_plan,
+        signatures=signatures,
         torch_baseline=torch_sdpa)

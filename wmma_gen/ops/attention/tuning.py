@@ -1,7 +1,7 @@
 """The attention forward's Tuning (ops/contract.py): studies per (dtype, head_dim, causal, seq),
 the objective, ladder columns and the exported schedule files. Loaded only by the tuner.
 
-Objective stages (autotune/objective.py, STYLE rule 7): suggest -> validate (prune) -> compile once
+Objective stages (wmma_gen/tuner/objective.py, STYLE rule 7): suggest -> validate (prune) -> compile once
 (ops/compile_op.py: a CompiledSet) -> spills (prune) -> correctness gate: the spec's check handed
 that CompiledSet on the spec's gate problems against the float64 reference (prune on failure)
 -> value: GPU time through the launcher (source=hip) or the spec's estimate of the same set
@@ -18,7 +18,7 @@ from wmma_gen.ops.attention.directive import AttentionDirective
 from wmma_gen.ops.attention.schedule import SPACE, AttentionSchedule
 from wmma_gen.targets import get_target
 
-from autotune.objective import StagedObjective
+from wmma_gen.tuner.objective import StagedObjective
 
 from ..contract import Tuning
 
@@ -133,7 +133,7 @@ def compile_set(op: str, d, s, arch: str):
 @dataclass
 class AttentionObjective(StagedObjective):
     """`objective(trial) -> TFLOP/s` for one (arch, directive, problem) study, on the shared
-    stages of autotune/objective.py.
+    stages of wmma_gen/tuner/objective.py.
 
     The attention backward's objective (attention_bwd.py) is this one over its own schedule
     and kernels: an op supplies its knob table (SPACE, SCHEDULE), `_problems`, `_kernels`
@@ -166,7 +166,7 @@ class AttentionObjective(StagedObjective):
 
     def _time(self, trial, s, ks) -> tuple[float, str, str]:
         if self.on_gpu:
-            from autotune.timing import time_signature
+            from wmma_gen.tuner.timing import time_signature
 
             from .varlen_gate import time_varlen
             p = self._sizes()
@@ -237,7 +237,7 @@ def documents(df, arch: str, space: tuple = SPACE) -> dict:
     """file name -> document (ops/attention/lookup.py format) from the validated rank-1 rows."""
     import wmma_gen
     from wmma_gen.ops.attention import lookup
-    from autotune.ladder import stamp
+    from wmma_gen.tuner import stamp
     best = df[(df["arch"] == arch) & (df["rank"] == 1) & (df["validated"].astype(bool))]
     docs = {}
     for dtype, rows in best.groupby("dtype", sort=True):

@@ -65,8 +65,8 @@ def check_varlen(gp: dict, d, *, window, arch: str, device, seed: int, schedule)
 
 
 def time_varlen(device, compiled, signature, problem: dict, warmup: int = 3, repeats: int = 10) -> float:
-    """autotune/timing.time_signature with valid offsets: batch sequences of Sq and Sk each."""
-    from autotune.timing import time_signature
+    """wmma_gen/tuner/timing.time_signature with valid offsets: batch sequences of Sq and Sk each."""
+    from wmma_gen.tuner.timing import time_signature
     names = {a.name for a in signature.buffers}
     fixed = {n: offsets([problem[k]] * problem["batch"])
              for n, k in (("cu_seqlens_q", "seq_q"), ("cu_seqlens_k", "seq_k")) if n in names}

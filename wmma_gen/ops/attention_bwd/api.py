@@ -13,7 +13,7 @@ exp(s_aux[h] - lse) * Di, from the pre-pass kernel's Di (a fixed-order host sum:
 from __future__ import annotations
 
 from ...device.select import arch_of, get_device
-from ..attention.api import _user_array
+from ...hostdata import user_array
 from .run import run_backward
 from .schedule import AttentionBwdSchedule
 from ..attention.inputs import public_scale, sink_alias
@@ -38,7 +38,7 @@ def attention_backward(q, k, v, o, do, lse, *, causal: bool = False, window=None
                          out_dtype=out_dtype, arch=arch_of(dev, arch), device=dev, schedule=schedule,
                          softcap=softcap, s_aux=s_aux, results=results)
     infer = "bf16" if dtype == "bf16" else "f16"
-    out = [g if out_dtype == "f32" else _user_array(g, infer) for g in grads]
+    out = [g if out_dtype == "f32" else user_array(g, infer) for g in grads]
     if flipped:
         out[0] = -out[0]
     if s_aux is not None:

@@ -21,12 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...compiler.mlir_api import ir
-from ...compiler.mlir_api import _gpu_ops_gen as gpu
-
-from ...kernels import irb, saddr
-from ...kernels.module import gpu_module_text
-from ...kernels.signature import KArg
+from ...kernels.signature import KArg, Signature
 
 OUT_DTYPES = ("same", "f32")
 
@@ -123,7 +118,17 @@ def grid_fn(kernel: str, rows: int):
     return lambda p: (_cdiv(p["seq_q"], rows), p["heads"], p["batch"])
 
 
-def _arg_type(a: KArg) -> ir.Type:
+def signature(spec: BwdSpec, s, kernel: str, name: str) -> Signature:
+    """`kernel`'s Signature ("prepass" | "dkdv" | "dq"): its arguments, grid and block under
+    schedule s -- what the builder declares, read without the MLIR bindings (a cached launch)."""
+    rows, threads = {"prepass": (s.prepass_rows, s.prepass_rows), "dkdv": (s.block_n, s.threads),
+                     "dq": (s.dq_block_m, s.dq_threads)}[kernel]
+    return Signature(name, kernel_args(spec, kernel), grid_fn(kernel, rows), (threads, 1, 1))
+
+
+def _arg_type(a: KArg):
+    from ...compiler.mlir_api import ir
+    from ...kernels import irb, saddr
     if a.role == "scalar":
         return ir.F32Type.get() if a.dtype == "f32" else ir.IntegerType.get_signless(32)
     if a.name in SADDR_TENSORS:
@@ -136,6 +141,10 @@ def build_module(name: str, arch: str, args: tuple[KArg, ...], lds: list[tuple[l
     """The module (kernels/module.py) holding one kernel `name`; `body(vals, lds_refs)` emits the kernel body
     given {arg name: block argument} and the LDS memrefs (shape, dtype) in order. `sched_strategy`: LLVM's
     "amdgpu-sched-strategy" function attribute ("" keeps LLVM's default scheduler)."""
+    from ...compiler.mlir_api import _gpu_ops_gen as gpu, ir     # the bindings load on a build, not on a launch
+    from ...kernels import irb
+    from ...kernels.module import gpu_module_text
+
     def emit():
         types = [_arg_type(a) for a in args]
         ws = ir.Attribute.parse("#gpu.address_space<workgroup>")

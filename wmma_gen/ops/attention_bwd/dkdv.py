@@ -25,8 +25,8 @@ from ...compiler.mlir_api import arith, scf
 
 from ...kernels import irb
 from ...kernels.attention_mask import query_tiles_seeing
-from ...kernels.signature import KernelSource, Signature
-from .args import BwdSpec, build_module, grid_fn, kernel_args
+from ...kernels.signature import KernelSource
+from .args import BwdSpec, build_module, kernel_args, signature
 from .blocks import (LOG2E, Ranges, Shifted, block_id, head_cols, idx, seq_bounds, stage_row_vectors, stage_rows,
                      tensor, thread_id, visibility)
 from .operands import (GlobalRows, cap_factors, opaque_uniform, element_mask, frag, mma, slot_values, softmax_grad, store_transposed_acc,
@@ -54,7 +54,7 @@ def build_dkdv(spec: BwdSpec, s: AttentionBwdSchedule, name: str = "attn_bwd_dkd
     args = kernel_args(spec, "dkdv")
     text = build_module(name, spec.arch, args, _lds_shapes(spec, s), s.threads,
                         lambda vals, lds: _body(spec, s, vals, lds), SCHED_STRATEGY[s.sched])
-    sig = Signature(name, args, grid_fn("dkdv", s.block_n), (s.threads, 1, 1))
+    sig = signature(spec, s, "dkdv", name)
     return KernelSource(name, text, spec.arch, sig)
 
 

@@ -22,8 +22,8 @@ from ...compiler.mlir_api import arith, scf
 
 from ...kernels import irb
 from ...kernels.attention_mask import key_tiles_seen
-from ...kernels.signature import KernelSource, Signature
-from .args import BwdSpec, build_module, grid_fn, kernel_args
+from ...kernels.signature import KernelSource
+from .args import BwdSpec, build_module, kernel_args, signature
 from .blocks import (LOG2E, Ranges, Shifted, block_id, head_cols, idx, load_row_value, seq_bounds, stage_rows,
                      tensor, thread_id, visibility)
 from .operands import (GlobalRows, cap_factors, opaque_uniform, element_mask, frag, mma, softmax_grad, splat, store_transposed_acc,
@@ -46,7 +46,7 @@ def build_dq(spec: BwdSpec, s: AttentionBwdSchedule, name: str = "attn_bwd_dq") 
     args = kernel_args(spec, "dq")
     text = build_module(name, spec.arch, args, _lds_shapes(spec, s), s.dq_threads,
                         lambda vals, lds: _body(spec, s, vals, lds))
-    sig = Signature(name, args, grid_fn("dq", s.dq_block_m), (s.dq_threads, 1, 1))
+    sig = signature(spec, s, "dq", name)
     return KernelSource(name, text, spec.arch, sig)
 
 

@@ -12,9 +12,9 @@ FLOPs: 2.5x the forward's, the convention of the backward ladder.
 """
 from __future__ import annotations
 
+from ...model.attention_band import ELEM_BYTES, key_span
 from ...model.loop_kernel import estimate_loop_kernel
 from ...targets import get_target
-from ..attention.model import ELEM_BYTES, _span
 from ..attention.reference import attention_flops
 
 
@@ -24,7 +24,7 @@ def visible_tile_pairs(d, p: dict, bm: int, bn: int) -> int:
     left, right = (p.get("window_left", -1), p.get("window_right", -1)) if d.window else (-1, -1)
     pairs = 0
     for i0 in range(0, sq, bm):
-        lo, hi = _span(i0, min(sq, i0 + bm), sq, sk, d.causal, left, right)
+        lo, hi = key_span(i0, min(sq, i0 + bm), sq, sk, d.causal, left, right)
         if hi > lo:
             pairs += -(-hi // bn) - lo // bn
     return pairs

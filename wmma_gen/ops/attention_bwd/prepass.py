@@ -13,8 +13,8 @@ from ...compiler.mlir_api import ir
 from ...compiler.mlir_api import arith, vector
 
 from ...kernels import irb
-from ...kernels.signature import KernelSource, Signature
-from .args import BwdSpec, build_module, grid_fn, kernel_args
+from ...kernels.signature import KernelSource
+from .args import BwdSpec, build_module, kernel_args, signature
 from .blocks import block_id, if_then, seq_bounds, tensor, thread_id
 from .schedule import AttentionBwdSchedule
 
@@ -23,7 +23,7 @@ def build_prepass(spec: BwdSpec, s: AttentionBwdSchedule, name: str = "attn_bwd_
     args = kernel_args(spec, "prepass")
     rows = s.prepass_rows
     text = build_module(name, spec.arch, args, [], rows, lambda vals, lds: _body(spec, rows, vals))
-    sig = Signature(name, args, grid_fn("prepass", rows), (rows, 1, 1))
+    sig = signature(spec, s, "prepass", name)
     return KernelSource(name, text, spec.arch, sig)
 
 

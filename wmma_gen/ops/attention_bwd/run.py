@@ -20,9 +20,6 @@ from ...targets import get_target
 from ..attention.inputs import backward_inputs
 from .args import OUT_DTYPES, BwdSpec
 from .defaults import default_schedule
-from .dkdv import build_dkdv
-from .dq import build_dq
-from .prepass import build_prepass
 from .schedule import AttentionBwdSchedule
 from ...errors import ScheduleError
 
@@ -39,6 +36,9 @@ class BwdKernels:
 
 def build_backward(spec: BwdSpec, s: AttentionBwdSchedule) -> BwdKernels:
     """The three kernel sources for one compile-time key (nothing is compiled here)."""
+    from .dkdv import build_dkdv          # the builders import the MLIR bindings: loaded on a build only
+    from .dq import build_dq
+    from .prepass import build_prepass
     s.validate(spec.head_dim, spec.dtype, get_target(spec.arch))
     return BwdKernels(build_prepass(spec, s), build_dkdv(spec, s), build_dq(spec, s))
 

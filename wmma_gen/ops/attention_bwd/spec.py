@@ -17,6 +17,15 @@ def build(d, s, target, key=None):
     return dict(build_backward(bs, s).items())
 
 
+def signatures(d, s, target, key, symbols) -> dict:
+    """What build declares per kernel, without MLIR (OpSpec.signatures: a cached launch)."""
+    from .args import signature
+    from .run import make_spec
+    bs = make_spec(target.arch, d.dtype, d.head_dim, causal=d.causal, window=d.window, varlen=d.varlen,
+                   layout=d.layout, softcap=d.softcap)
+    return {k: signature(bs, s, k, symbols[k]) for k in KERNELS}
+
+
 def check(cs, d, p, device=None, seed: int = 0):
     """Forward by the forward's default, then this set's three kernels, vs the float64 reference."""
     return fwd.check(cs, d, p, device, seed, backward=True)
@@ -49,6 +58,6 @@ def spec() -> OpSpec:
         AttentionDirective, AttentionBwdSchedule, SPACE, fwd.AttentionProblem, AXES, build, fwd.key_of, check,
         estimate, flops, fwd.bucket, default_schedule, fwd.gate_problems,
         tolerance="dq, dk, dv within 8u*max|ref| + 1e-3 (u = unit roundoff of f16/bf16)",
-        api=api, reference=attention_backward, cli_from="wmma_gen.ops.attention_bwd.cli",
+        api=api, reference=attention_backward, cli_from="wmma_gen.cli.hooks.attention_bwd",
         tuning_from="wmma_gen.ops.attention_bwd.tuning", selftest=fwd.selftest_of("attention_bwd"),
-        plan=backward_plan)
+        plan=backward_plan, signatures=signatures)

@@ -6,12 +6,28 @@
 Legality is the op's own (GemmDirective; the sizes the kernels can index)."""
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass
 
 NONE = (None, "", "none")  # an activation given as null, "" or "none": no activation
 FIELDS = ("op", "dtype", "layout", "batch", "m", "n", "k", "epilogue", "out_dtype")
 REQUIRED = ("dtype", "m", "n", "k")
 RENAMED = {"bias": "epilogue.bias", "activation": "epilogue.activation"}   # directive field -> file field
+
+
+@functools.lru_cache(maxsize=256)
+def _directive(dtype: str, layout: str, bias: bool, activation: str, out_dtype: str):
+    """A row's directive: it depends on no size, so a 10,000-row file builds a handful (frozen)."""
+    from .directive import GemmDirective
+    return GemmDirective(dtype, layout=layout, bias="n" if bias else "", activation=activation,
+                         out_dtype=out_dtype)
+
+
+@functools.lru_cache(maxsize=1)
+def _default_schedule():
+    """The schedule whose split_k the operand-size check reads (built once, frozen)."""
+    from .schedule import Schedule
+    return Schedule()
 
 
 @dataclass(frozen=True)
@@ -31,9 +47,7 @@ class GemmRow:
     op: str = "gemm"
 
     def directive(self):
-        from .directive import GemmDirective
-        return GemmDirective(self.dtype, layout=self.layout, bias="n" if self.bias else "",
-                             activation=self.activation, out_dtype=self.out_dtype)
+        return _directive(self.dtype, self.layout, self.bias, self.activation, self.out_dtype)
 
     @property
     def problem(self):
@@ -57,7 +71,7 @@ def from_fields(fields_: dict) -> GemmRow:
 
 def read(item: dict, op: str, bad, number, flag) -> GemmRow:
     """One checked row; `bad(field, value, allowed)` raises, `number`/`flag` read an int/bool field."""
-    from .schedule import Schedule, operand_size
+    from .schedule import operand_size
     from .problem import GemmProblem
     epi = item.get("epilogue", {})
     if epi is None:
@@ -72,7 +86,7 @@ def read(item: dict, op: str, bad, number, flag) -> GemmRow:
                     batch=number("batch", 1), bias=flag(epi.get("bias", False), "epilogue.bias"),
                     activation="" if act in NONE else act, out_dtype=item.get("out_dtype", "") or "")
     d = p.directive()       # the op's own checks: dtype, layout, activation, out_dtype, integer epilogue
-    why = operand_size(Schedule(), d, None, GemmProblem(p.m, p.n, p.k, p.batch))
+    why = operand_size(_default_schedule(), d, None, GemmProblem(p.m, p.n, p.k, p.batch))
     if why:
         bad("m/n/k", [p.m, p.n, p.k], f"a problem the kernels can index: {why}")
     return p

@@ -19,6 +19,12 @@ def build(d, s, target, key):
     return {"gemm": build_gemm(d, s, target, key)}
 
 
+def signatures(d, s, target, key, symbols) -> dict:
+    """What build declares, without MLIR (OpSpec.signatures: a cached launch)."""
+    from .signature import gemm_signature
+    return {"gemm": gemm_signature(d, s, symbols["gemm"])}
+
+
 def key_of(d, s, p: GemmProblem):
     from .signature import spec_key
     return spec_key(d, s, p.as_dict())
@@ -87,5 +93,6 @@ def spec() -> OpSpec:
         "gemm", "C = act(alpha * A @ B + beta * C0 + bias) on WMMA", "gemm", GemmDirective, Schedule, SPACE,
         GemmProblem, AXES, build, key_of, check, estimate, flops, bucket, default_schedule, gate_problems,
         tolerance="normwise: sqrt(K)*eps(in) + eps(out) for float inputs, exact for integers (check.py)",
-        api=gemm, reference=gemm_reference, cli_from="wmma_gen.ops.gemm.cli",
-        tuning_from="wmma_gen.ops.gemm.tuning", selftest=selftest, plan=gemm_plan, torch_baseline=torch_matmul)
+        api=gemm, reference=gemm_reference, cli_from="wmma_gen.cli.hooks.gemm",
+        tuning_from="wmma_gen.ops.gemm.tuning", selftest=selftest, plan=gemm_plan, torch_baseline=torch_matmul,
+        signatures=signatures)

@@ -1,5 +1,5 @@
 """The GEMM's Tuning (ops/contract.py): studies per (dtype, shape), the objective (GemmObjective
-on the shared stages of autotune/objective.py), ladder columns and the exported schedule files
+on the shared stages of wmma_gen/tuner/objective.py), ladder columns and the exported schedule files
 (read back by wmma_gen/ops/gemm/lookup.py). Loaded only by the tuner (it imports optuna).
 
 The gate runs the very code object that is timed and exported (sizes are kernel arguments):
@@ -23,8 +23,8 @@ from wmma_gen.ops.gemm.signature import gate_problems
 from wmma_gen.ops.gemm.problem import GemmProblem, as_problem
 from wmma_gen.targets import Target, get_target
 
-from autotune.objective import StagedObjective, prune
-from autotune.space import Domains
+from wmma_gen.tuner.objective import StagedObjective, prune
+from wmma_gen.tuner.space import Domains
 
 from ..contract import Tuning
 
@@ -241,8 +241,8 @@ class GemmObjective(StagedObjective):
 
 
 def time_on_device(device, kernel, warmup: int = WARMUP, repeats: int = REPEATS) -> float:
-    """Median GPU seconds of the compiled GEMM on its problem (autotune/timing.py)."""
-    from autotune.timing import time_signature
+    """Median GPU seconds of the compiled GEMM on its problem (wmma_gen/tuner/timing.py)."""
+    from wmma_gen.tuner.timing import time_signature
     return time_signature(device, kernel.compiled, kernel.signature, kernel.sizes, warmup, repeats)
 
 
@@ -303,7 +303,7 @@ def _scalar(v):
 
 def documents(df, arch: str) -> dict[str, dict]:
     """file name -> schema document, from the ladder's validated rank-1 rows for `arch`."""
-    from autotune.ladder import stamp   # late: ladder builds its columns from this module
+    from wmma_gen.tuner import stamp
     best = df[(df["arch"] == arch) & (df["rank"] == 1) & (df["validated"].astype(bool))]
     docs: dict[str, dict] = {}
     for (op, dtype), rows in best.groupby(["op", "dtype"], sort=True):

@@ -1,5 +1,5 @@
 """Reading one BLOCK_N-key tile of K or V from the paged cache into registers, on the dense
-forward's cooperative copy plans (attention/staging.py) -- the same thread layout, LDS layout
+forward's cooperative copy plans (kernels/attention/staging.py) -- the same thread layout, LDS layout
 and `staging.store`, only the addresses differ:
 
     block  = block_table[b, n0 // block_size]                    (uniform: BLOCK_N | block_size)
@@ -30,7 +30,7 @@ from ...compiler.mlir_api import arith, memref, vector
 
 from ...kernels import fp8_widen, irb, saddr
 from ...kernels.attention_blocks import i32_type, iadd, imul
-from ..attention import operands, staging
+from ...kernels.attention import operands, staging
 
 
 

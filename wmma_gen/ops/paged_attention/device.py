@@ -28,7 +28,6 @@ from ...errors import ScheduleError
 from .. import device_calls, plans
 from ..plans import Plan
 from .inputs import check_lens
-from .plan import KV_FROM_STORAGE  # noqa: F401  (where callers found it before the plan moved to plan.py)
 
 
 def _offsets(named: dict, max_seqlen_q):
@@ -39,7 +38,7 @@ def _offsets(named: dict, max_seqlen_q):
     if cu.dtype != "i32" or cu.ndim != 1:
         raise ScheduleError("cu_seqlens_q", f"{cu.dtype} {cu.shape}", "a 1-D int32 tensor of batch + 1 offsets")
     if cu.device == "cpu":
-        return np.array(device_calls._np_view(cu)), None
+        return np.array(device_calls.np_view(cu)), None
     if not isinstance(max_seqlen_q, (int, np.integer)) or isinstance(max_seqlen_q, bool) or max_seqlen_q < 1:
         raise ScheduleError("max_seqlen_q", max_seqlen_q, "an int >= 1 (the longest chunk): GPU cu_seqlens_q are "
                             "not read on the host")
@@ -75,14 +74,14 @@ def paged_attention_into(q, k_cache, v_cache, block_table, seq_lens, o, lse=None
                                                ("lse", lse), ("kv_scales", kv_scales), ("cu_seqlens_q", cu_seqlens_q),
                                                ("sinks", sinks))
              if x is not None}
-    device, arch, alloc, _keep = device_calls._place(named, device, arch, alloc)
+    device, arch, alloc, _keep = device_calls.place_operands(named, device, arch, alloc)
     plan = plan_for(named, arch, causal=causal, scale=scale, window=window, softcap=softcap, kv_dtype=kv_dtype,
                     return_lse=lse is not None, max_seqlen_q=max_seqlen_q, fp8_wmma=fp8_wmma)
     if named["seq_lens"].device == "cpu":
-        check_lens(device_calls._np_view(named["seq_lens"]), plan.problem["max_blocks"] * plan.problem["block_size"])
+        check_lens(device_calls.np_view(named["seq_lens"]), plan.problem["max_blocks"] * plan.problem["block_size"])
     ops = {"Q": named["q"], "K_cache": named["k_cache"], "V_cache": named["v_cache"],
            "block_table": named["block_table"], "seq_lens": named["seq_lens"], "O": named["o"]}
     for n, k in (("lse", "LSE"), ("kv_scales", "kv_scales"), ("cu_seqlens_q", "cu_seqlens_q"), ("sinks", "sinks")):
         if n in named:
             ops[k] = named[n]
-    device_calls._run(plan, device, ops, alloc, stream)
+    device_calls.run_plan(plan, device, ops, alloc, stream)

@@ -1,5 +1,5 @@
 """Paged-KV decode attention kernel: PagedAttentionDirective + PagedSchedule + Target -> MLIR
-module and Signature, on the dense forward's blocks (attention/operands.py, softmax.py,
+module and Signature, on the dense forward's blocks (kernels/attention/: operands.py, softmax.py,
 bounds.py, staging.py; kernels/attention_blocks.py for the swap-A/B layout).
 
 One workgroup owns one (sequence b, kv head g), one split of its keys and BLOCK_M packed query
@@ -40,6 +40,9 @@ from ...compiler.mlir_api import arith, memref, scf, vector
 
 from ...kernels import attention_blocks as ab
 from ...kernels import irb
+from ...kernels.attention import LDS_PAD, operands, softmax, staging
+from ...kernels.attention.bounds import lane_band, masked, tile_range
+from ...kernels.attention.context import AttentionCtx
 from ...kernels.attention_blocks import iadd, imin, imul
 from ...kernels.fragments import flatten_rows, unflatten_rows
 from ...kernels.global_tensor import GlobalTensor
@@ -47,10 +50,6 @@ from ...kernels.module import gpu_module_text
 from ...kernels.signature import KernelSource
 from ...kernels.softcap import softcap
 from ...targets import Target
-from ..attention import operands, softmax, staging
-from ..attention.bounds import lane_band, masked, tile_range
-from ..attention.context import AttentionCtx
-from ..attention.schedule import LDS_PAD
 from . import cache_tiles, fp8_tiles
 from .schedule import PagedSchedule
 from .signature import F32_SCALARS, SCALARS, buffer_names, paged_signature

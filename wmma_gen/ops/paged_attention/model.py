@@ -3,7 +3,7 @@
 forward's attention/model.py does).
 
 Trips: sequence b's packed rows see keys [lo, hi) (union over its Sq query tokens: causal and
-window per the dense forward's _span with Sq queries and Sk = seq_lens[b]); the kernel runs
+window per model/attention_band.key_span with Sq queries and Sk = seq_lens[b]); the kernel runs
 ceil(hi / BLOCK_N) - floor(lo / BLOCK_N) tiles per (kv head, row tile), split over split_kv
 workgroups. Each trip reads one K and one V tile (kv element bytes: 1 for fp8); compulsory DRAM
 traffic is Q, O and each kv head's visible K/V once (GQA: the group shares the reads). The
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ...model.loop_kernel import estimate_loop_kernel
 from ...targets import get_target
-from ..attention.model import _span
+from ...model.attention_band import key_span
 from .reference import paged_attention_flops
 
 
@@ -31,7 +31,7 @@ def trips_and_keys(d, s, p: dict, seq_lens) -> tuple[int, int, int]:
     row_tiles = -(-(p["heads"] // p["kv_heads"] * p["seq_q"]) // s.block_m)
     trips = keys = 0
     for L in seq_lens:
-        lo, hi = _span(0, p["seq_q"], p["seq_q"], int(L), d.causal, left, right)
+        lo, hi = key_span(0, p["seq_q"], p["seq_q"], int(L), d.causal, left, right)
         if hi > lo:
             trips += -(-hi // s.block_n) - lo // s.block_n
             keys += hi - lo

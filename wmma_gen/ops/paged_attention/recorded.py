@@ -13,7 +13,7 @@ from .plan import dtypes_of, kv_dtype_of
 
 
 def problem_row(call: dict, p: dict):
-    from autotune.problems import SpecProblem        # the tuner's row type (loads with the sweep, not the op)
+    from wmma_gen.tuner.rows import SpecProblem        # the tuner's row type (loads with the sweep, not the op)
     if p["seq_q"] > MAX_SQ:
         return None
     dt, q_dtype = dtypes_of(call["operands"])

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...kernels.attention import LDS_PAD
 from ...knobs import Knob, KnobSchedule
 from ...targets import Target
-from ..attention.schedule import LDS_PAD
 
 SPACE: tuple[Knob, ...] = (
     Knob("block_n", (16, 32, 64), "keys per main-loop tile (BLOCK_N); must divide the directive's block_size"),

@@ -68,6 +68,15 @@ def build(d, s, target, key=None):
                                                                                              target)}
 
 
+def signatures(d, s, target, key, symbols) -> dict:
+    """What build declares per kernel, without MLIR (OpSpec.signatures: a cached launch)."""
+    from ..attention.combine_signature import combine_signature
+    from .api import combine_directive
+    from .signature import paged_signature
+    return {"paged": paged_signature(d, s, symbols["paged"]),
+            "combine": combine_signature(combine_directive(d), s, symbols["combine"])}
+
+
 def key_of(d, s, p):
     return None
 
@@ -128,5 +137,5 @@ def spec() -> OpSpec:
         flops, bucket, default_schedule, gate_problems,
         tolerance="O within 3u*max|v_scale V|, LSE within 1e-5*(1+|LSE|+softcap) (u = unit roundoff of f16/bf16)",
         api=paged_attention, reference=paged_attention_reference, tuning_from="wmma_gen.ops.paged_attention.tuning",
-        plan=paged_plan,
+        plan=paged_plan, signatures=signatures,
         selftest=lambda arch: [(PagedAttentionDirective(dt, 64), PagedProblem(3, 4, 2, 2, 37)) for dt in ("f16", "bf16")])

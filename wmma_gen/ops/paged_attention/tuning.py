@@ -14,7 +14,7 @@ Studies: `wmma-gen sweep --op paged_attention` crosses --dtypes, --head-dims, --
 heads / kv heads come from the spec's problem axes (spec.AXES: 32 / 8, the Llama-3-8B step).
 Every study is ranked on its own problem's estimate.
 
-Objective: the shared staged objective derived from the OpSpec (autotune/objective.py
+Objective: the shared staged objective derived from the OpSpec (wmma_gen/tuner/objective.py
 SpecObjective): suggest -> named checks (prune) -> compile the paged kernel + combine once
 (ops/compile_op.py) -> spills (prune) -> gate: spec.check handed that CompiledSet on
 spec.gate_problems (small problems with the same specialization key -- every size is a kernel
@@ -131,14 +131,14 @@ def baselines(d, p, arch: str) -> list:
 
 
 def objective(d, p, arch: str, device, **kw):
-    from autotune.objective import spec_objective
+    from wmma_gen.tuner.objective import spec_objective
     return spec_objective(OP)(d, p, arch, device, **kw)
 
 
 def documents(df, arch: str) -> dict:
     """file name -> document (lookup.py format) from the validated rank-1 rows, one entry per
     (key, bucket)."""
-    from autotune.ladder import stamp
+    from wmma_gen.tuner import stamp
 
     from . import lookup
     from .schedule import SPACE

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from functools import partial
 
-from ...cli.op_options import attention_directive, schedule_for, window_of
-from ...cli.options import emit
-from ..attention import cli as fwd
+from ..op_options import attention_directive, schedule_for, window_of
+from ..options import emit
+from . import attention as fwd
 
 check = partial(fwd.check, backward=True)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import time
 
-from ...cli.check_cmd import _budget
-from ...cli.op_options import directive_from, gemm_problem_from, schedule_for
-from ...cli.options import emit
+from ..check_cmd import host_budget
+from ..op_options import directive_from, gemm_problem_from, schedule_for
+from ..options import emit
 from ...device.select import get_device
 from ...errors import ScheduleError
 from ...targets import get_target
@@ -15,12 +15,12 @@ from ...targets import get_target
 
 def check(args, spec) -> int:
     """`wmma-gen check --op gemm`: check_gemm on --shape with its own report lines."""
-    from .api import default_schedule
-    from .check import check_gemm
+    from ...ops.gemm.api import default_schedule
+    from ...ops.gemm.check import check_gemm
     if not args.shape:
         raise ScheduleError("--shape", "", "MxNxK (e.g. --shape 256x256x256) for --op gemm")
     d, p = directive_from(args), gemm_problem_from(args)
-    _budget(f"{p.m}x{p.n}x{p.k} batch {p.batch}", 8 * p.batch * (2 * (p.m * p.k + p.k * p.n) + 4 * p.m * p.n))
+    host_budget(f"{p.m}x{p.n}x{p.k} batch {p.batch}", 8 * p.batch * (2 * (p.m * p.k + p.k * p.n) + 4 * p.m * p.n))
     s = schedule_for(args, spec, base=default_schedule(d, args.arch, p))
     device = get_device(args.device)
     t0 = time.perf_counter()
@@ -46,8 +46,8 @@ def check(args, spec) -> int:
 
 def compile(args, spec):
     """`wmma-gen compile --op gemm`: (directive, schedule, CompiledKernel, grid, block, MLIR text)."""
-    from .api import default_schedule
-    from .build import compile_gemm
+    from ...ops.gemm.api import default_schedule
+    from ...ops.gemm.build import compile_gemm
     d, p = directive_from(args), gemm_problem_from(args)
     s = schedule_for(args, spec, base=default_schedule(d, args.arch, p))
     k = compile_gemm(d, s, args.arch, p)  # raises before anything is written
@@ -96,9 +96,9 @@ def render(arch: str, d, s, e, p) -> str:
 
 def analyze(args, spec) -> int:
     """`wmma-gen analyze --op gemm`: main loop, occupancy, traffic and the estimate (model)."""
-    from .api import default_schedule
-    from .build import compile_gemm
-    from .model import estimate
+    from ...ops.gemm.api import default_schedule
+    from ...ops.gemm.build import compile_gemm
+    from ...ops.gemm.model import estimate
     d, p = directive_from(args), gemm_problem_from(args)
     s = schedule_for(args, spec, base=default_schedule(d, args.arch, p))
     t = get_target(args.arch)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 
-from ...cli.check_cmd import _budget
-from ...cli.op_options import attention_directive, given_knobs, schedule_for, window_of
-from ...cli.options import emit
+from ..check_cmd import host_budget
+from ..op_options import attention_directive, given_knobs, schedule_for, window_of
+from ..options import emit
 from ...device.select import get_device
 
 
@@ -19,18 +19,18 @@ def check(args, spec, backward: bool = False) -> int:
                    seq_k=args.seq_k, head_dim=args.head_dim)
     b, h, hk, sq, sk, dim = problem.values()
     per_pair = 80 if backward else 32       # float64 score, mask, exp (+ dP, dS backward)
-    _budget(f"B{b} H{h}/{hk} Sq {sq} Sk {sk} D {dim}",
+    host_budget(f"B{b} H{h}/{hk} Sq {sq} Sk {sk} D {dim}",
             per_pair * sq * sk + 48 * b * dim * (sq * h + 2 * sk * hk) * (2 if backward else 1))
     s = (schedule_for(args, spec, base=spec.default_schedule(d, args.arch))
          if args.schedule_json or given_knobs(args, spec) else None)
     device = get_device(args.device)
     t0 = time.perf_counter()
     if s is None:      # the API's choice (tuned file or default), exactly as a user's call would make it
-        from .check import check_attention
+        from ...ops.attention.check import check_attention
         r = check_attention(problem, dtype=args.dtype, layout=args.attn_layout, causal=args.causal, window=window,
                             backward=backward, arch=args.arch, device=device, seed=args.seed)
     else:              # the given schedule's code objects, handed to the spec's check
-        from ..compile_op import compile_op
+        from ...ops.compile_op import compile_op
         p = spec.problem_from({**problem, **({"window_left": window[0], "window_right": window[1]} if window else {})})
         r = spec.check(compile_op(spec, d, s, spec.key_of(d, s, p), args.arch), d, p, device, args.seed)
     total = time.perf_counter() - t0
@@ -51,7 +51,7 @@ def compile(args, spec):
     """--op attention: the forward kernel of the flags given (default schedule, or the knob
     flags); sizes are kernel arguments, so the artifacts serve every batch, head count and
     sequence length."""
-    from .api import compile_attention
+    from ...ops.attention.api import compile_attention
     d = attention_directive(args, "attention")
     s = schedule_for(args, spec, base=spec.default_schedule(d, args.arch))
     src, c = compile_attention(d, s, args.arch)
@@ -60,8 +60,8 @@ def compile(args, spec):
 
 def analyze(args, spec) -> int:
     """--op attention: the forward kernel's loop, occupancy and the model's estimate."""
-    from .api import compile_attention
-    from .model import estimate_attention
+    from ...ops.attention.api import compile_attention
+    from ...ops.attention.model import estimate_attention
     window = window_of(args)
     d = attention_directive(args, "attention")
     s = schedule_for(args, spec, base=spec.default_schedule(d, args.arch))

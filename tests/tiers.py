@@ -1,0 +1,130 @@
+"""The two test tiers (issue 39 item 5): which tests are `slow`, in one table.
+
+`python -m pytest -m "not slow"` is the inner loop (docs/testing.md); the README's command runs every
+tier. A test is slow here when it is a heavy compile grid (LLVM code generation of many large kernels)
+or a long emulator run; each grid keeps a few representative cases in the fast tier, named by
+`fast` below, so every code path a grid covers is still compiled on every inner-loop run (the full
+grid then adds the other archs, head dims, dtypes and layouts). The table lives here, not in the test
+files, so the files stay as their owners wrote them; tests/conftest.py applies it at collection, and
+tests/unit/test_tiers.py checks that every rule still names a collected test and that every test
+folder keeps fast tests.
+
+Rules: "folder/file.py::test_name" (a test function, every parametrized case) or "folder/file.py"
+(every test in the file) -> `fast`, a predicate on the case's parameters (item.callspec.params) that
+is True for the cases kept in the fast tier, or None (every case slow).
+
+GROUPS: files whose tests read what earlier tests of the same file recorded (a counter of cases run,
+objects seen); under pytest-xdist they run in one worker (`xdist_group`), in file order, and their
+tests are in one tier (a rule covers the whole file).
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import pytest
+
+Fast = Optional[Callable[[dict], bool]]
+
+
+STASH = pytest.StashKey[dict]()   # what tests/conftest.py saw at collection (tests/unit/test_tiers.py)
+
+GFX11, GFX12 = "gfx1100", "gfx1201"        # one arch per WMMA family (docs/targets.md)
+
+
+def _one_per_family(p: dict) -> bool:
+    return p.get("arch") in (GFX11, GFX12)
+
+
+SLOW: dict[str, Fast] = {
+    # --- heavy compile grids (LLVM code generation of large kernels) ---------------------------
+    # every fitted GEMM default at 4096^2 x K: the fast tier compiles the long-loop f16 NN default on
+    # both families (the same objects test_gemm_default_density builds: shared through the cache)
+    "compile/test_default_spill_grid.py::test_fitted_default_has_no_spills":
+        lambda p: _one_per_family(p) and p["dtype"] == "f16" and p["layout"] == "NN" and p["k"] == 4096,
+    # attention forward defaults at every head dim: hd128, both mask sets, f16, one arch per family
+    "compile/test_attention_compile.py::test_default_schedule_no_spills":
+        lambda p: _one_per_family(p) and p["head_dim"] == 128 and p["dtype"] == "f16",
+    # attention backward (3 kernels a case), the largest grid: hd128 on one arch per family,
+    # and the every-head-dim grid's heaviest variant (all masks) at hd128 on each family
+    "compile/test_attention_bwd_quality.py::test_default_schedules_do_not_spill":
+        lambda p: _one_per_family(p) and p["d"] == 128,
+    "compile/test_attention_bwd_quality.py::test_main_loop_wmma_density_hd128": _one_per_family,
+    "compile/test_attention_bwd_quality.py::test_every_head_dim_default_does_not_spill":
+        lambda p: (p["arch"], p["d"], p["dtype"], p["masks"]) in {(GFX11, 128, "bf16", True),
+                                                                    (GFX12, 128, "f16", True)},
+    # per-row codegen-quality bars (density, no spills) of the defaults: the fast tier checks the
+    # f16 hd128 rows (attention) and the NN rows (GEMM); the slow tier every row
+    "compile/test_gemm_default_density.py::test_default_schedule_density_and_no_spills":
+        lambda p: p["layout"] == "NN",
+    "compile/test_bwd_default_density.py::test_backward_default_density_and_no_spills":
+        lambda p: p["hd"] == 128 and p["dtype"] == "f16",
+    "compile/test_fwd_provider_density.py::test_forward_default_density_reaches_mlir_gml":
+        lambda p: p["case"][1:3] == ("f16", 128),
+    "compile/test_paged_fp8_wmma_compile.py::test_defaults_spill_free": lambda p: p["head_dim"] == 128,
+    # the newer chips' defaults: gfx1170 (gfx11-encoded, gfx12 WMMA: the odd one) in the fast tier
+    "compile/test_targets_new.py::test_gemm_default_does_not_spill": lambda p: p["arch"] == "gfx1170",
+    "compile/test_targets_new.py::test_attention_defaults_do_not_spill":
+        lambda p: p["arch"] == "gfx1170" and p["head_dim"] == 128,
+    # one fresh interpreter per MLIR provider compiles every parity case (both providers' LLVM
+    # codegen of the whole table); .ci/run's second-provider pass compiles tests/compile under
+    # mlir-gml anyway. The provider-selection error tests stay fast.
+    "compile/test_providers.py::test_provider_compiles_every_case": None,
+    "compile/test_providers.py::test_providers_agree": None,
+    # one 64x64 GEMM per arch x dtype (3 tests share each object): the fast tier keeps both
+    # families and gfx1170 (gfx11-encoded with gfx12 WMMA, docs/targets.md)
+    "compile/test_gemm_compile.py::test_compiles_with_expected_wmma":
+        lambda p: p["arch"] in (GFX11, "gfx1170", GFX12),
+    "compile/test_gemm_compile.py::test_hsaco_is_amdgpu_elf_for_chip":
+        lambda p: p["arch"] in (GFX11, "gfx1170", GFX12),
+    "compile/test_gemm_compile.py::test_metadata_parses_without_spills":
+        lambda p: p["arch"] in (GFX11, "gfx1170", GFX12),
+    # shipped entries: every non-paged entry; of the 120 paged ones, hd128 at the L=8192 decode bucket
+    "compile/test_shipped_beat_default.py::test_shipped_entry_is_at_least_the_default_under_the_model":
+        lambda p: _shipped_fast(p),
+    "compile/test_shipped_density.py::test_model_ranked_entry_is_no_looser_than_the_default":
+        lambda p: _shipped_fast(p),
+    # the backward's SGPR-base addressing: the masked kernels (a superset of the unmasked loads)
+    "compile/test_attention_bwd_saddr.py::test_row_reads_use_sgpr_base": lambda p: p["masks"],
+    "compile/test_attention_bwd_saddr.py::test_row_vectors_and_outputs_use_sgpr_base": lambda p: p["masks"],
+    # --- long emulator runs -------------------------------------------------------------------
+    # attention forward masks on the emulator: the mask arithmetic is built the same way for every
+    # arch, so the fast tier runs the shapes on gfx1100; gfx1201 keeps its hd128 and strided cases
+    "emu/test_attention_fwd_masks.py::test_causal": lambda p: p["arch"] == GFX11,
+    "emu/test_attention_fwd_masks.py::test_window": lambda p: p["arch"] == GFX11,
+    "emu/test_attention_fwd_masks.py::test_gqa_mqa_layouts": lambda p: p["arch"] == GFX11,
+    # hypothesis property suites (derandomized, 12-115 examples each)
+    "props/test_gemm_properties.py": None,
+    "props/test_gemm_one_object_many_shapes.py": None,
+    "props/test_attention_properties.py": None,
+    "props/test_attention_bwd_properties.py::test_backward_matches_reference": None,
+    "props/test_strided_operands.py::test_gemm_of_views_matches_float64": None,
+    "props/test_strided_operands.py::test_attention_and_backward_of_views_match_float64": None,
+}
+
+
+def _shipped_fast(p: dict) -> bool:
+    e = p["entry"]
+    return p["op"] != "paged_attention" or (e.get("head_dim") == 128 and e.get("bucket") == {
+        "seq": 8192, "batch": 1, "seq_q": 1})
+
+GROUPS: tuple[str, ...] = (
+    "props/test_gemm_properties.py",          # test_property_suite_ran_enough_cases counts the cases run
+    "props/test_gemm_one_object_many_shapes.py",  # test_objects_were_shared_across_shapes reads OBJECTS
+)
+
+
+def rule_for(rel_file: str, name: str) -> tuple[str | None, Fast]:
+    """(the matching rule, its fast predicate) for a test function `name` in tests/`rel_file`."""
+    key = f"{rel_file}::{name}"
+    if key in SLOW:
+        return key, SLOW[key]
+    if rel_file in SLOW:
+        return rel_file, SLOW[rel_file]
+    return None, None
+
+
+def is_slow(rel_file: str, name: str, params: dict) -> tuple[str | None, bool]:
+    rule, fast = rule_for(rel_file, name)
+    if rule is None:
+        return None, False
+    return rule, not (fast is not None and fast(params))

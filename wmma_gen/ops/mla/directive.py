@@ -1,0 +1,76 @@
+"""`MLADirective`: *what* an MLA decode kernel computes -- never sizes.
+
+Multi-head latent attention with absorbed weights (DeepSeek-V2 section 2.1.2; FlashMLA's
+`flash_mla_with_kvcache`): every token caches one latent row c_j of head_dim values
+(kv_lora_rank 512 + rope 64 = 576 in DeepSeek-V2/V3), shared by all query heads (one kv head).
+For sequence b with cached length L = seq_lens[b] and Sq query tokens (query i at position
+L - Sq + i), head h:
+
+    O[b, i, h] = sum_j softmax_j(scale * Q[b, i, h] . c_j) * c_j[:head_dim_v]
+
+over the keys j < L; causal keeps j <= L - Sq + i (bottom-right, FlashMLA's and vLLM's
+convention for speculative decode: FlashMLA's test reference masks with
+ones(s_q, s_k).tril(diagonal=s_k - s_q)). Rows that see no key give O = 0 and LSE = -inf.
+Key j lives at kv_cache[block_table[b, j // block_size], j % block_size, 0, :].
+
+Fields:
+  dtype       "f16" | "bf16"    Q and O element type (f32 accumulation)
+  head_dim    Q / latent width: a multiple of 64 from 64 to 576 (576 in the models)
+  head_dim_v  V width, the first head_dim_v values of each latent row: a multiple of 64,
+              at most head_dim (512 in the models)
+  block_size  rows per cache block: 16, 32, 64 (FlashMLA's) or 128
+  kv_dtype    "" = dtype, or "fp8e4m3" / "fp8e5m2" (a latent cache of OCP fp8 bytes with one
+              f32 scale; widened to dtype in registers, kernels/fp8_widen.py)
+  causal      bottom-right causal mask between the Sq query tokens
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+from ...errors import ScheduleError
+
+DTYPES = ("f16", "bf16")
+KV_DTYPES = ("f16", "bf16", "fp8e4m3", "fp8e5m2")
+HEAD_DIMS = tuple(range(64, 577, 64))
+BLOCK_SIZES = (16, 32, 64, 128)
+
+
+@dataclass(frozen=True)
+class MLADirective:
+    dtype: str
+    head_dim: int = 576
+    head_dim_v: int = 512
+    block_size: int = 64
+    kv_dtype: str = ""
+    causal: bool = False
+
+    def __post_init__(self):
+        if self.dtype not in DTYPES:
+            raise ScheduleError("dtype", self.dtype, f"one of {', '.join(DTYPES)}")
+        if self.kv_dtype == "":
+            object.__setattr__(self, "kv_dtype", self.dtype)
+        if self.kv_dtype not in KV_DTYPES or self.kv_dtype in DTYPES and self.kv_dtype != self.dtype:
+            raise ScheduleError("kv_dtype", self.kv_dtype, f"{self.dtype!r} (the query dtype) or fp8e4m3 / fp8e5m2")
+        if isinstance(self.head_dim, bool) or self.head_dim not in HEAD_DIMS:
+            raise ScheduleError("head_dim", self.head_dim, f"one of {', '.join(map(str, HEAD_DIMS))}")
+        if isinstance(self.head_dim_v, bool) or self.head_dim_v not in HEAD_DIMS or self.head_dim_v > self.head_dim:
+            raise ScheduleError("head_dim_v", self.head_dim_v, f"a multiple of 64 from 64 to head_dim={self.head_dim}")
+        if isinstance(self.block_size, bool) or self.block_size not in BLOCK_SIZES:
+            raise ScheduleError("block_size", self.block_size, f"one of {', '.join(map(str, BLOCK_SIZES))}")
+        if not isinstance(self.causal, bool):
+            raise ScheduleError("causal", self.causal, "True or False")
+
+    @property
+    def fp8(self) -> bool:
+        return self.kv_dtype.startswith("fp8")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "MLADirective":
+        return cls(**d)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
