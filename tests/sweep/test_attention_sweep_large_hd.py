@@ -5,7 +5,7 @@ kv_buffers 1 above) reach the studies through autotune.study.study_domains, a sw
 (an enqueued baseline outside it would be skipped and the default never ranked)."""
 import pytest
 
-from autotune.space import params_of
+from wmma_gen.tuner.space import params_of
 from autotune.study import SweepConfig, study_domains
 from wmma_gen.ops.attention.directive import AttentionDirective
 from wmma_gen.ops.attention.schedule import SPACE
