@@ -76,9 +76,10 @@ _TABLE: dict[tuple[str, int], AttentionBwdSchedule] = {
 # ones (hd512 dK/dV 115.7 KB), so each wave reads its S/dP fragments from global memory
 # (operands="global"; only Q^T, dO^T / K^T in LDS: 49.3 / 24.6 KB at hd512) and 16-key / 16-query
 # slices split D over 4 or 8 waves. Compiler output (FlyDSL, bf16 causal + window + varlen,
-# 2026-12-05): gfx1100 hd512 dK/dV d_split=4 spills 16 at 255 VGPRs, d_split=8 191 VGPRs, 0
-# spills; hd352 182 vs 256; dQ dq_d_split=4 160-204 VGPRs. d_split=8 where every wave keeps a
-# head-dim block (schedule.head_dim_split), else 4.
+# 2026-12-05, schedule.GLOBAL_WINDOW 32): gfx1100 hd512 dK/dV d_split=4 spills 16 at 255 VGPRs,
+# d_split=8 191 VGPRs, 0 spills; hd352 182 vs 256; dQ dq_d_split=4 160-204 VGPRs. d_split=8 where
+# every wave keeps a head-dim block (schedule.head_dim_split), else 4; with GLOBAL_WINDOW 16 and
+# softcap every default is spill-free on gfx1100 and gfx1201 (docs/large_head_dims.md).
 def _wide(hd: int) -> AttentionBwdSchedule:
     blocks = hd // 16
     ds = 8 if 7 * -(-blocks // 8) < blocks else 4
