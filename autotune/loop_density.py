@@ -17,6 +17,9 @@ from __future__ import annotations
 
 from typing import Callable
 
+# the ops the rule checks; another op's model-ranked entries (mla) are kept with a line saying so
+KNOWN = ("gemm", "attention", "attention_bwd", "paged_attention")
+
 
 def bucket_problem(op: str, e: dict) -> dict:
     """The problem a sweep study of entry `e`'s bucket ranks (ops/<op>/tuning.py)."""
@@ -27,6 +30,9 @@ def bucket_problem(op: str, e: dict) -> dict:
         b, kv_heads = e["bucket"], AXIS["kv_heads"].sweep[0]
         return dict(batch=b["batch"], heads=e["group"] * kv_heads, kv_heads=kv_heads, seq_q=b["seq_q"],
                     seq_len=b["seq"], window_left=-1, window_right=-1)
+    if op == "mla":                 # ops/mla/tuning.items: L = the bucket's seq
+        b = e["bucket"]
+        return dict(batch=b["batch"], heads=b["heads"], seq_q=b["seq_q"], seq_len=b["seq"])
     from wmma_gen.ops.attention.tuning import BATCH, HEADS
     seq = e["bucket"]["seq"]
     return dict(batch=BATCH, heads=HEADS, kv_heads=HEADS, seq_q=seq, seq_k=seq)
@@ -40,6 +46,8 @@ def entry_directive(op: str, dtype: str, e: dict) -> dict:
         d = spec.directive(dtype, acc=e.get("acc", ""), layout=e.get("layout", "NN"))   # sizes: bucket_problem
     elif op == "paged_attention":
         d = spec.directive(dtype, e["head_dim"], e["block_size"], e["kv_dtype"], e["causal"], softcap=e["softcap"])
+    elif op == "mla":
+        d = spec.directive(dtype, e["head_dim"], e["head_dim_v"], e["block_size"], e["kv_dtype"], e["causal"])
     else:
         d = spec.directive(dtype, e["head_dim"], causal=e["causal"], **({"op": op} if op != "attention" else {}))
     return d.to_dict()
@@ -55,8 +63,7 @@ def set_density(spec, d, s, problem: dict, arch: str) -> float:
 
 def default_workgroups(op: str, d, default, problem: dict) -> int | None:
     """Workgroups the default launches on `problem` (its WMMA kernel's grid, as the op's model counts
-    it), None where the op sizes its grid to fill the GPU itself (paged decode: split_for,
-    ops/paged_attention/defaults.py)."""
+    it); None for an op this does not know (then the rule applies)."""
     if op == "gemm":
         from wmma_gen.ops.gemm.problem import as_problem
         from wmma_gen.ops.gemm.traffic import workgroups
@@ -66,6 +73,9 @@ def default_workgroups(op: str, d, default, problem: dict) -> int | None:
         return key_tile_trips(d, default, problem)[1]
     if op == "attention_bwd":      # the dK/dV kernel's grid (ops/attention_bwd/model.py)
         return -(-problem["seq_k"] // default.block_n) * problem["kv_heads"] * problem["batch"]
+    if op == "paged_attention":    # ops/paged_attention/model.trips_and_keys: sequences x kv heads x row tiles x split
+        from wmma_gen.ops.paged_attention.model import trips_and_keys
+        return trips_and_keys(d, default, problem, [problem["seq_len"]] * problem["batch"])[1]
     return None
 
 
@@ -103,6 +113,11 @@ def no_looser_than_default(docs: list, note: Callable[[str], None]) -> list:
         for e in doc["entries"]:
             if e.get("source") != "model":
                 kept.append(e)          # a GPU measurement is the citation that may overrule the rule
+                continue
+            if doc["op"] not in KNOWN:
+                kept.append(e)
+                note(f"kept {doc['op']} {doc['arch']} {doc['dtype']} {key_text(e)} unchecked: the loop-density rule "
+                     f"knows the bucket problem of {', '.join(KNOWN)} only")
                 continue
             mine, base, default = densities(doc["op"], doc["dtype"], doc["arch"], e)
             if mine is None:

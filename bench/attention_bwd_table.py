@@ -16,11 +16,12 @@ Companion of bench/attention_table.py (forward). Writes results/attention_bwd_ta
 from __future__ import annotations
 
 import argparse
+import datetime
 from pathlib import Path
 
 import pandas as pd
 
-from wmma_gen.compiler import compile_mlir
+from wmma_gen.compiler import compile_mlir, mlir_api
 from wmma_gen.model.isa_loop import find_main_loop
 from wmma_gen.ops import registry
 from wmma_gen.ops.attention.directive import AttentionDirective
@@ -73,7 +74,9 @@ def main(argv=None) -> None:
     df.to_csv(out / "attention_bwd_table.csv", index=False)
     head = ("# Attention backward: default kernels (compiler ISA; model estimate, source=model) beside "
             "published real-GPU figures measured by others\n\nFLOPs = 2.5x the forward's (10*D per visible "
-            "(query, key) pair); model = calibrated estimate, not a measurement.\n\n")
+            "(query, key) pair); model = calibrated estimate, not a measurement.\n\n"
+            f"`python bench/attention_bwd_table.py`, {datetime.date.today().isoformat()}; MLIR provider "
+            f"{mlir_api.provider().identity}; model calibration of that day (results/model_calibration.md).\n\n")
     cols = list(df.columns)
     table = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     table += ["| " + " | ".join(str(v) for v in r) + " |" for r in df.itertuples(index=False)]

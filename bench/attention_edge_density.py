@@ -24,9 +24,9 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))       # this checkout's wmma_gen
 
+from wmma_gen.model.attention_band import key_span  # noqa: E402
 from wmma_gen.model.isa_loop import find_main_loop  # noqa: E402
 from wmma_gen.ops import registry  # noqa: E402
-from wmma_gen.ops.attention.model import _span  # noqa: E402
 from wmma_gen.ops.compile_op import compile_op  # noqa: E402
 
 ARCHS = ("gfx1100", "gfx1151", "gfx1201")
@@ -41,7 +41,7 @@ def trips(s, seq: int, causal: bool) -> tuple[int, int]:
     total = edge = 0
     for i0 in range(0, seq, s.block_m):
         i1 = min(seq, i0 + s.block_m)
-        lo, hi = _span(i0, i1, seq, seq, causal, -1, -1)
+        lo, hi = key_span(i0, i1, seq, seq, causal, -1, -1)
         for k0 in range((lo // s.block_n) * s.block_n, hi, s.block_n):
             total += 1
             edge += (k0 + s.block_n > seq) or (causal and k0 + s.block_n - 1 > i0)

@@ -22,6 +22,7 @@ Writes results/attention_table.csv and results/attention_table.md.
 from __future__ import annotations
 
 import argparse
+import datetime as _dt
 import math
 from pathlib import Path
 
@@ -81,9 +82,17 @@ def row(arch: str, dtype: str, hd: int, seq: int, causal: bool) -> dict:
     }
 
 
+def _provider() -> str:
+    from wmma_gen.compiler import mlir_api
+    return mlir_api.provider().identity
+
+
 def markdown(df: pd.DataFrame) -> str:
     head = [
         "# Attention forward: default schedules vs published figures",
+        "",
+        f"`python bench/attention_table.py`, {_dt.date.today().isoformat()}; MLIR provider {_provider()}; model "
+        "calibration of that day (results/model_calibration.md).",
         "",
         "Sources, per column group: **ours** = this repository's default schedule, figures read from the",
         "compiler's ISA (no GPU); **model** = wmma_gen.model estimate of that code object for B=1, H=16",

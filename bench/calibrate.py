@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime
 import math
 import os
 import subprocess
@@ -200,6 +201,11 @@ def compare_stored(f: C.Fit, bands: dict) -> list[str]:
     return issues
 
 
+def _provider() -> str:
+    from wmma_gen.compiler import mlir_api
+    return mlir_api.provider().identity
+
+
 def _state() -> str:
     try:
         rev = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True,
@@ -222,7 +228,8 @@ def _summary(df: pd.DataFrame, role_fit: bool) -> str:
 def report(df: pd.DataFrame, f: C.Fit, bands: dict, check: list[str], points_csv: Path,
            misses: list[str] = ()) -> str:
     L = ["# Model calibration against published measurements", "",
-         "Written by `python bench/calibrate.py` (model state: `" + _state() + "`). Every estimate here is "
+         "Written by `python bench/calibrate.py` on " + datetime.date.today().isoformat() + " (model state: `"
+         + _state() + "`; MLIR provider " + _provider() + "). Every estimate here is "
          "**source=model** (no GPU); every published figure is **someone else's measurement** on a real GPU, "
          f"from `{points_csv.relative_to(ROOT) if points_csv.is_relative_to(ROOT) else points_csv}` (source per row). "
          "GEMM and attention rows estimate *our* default kernel for the same problem, not the library's or "

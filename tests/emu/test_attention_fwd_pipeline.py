@@ -3,7 +3,7 @@
 
 - kv_buffers=2 (ping-pong K/V LDS buffers, one barrier per tile) with masks, varlen, Q in LDS
   and split-KV;
-- the sequence's last key tile read shifted down to end at Sk (kernel.tile_first) -- Sk a
+- the sequence's last key tile read shifted down to end at Sk (kernels/attention/main_loop.tile_first) -- Sk a
   tile multiple, one key past it, a tile and a half, shorter than a tile -- with causal and
   window masks, which must also hide the keys below the tile start the shift re-reads;
 - the minreg scheduler knob."""

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from autotune import timing
+from wmma_gen.tuner import timing
 from wmma_gen.errors import DeviceError
 from wmma_gen.ops.attention.varlen_gate import time_varlen
 

@@ -68,3 +68,21 @@ def test_refused_arguments_name_themselves(kw, match):
     q, cache, table, lens = _inputs(torch.float16, Sq=1, H=2, lens=(30, 5))
     with pytest.raises((ValueError, NotImplementedError), match=match):
         flash_mla_with_kvcache(q, cache.half(), table, lens, **kw)
+
+
+def test_record_problems_writes_a_row_the_sweep_reads(monkeypatch, tmp_path):
+    """record_problems keeps the call's problem (block table capacity as the context) and the
+    problems file reads back as the mla op's directive and problem."""
+    from autotune.problems import load
+    from wmma_gen.ops.mla.directive import MLADirective
+    from wmma_gen.torch import record_problems
+    monkeypatch.setenv("WMMA_GEN_ARCH", "gfx1100")
+    q, cache, table, lens = _inputs(torch.bfloat16, Sq=2, H=3, lens=(30, 5))
+    with record_problems() as rec:
+        flash_mla_with_kvcache(q, cache.to(torch.bfloat16), table, lens, causal=True)
+    assert rec.problems == [{"op": "mla", "dtype": "bf16", "head_dim": 576, "head_dim_v": 512, "block_size": 64,
+                             "kv_dtype": "bf16", "causal": True, "batch": 2, "heads": 3, "seq_q": 2, "seq_len": 128}]
+    path = rec.save(tmp_path / "mla.yaml")
+    (row,) = load(path)
+    assert row.directive() == MLADirective("bf16", 576, 512, 64, "bf16", True)
+    assert row.sizes() == {"batch": 2, "heads": 3, "seq_q": 2, "seq_len": 128}

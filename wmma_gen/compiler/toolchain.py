@@ -34,11 +34,36 @@ class Linker:
 
 
 def _version(cmd: tuple) -> str:
+    """`cmd --version`'s first line ("" if it does not run), remembered on disk under the
+    executable's path, size and mtime: the answer is part of every compile-index key, and
+    running the linker (zig's ld.lld: tens of ms) would otherwise cost each fresh process's
+    first cached launch that much."""
+    memo = None
+    try:
+        st = os.stat(cmd[0])
+        tag = hashlib.sha256(repr((cmd, st.st_size, st.st_mtime_ns)).encode()).hexdigest()
+        from .. import cachedir
+        memo = cachedir.root() / "tool_version" / f"{tag}.txt"
+        known = memo.read_text()
+        if known.strip():
+            return known.strip()
+    except OSError:
+        pass
     try:
         out = subprocess.run([*cmd, "--version"], capture_output=True, text=True, timeout=30)
-        return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout else ""
+        found = out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout else ""
     except (OSError, subprocess.SubprocessError):
         return ""
+    if found and memo is not None:
+        try:
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=memo.parent, prefix=".tmp-")
+            with os.fdopen(fd, "w") as f:
+                f.write(found)
+            os.replace(tmp, memo)
+        except OSError:
+            pass
+    return found
 
 
 def _candidates():

@@ -7,7 +7,7 @@ repeated call (every training step) only binds pointers and enqueues.
 `call` holds everything the choice depends on (shapes, strides that change the GEMM's
 specialization key, dtypes, flags); it must be hashable. Schedules come from the same lookup
 the numpy API uses (exported tuned file for the arch, else the default). Each op's builder is
-its OpSpec.plan (ops/gemm/plan.py, ops/attention/plans.py): nothing here names an op.
+its OpSpec.plan (ops/gemm/plan.py, ops/attention/plans.py, ops/attention_bwd/plan.py): nothing here names an op.
 """
 from __future__ import annotations
 

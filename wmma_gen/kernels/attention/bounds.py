@@ -45,7 +45,7 @@ def lane_band(c: "AttentionCtx", f: int):
 
 def masked(c: "AttentionCtx", s_acc: list, n0, first, bands) -> list:
     """S^T with -inf outside each lane's band (mask_tile), for every f and key tile. The tile
-    at n0 was read from key `first` <= n0 on (kernel.tile_first: the last tile shifted to end
+    at n0 was read from key `first` <= n0 on (main_loop.tile_first: the last tile shifted to end
     at the sequence end), so its keys are first + row, and keys below n0 (seen in the previous
     tile) are invisible too: the band's start is raised by t = max(n0 - lo, 0) and its count
     lowered by t (to no less than 0)."""

@@ -1,7 +1,7 @@
-"""The attention ops' device-call plans (OpSpec.plan of attention and attention_bwd, read by
-ops/plans.cached_plan): the call's shapes, dtypes and flags -> the problem sizes, the schedule
-the numpy API would pick and the compiled kernels in launch order. The backward's builder sits
-here beside the forward's because both parse the call with attention_problem."""
+"""The attention forward's device-call plan (OpSpec.plan, read by ops/plans.cached_plan): the
+call's shapes, dtypes and flags -> the problem sizes, the schedule the numpy API would pick and
+the compiled kernels in launch order. attention_problem also parses the backward's calls
+(ops/attention_bwd/plan.py)."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -88,17 +88,3 @@ def forward_plan(arch, *, out_dtype=None, **call) -> Plan:
         steps.append(Step(cck, csrc.signature))
     return Plan(tuple(steps), p)
 
-
-def backward_plan(arch, *, out_dtype, **call) -> Plan:
-    from ..attention_bwd.defaults import default_schedule
-    from ..attention_bwd.lookup import lookup
-    from ..attention_bwd.run import compiled_kernels, make_spec
-    p, varlen = attention_problem(**call)
-    spec = make_spec(arch, call["dtype"], p["head_dim"], causal=call["causal"],
-                     window=(p["window_left"], p["window_right"]) != (-1, -1), varlen=varlen,
-                     layout=call["layout"], out=out_dtype, softcap="softcap" in p)
-    s = lookup(arch, call["dtype"], p["head_dim"], call["causal"], p["seq_k"], seq_q=p["seq_q"],
-               window=(p["window_left"], p["window_right"]) != (-1, -1), varlen=varlen) \
-        or default_schedule(arch, p["head_dim"])
-    steps = tuple(Step(ck, src.signature) for src, ck in compiled_kernels(spec, s).values())
-    return Plan(steps, p)

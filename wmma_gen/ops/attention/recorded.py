@@ -1,7 +1,7 @@
 """The attention row of a recorded problems file (wmma_gen.torch.record_problems asks the registry
-for this module beside the op's spec): a device call (plans.forward_plan / backward_plan keywords)
-and its plan's problem -> problem_file.AttentionRow. The backward's calls read the same way
-(ops/attention_bwd/recorded.py)."""
+for this module beside the op's spec): a device call (the keywords of plans.forward_plan and
+attention_bwd/plan.backward_plan) and its plan's problem -> problem_file.AttentionRow. The
+backward's calls read the same way (ops/attention_bwd/recorded.py)."""
 from __future__ import annotations
 
 from .problem_file import AttentionRow

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from ...kernels.attention import LDS_PAD
-from ...kernels.attention_dsplit import exchange_bytes
 from ...knobs import Knob, KnobSchedule
 from ...targets import Target
 
@@ -85,7 +84,10 @@ class AttentionSchedule(KnobSchedule):
         k = self.block_n * (d.head_dim + LDS_PAD)
         v = d.head_dim * (self.block_n + LDS_PAD)
         q = self.block_m * (d.head_dim + LDS_PAD) if self.q_in == "lds" else 0
-        x = exchange_bytes(self.waves, self.frags_q, self.block_n) if self.d_split > 1 else 0
+        x = 0
+        if self.d_split > 1:    # its module imports the MLIR bindings: loaded only for a split schedule
+            from ...kernels.attention_dsplit import exchange_bytes
+            x = exchange_bytes(self.waves, self.frags_q, self.block_n)
         return 2 * (self.kv_buffers * (k + v) + q) + x
 
 

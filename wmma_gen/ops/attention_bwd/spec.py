@@ -49,7 +49,7 @@ def default_schedule(d, arch: str, p=None):
 
 def spec() -> OpSpec:
     from ..attention.directive import AttentionDirective
-    from ..attention.plans import backward_plan
+    from .plan import backward_plan
     from ..attention.reference import attention_backward
     from .api import attention_backward as api
     from .schedule import SPACE, AttentionBwdSchedule

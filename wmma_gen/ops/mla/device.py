@@ -23,7 +23,7 @@ def mla_decode_into(q, kv_cache, block_table, cache_seqlens, out, lse, *, head_d
     named = {n: as_operand(x, n) for n, x in (("q", q), ("kv_cache", kv_cache), ("block_table", block_table),
                                                ("cache_seqlens", cache_seqlens), ("o", out), ("lse", lse),
                                                ("kv_scale", kv_scale)) if x is not None}
-    device, arch, alloc, _keep = device_calls._place(named, device, arch, alloc)
+    device, arch, alloc, _keep = device_calls.place_operands(named, device, arch, alloc)
     operands = tuple((n, tuple(x.shape), x.dtype) for n, x in named.items())
     plan = plans.cached_plan("mla", arch, operands=operands, head_dim_v=head_dim_v, causal=bool(causal),
                              scale=None if softmax_scale is None else float(softmax_scale), kv_dtype=kv_dtype)
@@ -31,4 +31,4 @@ def mla_decode_into(q, kv_cache, block_table, cache_seqlens, out, lse, *, head_d
            "seq_lens": named["cache_seqlens"], "O": named["o"], "LSE": named["lse"]}
     if "kv_scale" in named:
         ops["kv_scale"] = named["kv_scale"]
-    device_calls._run(plan, device, ops, alloc, stream)
+    device_calls.run_plan(plan, device, ops, alloc, stream)

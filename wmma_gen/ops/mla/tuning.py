@@ -9,7 +9,7 @@ DeepSeek-V2/V3's 576 / 512 and the block size FlashMLA's 64. The space is MLASch
 load_bits, split_kv: the split count matters most in decode, where B * ceil(H Sq / 16)
 workgroups may not fill the GPU).
 
-Objective: the shared staged objective derived from the OpSpec (autotune/objective.py
+Objective: the shared staged objective derived from the OpSpec (wmma_gen/tuner/objective.py
 SpecObjective): suggest -> named checks -> compile both kernels -> spills (prune) -> gate:
 spec.check on spec.gate_problems (emulator vs the float64 reference) -> value: GPU time of both
 kernels (source=hip) or spec.estimate (source=model). The default schedule is enqueued first.
@@ -37,6 +37,10 @@ FLOPS_CONVENTION = "2*(D + Dv) per (query row, key)"
 
 
 def items(cfg) -> list[tuple]:
+    """(directive, problem) per study (module doc), or the rows of a problems file (autotune/problems.py:
+    wmma_gen.torch.record_problems writes them through recorded.py)."""
+    if cfg.problems:
+        return [(p.directive(), p.sizes()) for p in cfg.problems]
     from .directive import MLADirective
     ax, out = cfg.axes, []
     for dt in cfg.dtypes:
@@ -94,14 +98,14 @@ def baselines(d, p, arch: str) -> list:
 
 
 def objective(d, p, arch: str, device, **kw):
-    from autotune.objective import spec_objective
+    from wmma_gen.tuner.objective import spec_objective
     return spec_objective(OP)(d, p, arch, device, **kw)
 
 
 def documents(df, arch: str) -> dict:
     """file name -> document (lookup.py format) from the validated rank-1 rows, one entry per
     (key, bucket)."""
-    from autotune.ladder import stamp
+    from wmma_gen.tuner import stamp
 
     from . import lookup
     from .schedule import SPACE
