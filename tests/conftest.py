@@ -1,5 +1,6 @@
-"""Shared fixtures: an isolated kernel cache, user dirs and tmp dir per test session, and the
-emulator-backed HIP stand-in (tests/hipstub) built once per session for every test folder."""
+"""Shared fixtures: an isolated kernel cache (one per run, shared by pytest-xdist workers), user dirs
+and tmp dir per test session, the emulator-backed HIP stand-in (tests/hipstub) built once per session
+for every test folder, and the slow/fast tiers of tests/tiers.py applied at collection."""
 import os
 import sys
 from pathlib import Path
@@ -113,9 +114,18 @@ def hip_dev(stub):
 def pytest_configure(config):
     # Under pytest-xdist (`-n auto`, the README's command) the files in tiers.GROUPS must run in one
     # worker: `loadgroup` honours their xdist_group mark and distributes every other test as `load`
-    # does, so plain `-n N` (whose default is `load`) is upgraded to it.
+    # does, so plain `-n N` (whose default is `load`) is upgraded to it. A worker parses the command
+    # line itself (where `-n` alone means no --dist), so the controller tells it through workerinput:
+    # the worker then names each grouped test `<nodeid>@<group>`, which the scheduler groups by.
     if getattr(config.option, "dist", "no") == "load":
         config.option.dist = "loadgroup"
+    if getattr(config, "workerinput", {}).get("wmma_loadgroup"):
+        config.option.loadgroup = True
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    node.workerinput["wmma_loadgroup"] = node.config.option.dist == "loadgroup"
 
 
 @pytest.hookimpl(tryfirst=True)     # before `-m` deselects: the marks added here count
@@ -135,12 +145,12 @@ def pytest_collection_modifyitems(config, items):
         rule, slow = tiers.is_slow(rel, name, params)
         if rule is not None:
             seen["rules"].add(rule)
-        if slow or item.get_closest_marker("slow"):
-            if not item.get_closest_marker("slow"):
-                item.add_marker(pytest.mark.slow)
+        if slow and not item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.slow)
         folder = rel.split("/")[0]
         counts = seen["folders"].setdefault(folder, {"fast": 0, "slow": 0})
         counts["slow" if item.get_closest_marker("slow") else "fast"] += 1
-        if rel in tiers.GROUPS:
-            item.add_marker(pytest.mark.xdist_group(rel))
+        group = tiers.group_of(rel, name)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
     config.stash[tiers.STASH] = seen

@@ -13,9 +13,9 @@ Rules: "folder/file.py::test_name" (a test function, every parametrized case) or
 (every test in the file) -> `fast`, a predicate on the case's parameters (item.callspec.params) that
 is True for the cases kept in the fast tier, or None (every case slow).
 
-GROUPS: files whose tests read what earlier tests of the same file recorded (a counter of cases run,
-objects seen); under pytest-xdist they run in one worker (`xdist_group`), in file order, and their
-tests are in one tier (a rule covers the whole file).
+GROUPS: files (or tests of a file) that read what earlier tests of the same file recorded (a counter
+of cases run, objects seen, a per-process report); under pytest-xdist they run in one worker
+(`xdist_group`, named by the file), in file order, and they are in one tier.
 """
 from __future__ import annotations
 
@@ -110,7 +110,15 @@ def _shipped_fast(p: dict) -> bool:
 GROUPS: tuple[str, ...] = (
     "props/test_gemm_properties.py",          # test_property_suite_ran_enough_cases counts the cases run
     "props/test_gemm_one_object_many_shapes.py",  # test_objects_were_shared_across_shapes reads OBJECTS
+    # one subprocess report per provider and process (_REPORTS): one worker pays for it, not each
+    "compile/test_providers.py::test_provider_compiles_every_case",
+    "compile/test_providers.py::test_providers_agree",
 )
+
+
+def group_of(rel_file: str, name: str) -> str | None:
+    """The xdist group of a test (its file), or None."""
+    return rel_file if rel_file in GROUPS or f"{rel_file}::{name}" in GROUPS else None
 
 
 def rule_for(rel_file: str, name: str) -> tuple[str | None, Fast]:
