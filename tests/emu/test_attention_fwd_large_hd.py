@@ -59,7 +59,3 @@ def test_d_split_schedule_errors_name_the_knob():
     with pytest.raises(ScheduleError, match="without head-dim columns"):
         AttentionSchedule(block_m=16, block_n=16, waves=8, d_split=8).validate(AttentionDirective("f16", 272), t)
 
-
-def test_backward_refuses_above_256():
-    with pytest.raises(ScheduleError, match="head_dim"):
-        AttentionDirective("f16", 272, op="attention_bwd")

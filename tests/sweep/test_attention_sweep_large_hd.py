@@ -31,3 +31,10 @@ def test_large_head_dim_baselines_are_legal_and_in_the_space(arch, head_dim):
     for s in out:
         assert s.problems(d, get_target(arch)) == [], s
         params_of(s, study_domains(cfg, d), SPACE)
+
+
+def test_backward_studies_keep_lds_operands_up_to_256():
+    from wmma_gen.ops.attention.directive import AttentionDirective as D
+    cfg = SweepConfig(arch="gfx1100", op="attention_bwd")
+    assert study_domains(cfg, D("f16", 128, op="attention_bwd"))["operands"] == ("lds",)
+    assert study_domains(cfg, D("f16", 512, op="attention_bwd")) == {"operands": ("global",)}

@@ -1,7 +1,6 @@
-"""Head dims above 256 (forward only: the backward takes 16..256) through the torch lane on the
-emulator: flash_attn_func and flash_attn_varlen_func against float64 torch references written
-from the math (torch_ref), SDPA's registry running them on wmma_gen, and the refusal of calls
-that record autograd (flash-attn: ValueError before the forward runs; SDPA: torch's own kernel)."""
+"""Head dims above 256 through the torch lane on the emulator: flash_attn_func (forward and
+autograd) and flash_attn_varlen_func against float64 torch references written from the math
+(torch_ref), and SDPA's registry running forward and backward on wmma_gen."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -35,23 +34,34 @@ def test_flash_attn_varlen_func_hd384():
     assert ref.rel_err(out, ro) <= TOL * ref.EPS[torch.float16]
 
 
-def test_grad_above_256_is_refused_before_the_forward():
-    q, k, v = (_rand(1, 5, 1, 288, dtype=torch.float16).requires_grad_() for _ in range(3))
-    with pytest.raises(ValueError, match=r"head_dim=288 with inputs requiring grad.*torch.no_grad"):
-        flash_attn_func(q, k, v)
+def test_flash_attn_func_hd288_autograd():
+    """Forward and backward (the backward's operands="global" kernels) against float64 autograd."""
+    q, k, v = (_rand(1, 9, 1, 288, dtype=torch.float16).requires_grad_() for _ in range(3))
+    out = flash_attn_func(q, k, v, causal=True)
+    leaves = ref.leaves(q, k, v, dtype=torch.float64)
+    ro, _ = ref.attention(*leaves, causal=True)
+    do = torch.randn_like(ro)
+    out.backward(do.to(torch.float16))
+    ro.backward(do)
+    for name, got, want in zip(("out", "dq", "dk", "dv"), (out, q.grad, k.grad, v.grad), (ro, *(t.grad for t in leaves))):
+        assert ref.rel_err(got, want) <= TOL * ref.EPS[torch.float16], name
 
 
-def test_sdpa_registry_runs_hd320_and_leaves_its_grad_to_torch():
+def test_sdpa_registry_runs_hd320_forward_and_backward():
     q, k, v = (_rand(1, 2, 11, 320, dtype=torch.float16) for _ in range(3))
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
     with sdpa.enabled(cpu=True):
-        with torch.no_grad():
-            got, ops = _with_ops(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True))
-        assert ops == {"wmma_gen::attention"}
-        leaves = [t.clone().requires_grad_() for t in (q, k, v)]
-        _, ops = _with_ops(lambda: F.scaled_dot_product_attention(*leaves, is_causal=True).sum().backward())
-        assert ops == set() and leaves[0].grad is not None      # torch's own forward and backward
+        got, ops = _with_ops(lambda: _fwd_bwd(leaves))
+    assert ops == {"wmma_gen::attention", "wmma_gen::attention_backward"}
     ro, _ = ref.attention(*(t.double() for t in (q, k, v)), causal=True, layout="bhsd")
     assert ref.rel_err(got, ro) <= TOL * ref.EPS[torch.float16]
+    assert all(t.grad is not None and torch.isfinite(t.grad).all() for t in leaves)
+
+
+def _fwd_bwd(leaves):
+    o = F.scaled_dot_product_attention(*leaves, is_causal=True)
+    o.float().sum().backward()
+    return o.detach()
 
 
 def _with_ops(fn):

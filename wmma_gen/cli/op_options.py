@@ -83,7 +83,7 @@ def add_op_options(p: argparse.ArgumentParser, *, ops: tuple | None = None, shap
     _flag(p, g, gemm, "--unsigned", action="store_true", help="integer inputs are unsigned")
     att = (AttentionDirective,)
     g = p.add_argument_group("attention (--op attention | attention_bwd)")
-    _flag(p, g, att, "--head-dim", type=int, default=64, help="a multiple of 16 from 16 to 512 (attention_bwd: to 256)")
+    _flag(p, g, att, "--head-dim", type=int, default=64, help="a multiple of 16 from 16 to 512")
     # without attention_sizes the size flags are still known, owned by no op: a clear error, not "unrecognized"
     sizes, hide = (att, {}) if attention_sizes else ((KERNEL_ARG,), {"help": argparse.SUPPRESS})
     _flag(p, g, sizes, "--heads", type=int_at_least(1, INT32_MAX), default=2, **{"help": "query heads", **hide})

@@ -5,7 +5,6 @@ allowed, never a silent conversion (window_size=(1.5, 0) is not (1, 0), '40' is 
     check_window(window_size) -> (left, right)     None or two ints >= -1 (-1: unbounded)
     check_max_seqlen(name, value) -> int           an int >= 0
     signed_scale(q, softmax_scale) -> (q, scale)   a negative scale as -q and |scale| (exact)
-    grad_head_dim_refusal(d, *tensors) -> str|None  why a call that records autograd cannot run at d
 
 One rule for a negative softmax scale in every attention entry point (numpy: wmma_gen.attention,
 attention_backward, paged_attention; torch: this lane): accepted and computed exactly by negating q
@@ -48,17 +47,6 @@ def check_max_seqlen(name: str, value) -> int:
     if not _int(value) or value < 0:
         raise ValueError(f"{name}={value!r} is not allowed: an int >= 0 (the longest sequence of the batch)")
     return int(value)
-
-
-def grad_head_dim_refusal(d: int, *tensors) -> str | None:
-    """None, or why head dim d cannot run here: the forward takes 16..512 (HEAD_DIMS), the backward
-    16..256 (BWD_HEAD_DIMS), so a call that records autograd (grad mode on, an input requiring a
-    gradient) above 256 is refused before the forward runs, not at backward time."""
-    from ..ops.attention.directive import BWD_HEAD_DIMS
-    if d in BWD_HEAD_DIMS or not torch.is_grad_enabled() or not any(t.requires_grad for t in tensors):
-        return None
-    return (f"head_dim={d} with inputs requiring grad (the backward takes head dims "
-            f"{BWD_HEAD_DIMS[0]}..{BWD_HEAD_DIMS[-1]}; the forward up to 512: run it under torch.no_grad())")
 
 
 def signed_scale(q: Tensor, softmax_scale):

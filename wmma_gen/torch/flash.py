@@ -20,7 +20,7 @@ import torch
 from ..ops.attention.directive import HEAD_DIMS
 from ..ops.attention.inputs import check_softcap
 from . import attention_ops, replay
-from .args import check_max_seqlen, check_window, grad_head_dim_refusal, signed_scale
+from .args import check_max_seqlen, check_window, signed_scale
 from .flash_fp8 import FP8, flash_attn_fp8
 from .out_arg import check_out, into
 from .runtime import check_dtype, check_tensors, direct, stream_of
@@ -81,9 +81,6 @@ def _check(q, k, v, rank: int, layout_doc: str, names=("q", "k", "v")) -> int:
     if k.shape[-1] != d or v.shape[-1] != d:
         raise ValueError(f"{nk}.shape={tuple(k.shape)}, {nv}.shape={tuple(v.shape)}: their head_dim must be {d} "
                          f"like {nq}'s")
-    why = grad_head_dim_refusal(d, q, k, v)
-    if why is not None:
-        raise ValueError(f"{why} is not allowed")
     return d
 
 

@@ -35,9 +35,8 @@ from dataclasses import dataclass, field
 import torch
 from torch.nn import attention as _attention
 
-from ..ops.attention.directive import BWD_HEAD_DIMS, HEAD_DIMS
+from ..ops.attention.directive import HEAD_DIMS
 from ..schedule_files import logging_on
-from .args import grad_head_dim_refusal
 from .runtime import is_rocm
 
 IMPL = "wmma_gen"
@@ -48,7 +47,7 @@ _LOGGED: set[tuple[str, str]] = set()
 _handle = None                           # the overrides registered last (what enabled_keys reports)
 
 
-def fallback_reason(q, k, v, dropout_p=0.0, attn_mask=None, return_debug_mask=False, backward=False) -> str | None:
+def fallback_reason(q, k, v, dropout_p=0.0, attn_mask=None, return_debug_mask=False) -> str | None:
     """Why wmma_gen cannot run this SDPA flash call (a short reason for the log), or None."""
     if attn_mask is not None:
         return "attn_mask is set (wmma_gen takes causal / no mask only)"
@@ -65,11 +64,6 @@ def fallback_reason(q, k, v, dropout_p=0.0, attn_mask=None, return_debug_mask=Fa
     d = q.shape[-1]
     if d not in HEAD_DIMS or k.shape[-1] != d or v.shape[-1] != d:
         return f"head dims q={d}, k={k.shape[-1]}, v={v.shape[-1]} (wmma_gen: equal, one of {HEAD_DIMS})"
-    why = grad_head_dim_refusal(d, q, k, v)   # the forward above 256 when autograd will want the backward
-    if why is not None:
-        return why
-    if backward and d not in BWD_HEAD_DIMS:
-        return f"head_dim={d} in the backward (wmma_gen: one of {BWD_HEAD_DIMS})"
     if k.shape[1] == 0 or q.shape[1] % k.shape[1]:
         return f"{q.shape[1]} query heads over {k.shape[1]} kv heads (wmma_gen: a multiple)"
     if 0 in q.shape or 0 in k.shape:
@@ -145,7 +139,7 @@ def _cpu_backward(original):
 
     def impl(keyset, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, *, attn_mask=None,
              scale=None):
-        why = fallback_reason(query, key, value, dropout_p, attn_mask, backward=True)
+        why = fallback_reason(query, key, value, dropout_p, attn_mask)
         if why is not None:
             _fell_back(op, why)
             return _call_original(original, op, keyset, grad_out, query, key, value, out, logsumexp, dropout_p,
@@ -177,7 +171,7 @@ def _cuda_backward(original):
 
     def impl(keyset, grad_out, query, key, value, out, logsumexp, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p,
              is_causal, philox_seed, philox_offset, *, scale=None):
-        why = fallback_reason(query, key, value, dropout_p, backward=True)
+        why = fallback_reason(query, key, value, dropout_p)
         if why is not None:
             _fell_back(op, why)
             return _call_original(original, op, keyset, grad_out, query, key, value, out, logsumexp, cum_seq_q,

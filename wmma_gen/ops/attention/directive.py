@@ -18,9 +18,10 @@ When Sq > Sk, causal queries i < Sq - Sk see no key: their output row is 0 and t
 
 Fields:
   dtype       "f16" | "bf16"         Q, K, V, O (and dO, dQ, dK, dV) element type; f32 accumulation
-  head_dim    a multiple of 16 from 16 to 512 (HEAD_DIMS; WMMA tiles are 16 wide) forward, 16 to 256
-              (BWD_HEAD_DIMS) backward, each with a spill-free default schedule (attention/defaults.py,
-              attention_bwd/defaults.py); above 256 the forward splits the head dim across waves (d_split)
+  head_dim    a multiple of 16 from 16 to 512 (HEAD_DIMS; WMMA tiles are 16 wide), each with a spill-free
+              default schedule forward (attention/defaults.py) and backward (attention_bwd/defaults.py);
+              above 256 the forward's waves split the head dim (d_split) and the backward reads its
+              natural operand tiles from global memory (operands="global"; docs/large_head_dims.md)
   causal      bottom-right aligned causal mask
   window      a sliding window is applied (its left/right sizes are runtime arguments)
   varlen      packed sequences addressed through cu_seqlens_q / cu_seqlens_k
@@ -46,7 +47,6 @@ from ...errors import ScheduleError
 
 DTYPES = ("f16", "bf16")
 HEAD_DIMS = tuple(range(16, 513, 16))
-BWD_HEAD_DIMS = tuple(range(16, 257, 16))   # the backward's LDS tiles (attention_bwd/schedule.py) stop at 256
 LAYOUTS = ("bshd", "bhsd")
 OPS = ("attention", "attention_bwd")
 
@@ -85,9 +85,6 @@ class AttentionDirective:
                                 "'bshd' when varlen (packed arrays are (total, heads, head_dim))")
         if self.op not in OPS:
             raise ScheduleError("op", self.op, f"one of {', '.join(OPS)}")
-        if self.op == "attention_bwd" and self.head_dim not in BWD_HEAD_DIMS:
-            raise ScheduleError("head_dim", self.head_dim, f"one of {', '.join(map(str, BWD_HEAD_DIMS))} for "
-                                "op='attention_bwd' (the forward takes up to 512)")
         if self.op == "attention_bwd" and self.sinks:
             raise ScheduleError("sinks", self.sinks, "False for op='attention_bwd' (the LSE it reads carries the sink)")
         if self.op == "attention_bwd" and self.return_lse:

@@ -35,7 +35,7 @@ import numpy as np
 
 from ... import hostdata
 from ...errors import ScheduleError
-from .directive import BWD_HEAD_DIMS, DTYPES, HEAD_DIMS, LAYOUTS, AttentionDirective
+from .directive import DTYPES, HEAD_DIMS, LAYOUTS, AttentionDirective
 from .problem import AttentionProblem
 from .sinks import check_sinks, sink_alias   # noqa: F401  (re-exported: the APIs import them from here)
 
@@ -336,9 +336,6 @@ def backward_inputs(q, k, v, o, do, lse, *, causal=False, window=None, scale=Non
     p = _problem(named["q"], named["k"], named["v"], causal=causal, window=window, scale=scale,
                  cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, layout=layout, dtype=dt, softcap=softcap,
                  s_aux=s_aux)
-    if p.head_dim not in BWD_HEAD_DIMS:
-        raise ScheduleError("head_dim", p.head_dim, f"one of {', '.join(map(str, BWD_HEAD_DIMS))} for the backward "
-                            "(the last axis of q, k, v; the forward takes up to 512)")
     for name in ("o", "do"):
         if named[name].shape != named["q"].shape:
             raise ScheduleError(f"{name}.shape", named[name].shape, f"{named['q'].shape}, the shape of q")

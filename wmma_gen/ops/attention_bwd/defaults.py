@@ -72,6 +72,24 @@ _TABLE: dict[tuple[str, int], AttentionBwdSchedule] = {
 }
 
 
+# Head dims 272..512: the natural Q, dO, K, V tiles no longer fit 64 KiB beside the transposed
+# ones (hd512 dK/dV 115.7 KB), so each wave reads its S/dP fragments from global memory
+# (operands="global"; only Q^T, dO^T / K^T in LDS: 49.3 / 24.6 KB at hd512) and 16-key / 16-query
+# slices split D over 4 or 8 waves. Compiler output (FlyDSL, bf16 causal + window + varlen,
+# 2026-12-05, schedule.GLOBAL_WINDOW 32): gfx1100 hd512 dK/dV d_split=4 spills 16 at 255 VGPRs,
+# d_split=8 191 VGPRs, 0 spills; hd352 182 vs 256; dQ dq_d_split=4 160-204 VGPRs. d_split=8 where
+# every wave keeps a head-dim block (schedule.head_dim_split), else 4; with GLOBAL_WINDOW 16 and
+# softcap every default is spill-free on gfx1100 and gfx1201 (docs/large_head_dims.md).
+def _wide(hd: int) -> AttentionBwdSchedule:
+    blocks = hd // 16
+    ds = 8 if 7 * -(-blocks // 8) < blocks else 4
+    return S(block_m=16, block_n=16, waves=ds, d_split=ds, dq_block_m=16, dq_block_n=16, dq_waves=4, dq_d_split=4,
+             operands="global")
+
+
+_TABLE |= {(fam, hd): _wide(hd) for fam in ("gfx11", "gfx12") for hd in range(272, 513, 16)}
+
+
 # Per-arch entries, consulted first. The 1024-VGPR RDNA3.5 parts (gfx1150, gfx1152, gfx1153) compile
 # the gfx11 hd128 dQ kernel (dq_block_n=16) to 256 VGPRs + 10 spilled (44 B scratch; LLVM 23, f16,
 # dense and causal), where gfx1103 (also 1024) needs 135. dq_block_n=32 is spill-free there (155-158

@@ -29,9 +29,9 @@ from ...kernels.signature import KernelSource
 from .args import BwdSpec, build_module, kernel_args, signature
 from .blocks import (LOG2E, Ranges, Shifted, block_id, head_cols, idx, seq_bounds, stage_row_vectors, stage_rows,
                      tensor, thread_id, visibility)
-from .operands import (cap_factors, element_mask, frag, mma, slot_values, softmax_grad, store_transposed_acc,
+from .operands import (GlobalRows, cap_factors, opaque_uniform, element_mask, frag, mma, slot_values, softmax_grad, store_transposed_acc,
                        to_b_operand, zero_acc)
-from .schedule import PAD, AttentionBwdSchedule, blocks_per_wave
+from .schedule import GLOBAL_WINDOW, PAD, AttentionBwdSchedule, blocks_per_wave
 
 
 class _K:
@@ -40,10 +40,11 @@ class _K:
 
 def _lds_shapes(spec: BwdSpec, s: AttentionBwdSchedule):
     d, m, n, dt = spec.head_dim, s.block_m, s.block_n, spec.dtype
-    return [([1, n, d + PAD], dt), ([1, n, d + PAD], dt),        # K, V
-            ([1, m, d + PAD], dt), ([1, m, d + PAD], dt),        # Q, dO
-            ([1, d, m + PAD], dt), ([1, d, m + PAD], dt),        # Q^T, dO^T (slot order)
-            ([m], "f32"), ([m], "f32")]                          # LSE*log2e, Di (slot order)
+    natural = [([1, n, d + PAD], dt), ([1, n, d + PAD], dt),     # K, V
+               ([1, m, d + PAD], dt), ([1, m, d + PAD], dt)]     # Q, dO
+    return (natural if s.operands == "lds" else []) + [
+        ([1, d, m + PAD], dt), ([1, d, m + PAD], dt),            # Q^T, dO^T (slot order)
+        ([m], "f32"), ([m], "f32")]                              # LSE*log2e, Di (slot order)
 
 
 SCHED_STRATEGY = {"default": "", "ilp": "iterative-ilp"}   # schedule.sched -> "amdgpu-sched-strategy"
@@ -60,7 +61,11 @@ def build_dkdv(spec: BwdSpec, s: AttentionBwdSchedule, name: str = "attn_bwd_dkd
 def _body(spec: BwdSpec, s: AttentionBwdSchedule, vals, lds) -> None:
     k = _K()
     k.spec, k.s, k.fam, k.dt = spec, s, spec.family, spec.dtype
-    k.lds_k, k.lds_v, k.lds_q, k.lds_do, k.lds_qt, k.lds_dot, k.lds_l, k.lds_di = lds
+    if s.operands == "lds":
+        k.lds_k, k.lds_v, k.lds_q, k.lds_do, k.lds_qt, k.lds_dot, k.lds_l, k.lds_di = lds
+    else:   # natural tiles read from global memory (operands.GlobalRows): only the transposed ones in LDS
+        k.lds_k = k.lds_v = k.lds_q = k.lds_do = None
+        k.lds_qt, k.lds_dot, k.lds_l, k.lds_di = lds
     k.Q, k.K, k.V, k.dO = (tensor(vals, n, spec.dtype) for n in ("q", "k", "v", "do"))
     k.lse, k.delta = tensor(vals, "lse", "f32"), tensor(vals, "delta", "f32")
     k.dK, k.dV = tensor(vals, "dk", spec.out_dtype), tensor(vals, "dv", spec.out_dtype)
@@ -95,8 +100,10 @@ def _ranges(k) -> Ranges:
 def _key_tile(k) -> list:
     s, spec = k.s, k.spec
     d = spec.head_dim
-    stage_rows(k.K, k.fam, k.b, k.hk, k.seq.k0, k.n0, k.seq.sk, s.block_n, d, k.tid, s.threads, natural=k.lds_k)
-    stage_rows(k.V, k.fam, k.b, k.hk, k.seq.k0, k.n0, k.seq.sk, s.block_n, d, k.tid, s.threads, natural=k.lds_v)
+    if s.operands == "lds":
+        stage_rows(k.K, k.fam, k.b, k.hk, k.seq.k0, k.n0, k.seq.sk, s.block_n, d, k.tid, s.threads, natural=k.lds_k)
+        stage_rows(k.V, k.fam, k.b, k.hk, k.seq.k0, k.n0, k.seq.sk, s.block_n, d, k.tid, s.threads, natural=k.lds_v)
+
     r = _ranges(k)
     accs = [zero_acc() for _ in range(2 * k.dd)]          # dV^T blocks, then dK^T blocks
     accs = _head_tile_loop(k, r.masked, lambda t: r.masked_tile(t), accs, True)
@@ -127,6 +134,11 @@ def _query_tile(k, h, m0, accs: list, masked: bool) -> list:
                natural=k.lds_q, transposed=k.lds_qt)
     stage_rows(k.dO, fam, k.b, h, seq.q0, m0, seq.sq, s.block_m, d, k.tid, s.threads,
                natural=k.lds_do, transposed=k.lds_dot)
+    src_q, src_do, src_k, src_v = k.lds_q, k.lds_do, k.lds_k, k.lds_v
+    if s.operands == "global":
+        src_q, src_do = (GlobalRows(t, k.b, h, seq.q0, m0, seq.sq) for t in (k.Q, k.dO))
+        n0 = opaque_uniform(k.n0)       # the key tile's fragments re-read per query tile, not hoisted
+        src_k, src_v = (GlobalRows(t, k.b, k.hk, seq.k0, n0, seq.sk) for t in (k.K, k.V))
     stage_row_vectors([(k.lse, k.lds_l, -LOG2E), (k.delta, k.lds_di, 1.0)], fam, k.b, h, seq.q0, m0, seq.sq,
                       s.block_m, k.tid, s.threads)
     gpu.BarrierOp()
@@ -135,8 +147,10 @@ def _query_tile(k, h, m0, accs: list, masked: bool) -> list:
     for i in range(fm):
         sacc, dpacc = zero_acc(), zero_acc()
         for kk in range(0, d, 16):
-            sacc = mma(frag(k.lds_q, dt, fam, 16 * i, kk, lane), frag(k.lds_k, dt, fam, k.ks, kk, lane), sacc)
-            dpacc = mma(frag(k.lds_do, dt, fam, 16 * i, kk, lane), frag(k.lds_v, dt, fam, k.ks, kk, lane), dpacc)
+            sacc = mma(frag(src_q, dt, fam, 16 * i, kk, lane), frag(src_k, dt, fam, k.ks, kk, lane), sacc)
+            dpacc = mma(frag(src_do, dt, fam, 16 * i, kk, lane), frag(src_v, dt, fam, k.ks, kk, lane), dpacc)
+            if s.operands == "global" and kk % GLOBAL_WINDOW == GLOBAL_WINDOW - 16:
+                irb.sched_barrier("none")   # bound the global fragment loads in flight (else all D/16 are hoisted)
         mask = element_mask(fam, lane, k.vis, seq, irb.add(m0, 16 * i), key, True) if masked else None
         p, ds = softmax_grad(sacc, dpacc, slot_values(k.lds_l, lane, 16 * i), slot_values(k.lds_di, lane, 16 * i),
                              k.scale_log2e, mask, k.cap)

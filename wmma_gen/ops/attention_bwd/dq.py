@@ -26,9 +26,9 @@ from ...kernels.signature import KernelSource
 from .args import BwdSpec, build_module, kernel_args, signature
 from .blocks import (LOG2E, Ranges, Shifted, block_id, head_cols, idx, load_row_value, seq_bounds, stage_rows,
                      tensor, thread_id, visibility)
-from .operands import (cap_factors, element_mask, frag, mma, softmax_grad, splat, store_transposed_acc,
+from .operands import (GlobalRows, cap_factors, opaque_uniform, element_mask, frag, mma, softmax_grad, splat, store_transposed_acc,
                        to_b_operand, zero_acc)
-from .schedule import PAD, AttentionBwdSchedule, blocks_per_wave
+from .schedule import GLOBAL_WINDOW, PAD, AttentionBwdSchedule, blocks_per_wave
 
 
 class _K:
@@ -37,9 +37,9 @@ class _K:
 
 def _lds_shapes(spec: BwdSpec, s: AttentionBwdSchedule):
     d, m, n, dt = spec.head_dim, s.dq_block_m, s.dq_block_n, spec.dtype
-    return [([1, m, d + PAD], dt), ([1, m, d + PAD], dt),        # Q, dO
-            ([1, n, d + PAD], dt), ([1, n, d + PAD], dt),        # K, V
-            ([1, d, n + PAD], dt)]                               # K^T (slot order)
+    natural = [([1, m, d + PAD], dt), ([1, m, d + PAD], dt),     # Q, dO
+               ([1, n, d + PAD], dt), ([1, n, d + PAD], dt)]     # K, V
+    return (natural if s.operands == "lds" else []) + [([1, d, n + PAD], dt)]   # K^T (slot order)
 
 
 def build_dq(spec: BwdSpec, s: AttentionBwdSchedule, name: str = "attn_bwd_dq") -> KernelSource:
@@ -53,7 +53,11 @@ def build_dq(spec: BwdSpec, s: AttentionBwdSchedule, name: str = "attn_bwd_dq") 
 def _body(spec: BwdSpec, s: AttentionBwdSchedule, vals, lds) -> None:
     k = _K()
     k.spec, k.s, k.fam, k.dt = spec, s, spec.family, spec.dtype
-    k.lds_q, k.lds_do, k.lds_k, k.lds_v, k.lds_kt = lds
+    if s.operands == "lds":
+        k.lds_q, k.lds_do, k.lds_k, k.lds_v, k.lds_kt = lds
+    else:   # natural tiles read from global memory (operands.GlobalRows): only K^T in LDS
+        k.lds_q = k.lds_do = k.lds_k = k.lds_v = None
+        (k.lds_kt,) = lds
     k.Q, k.K, k.V, k.dO = (tensor(vals, n, spec.dtype) for n in ("q", "k", "v", "do"))
     k.lse, k.delta = tensor(vals, "lse", "f32"), tensor(vals, "delta", "f32")
     k.dQ = tensor(vals, "dq", spec.out_dtype)
@@ -85,10 +89,12 @@ def _ranges(k) -> Ranges:
 def _query_tile(k) -> list:
     s, spec, seq = k.s, k.spec, k.seq
     d = spec.head_dim
-    stage_rows(k.Q, k.fam, k.b, k.h, seq.q0, k.m0, seq.sq, s.dq_block_m, d, k.tid, s.dq_threads, natural=k.lds_q,
-               select_offset=True)
-    stage_rows(k.dO, k.fam, k.b, k.h, seq.q0, k.m0, seq.sq, s.dq_block_m, d, k.tid, s.dq_threads, natural=k.lds_do,
-               select_offset=True)
+    if s.operands == "lds":
+        stage_rows(k.Q, k.fam, k.b, k.h, seq.q0, k.m0, seq.sq, s.dq_block_m, d, k.tid, s.dq_threads, natural=k.lds_q,
+                   select_offset=True)
+        stage_rows(k.dO, k.fam, k.b, k.h, seq.q0, k.m0, seq.sq, s.dq_block_m, d, k.tid, s.dq_threads,
+                   natural=k.lds_do, select_offset=True)
+
     k.neg_lse2 = splat(load_row_value(k.lse, k.b, k.h, seq.q0, k.query, seq.sq, -LOG2E))
     k.di = splat(load_row_value(k.delta, k.b, k.h, seq.q0, k.query, seq.sq))
     r = _ranges(k)
@@ -108,17 +114,26 @@ def _key_tile(k, n0, accs: list, masked: bool) -> list:
     s, spec, fam, dt, lane, seq = k.s, k.spec, k.fam, k.dt, k.lane, k.seq
     d, fn = spec.head_dim, s.dq_block_n // 16
     gpu.BarrierOp()   # Q/dO staged (first tile) / the previous key tile has been read
+    nat = s.operands == "lds"
     stage_rows(k.K, fam, k.b, k.hk, seq.k0, n0, seq.sk, s.dq_block_n, d, k.tid, s.dq_threads,
-               natural=k.lds_k, transposed=k.lds_kt, select_offset=True)   # register pressure: staging.rows
-    stage_rows(k.V, fam, k.b, k.hk, seq.k0, n0, seq.sk, s.dq_block_n, d, k.tid, s.dq_threads, natural=k.lds_v,
-               select_offset=True)
+               natural=k.lds_k if nat else None, transposed=k.lds_kt, select_offset=True)   # register pressure: staging.rows
+    if nat:
+        stage_rows(k.V, fam, k.b, k.hk, seq.k0, n0, seq.sk, s.dq_block_n, d, k.tid, s.dq_threads, natural=k.lds_v,
+                   select_offset=True)
+    src_k, src_v, src_q, src_do = k.lds_k, k.lds_v, k.lds_q, k.lds_do
+    if not nat:
+        src_k, src_v = (GlobalRows(t, k.b, k.hk, seq.k0, n0, seq.sk) for t in (k.K, k.V))
+        m0 = opaque_uniform(k.m0)       # the query tile's fragments re-read per key tile, not hoisted
+        src_q, src_do = (GlobalRows(t, k.b, k.h, seq.q0, m0, seq.sq) for t in (k.Q, k.dO))
     gpu.BarrierOp()
     dsb = []
     for i in range(fn):
         sacc, dpacc = zero_acc(), zero_acc()
         for kk in range(0, d, 16):
-            sacc = mma(frag(k.lds_k, dt, fam, 16 * i, kk, lane), frag(k.lds_q, dt, fam, k.qs, kk, lane), sacc)
-            dpacc = mma(frag(k.lds_v, dt, fam, 16 * i, kk, lane), frag(k.lds_do, dt, fam, k.qs, kk, lane), dpacc)
+            sacc = mma(frag(src_k, dt, fam, 16 * i, kk, lane), frag(src_q, dt, fam, k.qs, kk, lane), sacc)
+            dpacc = mma(frag(src_v, dt, fam, 16 * i, kk, lane), frag(src_do, dt, fam, k.qs, kk, lane), dpacc)
+            if s.operands == "global" and kk % GLOBAL_WINDOW == GLOBAL_WINDOW - 16:
+                irb.sched_barrier("none")   # bound the global fragment loads in flight (else all D/16 are hoisted)
         mask = element_mask(fam, lane, k.vis, seq, irb.add(n0, 16 * i), k.query, False) if masked else None
         _, ds = softmax_grad(sacc, dpacc, k.neg_lse2, k.di, k.scale_log2e, mask, k.cap)
         dsb.append(to_b_operand(fam, dt, ds, lane))

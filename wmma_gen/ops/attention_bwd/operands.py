@@ -21,7 +21,9 @@ from ...compiler.mlir_api import _rocdl_ops_gen as rocdl
 from ...compiler.mlir_api import arith, math, vector
 
 from ...kernels import irb
-from ...kernels.fragments import acc_coords, load_fragment_lds, wmma
+from ... import layouts
+from ...kernels.fragments import acc_coords, as_wmma_operand, load_fragment_lds, wmma
+from ...kernels.lanes import lane_run
 from ...kernels.softcap import tanh_of_scaled
 from .blocks import LOG2E, Shifted, Tensor, i32, if_then
 
@@ -30,9 +32,40 @@ def f32():
     return ir.F32Type.get()
 
 
+class GlobalRows:
+    """A natural row tile read by each wave straight from global memory (schedule
+    operands="global": head dims above 256, where the natural LDS tiles do not fit 64 KiB):
+    rows row0 .. of one head of `t`, rows >= nvalid read as zeros like staging.rows."""
+
+    def __init__(self, t: Tensor, b, h, seq_row0, row0, nvalid):
+        self.t, self.base, self.row0, self.nvalid = t, t.row_base(b, irb.add(seq_row0, row0), h), row0, nvalid
+
+    def fragment(self, dtype: str, family: str, outer, k0, lane):
+        n = layouts.ab_elements(family)
+        row, k = lane_run(family, lane, outer, k0)
+        ok = irb.lt(irb.add(self.row0, row), self.nvalid)
+        off = irb.add(irb.mul(irb.select(ok, row, irb.c(0)), self.t.strides[1]), k)
+        v = irb.select(ok, self.t.read(self.base, off, n), irb.zeros(irb.vec(n, irb.storage_type(dtype))))
+        return as_wmma_operand(v, dtype, n)
+
+
+def opaque_uniform(v):
+    """v (a wave-uniform index) through an `s_mov_b32` with side effects: loads addressed from the
+    copy stay where it stands. GlobalRows of the dK/dV kernel's key tile are the same for every
+    query tile, and LLVM's LICM would otherwise hoist all D/16 K and V fragments (2 x D/2 VGPRs)
+    out of the query-tile loop (LLVM LangRef, "Inline Assembler Expressions": `sideeffect`)."""
+    from ...compiler.mlir_api import _llvm_ops_gen as llvm
+    x = arith.index_cast(i32(), v)
+    y = llvm.InlineAsmOp(i32(), [x], "s_mov_b32 $0, $1", "=s,s", has_side_effects=True).result
+    return arith.index_cast(irb.index(), y)
+
+
 def frag(lds, dtype: str, family: str, outer: int | object, k0: int, lane):
-    """A (rows = outer) or B (columns = outer) fragment of a [1][outer][k] LDS tile."""
+    """A (rows = outer) or B (columns = outer) fragment of a [1][outer][k] LDS tile (or of a
+    GlobalRows tile)."""
     o = irb.c(outer) if isinstance(outer, int) else outer
+    if isinstance(lds, GlobalRows):
+        return lds.fragment(dtype, family, o, irb.c(k0), lane)
     return load_fragment_lds(lds, dtype, family, irb.c(0), o, irb.c(k0), lane)
 
 

@@ -29,6 +29,8 @@ from typing import Callable, Optional
 
 from ...knobs import Knob, KnobSchedule
 
+GLOBAL_WINDOW = 16   # operands="global": head-dim columns of S/dP fragment loads between scheduling barriers
+#                      (32 spilled 42-52 VGPRs in gfx1100 hd400-432 dK/dV, bf16 softcap + masks; 16: 234, 0 spills)
 PAD = 8  # LDS row padding in elements (16 bytes: keeps rows 16-byte aligned, shifts banks)
 
 
@@ -36,12 +38,12 @@ SPACE: tuple[Knob, ...] = (
     Knob("block_m", (16, 32, 64), "dK/dV kernel: query rows per streamed tile"),
     Knob("block_n", (16, 32, 64, 128), "dK/dV kernel: keys per workgroup (16 per wave x waves/d_split)"),
     Knob("waves", (1, 2, 4, 8), "dK/dV kernel: waves per workgroup"),
-    Knob("d_split", (1, 2, 4), "dK/dV kernel: waves sharing one 16-key slice, each accumulating "
+    Knob("d_split", (1, 2, 4, 8), "dK/dV kernel: waves sharing one 16-key slice, each accumulating "
          "head_dim/d_split columns of dK and dV (S and dP are recomputed by each)"),
     Knob("dq_block_m", (16, 32, 64, 128), "dQ kernel: query rows per workgroup"),
     Knob("dq_block_n", (16, 32, 64), "dQ kernel: keys per streamed tile"),
     Knob("dq_waves", (1, 2, 4, 8), "dQ kernel: waves per workgroup"),
-    Knob("dq_d_split", (1, 2, 4), "dQ kernel: waves sharing one 16-query slice (head_dim split)"),
+    Knob("dq_d_split", (1, 2, 4, 8), "dQ kernel: waves sharing one 16-query slice (head_dim split)"),
     Knob("buffering", (1,), "LDS buffers per streamed tile (1: stage, barrier, compute, barrier)"),
     Knob("dq", ("separate",), "dQ strategy: a separate kernel per query tile (deterministic)"),
     Knob("prepass_rows", (64, 128, 256), "pre-pass: query rows (threads) per workgroup"),
@@ -49,6 +51,8 @@ SPACE: tuple[Knob, ...] = (
          "amdgpu-sched-strategy iterative-ilp)"),
     Knob("fence", ("none", "grad"), "dK/dV kernel: a scheduling barrier between the softmax gradient "
          "and the dV/dK WMMAs (none: LLVM interleaves them freely)"),
+    Knob("operands", ("lds", "global"), "both kernels: the natural Q, dO, K, V tiles of S and dP staged in LDS, "
+         "or read by each wave from global memory (only the transposed tiles in LDS: head dims above 256)"),
 )
 KNOBS = {k.name: k for k in SPACE}
 
@@ -68,6 +72,7 @@ class AttentionBwdSchedule(KnobSchedule):
     prepass_rows: int = 128
     sched: str = "default"
     fence: str = "none"
+    operands: str = "lds"
 
     @property
     def threads(self) -> int:
@@ -80,11 +85,12 @@ class AttentionBwdSchedule(KnobSchedule):
     def lds_bytes(self, head_dim: int, kernel: str) -> int:
         """LDS of the dkdv or dq kernel (16-bit tiles, PAD elements per row, f32 row vectors)."""
         d = head_dim
+        nat = self.operands == "lds"   # operands="global": the natural tiles are not in LDS
         if kernel == "dkdv":   # K, V natural; Q, dO natural and transposed; LSE, Di
             m, n = self.block_m, self.block_n
-            return 2 * (2 * n * (d + PAD) + 2 * m * (d + PAD) + 2 * d * (m + PAD)) + 8 * m
+            return 2 * (nat * (2 * n * (d + PAD) + 2 * m * (d + PAD)) + 2 * d * (m + PAD)) + 8 * m
         m, n = self.dq_block_m, self.dq_block_n  # Q, dO natural; K, V natural; K transposed
-        return 2 * (2 * m * (d + PAD) + 2 * n * (d + PAD) + d * (n + PAD))
+        return 2 * (nat * (2 * m * (d + PAD) + 2 * n * (d + PAD)) + d * (n + PAD))
 
 
 # --- constraints: (schedule, head_dim, dtype, target) -> None | reason -------------------

@@ -47,6 +47,15 @@ def schedule_text(b) -> str:
             f"dq {b['dq_block_m']}x{b['dq_block_n']} w{b['dq_waves']} ds{b['dq_d_split']}")
 
 
+def domains_of(d) -> dict:
+    """The knob domains a head dim searches unless the caller narrows them: up to 256 the natural
+    tiles in LDS and splits up to 4 (what those sweeps searched before hd512), above 256 the
+    global-operand kernels (their natural tiles do not fit 64 KiB of LDS: defaults.py)."""
+    if d.head_dim <= 256:
+        return {"operands": ("lds",), "d_split": (1, 2, 4), "dq_d_split": (1, 2, 4)}
+    return {"operands": ("global",)}
+
+
 def baselines(d, p, arch: str) -> list[AttentionBwdSchedule]:
     return [registry.get(OP).default_schedule(d, arch)]
 
@@ -95,4 +104,5 @@ def validate_document(doc: dict, path) -> None:
 def tuning() -> Tuning:
     return Tuning(tuple(PROBLEM_COLUMNS), DTYPES, QUICK, DEFAULTS, SIZE_LABEL, baselines, items, study_name, row,
                   label, series, size, schedule_text, documents, validate_document, objective,
-                  extra_columns=EXTRA_COLUMNS, study_attrs=study_attrs, module=__name__)
+                  extra_columns=EXTRA_COLUMNS, study_attrs=study_attrs, module=__name__,
+                  domains_of=domains_of)
