@@ -48,7 +48,7 @@ FORWARD_BAD = [  # (case, arguments, field named in the message, given value nam
     ("int arrays for bf16", dict(dense(), q=z((2, 5, 4, 32), np.int32), dtype="bf16"), "q.dtype", "int32"),
     ("dtype unknown", dict(dense(), dtype="f32"), "dtype", "'f32'"),
     ("head_dim 40", dense(D=40), "head_dim", "40"),            # not a multiple of 16
-    ("head_dim 272", dense(D=272), "head_dim", "272"),         # past 256
+    ("head_dim 528", dense(D=528), "head_dim", "528"),         # past 512
     ("heads % kv_heads", dense(H=4, Hkv=3), "num_kv_heads", "3"),
     ("cu_seqlens float", dict(varlen(), cu_seqlens_q=CU_Q.astype(float)), "cu_seqlens_q.dtype", "float64"),
     ("cu_seqlens 2-D", dict(varlen(), cu_seqlens_q=np.array([[0, 3], [3, 7]])), "cu_seqlens_q.shape", "(2, 2)"),
@@ -198,7 +198,7 @@ def test_directive_round_trips_through_json():
 
 @pytest.mark.parametrize("kw,field", [
     (dict(dtype="f32"), "dtype"), (dict(head_dim=40), "head_dim"), (dict(head_dim=True), "head_dim"),
-    (dict(head_dim=512), "head_dim"), (dict(causal=1), "causal"), (dict(window="no"), "window"),
+    (dict(head_dim=528), "head_dim"), (dict(causal=1), "causal"), (dict(window="no"), "window"),
     (dict(layout="bsd"), "layout"), (dict(varlen=True, layout="bhsd"), "layout"), (dict(op="gemm"), "op"),
     (dict(op="attention_bwd", return_lse=True), "return_lse"),
 ])
