@@ -117,15 +117,18 @@ def loads(text: str, path="<memory>"):
 
 
 def _json_shaped(text: str):
-    """The document when it has one of two simple shapes -- comment lines around one JSON list, or
-    one flow mapping per line (`- {op: gemm, m: 64, epilogue: {bias: false}}`, what `dumps` writes)
-    whose plain scalars PyYAML's own resolver and constructor type (_plain) -- else None, and PyYAML
-    reads the whole text. Same values as PyYAML's, without its Python-level parser and constructor
-    (a 1 MB, 10,000-problem file: ~0.1 s instead of seconds); neither shape has aliases."""
+    """The document when it has one of three simple shapes -- comment lines around one JSON list;
+    one flow mapping per line (`- {op: gemm, m: 64, epilogue: {bias: false}}`, what `dumps` writes);
+    or block mappings of single-token values (_block_as_flow, what yaml.safe_dump writes) -- whose
+    plain scalars PyYAML's own resolver and constructor type (_plain); else None, and PyYAML reads
+    the whole text. Same values as PyYAML's, without its Python-level parser and constructor (a 1 MB,
+    10,000-problem file: well under 1 s instead of several); none of the shapes has aliases."""
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
     try:
         if lines and lines[0].lstrip().startswith("["):
             return json.loads("\n".join(lines))
+        if lines and not lines[0].startswith("- {"):
+            lines = _block_as_flow(lines) or []
         if 0 < len(lines) <= MAX_ITEMS and all(ln.startswith("- {") for ln in lines):   # more: _bounded says so
             flow = "[" + ",".join(ln[2:] for ln in lines) + "]"
             if _FLOW_CHARS.fullmatch(flow) and not _GLUED_COLON.search(flow):
@@ -133,6 +136,53 @@ def _json_shaped(text: str):
     except (json.JSONDecodeError, RecursionError, _NotSimple):
         return None
     return None
+
+
+_BLOCK = re.compile(r"(- |  |    )([A-Za-z_][A-Za-z0-9_]*):(?: +(\S.*?))? *|(  |    )- +(\S.*?) *")
+_ONE_VALUE = re.compile(r"[A-Za-z0-9_.+-]+|\[[^\[\]{}]*\]|\{[^\[\]{}]*\}")   # a token or one inline collection
+
+
+def _block_as_flow(lines: list) -> list | None:
+    """A list of block mappings, each `- key: value` then `  key: value` lines, one level of nesting
+    (`  key:` then `    key: value` lines, or `  - value` / `    - value` items), every value one
+    plain token or one inline [..] / {..} collection, as the equal flow lines `- {key: value, ...}`;
+    None for any other shape (a multi-word value, a comment after a value, deeper nesting, ...)."""
+    items, item, nested = [], None, None        # item: [(key, value)]; nested: (kind, [parts]) being filled
+    for ln in lines:
+        m = _BLOCK.fullmatch(ln)
+        if m is None:
+            return None
+        lead, key, value, seq_lead, seq_value = m.groups()
+        if seq_lead is not None:                # `  - v` or `    - v`: an item of the open nested list
+            if nested is None or nested[0] == "map" or not _ONE_VALUE.fullmatch(seq_value):
+                return None
+            nested = ("seq", nested[1] + [seq_value])
+            item[-1] = (item[-1][0], nested)
+            continue
+        if value is not None and not _ONE_VALUE.fullmatch(value):
+            return None
+        if lead == "    ":                      # an entry of the open nested mapping
+            if nested is None or nested[0] == "seq" or value is None:
+                return None
+            nested = ("map", nested[1] + [f"{key}: {value}"])
+            item[-1] = (item[-1][0], nested)
+            continue
+        if nested is not None and not nested[1]:
+            return None                         # `key:` with nothing under it: a null PyYAML types itself
+        if lead == "- ":
+            item = []
+            items.append(item)
+        elif item is None:
+            return None
+        nested = None if value is not None else ("open", [])
+        item.append((key, value if value is not None else nested))
+    if nested is not None and not nested[1]:
+        return None
+
+    def text(v):
+        return v if isinstance(v, str) else ("[" if v[0] == "seq" else "{") + ", ".join(v[1]) + \
+            ("]" if v[0] == "seq" else "}")
+    return ["- {" + ", ".join(f"{k}: {text(v)}" for k, v in it) + "}" for it in items]
 
 
 class _NotSimple(Exception):

@@ -238,3 +238,65 @@ def test_a_dumped_ten_thousand_problem_file_is_read_without_pyyamls_constructor(
     monkeypatch.setattr(yaml, "load", lambda *a, **k: pytest.fail("PyYAML's constructor ran"))
     got = load(path, "gfx1100")
     assert len(got) == 10_000 and got[1].sizes()["m"] == 32 and got[0].bias and not got[1].bias
+
+
+_BLOCK_VALUES = st.one_of(_TOKENS, st.sampled_from(["[1, 2]", "[a b]", "{x: 1}", "{x: [1]}", "[1, 2] x", "1 # c", "a, b",
+                                                    "{a: 1, b: 2}", "''", "[]", "{}"]))
+_KEYS = st.sampled_from(["op", "m", "n", "k", "dtype", "epilogue", "window", "a_b", "1x"])
+
+
+@st.composite
+def _block_item(draw):
+    """One `- key: ...` block mapping: scalar values, a nested mapping (indent 4) or a nested
+    list (indent 2 or 4), sometimes a bare `key:`, sometimes a bad indent."""
+    lines = []
+    for i, key in enumerate(draw(st.lists(_KEYS, min_size=1, max_size=4))):
+        lead = "- " if i == 0 else draw(st.sampled_from(["  ", "  ", "  ", "   ", " "]))
+        kind = draw(st.sampled_from(["value", "value", "map", "seq", "bare"]))
+        if kind == "value":
+            lines.append(f"{lead}{key}: {draw(_BLOCK_VALUES)}")
+        elif kind == "bare":
+            lines.append(f"{lead}{key}:")
+        elif kind == "map":
+            lines.append(f"{lead}{key}:")
+            lines += [f"    {k}: {draw(_BLOCK_VALUES)}" for k in draw(st.lists(_KEYS, min_size=1, max_size=2))]
+        else:
+            lines.append(f"{lead}{key}:")
+            ind = draw(st.sampled_from(["  ", "    "]))
+            lines += [f"{ind}- {draw(_BLOCK_VALUES)}" for _ in range(draw(st.integers(1, 2)))]
+    return lines
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_block_item(), min_size=1, max_size=3))
+def test_the_block_fast_path_reads_what_pyyaml_reads(items):
+    """Block mappings of single-token values (what yaml.safe_dump writes) skip PyYAML's parser and
+    constructor; where the fast path takes a text its values are PyYAML's, else it leaves it."""
+    import yaml
+    from autotune.problems import _json_shaped
+    text = "".join(ln + "\n" for item in items for ln in item)
+    try:
+        expected = yaml.safe_load(text)
+    except yaml.YAMLError:
+        assert _json_shaped(text) is None
+        return
+    got = _json_shaped(text)
+    if got is not None:
+        assert repr(got) == repr(expected)
+
+
+def test_a_block_style_ten_thousand_problem_file_is_read_without_pyyaml(tmp_path, monkeypatch):
+    """The same 10,000 problems as yaml.safe_dump writes them (block style, 1 MB): the block fast path."""
+    import yaml
+    path = tmp_path / "p.yaml"
+    items = [{"op": "gemm", "dtype": "f16", "m": 16 * (i + 1), "n": 64, "k": 64,
+              "epilogue": {"bias": i % 2 == 0, "activation": None}} for i in range(10_000)]
+    block = "".join(f"- dtype: f16\n  epilogue:\n    activation: null\n    bias: {'true' if i % 2 == 0 else 'false'}\n"
+                    f"  k: 64\n  m: {16 * (i + 1)}\n  n: 64\n  op: gemm\n" for i in range(10_000))
+    assert block.startswith(yaml.safe_dump(items[:2]))          # safe_dump's own shape (its writer is slow)
+    path.write_text(block)
+    assert 0.8e6 < path.stat().st_size <= 1 << 20
+    monkeypatch.setattr(yaml, "load", lambda *a, **k: pytest.fail("PyYAML's constructor ran"))
+    monkeypatch.setattr(yaml, "parse", lambda *a, **k: pytest.fail("PyYAML's parser ran"))
+    got = load(path, "gfx1100")
+    assert len(got) == 10_000 and got[1].sizes()["m"] == 32 and got[0].bias and not got[1].bias
