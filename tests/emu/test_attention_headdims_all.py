@@ -26,7 +26,7 @@ def _dtype(head_dim: int) -> str:
 
 
 def test_every_multiple_of_16_up_to_256():
-    """(and on to 512: test_attention_fwd_large_hd.py, test_attention_bwd_large_hd.py)"""
+    """(and on to 512: test_attention_fwd_large_hd.py, test_attention_bwd_large_hd_values.py)"""
     assert HEAD_DIMS == tuple(range(16, 513, 16))
 
 

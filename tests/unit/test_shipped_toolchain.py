@@ -8,6 +8,7 @@ import pytest
 
 from wmma_gen import schedule_files as sf
 from wmma_gen.compiler import mlir_api
+from wmma_gen.compiler.provider_id import DISTRIBUTIONS
 
 RESWEPT = ("gfx1100-gemm-f16", "gfx1100-gemm-i8", "gfx1100-attention-f16", "gfx1100-attention_bwd-f16")
 
@@ -27,7 +28,7 @@ def test_every_shipped_entry_names_its_toolchain(path):
 @pytest.mark.parametrize("stem", RESWEPT)
 def test_reswept_files_were_tuned_under_the_default_provider(stem):
     default = mlir_api.PROVIDERS[0]                      # the provider `auto` loads first
-    allowed = mlir_api._DISTRIBUTIONS[default]
+    allowed = DISTRIBUTIONS[default]
     for e in _entries(stem):
         dist = e["toolchain"]["mlir"].split("==")[0]     # "flydsl==0.5.0 (flydsl._mlir, LLVM 24...)" -> "flydsl"
         assert dist in allowed, f"{stem} {e['study']}: tuned with {dist}, the default provider is {default}"

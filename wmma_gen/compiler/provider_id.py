@@ -18,7 +18,7 @@ from pathlib import Path
 PROVIDERS = ("flydsl", "mlir")                     # the order `auto` tries them in: the default first
 SETTING = "WMMA_GEN_MLIR_PROVIDER"
 _PACKAGE = {"flydsl": "flydsl._mlir", "mlir": "mlir"}
-_DISTRIBUTIONS = {"flydsl": ("flydsl",), "mlir": ("mlir-gml", "mlir-python-bindings", "mlir")}
+DISTRIBUTIONS = {"flydsl": ("flydsl",), "mlir": ("mlir-gml", "mlir-python-bindings", "mlir")}
 
 
 def identity(name: str, llvm_version: str) -> str:
@@ -35,14 +35,14 @@ def _distribution(name: str) -> str:
     folder = _package_dir(name)
     if folder is not None:
         site = folder.parents[len(_PACKAGE[name].split(".")) - 1]
-        for dist in _DISTRIBUTIONS[name]:
+        for dist in DISTRIBUTIONS[name]:
             want = re.sub(r"[-_.]+", "_", dist).lower()
             found = [d.name[:-len(".dist-info")].partition("-")[2] for d in site.glob("*.dist-info")
                      if d.name.partition("-")[0].lower() == want]
             if len(found) == 1 and found[0]:
                 return f"{dist}=={found[0]}"
     from importlib import metadata
-    for dist in _DISTRIBUTIONS[name]:
+    for dist in DISTRIBUTIONS[name]:
         try:
             return f"{dist}=={metadata.version(dist)}"
         except metadata.PackageNotFoundError:
