@@ -181,7 +181,7 @@ def test_attention_api_compiles_each_kernel_once(cold, ran):
 def test_tuner_gates_the_object_it_hashes(cold, ran, tmp_path):
     import optuna
 
-    from wmma_gen.ops.gemm.tuning import GemmObjective as Objective
+    from wmma_gen.ops import registry
     from wmma_gen.tuner.space import params_of
     from wmma_gen.device.emu import EmuDevice
     from wmma_gen.ops.gemm.directive import GemmDirective
@@ -189,7 +189,8 @@ def test_tuner_gates_the_object_it_hashes(cold, ran, tmp_path):
     from wmma_gen.ops.gemm.schedule import SPACE, Schedule
     study = optuna.create_study(direction="maximize")
     study.enqueue_trial(params_of(Schedule(block_m=64, block_n=64), None, SPACE))
-    study.optimize(Objective(GemmDirective("f16"), GemmProblem(256, 256, 256), "gfx1100", EmuDevice()), n_trials=1)
+    objective = registry.get("gemm").tuning.objective
+    study.optimize(objective(GemmDirective("f16"), GemmProblem(256, 256, 256), "gfx1100", EmuDevice()), n_trials=1)
     trial = study.trials[0]
     assert trial.state.name == "COMPLETE", trial.user_attrs
     assert cold() == {"bin": 1, "isa": 0}

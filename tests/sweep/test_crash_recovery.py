@@ -34,7 +34,7 @@ ROOT = HERE.parent.parent
 
 
 class FakeObjective:
-    """Stands in for wmma_gen.ops.gemm.tuning.GemmObjective (same constructor shape). Illegal schedules
+    """Stands in for the sweep's objective (wmma_gen.tuner.objective.SpecObjective: same call shape). Illegal schedules
     are pruned as the real one prunes them; legal ones sleep `pause` seconds and score a value
     derived from the schedule. The `hang_at`-th evaluation in this process writes its trial
     number to `mark` and sleeps until it is killed."""

@@ -5,20 +5,30 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from wmma_gen.ops.gemm.tuning import GemmObjective as Objective, gate_problem_list
+from wmma_gen.ops import registry
+from wmma_gen.ops.compile_op import compile_op
 from wmma_gen.tuner.space import params_of
 from wmma_gen.device.select import get_device
 from wmma_gen.errors import CompileError
-from wmma_gen.ops.gemm.build import compile_gemm
 from wmma_gen.ops.gemm.check import check_gemm
 from wmma_gen.ops.gemm.directive import GemmDirective
 from wmma_gen.ops.gemm.problem import GemmProblem
 from wmma_gen.ops.gemm.schedule import SPACE, Schedule
 from wmma_gen.targets import get_target
 
+SPEC = registry.get("gemm")
 D, P = GemmDirective("f16"), GemmProblem(256, 256, 256)
 FLOPS = 2 * 256 ** 3
 ILLEGAL = Schedule(block_m=16, waves_m=2)          # 16 rows cannot feed two waves of 16
+
+
+def Objective(d, p, arch, device, **hooks):
+    """The sweep's objective for a GEMM study (the shared one over the GEMM's OpSpec)."""
+    return SPEC.tuning.objective(d, p, arch, device, **hooks)
+
+
+def gate_problem_list(d, s, key):
+    return SPEC.gate_problems(d, s, key)
 
 
 def _run(objective, schedule):
@@ -32,7 +42,7 @@ def test_invalid_schedule_never_reaches_compile():
     assert ILLEGAL.problems(D, get_target("gfx1100"), P)
     calls = []
 
-    def spy(d, s, arch, p):
+    def spy(spec, d, s, key, arch):
         calls.append(s)
         raise CompileError("spy: stop here")
 
@@ -48,10 +58,10 @@ def test_invalid_schedule_never_reaches_compile():
 
 
 def test_spilling_kernel_is_pruned_with_reason():
-    real = compile_gemm(D, Schedule(), "gfx1100", P)
-    md = replace(real.compiled.metadata, vgpr_spill_count=7)
-    spilled = replace(real, compiled=replace(real.compiled, metadata=md))
-    t = _run(Objective(D, P, "gfx1100", get_device("emu"), compile=lambda d, s, a, p: spilled), Schedule())
+    real = compile_op(SPEC, D, Schedule(), SPEC.key_of(D, Schedule(), P), "gfx1100")
+    (name, ck), = real.compiled
+    spilled = replace(real, compiled=((name, replace(ck, metadata=replace(ck.metadata, vgpr_spill_count=7))),))
+    t = _run(Objective(D, P, "gfx1100", get_device("emu"), compile=lambda *a: spilled), Schedule())
     assert t.state == TrialState.PRUNED and "spills: 7 VGPR" in t.user_attrs["pruned_reason"]
 
 
@@ -98,8 +108,7 @@ def test_gate_runs_the_timed_and_exported_object():
     # the recorded object hash is the sha256 of the bytes the compiler produced for this key
     import hashlib
 
-    from wmma_gen.ops.gemm.build import compile_gemm
-    obj = compile_gemm(D, Schedule(), "gfx1100", P).compiled
+    obj = compile_op(SPEC, D, Schedule(), SPEC.key_of(D, Schedule(), P), "gfx1100").kernel("gemm")
     assert obj.key == t.user_attrs["isa_hash"]
     assert t.user_attrs["object_sha256"] == hashlib.sha256(obj.hsaco).hexdigest()
 
@@ -128,7 +137,7 @@ def test_on_a_hip_device_the_value_is_the_median_launch_time():
         gated = False
 
     dev = StubHip()
-    obj = Objective(D, P, "gfx1100", dev, check=lambda *a, **k: _mark(dev, check_gemm(*a, **k)))
+    obj = Objective(D, P, "gfx1100", dev, check=lambda *a: _mark(dev, SPEC.check(*a)))
     t = _run(obj, Schedule())
     assert t.state == TrialState.COMPLETE and t.user_attrs["source"] == "hip"
     assert t.user_attrs["seconds"] == pytest.approx(2.5e-3)       # median of the 10 after 3 warm-ups

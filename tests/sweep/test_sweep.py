@@ -7,7 +7,7 @@ from optuna.trial import TrialState
 from sweep_helpers import ARCH
 
 from autotune import export, ladder
-from wmma_gen.ops.gemm.tuning import gate_problem_list
+from wmma_gen.ops import registry
 from wmma_gen.ops.registry import tuning as adapter
 from wmma_gen.ops.gemm.tuning import BASELINES
 from autotune.study import Hooks, open_storage, run_sweep
@@ -90,5 +90,5 @@ def test_rerun_of_finished_sweep_adds_nothing(small_config):
 def test_gate_problem_scales_with_the_tile_not_the_problem():
     from wmma_gen.ops.gemm.signature import spec_key
     d, s = GemmDirective("f16"), Schedule(block_m=32, block_n=256, block_k=16)
-    (small,) = gate_problem_list(d, s, spec_key(d, s, GemmProblem(8192, 8192, 8192).as_dict()))
+    (small,) = registry.get("gemm").gate_problems(d, s, spec_key(d, s, GemmProblem(8192, 8192, 8192).as_dict()))
     assert (small.m, small.n, small.k) == (64, 256, 32)

@@ -129,6 +129,19 @@ class OpSpec:
     signatures: Optional[Callable] = None  # (d, s, target, key, {kernel: symbol}) -> {kernel: Signature}: what
                                            # build declares, without MLIR (a cached kernel's first launch,
                                            # compile_op.CompiledSet.pairs); None: the MLIR is built for it
+    # What the sweep's objective (wmma_gen/tuner/objective.py SpecObjective) asks of an op beyond the
+    # fields above; each is optional and None means the generic stage.
+    schedule_problems: Optional[Callable] = None   # (d, s, p, target) -> [reason]: the schedule's named
+                                                   # problems for this study (None: s.problems(d, target))
+    admit: Optional[Callable] = None       # (cs, d, s, p, arch) -> (reason or "", {attr: value}): a compiled
+                                           # candidate's extra check before its gate (GEMM: a workgroup fits a CU)
+    gate_check: Optional[Callable] = None  # (cs, d, s, gate problem, study problem, device, seed) -> result: the
+                                           # gate's check (attention: the study's window, varlen sequences);
+                                           # None: check(cs, d, gate problem, device, seed)
+    gate_error: str = "max_abs"            # the result's field `tol` bounds (the gate's worst row, its reason)
+    gate_attrs: Optional[Callable] = None  # (gate problem, result) -> {name: value}: recorded as gate_<name>
+    gpu_time: Optional[Callable] = None    # (device, cs, d, p) -> median GPU seconds of the whole set
+                                           # (None: every kernel timed on the Problem's mapping, tuner/timing.py)
 
     FIELDS = ("family", "directive", "schedule", "space", "problem", "problem_axes", "build", "key_of",
               "check", "estimate", "flops", "bucket", "default_schedule", "gate_problems", "tolerance")

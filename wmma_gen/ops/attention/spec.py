@@ -106,6 +106,51 @@ def gate_problems(d, s, key=None) -> list[AttentionProblem]:
             AttentionProblem(batch=1, heads=2, kv_heads=1, seq_q=2 * bn + 3, seq_k=bm - 9 if bm > 9 else 5)]
 
 
+def gate_window(d, p):
+    """The window the tuner's gate runs a windowed kernel with: the study problem's sides capped at
+    24 keys, so the small gate problems see both edges; None without a window."""
+    if not d.window:
+        return None
+    p = as_problem(p)
+    return tuple(-1 if x < 0 else min(x, 24) for x in (p.window_left, p.window_right))
+
+
+def gate_check(cs, d, s, gp, p, device, seed: int = 0, *, backward: bool = False):
+    """The tuner's gate (OpSpec.gate_check): the set on gate problem gp with the study's window
+    (gate_window); a varlen directive packs gp's batch as sequences of unequal lengths
+    (varlen_gate.py, through the API: the same compiled objects from compile_op's LRU)."""
+    from dataclasses import replace
+    window = gate_window(d, p)
+    if d.varlen:
+        from .varlen_gate import check_varlen
+        return check_varlen(asdict(gp) | {"head_dim": d.head_dim}, d, window=window, arch=cs.arch, device=device,
+                            seed=seed, schedule=s)
+    if window:
+        gp = replace(gp, window_left=window[0], window_right=window[1])
+    return check(cs, d, gp, device, seed, backward=backward)
+
+
+def gate_attrs(gp, r) -> dict:
+    """What the tuner's gate records beyond the shared fields: the worst output and the gate
+    problem's lengths."""
+    return {"worst": r.worst, "seq_q": gp.seq_q, "seq_k": gp.seq_k}
+
+
+def gpu_time_of(timing_sizes):
+    """OpSpec.gpu_time over `timing_sizes(d, p) -> {argument: value}`: the set's kernels timed one
+    after the other (varlen: valid offsets of batch sequences of Sq and Sk, varlen_gate.time_varlen)."""
+    def gpu_time(device, cs, d, p) -> float:
+        from ...tuner.timing import time_signature
+        from .varlen_gate import time_varlen
+        sizes, timer = timing_sizes(d, p), time_varlen if d.varlen else time_signature
+        return sum(timer(device, ck, src.signature, sizes) for src, ck in cs.pairs().values())
+    return gpu_time
+
+
+def timing_sizes(d, p) -> dict:
+    return {**asdict(as_problem(p)), "scale": 1.0 / d.head_dim ** 0.5}
+
+
 def default_schedule(d, arch: str, p=None):
     from ...targets import get_target
     from .defaults import default_schedule as default
@@ -155,4 +200,4 @@ def spec() -> OpSpec:
         api=attention, reference=attention_forward, cli_from="wmma_gen.cli.hooks.attention",
         tuning_from="wmma_gen.ops.attention.tuning", selftest=selftest_of("attention"), plan=forward_plan,
         signatures=signatures,
-        torch_baseline=torch_sdpa)
+        torch_baseline=torch_sdpa, gate_check=gate_check, gate_attrs=gate_attrs, gpu_time=gpu_time_of(timing_sizes))

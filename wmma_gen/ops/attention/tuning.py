@@ -1,24 +1,20 @@
 """The attention forward's Tuning (ops/contract.py): studies per (dtype, head_dim, causal, seq),
 the objective, ladder columns and the exported schedule files. Loaded only by the tuner.
 
-Objective stages (wmma_gen/tuner/objective.py, STYLE rule 7): suggest -> validate (prune) -> compile once
-(ops/compile_op.py: a CompiledSet) -> spills (prune) -> correctness gate: the spec's check handed
-that CompiledSet on the spec's gate problems against the float64 reference (prune on failure)
--> value: GPU time through the launcher (source=hip) or the spec's estimate of the same set
-(source=model).
+Objective: the shared SpecObjective (wmma_gen/tuner/objective.py, STYLE rule 7): suggest -> validate
+(prune) -> compile once (ops/compile_op.py: a CompiledSet) -> spills (prune) -> correctness gate: the
+spec's gate_check handed that CompiledSet on the spec's gate problems against the float64 reference
+(prune on failure) -> value: GPU time (spec.gpu_time, source=hip) or the spec's estimate of the same
+set (source=model).
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
-from typing import Optional
-
-from wmma_gen.errors import EmulatorFault
 from wmma_gen.ops import registry
 from wmma_gen.ops.attention.directive import AttentionDirective
 from wmma_gen.ops.attention.schedule import SPACE, AttentionSchedule
 from wmma_gen.targets import get_target
 
-from wmma_gen.tuner.objective import StagedObjective
+from wmma_gen.tuner.objective import spec_objective
 
 from ..contract import Tuning
 
@@ -124,101 +120,6 @@ def baselines(d, p, arch: str) -> list[AttentionSchedule]:
     return out
 
 
-def compile_set(op: str, d, s, arch: str):
-    """The CompiledSet of schedule s (ops/compile_op.py: LRU, disk index, content cache)."""
-    from wmma_gen.ops.compile_op import compile_op
-    return compile_op(registry.get(op), d, s, None, arch)
-
-
-@dataclass
-class AttentionObjective(StagedObjective):
-    """`objective(trial) -> TFLOP/s` for one (arch, directive, problem) study, on the shared
-    stages of wmma_gen/tuner/objective.py.
-
-    The attention backward's objective (attention_bwd.py) is this one over its own schedule
-    and kernels: an op supplies its knob table (SPACE, SCHEDULE), `_problems`, `_kernels`
-    ({name: (KernelSource, CompiledKernel)}) and `_sizes` (GPU-timing problem)."""
-    directive: AttentionDirective
-    problem: dict
-    arch: str
-    device: object
-    domains: Optional[dict] = None
-    seed: int = 0
-    gate_cache: dict = field(default_factory=dict)
-
-    OP = OP
-    SPACE = SPACE
-    SCHEDULE = AttentionSchedule
-    MISMATCH = "output disagrees with the reference"
-
-    def _problems(self, s) -> list[str]:
-        return s.problems(self.directive, get_target(self.arch))
-
-    def _kernels(self, s) -> dict:
-        self._set = compile_set(self.OP, self.directive, s, self.arch)
-        return self._set.pairs()
-
-    def _sizes(self) -> dict:
-        return {**self.problem, "scale": 1.0 / self.directive.head_dim ** 0.5}
-
-    def _flops(self) -> float:
-        return registry.get(self.OP).flops(self.directive, self.problem)
-
-    def _time(self, trial, s, ks) -> tuple[float, str, str]:
-        if self.on_gpu:
-            from wmma_gen.tuner.timing import time_signature
-
-            from .varlen_gate import time_varlen
-            p = self._sizes()
-            timer = time_varlen if self.directive.varlen else time_signature
-            return sum(timer(self.device, ck, src.signature, p) for src, ck in ks.values()), "hip", ""
-        spec = registry.get(self.OP)
-        e = spec.estimate(self._set, self.directive, s, spec.problem_from(self.problem), self.arch)
-        return float(e.seconds), e.source, e.limiter
-
-    def _gate(self, s, ks) -> dict:
-        """The timed objects themselves (the CompiledSet the check is handed) on every gate
-        problem; the worst row is kept (a wrong or faulting one stops the gate)."""
-        d, spec, cs = self.directive, registry.get(self.OP), self._set
-        isa_hash = cs.isa_hash
-        if isa_hash in self.gate_cache:
-            return dict(self.gate_cache[isa_hash])
-        worst = None
-        window = gate_window(d, self.problem)
-        for gp in spec.gate_problems(d, s, None):
-            try:
-                if d.varlen:     # packed sequences of unequal lengths (through the API: same LRU object)
-                    from .varlen_gate import check_varlen
-                    r = check_varlen(asdict(gp) | {"head_dim": d.head_dim}, d, window=window, arch=self.arch,
-                                     device=self.device, seed=self.seed, schedule=s)
-                else:
-                    if window:
-                        gp = replace(gp, window_left=window[0], window_right=window[1])
-                    r = spec.check(cs, d, gp, self.device, self.seed)
-                row_ = {"passed": bool(r.passed), "max_abs": float(r.max_abs),
-                        "tol": float(r.tol), "worst": r.worst, "source": r.source, "isa_hash": isa_hash,
-                        "seq_q": gp.seq_q, "seq_k": gp.seq_k}
-            except EmulatorFault as e:
-                row_ = {"passed": False, "max_abs": float("inf"), "tol": 0.0, "worst": f"fault: {e}"[:300]}
-            if worst is None or not row_["passed"] or \
-                    row_["max_abs"] / max(row_["tol"], 1e-30) > worst["max_abs"] / max(worst["tol"], 1e-30):
-                worst = row_
-            if not worst["passed"]:
-                break
-        if not worst["passed"]:
-            worst["why"] = f"{self.MISMATCH}: {worst['worst']} error {worst['max_abs']:.3g} > tol {worst['tol']:.3g}"
-        self.gate_cache[isa_hash] = worst
-        return dict(worst)
-
-
-def gate_window(d, p: dict):
-    """The window the gate runs a windowed kernel with: the problem's sides capped at 24 keys,
-    so the small gate problems (registry gate_problems) see both edges; None without a window."""
-    if not d.window:
-        return None
-    return tuple(-1 if x < 0 else min(x, 24) for x in (p.get("window_left", -1), p.get("window_right", -1)))
-
-
 def domains_of(d) -> dict:
     """The knob domains a head dim searches unless the caller narrows them: d_split 1 up to 256
     (one wave holds a query block's O^T: the sweeps there are unchanged), 2/4/8 above (kv_buffers
@@ -228,9 +129,9 @@ def domains_of(d) -> dict:
     return {"d_split": (2, 4, 8), "kv_buffers": (1,)}
 
 
-def objective(d, p, arch: str, device, *, domains=None, seed: int = 0, gate_cache=None, **_hooks):
-    return AttentionObjective(d, p, arch, device, domains=domains, seed=seed,
-                              gate_cache={} if gate_cache is None else gate_cache)
+# The objective is the shared one over the OpSpec (wmma_gen/tuner/objective.py SpecObjective): the
+# gate's window and varlen sequences and the GPU timing are OpSpec fields (spec.py).
+objective = spec_objective(OP)
 
 
 def documents(df, arch: str, space: tuple = SPACE) -> dict:

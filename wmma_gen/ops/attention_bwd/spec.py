@@ -2,6 +2,8 @@
 its own schedule and a KernelSet of three kernels launched in order (prepass, dkdv, dq)."""
 from __future__ import annotations
 
+from functools import partial
+
 from ..attention import spec as fwd
 from ..contract import ModelEstimate, OpSpec
 
@@ -42,6 +44,19 @@ def flops(d, p) -> int:
     return fwd.flops_of(d, p, True)
 
 
+def schedule_problems(d, s, p, target) -> list[str]:
+    """The tuner's validate stage: the backward schedule's named problems for d (schedule.py)."""
+    return s.problems(d.head_dim, d.dtype, target)
+
+
+def timing_sizes(d, p) -> dict:
+    """The backward kernels' arguments for GPU timing (the packed totals a varlen kernel reads too)."""
+    from dataclasses import asdict
+    p = asdict(fwd.as_problem(p))
+    return {"total_q": p["batch"] * p["seq_q"], "total_k": p["batch"] * p["seq_k"], **p, "head_dim": d.head_dim,
+            "scale": 1.0 / d.head_dim ** 0.5}
+
+
 def default_schedule(d, arch: str, p=None):
     from .defaults import default_schedule as default
     return default(arch, d.head_dim)
@@ -60,4 +75,6 @@ def spec() -> OpSpec:
         tolerance="dq, dk, dv within 8u*max|ref| + 1e-3 (u = unit roundoff of f16/bf16)",
         api=api, reference=attention_backward, cli_from="wmma_gen.cli.hooks.attention_bwd",
         tuning_from="wmma_gen.ops.attention_bwd.tuning", selftest=fwd.selftest_of("attention_bwd"),
-        plan=backward_plan, signatures=signatures)
+        plan=backward_plan, signatures=signatures, schedule_problems=schedule_problems,
+        gate_check=partial(fwd.gate_check, backward=True), gate_attrs=fwd.gate_attrs,
+        gpu_time=fwd.gpu_time_of(timing_sizes))

@@ -8,14 +8,13 @@ gate problems vs the float64 reference -> value.
 """
 from __future__ import annotations
 
-
-
 from wmma_gen.ops import registry
 from wmma_gen.ops.attention.directive import AttentionDirective
 from wmma_gen.ops.attention_bwd.schedule import SPACE, AttentionBwdSchedule
 
+from wmma_gen.tuner.objective import spec_objective
+
 from ..contract import Tuning
-from wmma_gen.targets import get_target
 
 from ..attention import tuning as fwd
 from ..attention.tuning import (BATCH, DTYPES, EXTRA_COLUMNS, HEADS, PROBLEM_COLUMNS, SIZE_LABEL,  # noqa: F401
@@ -60,27 +59,7 @@ def baselines(d, p, arch: str) -> list[AttentionBwdSchedule]:
     return [registry.get(OP).default_schedule(d, arch)]
 
 
-class AttentionBwdObjective(fwd.AttentionObjective):
-    """The forward's objective (attention.py) over the backward's schedule and its pre-pass,
-    dK/dV and dQ kernels: value = the sum of the three kernels' GPU times or model estimate."""
-    OP = OP
-    SPACE = SPACE
-    SCHEDULE = AttentionBwdSchedule
-    MISMATCH = "gradients disagree with the reference"
-
-    def _problems(self, s) -> list[str]:
-        return s.problems(self.directive.head_dim, self.directive.dtype, get_target(self.arch))
-
-    def _sizes(self) -> dict:
-        p = self.problem
-        return {"total_q": p["batch"] * p["seq_q"], "total_k": p["batch"] * p["seq_k"], "window_left": -1,
-                "window_right": -1, **p, "head_dim": self.directive.head_dim,
-                "scale": 1.0 / self.directive.head_dim ** 0.5}
-
-
-def objective(d, p, arch: str, device, *, domains=None, seed: int = 0, gate_cache=None, **_hooks):
-    return AttentionBwdObjective(d, p, arch, device, domains=domains, seed=seed,
-                                 gate_cache={} if gate_cache is None else gate_cache)
+objective = spec_objective(OP)   # the shared objective (tuner/objective.py) over the backward's OpSpec
 
 
 def documents(df, arch: str) -> dict:

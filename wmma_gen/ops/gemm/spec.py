@@ -69,6 +69,29 @@ def default_schedule(d, arch: str, p):
     return default(d, arch, as_problem(p))
 
 
+def schedule_problems(d, s, p, target) -> list[str]:
+    """The tuner's validate stage: what makes s illegal for d on this problem (schedule.py)."""
+    return s.problems(d, target, as_problem(p))
+
+
+def admit(cs, d, s, p, arch: str):
+    """The tuner's admit stage: the model's occupancy of the compiled kernel; a candidate of
+    which no workgroup fits on a CU is pruned before its gate."""
+    from ...model.occupancy import occupancy
+    from ...model.params import params_for
+    from ...targets import get_target
+    t, md = get_target(arch), cs.kernel("gemm").metadata
+    occ = occupancy(md.vgpr_count, md.lds_bytes, s.threads, t, params_for(t.arch))
+    why = "" if occ.workgroups_per_cu >= 1 else f"no workgroup fits on a CU: {occ.limits}"
+    return why, {"occupancy": occ.waves_per_simd, "workgroups_per_cu": occ.workgroups_per_cu}
+
+
+def gate_attrs(gp: GemmProblem, r) -> dict:
+    """What the tuner's gate records beyond the shared fields (as gate_<name>): the gate
+    problem's shape, the relative error the tolerance bounds, the check's kernel time."""
+    return {"max_rel": float(r.max_rel), "seconds": round(float(r.seconds), 3), "m": gp.m, "n": gp.n, "k": gp.k}
+
+
 SELFTEST_DTYPES = ("f16", "bf16", "i8", "fp8")   # each where the target has a WMMA for it
 SELFTEST_PROBLEM = GemmProblem(48, 40, 72)       # partial macro tiles on every axis, K not a tile multiple
 
@@ -95,4 +118,5 @@ def spec() -> OpSpec:
         tolerance="normwise: sqrt(K)*eps(in) + eps(out) for float inputs, exact for integers (check.py)",
         api=gemm, reference=gemm_reference, cli_from="wmma_gen.cli.hooks.gemm",
         tuning_from="wmma_gen.ops.gemm.tuning", selftest=selftest, plan=gemm_plan, torch_baseline=torch_matmul,
-        signatures=signatures)
+        signatures=signatures, schedule_problems=schedule_problems, admit=admit, gate_error="max_rel",
+        gate_attrs=gate_attrs)

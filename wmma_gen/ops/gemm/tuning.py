@@ -1,30 +1,24 @@
-"""The GEMM's Tuning (ops/contract.py): studies per (dtype, shape), the objective (GemmObjective
-on the shared stages of wmma_gen/tuner/objective.py), ladder columns and the exported schedule files
-(read back by wmma_gen/ops/gemm/lookup.py). Loaded only by the tuner (it imports optuna).
+"""The GEMM's Tuning (ops/contract.py): studies per (dtype, shape), the objective (the shared
+SpecObjective of wmma_gen/tuner/objective.py over the GEMM's OpSpec), ladder columns and the
+exported schedule files (read back by wmma_gen/ops/gemm/lookup.py). Loaded only by the tuner.
 
 The gate runs the very code object that is timed and exported (sizes are kernel arguments):
 on small problems of one or two macro tiles per axis with the same specialization key
-(signature.gate_problems) -- the emulator is slow, and one tile pair already exercises
-every instruction the schedule emits.
+(spec.gate_problems, signature.gate_problems) -- the emulator is slow, and one tile pair
+already exercises every instruction the schedule emits.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Callable, Optional
-
 import wmma_gen
-from wmma_gen.errors import DeviceError, EmulatorFault, ScheduleError
+from wmma_gen.errors import ScheduleError
 from wmma_gen.ops.gemm import lookup
 from wmma_gen.ops.gemm.defaults import LARGE
 from wmma_gen.ops.gemm.directive import ACTIVATIONS, GemmDirective
 from wmma_gen.ops.gemm.schedule import SPACE, Schedule
-from wmma_gen.ops.gemm.signature import gate_problems
 from wmma_gen.ops.gemm.problem import GemmProblem, as_problem
-from wmma_gen.targets import Target, get_target
-
-from wmma_gen.tuner.objective import StagedObjective, prune
-from wmma_gen.tuner.space import Domains
+from wmma_gen.targets import get_target
+from wmma_gen.tuner.objective import spec_objective
 
 from ..contract import Tuning
 
@@ -117,182 +111,9 @@ def baselines(d: GemmDirective, p, arch: str) -> list[Schedule]:
     return list(dict.fromkeys(first + [s for s in BASELINES if not s.problems(d, t, as_problem(p))]))
 
 
-def compile_schedule(d: GemmDirective, s: Schedule, arch: str, problem):
-    """The objective's compile stage (a picklable module function: the sweep's compile pool
-    runs it ahead in worker processes, which fills the shared on-disk compile cache)."""
-    from wmma_gen.ops.gemm.build import compile_gemm
-    return compile_gemm(d, s, arch, problem)     # through ops/compile_op.py (LRU + disk index)
-
-
-WARMUP, REPEATS = 3, 10  # GPU timing: launches discarded, launches whose median is kept
-
-
-def gate_problem_list(d: GemmDirective, s: Schedule, key) -> list[GemmProblem]:
-    """The small problems the correctness gate runs with the timed object (same key)."""
-    return [as_problem(p) for p in gate_problems(d, s, key)]
-
-
-def occupancy(kernel, s: Schedule, t: Target):
-    """The model's occupancy of the compiled kernel (waves per SIMD, workgroups per CU)."""
-    from wmma_gen.model.occupancy import occupancy as occ
-    from wmma_gen.model.params import params_for
-    md = kernel.compiled.metadata
-    return occ(md.vgpr_count, md.lds_bytes, s.threads, t, params_for(t.arch))
-
-
-def _real_check():
-    try:
-        from wmma_gen.ops.gemm.check import check_gemm
-    except ImportError as e:
-        raise DeviceError(f"correctness gate unavailable: wmma_gen.ops.gemm.check cannot be imported ({e})") from None
-    return check_gemm
-
-
-def _real_estimate():
-    try:
-        from wmma_gen.ops.gemm.model import estimate
-    except ImportError as e:
-        raise DeviceError(f"no GPU timing and no model: wmma_gen.ops.gemm.model cannot be imported ({e})") from None
-    return estimate
-
-
-@dataclass
-class GemmObjective(StagedObjective):
-    """`objective(trial) -> TFLOP/s` for one (arch, directive, problem) study.
-
-    device: a wmma_gen Device (hip or emulator) for the gate; GPU time is measured only when
-    it is a GPU (StagedObjective.on_gpu). compile/check/estimate default to the real stages and
-    are parameters so tests can spy on them. corrupt(schedule) -> True makes that schedule's
-    gate read back corrupted output (test-only hook; nothing else ever sets it)."""
-    directive: GemmDirective
-    problem: GemmProblem
-    arch: str
-    device: object
-    domains: Optional[Domains] = None
-    compile: Optional[Callable] = None
-    check: Optional[Callable] = None
-    estimate: Optional[Callable] = None
-    corrupt: Optional[Callable[[Schedule], bool]] = None
-    gate_cache: dict = field(default_factory=dict)   # (arch, object key, schedule, corrupt) -> row
-    seed: int = 0
-
-    SPACE = SPACE
-    SCHEDULE = Schedule
-
-    def __post_init__(self):
-        self.target = get_target(self.arch)
-        self.problem = as_problem(self.problem)
-
-    def _problems(self, s: Schedule) -> list[str]:
-        return s.problems(self.directive, self.target, self.problem)
-
-    def _kernels(self, s: Schedule) -> dict:
-        kernel = (self.compile or compile_schedule)(self.directive, s, self.arch, self.problem)
-        return {"gemm": (kernel, kernel.compiled)}
-
-    def _admit(self, trial, s: Schedule, ks: dict) -> str:
-        occ = occupancy(ks["gemm"][0], s, self.target)
-        trial.set_user_attr("occupancy", occ.waves_per_simd)
-        trial.set_user_attr("workgroups_per_cu", occ.workgroups_per_cu)
-        return "" if occ.workgroups_per_cu >= 1 else f"no workgroup fits on a CU: {occ.limits}"
-
-    def _gate(self, s: Schedule, ks: dict) -> dict:
-        """Run the kernel itself on every gate problem of its key; the worst result is kept."""
-        kernel = ks["gemm"][0]
-        corrupt = bool(self.corrupt and self.corrupt(s))
-        key = (self.arch, kernel.compiled.key, s.to_json(), corrupt)
-        if key not in self.gate_cache:
-            check = self.check or _real_check()
-            device = corrupting(self.device) if corrupt else self.device
-            worst = None
-            for g in gate_problem_list(self.directive, s, kernel.key):
-                try:
-                    r = check(self.directive, s, self.arch, g, device, seed=self.seed, kernel=kernel)
-                except EmulatorFault as e:  # the kernel faulted on the small problem: it is wrong
-                    worst = {"passed": False, "m": g.m, "n": g.n, "k": g.k, "isa_hash": kernel.compiled.key,
-                             "why": f"kernel faulted: {e}"}
-                    break
-                row = {"passed": bool(r.passed), "max_abs": float(r.max_abs), "max_rel": float(r.max_rel),
-                       "tol": str(r.tol), "source": str(r.source), "seconds": round(float(r.seconds), 3),
-                       "m": g.m, "n": g.n, "k": g.k, "isa_hash": kernel.compiled.key}
-                if not row["passed"]:
-                    row["why"] = (f"output disagrees with numpy on {g.m}x{g.n}x{g.k}: max_abs={row['max_abs']:.3g} "
-                                  f"max_rel={row['max_rel']:.3g} tol={row['tol']}")
-                if worst is None or row["max_rel"] > worst["max_rel"] or not row["passed"]:
-                    worst = row
-                if not row["passed"]:
-                    break   # the first failing problem is the one reported
-            self.gate_cache[key] = worst
-        return dict(self.gate_cache[key])
-
-    def _time(self, trial, s: Schedule, ks: dict) -> tuple[float, str, str]:
-        kernel = ks["gemm"][0]
-        if self.on_gpu:
-            return time_on_device(self.device, kernel), "hip", ""
-        try:
-            est = (self.estimate or _real_estimate())(kernel, self.directive, s, self.target, self.problem)
-        except ScheduleError as e:  # the model refuses what cannot run (e.g. nothing fits a CU)
-            prune(trial, "model", str(e))
-        return float(est.seconds), str(est.source), str(est.limiter)
-
-    def _flops(self) -> float:
-        p = self.problem
-        return 2 * p.m * p.n * p.k * p.batch
-
-
-def time_on_device(device, kernel, warmup: int = WARMUP, repeats: int = REPEATS) -> float:
-    """Median GPU seconds of the compiled GEMM on its problem (wmma_gen/tuner/timing.py)."""
-    from wmma_gen.tuner.timing import time_signature
-    return time_signature(device, kernel.compiled, kernel.signature, kernel.sizes, warmup, repeats)
-
-
-def corrupting(device):
-    """Test-only: a Device whose read-backs after a launch have one 4-byte word in the middle
-    overwritten with 0x7f7f7f7f (a huge f32/i32, a NaN pair in f16/bf16): the kernel looks
-    wrong to whoever checks it. Reached only through `GemmObjective(corrupt=...)`."""
-    from wmma_gen.device.base import Device
-
-    class CorruptOutput(Device):
-        name = f"corrupt-{device.name}"
-
-        def __init__(self):
-            super().__init__()
-            self.launched = False
-
-        def alloc(self, nbytes):
-            return device.alloc(nbytes)
-
-        def free(self, buf):
-            device.free(buf)
-
-        def copy_in(self, buf, data):
-            device.copy_in(buf, data)
-
-        def copy_out(self, buf, nbytes=None):
-            raw = bytearray(device.copy_out(buf, nbytes))
-            if self.launched and len(raw) >= 4:
-                mid = len(raw) // 2 // 4 * 4
-                raw[mid:mid + 4] = b"\x7f\x7f\x7f\x7f"
-            return bytes(raw)
-
-        def launch(self, kernel, grid, block, args):
-            self.launched = True
-            return device.launch(kernel, grid, block, args)
-
-        def sync(self):
-            device.sync()
-
-        _alloc = _free = _copy_in = _copy_out = None   # everything is delegated above
-
-    CorruptOutput.__abstractmethods__ = frozenset()
-    return CorruptOutput()
-
-
-def objective(d, p, arch: str, device, *, domains=None, seed: int = 0, gate_cache=None, compile=None,
-              check=None, estimate=None, corrupt=None, factory=None):
-    return (factory or GemmObjective)(d, p, arch, device, domains=domains, compile=compile, check=check,
-                                      estimate=estimate, corrupt=corrupt,
-                                      gate_cache={} if gate_cache is None else gate_cache, seed=seed)
+# The objective is the shared one over the OpSpec (wmma_gen/tuner/objective.py SpecObjective): the
+# GEMM's validate, admit (occupancy) and gate attributes are OpSpec fields (spec.py).
+objective = spec_objective(OP)
 
 
 def _scalar(v):
