@@ -25,6 +25,10 @@ def run(args) -> int:
     from ..model.calibration import band_bounds
     from . import op_generic
     d, p, s, cs = op_generic.compiled(args, spec)
+    if spec.report is not None:      # the op's own view of its code objects (source=model)
+        text, data = spec.report(cs, d, s, p, args.arch)
+        emit(args, data, text)
+        return 0
     e = spec.estimate(cs, d, s, p, args.arch)
     low, high = band_bounds(args.arch, spec.family, d.dtype, e.tflops)
     text = (f"kernels   {spec.name} {op_generic.text(d, p)} on {args.arch} ({', '.join(cs.names)})\n"

@@ -43,17 +43,37 @@ def run(args) -> int:
     if hook is not None:
         return hook(args, spec)
     from . import op_generic
+    d, p = op_generic.directive_of(args, spec), op_generic.problem_of(args, spec)
+    if spec.host_bytes is not None:
+        host_budget(op_generic.text(d, p), spec.host_bytes(d, p))
     device = get_device(args.device)
     t0 = time.perf_counter()
-    d, p, s, cs = op_generic.compiled(args, spec)
+    d, p, s, cs = op_generic.compiled(args, spec, d, p)
     r = spec.check(cs, d, p, device, args.seed)
     total = time.perf_counter() - t0
     verdict = "PASS" if r.passed else "FAIL"
     data = {"op": spec.name, "arch": args.arch, "device": device.name, "directive": dataclasses.asdict(d),
             "problem": dataclasses.asdict(p), "schedule": s.to_dict(), "seed": args.seed, "isa_hash": cs.isa_hash,
             **r.to_dict(), "verdict": verdict, "total_seconds": round(total, 4)}
-    lines = [f"{spec.name} {op_generic.text(d, p)} on {args.arch}, device {device.name}, seed {args.seed}",
-             f"  largest error {r.max_abs:.3e} (tolerance {r.tol}; {spec.tolerance})",
-             f"  total {total:.2f} s (host wall time)", verdict]
-    emit(args, data, "\n".join(lines))
+    emit(args, data, "\n".join(report(spec, args, device, d, p, r, total)))
     return 0 if r.passed else 1
+
+
+def report(spec, args, device, d, p, r, total: float) -> list[str]:
+    """The check's lines, from the result's fields: the errors it measured (max_rel when it has
+    one) against its tolerance, the kernel time when it has one, the verdict and the worst element."""
+    from . import op_generic
+    errors = f"max abs error {r.max_abs:.3e}" + (f"   max rel error {r.max_rel:.3e} (of max|ref|)"
+                                                 if hasattr(r, "max_rel") else "")
+    exact = getattr(d, "is_int", False)
+    lines = [f"{spec.name} {op_generic.text(d, p)} on {args.arch}, device {device.name} ({r.source}), seed {args.seed}",
+             f"  {errors}   tolerance {'exact' if exact else f'{r.tol:.3e}'} ({spec.tolerance})"]
+    if hasattr(r, "seconds"):
+        when = "emulator wall time, not GPU time" if r.source == "emulator" else "GPU time between hipEvents"
+        lines.append(f"  kernel time {r.seconds:.4f} s ({when}); total {total:.2f} s (host wall time)")
+    else:
+        lines.append(f"  total {total:.2f} s (host wall time)")
+    worst = getattr(r, "worst", None)
+    if not r.passed and worst is not None:
+        lines.append(f"  worst element {worst}")
+    return lines + ["PASS" if r.passed else "FAIL"]

@@ -42,7 +42,8 @@ def run(args) -> int:
                                 "check or analyze it)")
         (name, c), = cs.compiled
         src = cs.sources[name]
-        d_dict, s_dict, grid, block, mlir = dataclasses.asdict(d), s.to_dict(), src.signature.grid(
+        d_dict = d.to_dict() if hasattr(d, "to_dict") else dataclasses.asdict(d)
+        s_dict, grid, block, mlir = s.to_dict(), src.signature.grid(
             {**dataclasses.asdict(p)}), src.signature.block, src.mlir
     info = {"arch": args.arch, "op": args.op, "directive": d_dict, "schedule": s_dict,
             "grid": grid, "block": block, "kernel": c.name, "key": c.key,

@@ -1,7 +1,8 @@
 """What `check`, `compile` and `analyze` do for an op from its OpSpec alone (ops/contract.py):
 the directive from --dtype and the flags named after its fields, the Problem from its axes'
-flags, the schedule from its default and the knob flags, the code objects from compile_op.
-An op with its own hooks (OpSpec.cli_from) keeps its own flags and report lines instead."""
+flags, the schedule from its default and the knob flags (refused when illegal: the OpSpec's
+schedule_problems), the code objects from compile_op. An op with its own hooks (OpSpec.cli_from)
+keeps its own flags and report lines instead."""
 from __future__ import annotations
 
 import dataclasses
@@ -30,13 +31,32 @@ def problem_of(args, spec):
     return spec.problem_of_args(args)
 
 
-def compiled(args, spec):
-    """(directive, problem, schedule, CompiledSet) of the flags given."""
-    from ..ops.compile_op import compile_op
-    d, p = directive_of(args, spec), problem_of(args, spec)
+def schedule_of(args, spec, d, p):
+    """The op's default schedule for (d, p) updated by --schedule-json and the knob flags, refused
+    (naming the schedule's failing checks) when illegal for d on p -- before anything compiles."""
+    from ..targets import get_target
     s = schedule_for(args, spec, base=spec.default_schedule(d, args.arch, p))
+    t = get_target(args.arch)
+    if spec.schedule_problems is not None:
+        problems = spec.schedule_problems(d, s, p, t)
+    else:
+        problems = s.problems(d, t) if hasattr(s, "problems") else []
+    if problems:
+        raise ScheduleError.rejected("schedule", "; ".join(problems), s.to_dict())
+    return s
+
+
+def compiled(args, spec, d=None, p=None):
+    """(directive, problem, schedule, CompiledSet) of the flags given (d, p: already read)."""
+    from ..ops.compile_op import compile_op
+    d = directive_of(args, spec) if d is None else d
+    p = problem_of(args, spec) if p is None else p
+    s = schedule_of(args, spec, d, p)
     return d, p, s, compile_op(spec, d, s, spec.key_of(d, s, p), args.arch)
 
 
 def text(d, p) -> str:
-    return " ".join(f"{k}={v}" for k, v in {**dataclasses.asdict(d), **dataclasses.asdict(p)}.items())
+    """The directive's dtype and the fields not at their defaults, then the problem's sizes."""
+    shown = {f.name: getattr(d, f.name) for f in dataclasses.fields(d)
+             if f.name == "dtype" or f.default is dataclasses.MISSING or getattr(d, f.name) != f.default}
+    return " ".join(f"{k}={v}" for k, v in {**shown, **dataclasses.asdict(p)}.items())

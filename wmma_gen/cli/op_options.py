@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ..errors import ScheduleError
 from ..ops.attention.directive import AttentionDirective
 from ..ops.gemm.directive import ACTIVATIONS, IN_DTYPES, LAYOUTS, GemmDirective
-from .options import f32_exact, int_at_least, parse_shape, schedule_json
+from .options import f32_exact, int_at_least, schedule_json
 
 if TYPE_CHECKING:
     from ..ops.registry import OpSpec
@@ -70,7 +70,7 @@ def add_op_options(p: argparse.ArgumentParser, *, ops: tuple | None = None, shap
     batch_owners = gemm + ((AttentionDirective,) if attention_sizes else (KERNEL_ARG,))
     g = p.add_argument_group("gemm (--op gemm)")
     _flag(p, g, gemm, "--shape", default=shape_default, help="MxNxK (e.g. 256x256x256); M,N,K >= 1")
-    _flag(p, g, gemm, "--layout", default="NN", help=f"{'|'.join(LAYOUTS)}: first letter A, second B; T = transposed")
+    _flag(p, g, gemm, "--layout", type=str.upper, default="NN", help=f"{'|'.join(LAYOUTS)}: first letter A, second B; T = transposed")
     _flag(p, g, batch_owners, "--batch", type=int_at_least(1, INT32_MAX), default=1,
           help="batch (gemm" + (" and attention)" if attention_sizes else ")"))
     _flag(p, g, gemm, "--acc", default="", help="accumulator: f32 (default for floats), f16/bf16 (gfx11), i32")
@@ -197,19 +197,6 @@ def schedule_for(args, spec: "OpSpec", base):
                                 f"one of {', '.join(map(str, dom))} for --op {spec.name}")
         fields[name] = value
     return spec.schedule.from_dict(fields)
-
-
-def gemm_problem_from(args):
-    """The GemmProblem of `--shape MxNxK` and `--batch` (what `--op gemm` passes down)."""
-    from ..ops.gemm.problem import GemmProblem
-    m, n, k = parse_shape(args.shape)
-    return GemmProblem(m, n, k, args.batch)
-
-
-def directive_from(args) -> GemmDirective:
-    return GemmDirective(args.dtype, acc=args.acc, layout=args.layout.upper(), out_dtype=args.out_dtype,
-                         alpha=args.alpha, beta=args.beta, bias=args.bias,
-                         activation=args.activation, unsigned=args.unsigned)
 
 
 def window_of(args):

@@ -129,6 +129,11 @@ class OpSpec:
     signatures: Optional[Callable] = None  # (d, s, target, key, {kernel: symbol}) -> {kernel: Signature}: what
                                            # build declares, without MLIR (a cached kernel's first launch,
                                            # compile_op.CompiledSet.pairs); None: the MLIR is built for it
+    # What the generic `check` / `analyze` commands (wmma_gen/cli/) ask of an op beyond the fields above.
+    host_bytes: Optional[Callable] = None  # (d, p) -> bytes of host memory a check's inputs and float64
+                                           # reference take (`check` refuses what would not fit); None: no bound
+    report: Optional[Callable] = None      # (cs, d, s, p, arch) -> (text, data): `analyze`'s view of the code
+                                           # objects (loop, occupancy, estimate; source=model); None: the estimate
     # What the sweep's objective (wmma_gen/tuner/objective.py SpecObjective) asks of an op beyond the
     # fields above; each is optional and None means the generic stage.
     schedule_problems: Optional[Callable] = None   # (d, s, p, target) -> [reason]: the schedule's named
@@ -197,9 +202,21 @@ class OpSpec:
 
     def problem_of_args(self, args) -> Any:
         """The Problem from parsed CLI flags: an axis's flag when given on the command line (another
-        op's default for a shared flag does not count), else the axis default."""
+        op's default for a shared flag does not count), else the axis default. Axes sharing one
+        flag (GEMM's m, n, k: --shape MxNxK) read it as their values joined by "x" (one value:
+        every axis); the flag's own default when it has one (analyze: 4096x4096x4096), and an
+        empty one is refused naming the flag."""
         given = getattr(args, "given_flags", None) or {}
-        vals = {a.name: getattr(args, a.name) if a.name in given else a.default for a in self.problem_axes}
+        vals, by_flag = {}, {}
+        for a in self.problem_axes:
+            by_flag.setdefault(a.flag, []).append(a)
+        for flag, axes in by_flag.items():
+            if len(axes) == 1:
+                a = axes[0]
+                vals[a.name] = getattr(args, a.name) if a.name in given else a.default
+                continue
+            dest = flag.lstrip("-").replace("-", "_")
+            vals.update(zip((a.name for a in axes), joined_sizes(getattr(args, dest, "") or "", axes, flag, self.name)))
         return self.make_problem(vals)
 
     def estimate_of(self, d, s, p, arch: str) -> ModelEstimate:
@@ -207,6 +224,22 @@ class OpSpec:
         from .compile_op import compile_op
         p = self.problem_from(p)
         return self.estimate(compile_op(self, d, s, self.key_of(d, s, p), arch), d, s, p, arch)
+
+
+def joined_sizes(text: str, axes: tuple, flag: str, op: str) -> tuple:
+    """The values of `axes` from one flag's text "AxBxC" (one value: every axis), each >= 1."""
+    names, example = "x".join(a.name.upper() for a in axes), "x".join(str(a.default) for a in axes)
+    if not text:
+        raise ScheduleError(flag, text, f"{names} (e.g. {flag} {example}) for --op {op}")
+    try:
+        vals = tuple(a.type(v) for a, v in zip(axes, text.lower().split("x"))) if "x" in text.lower() \
+            else (axes[0].type(text),) * len(axes)
+    except ValueError:
+        vals = ()
+    if len(vals) != len(axes) or len(text.lower().split("x")) not in (1, len(axes)) or min(vals) < 1:
+        raise ScheduleError(flag.lstrip("-"), text, f"{names} with positive integers (or one size for all), "
+                            f"e.g. {example}")
+    return vals
 
 
 def as_dict(p) -> dict:

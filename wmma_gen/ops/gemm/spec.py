@@ -69,6 +69,18 @@ def default_schedule(d, arch: str, p):
     return default(d, arch, as_problem(p))
 
 
+def host_bytes(d, p) -> int:
+    """Host memory of `wmma-gen check`: A, B as float64 and their converted copies, C and the
+    float64 reference (OpSpec.host_bytes)."""
+    p = as_problem(p)
+    return 8 * p.batch * (2 * (p.m * p.k + p.k * p.n) + 4 * p.m * p.n)
+
+
+def report(cs, d, s, p, arch: str):
+    from .report import report as analyze_report
+    return analyze_report(cs, d, s, as_problem(p), arch)
+
+
 def schedule_problems(d, s, p, target) -> list[str]:
     """The tuner's validate stage: what makes s illegal for d on this problem (schedule.py)."""
     return s.problems(d, target, as_problem(p))
@@ -116,7 +128,7 @@ def spec() -> OpSpec:
         "gemm", "C = act(alpha * A @ B + beta * C0 + bias) on WMMA", "gemm", GemmDirective, Schedule, SPACE,
         GemmProblem, AXES, build, key_of, check, estimate, flops, bucket, default_schedule, gate_problems,
         tolerance="normwise: sqrt(K)*eps(in) + eps(out) for float inputs, exact for integers (check.py)",
-        api=gemm, reference=gemm_reference, cli_from="wmma_gen.cli.hooks.gemm",
+        api=gemm, reference=gemm_reference, host_bytes=host_bytes, report=report,
         tuning_from="wmma_gen.ops.gemm.tuning", selftest=selftest, plan=gemm_plan, torch_baseline=torch_matmul,
         signatures=signatures, schedule_problems=schedule_problems, admit=admit, gate_error="max_rel",
         gate_attrs=gate_attrs)
