@@ -19,9 +19,6 @@ def register(sub) -> None:
 
 def run(args) -> int:
     spec = op_spec(args)
-    hook = spec.cli_hook("analyze")
-    if hook is not None:
-        return hook(args, spec)
     from ..model.calibration import band_bounds
     from . import op_generic
     d, p, s, cs = op_generic.compiled(args, spec)

@@ -39,9 +39,6 @@ def host_budget(what: str, nbytes: int) -> None:
 
 def run(args) -> int:
     spec = op_spec(args)
-    hook = spec.cli_hook("check")
-    if hook is not None:
-        return hook(args, spec)
     from . import op_generic
     d, p = op_generic.directive_of(args, spec), op_generic.problem_of(args, spec)
     if spec.host_bytes is not None:

@@ -31,22 +31,18 @@ def register(sub) -> None:
 
 def run(args) -> int:
     spec = op_spec(args)
-    hook = spec.cli_hook("compile")
-    if hook is not None:    # the op's own flags: (directive, schedule, CompiledKernel, grid, block, MLIR)
-        d_dict, s_dict, c, grid, block, mlir = hook(args, spec)   # raises before anything is written
-    else:
-        from . import op_generic
-        d, p, s, cs = op_generic.compiled(args, spec)
-        if len(cs.names) != 1:
-            raise ScheduleError("--op", spec.name, f"an op of one kernel (this one builds {', '.join(cs.names)}: "
-                                "check or analyze it)")
-        (name, c), = cs.compiled
-        src = cs.sources[name]
-        d_dict = d.to_dict() if hasattr(d, "to_dict") else dataclasses.asdict(d)
-        s_dict, grid, block, mlir = s.to_dict(), src.signature.grid(
-            {**dataclasses.asdict(p)}), src.signature.block, src.mlir
+    from . import op_generic
+    d, p, s, cs = op_generic.compiled(args, spec)      # raises before anything is written
+    if len(cs.names) != 1:
+        raise ScheduleError("--op", spec.name, f"an op of one kernel (this one builds {', '.join(cs.names)}: "
+                            "check or analyze it)")
+    (name, c), = cs.compiled
+    src = cs.sources[name]
+    d_dict = d.to_dict() if hasattr(d, "to_dict") else dataclasses.asdict(d)
+    s_dict, block, mlir = s.to_dict(), src.signature.block, src.mlir
+    grid = src.signature.grid(dataclasses.asdict(p))     # sizes are kernel arguments: the grid of this problem
     info = {"arch": args.arch, "op": args.op, "directive": d_dict, "schedule": s_dict,
-            "grid": grid, "block": block, "kernel": c.name, "key": c.key,
+            "problem": dataclasses.asdict(p), "grid": grid, "block": block, "kernel": c.name, "key": c.key,
             "hsaco_sha256": hashlib.sha256(c.hsaco).hexdigest(),
             "metadata": c.metadata.to_dict(), "toolchain": c.toolchain, "cache": c.cache,
             "compile_seconds": round(c.compile_seconds, 4),

@@ -1,8 +1,7 @@
 """What `check`, `compile` and `analyze` do for an op from its OpSpec alone (ops/contract.py):
 the directive from --dtype and the flags named after its fields, the Problem from its axes'
 flags, the schedule from its default and the knob flags (refused when illegal: the OpSpec's
-schedule_problems), the code objects from compile_op. An op with its own hooks (OpSpec.cli_from)
-keeps its own flags and report lines instead."""
+schedule_problems), the code objects from compile_op."""
 from __future__ import annotations
 
 import dataclasses
@@ -11,16 +10,27 @@ from ..errors import ScheduleError
 from .op_options import schedule_for
 
 
-def directive_of(args, spec):
-    """The op's directive: --dtype, then every field whose flag was given on the command line
-    (another op's default for a flag of the same name does not count)."""
+def _own_values(args, spec) -> tuple[dict, dict]:
+    """(directive fields, problem fields) the op reads from its flags given (OpSpec.cli_values)."""
+    if spec.cli_values is None:
+        return {}, {}
     given = getattr(args, "given_flags", None) or {}
+    return spec.cli_values(spec.name, {dest: getattr(args, dest) for dest in given})
+
+
+def directive_of(args, spec):
+    """The op's directive: --dtype, then every field whose flag was given on the command line or
+    is its directive's own flag (another op's default for a flag of the same name does not count),
+    then what the op reads from its own flags (OpSpec.cli_values)."""
+    given = getattr(args, "given_flags", None) or {}
+    owned = {dest for dest, (_, owners) in (getattr(args, "op_flags", None) or {}).items() if spec.directive in owners}
     kw = {}
     for f in dataclasses.fields(spec.directive):
         if f.name == "dtype":
             kw["dtype"] = args.dtype
-        elif f.name in given:
+        elif f.name in given or f.name in owned:     # a flag of this op's directive counts with its default
             kw[f.name] = getattr(args, f.name)
+    kw.update(_own_values(args, spec)[0])
     try:
         return spec.directive(**kw)
     except TypeError as e:
@@ -28,7 +38,9 @@ def directive_of(args, spec):
 
 
 def problem_of(args, spec):
-    return spec.problem_of_args(args)
+    extra = _own_values(args, spec)[1]
+    p = spec.problem_of_args(args)
+    return spec.make_problem({**dataclasses.asdict(p), **extra}) if extra else p
 
 
 def schedule_of(args, spec, d, p):

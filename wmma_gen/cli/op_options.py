@@ -147,15 +147,20 @@ def _add_schedule(p, ops) -> None:
 
 def _applies(owners: tuple, spec: "OpSpec", dest: str = "") -> bool:
     """The flag belongs to the op: its directive class, its knobs, one of its problem axes or
-    --schedule-json; for an op on the generic commands (no cli_from hooks) also a flag named
-    after a field of its directive (--head-dim, --causal, ...)."""
+    --schedule-json; for an op whose directive owns no flag here (paged_attention, mla) also a flag
+    named after a field of its directive (--head-dim, --causal, ...)."""
     import dataclasses
-    if dest and not spec.cli_from and dataclasses.is_dataclass(spec.directive) and \
+    if dest and not _declares(spec) and dataclasses.is_dataclass(spec.directive) and \
             dest in {f.name for f in dataclasses.fields(spec.directive)} and KERNEL_ARG not in owners:
         return True
     knobs = {k.name for k in spec.space}
     return any(o is spec.directive or o == SCHEDULE_JSON or o == ("axis", spec.name)
                or (isinstance(o, tuple) and o[0] == "knob" and o[1] in knobs) for o in owners)
+
+
+def _declares(spec: "OpSpec") -> bool:
+    """The op's directive class owns flags above (gemm, attention): only those are its flags."""
+    return spec.directive in (GemmDirective, AttentionDirective)
 
 
 def op_spec(args) -> "OpSpec":
@@ -197,22 +202,3 @@ def schedule_for(args, spec: "OpSpec", base):
                                 f"one of {', '.join(map(str, dom))} for --op {spec.name}")
         fields[name] = value
     return spec.schedule.from_dict(fields)
-
-
-def window_of(args):
-    """--window LEFT,RIGHT -> (left, right) or None."""
-    text = args.window
-    if not text:
-        return None
-    try:
-        left, right = (int(x) for x in text.split(","))
-    except ValueError:
-        raise ScheduleError("--window", text, "LEFT,RIGHT integers >= -1 (e.g. 128,0)") from None
-    if min(left, right) < -1 or max(left, right) > INT32_MAX:
-        raise ScheduleError("--window", text, f"LEFT,RIGHT integers in [-1, {INT32_MAX}] (-1 = unbounded)")
-    return left, right
-
-
-def attention_directive(args, op: str) -> AttentionDirective:
-    return AttentionDirective(args.dtype, args.head_dim, causal=args.causal, window=window_of(args) is not None,
-                              layout=args.attn_layout, op=op)

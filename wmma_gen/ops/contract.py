@@ -118,8 +118,6 @@ class OpSpec:
     reference: Optional[Callable] = None   # float64 / exact numpy reference
     selftest: Optional[Callable] = None    # (arch) -> [(directive, Problem)]: what `wmma-gen selftest` checks
                                            # (default schedule, compile_op, check); None: no generic row
-    cli_from: str = ""                     # module with the op's own `check`/`compile`/`analyze` CLI hooks
-                                           # (own flags and report lines); "" = the generic commands
     tuning_from: Any = None                # a Tuning, or the module whose tuning() builds it (loaded on
                                            # first use: the tuner imports optuna); None: not sweepable
     plan: Optional[Callable] = None        # (arch, **call) -> plans.Plan: the kernels a device-resident call
@@ -130,6 +128,9 @@ class OpSpec:
                                            # build declares, without MLIR (a cached kernel's first launch,
                                            # compile_op.CompiledSet.pairs); None: the MLIR is built for it
     # What the generic `check` / `analyze` commands (wmma_gen/cli/) ask of an op beyond the fields above.
+    cli_values: Optional[Callable] = None  # (op name, {flag dest: value given}) -> ({directive field: value},
+                                           # {problem field: value}): the op's flags whose value is not one field's
+                                           # (attention: --window L,R -> window, window_left/right; --attn-layout)
     host_bytes: Optional[Callable] = None  # (d, p) -> bytes of host memory a check's inputs and float64
                                            # reference take (`check` refuses what would not fit); None: no bound
     report: Optional[Callable] = None      # (cs, d, s, p, arch) -> (text, data): `analyze`'s view of the code
@@ -169,13 +170,6 @@ class OpSpec:
                 _TUNINGS[self.name] = importlib.import_module(src).tuning()
             return _TUNINGS[self.name]
         return src
-
-    def cli_hook(self, command: str):
-        """The op's own implementation of CLI `command`, or None (the command's generic path)."""
-        if not self.cli_from:
-            return None
-        import importlib
-        return getattr(importlib.import_module(self.cli_from), command, None)
 
     def make_problem(self, values: Mapping[str, Any] | None = None, **kw):
         """The op's Problem from a mapping (a study's stored problem, a dict of CLI values);

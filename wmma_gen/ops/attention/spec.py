@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from ...errors import ScheduleError
 from ..contract import Axis, ModelEstimate, OpSpec
 from .problem import AttentionProblem, as_problem  # noqa: F401  (the Problem both attention ops share)
 from .schedule import SPACE  # noqa: F401  (light: registry.space_of)
@@ -106,6 +107,39 @@ def gate_problems(d, s, key=None) -> list[AttentionProblem]:
             AttentionProblem(batch=1, heads=2, kv_heads=1, seq_q=2 * bn + 3, seq_k=bm - 9 if bm > 9 else 5)]
 
 
+INT32_MAX = 2**31 - 1     # window sides are i32 kernel arguments
+
+
+def cli_values(op: str, given: dict) -> tuple[dict, dict]:
+    """OpSpec.cli_values: --window LEFT,RIGHT -> the directive's window and the problem's sides,
+    --attn-layout -> layout, and the op (attention or attention_bwd) the directive is of."""
+    d = {"op": op, **({"layout": given["attn_layout"]} if "attn_layout" in given else {})}
+    text = given.get("window") or ""
+    if not text:
+        return {**d, "window": False}, {}
+    try:
+        left, right = (int(x) for x in text.split(","))
+    except ValueError:
+        raise ScheduleError("--window", text, "LEFT,RIGHT integers >= -1 (e.g. 128,0)") from None
+    if min(left, right) < -1 or max(left, right) > INT32_MAX:
+        raise ScheduleError("--window", text, f"LEFT,RIGHT integers in [-1, {INT32_MAX}] (-1 = unbounded)")
+    return {**d, "window": True}, {"window_left": left, "window_right": right}
+
+
+def host_bytes(d, p, *, backward: bool = False) -> int:
+    """Host memory of `wmma-gen check`: float64 scores, mask and exponentials per (query, key) pair
+    (+ dP, dS backward) and the float64 operands (OpSpec.host_bytes)."""
+    p = as_problem(p)
+    per_pair = 80 if backward else 32
+    return (per_pair * p.seq_q * p.seq_k
+            + 48 * p.batch * d.head_dim * (p.seq_q * p.heads + 2 * p.seq_k * p.kv_heads) * (2 if backward else 1))
+
+
+def report(cs, d, s, p, arch: str):
+    from .report import report as analyze_report
+    return analyze_report(cs, d, s, as_problem(p), arch)
+
+
 def gate_window(d, p):
     """The window the tuner's gate runs a windowed kernel with: the study problem's sides capped at
     24 keys, so the small gate problems see both edges; None without a window."""
@@ -197,7 +231,7 @@ def spec() -> OpSpec:
         AttentionDirective, AttentionSchedule, SPACE, AttentionProblem, AXES, build, key_of, check, estimate,
         flops, bucket, default_schedule, gate_problems,
         tolerance="O within 3u*max|V|, LSE within 1e-5*(1+|LSE|+softcap) (u = unit roundoff of f16/bf16)",
-        api=attention, reference=attention_forward, cli_from="wmma_gen.cli.hooks.attention",
+        api=attention, reference=attention_forward, cli_values=cli_values, host_bytes=host_bytes, report=report,
         tuning_from="wmma_gen.ops.attention.tuning", selftest=selftest_of("attention"), plan=forward_plan,
         signatures=signatures,
         torch_baseline=torch_sdpa, gate_check=gate_check, gate_attrs=gate_attrs, gpu_time=gpu_time_of(timing_sizes))
