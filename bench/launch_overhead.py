@@ -7,7 +7,7 @@ hipModuleLaunchKernel returns hipSuccess inside the C library, no Python callbac
 execution), so what is timed is the host work of each path plus hip-python's own call:
 
   bare           one hipModuleLaunchKernel through hip-python with a prepacked kernarg segment
-  device         wmma_gen.ops.device_calls.gemm_into / attention_into on device memory
+  device         wmma_gen.ops.gemm.device.gemm_into / ops.attention.device.attention_into on device memory
   torch          wmma_gen.torch.linear / flash_attn_func under torch.no_grad (CPU tensors routed
                  to the stand-in: their addresses are the "device" pointers; the routing context is
                  entered once around all rounds, as a ROCm program has no routing; no_grad is
@@ -102,7 +102,8 @@ def modes_for(dev, op: str) -> dict:
 
     import wmma_gen
     import wmma_gen.torch as wt
-    from wmma_gen.ops.device_calls import attention_into, gemm_into
+    from wmma_gen.ops.attention.device import attention_into
+    from wmma_gen.ops.gemm.device import gemm_into
     rng = np.random.default_rng(0)
     out = {}
     if op == "linear":      # y = x w^T, x (8, 64), w (64, 64), f16

@@ -110,7 +110,7 @@ def test_attention_backward_negative_scale(scale):
 
 
 def test_device_path_refuses_negative_scale_with_the_way_out():
-    from wmma_gen.ops.device_calls import attention_into
+    from wmma_gen.ops.attention.device import attention_into
     q = rng.standard_normal((1, 16, 1, 64)).astype(np.float16)
     with pytest.raises(ScheduleError, match="negate q and pass -scale"):
         attention_into(q, q, q, np.zeros_like(q), scale=-0.5)

@@ -7,7 +7,8 @@ import pytest
 
 import wmma_gen
 from wmma_gen.ops import device_calls
-from wmma_gen.ops.device_calls import attention_backward_into, attention_into, gemm_into
+from wmma_gen.ops.attention.device import attention_backward_into, attention_into
+from wmma_gen.ops.gemm.device import gemm_into
 
 RNG = np.random.default_rng(7)
 

@@ -27,7 +27,8 @@ from test_strided_operands import (FILL, SETTINGS, attention_cases, embed, gemm_
 
 import wmma_gen  # noqa: E402
 from wmma_gen.errors import DeviceError  # noqa: E402
-from wmma_gen.ops.device_calls import attention_backward_into, attention_into, gemm_into  # noqa: E402
+from wmma_gen.ops.attention.device import attention_backward_into, attention_into  # noqa: E402
+from wmma_gen.ops.gemm.device import gemm_into  # noqa: E402
 
 ARCH = "gfx1100"
 C = np.ascontiguousarray

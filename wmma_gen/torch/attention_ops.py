@@ -22,7 +22,7 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from ..ops.device_calls import attention_backward_into, attention_into
+from ..ops.attention.device import attention_backward_into, attention_into
 from . import replay
 from .runtime import STRAIGHT, eager_mode, kernel_view, stream_of, torch_alloc
 

@@ -21,7 +21,7 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from ..ops.device_calls import gemm_into
+from ..ops.gemm.device import gemm_into
 from . import replay
 from .runtime import DTYPE_NAME, STRAIGHT, TORCH_DTYPE, eager_mode, kernel_view, stream_of, torch_alloc
 

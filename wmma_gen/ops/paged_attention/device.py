@@ -1,6 +1,6 @@
 """Device-resident paged decode: `paged_attention_into` writes into the caller's o (and lse) on
 operands that already live on the device (torch tensors on a ROCm GPU, DLPack arrays, CPU memory
-for the emulator), as ops/device_calls.attention_into does for the dense forward:
+for the emulator), as ops/attention/device.attention_into does for the dense forward:
 
     paged_attention_into(q, k_cache, v_cache, block_table, seq_lens, o, lse=None, *, causal=True,
                          scale=None, window=None, softcap=None, kv_dtype=None, kv_scales=None,
