@@ -225,13 +225,14 @@ def gpu_count() -> int:
 
 @dataclass
 class Hooks:
-    """Stage overrides passed to every objective (tests: spies and the corrupt-output hook)."""
-    compile: Optional[Callable] = None
-    check: Optional[Callable] = None
-    estimate: Optional[Callable] = None
+    """Stage overrides passed to every objective (tests: spies and the corrupt-output hook), with the
+    OpSpec's signatures (wmma_gen/tuner/objective.py SpecObjective)."""
+    compile: Optional[Callable] = None       # (spec, d, s, key, arch) -> CompiledSet, in place of compile_op
+    check: Optional[Callable] = None         # (cs, d, gate problem, device, seed) -> result, in place of the gate's check
+    estimate: Optional[Callable] = None      # (cs, d, s, p, arch) -> ModelEstimate, in place of spec.estimate
     corrupt: Optional[Callable[[object], bool]] = None   # schedule -> corrupt its kernel (tests)
     on_trial: Optional[Callable] = None      # (study, frozen_trial) after each trial
-    objective: Optional[Callable] = None     # factory like GemmObjective(d, p, arch, device, **kw) (storage tests)
+    objective: Optional[Callable] = None     # factory(d, p, arch, device, **kw) in place of SpecObjective (storage tests)
     pool_compile: Optional[Callable] = None  # picklable stand-in for pipeline.compile_candidate, run in the
                                              # compile pool's workers (tests: a compile that hangs or crashes)
 

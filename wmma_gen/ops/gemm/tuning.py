@@ -10,6 +10,7 @@ already exercises every instruction the schedule emits.
 from __future__ import annotations
 
 import math
+
 import wmma_gen
 from wmma_gen.errors import ScheduleError
 from wmma_gen.ops.gemm import lookup
