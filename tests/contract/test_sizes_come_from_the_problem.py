@@ -122,7 +122,7 @@ def test_the_check_arrays_are_held_against_the_problem():
     import numpy as np
 
     from wmma_gen.errors import ScheduleError
-    from wmma_gen.ops.attention.inputs import forward_inputs_for
+    from wmma_gen.attention_common.inputs import forward_inputs_for
     from wmma_gen.ops.attention.spec import AttentionProblem
     p = AttentionProblem(batch=1, heads=2, kv_heads=1, seq_q=3, seq_k=5)
     q, kv = np.zeros((1, 3, 2, 32), np.float16), np.zeros((1, 5, 1, 32), np.float16)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from wmma_gen import hostdata
-from wmma_gen.ops.attention.reference import attention_backward, attention_forward
+from wmma_gen.attention_common.reference import attention_backward, attention_forward
 from wmma_gen.ops.attention_bwd import run_backward
 
 TOL = {"f16": 8 * 2.0 ** -11, "bf16": 6 * 2.0 ** -8}

@@ -21,9 +21,9 @@ from wmma_gen.compiler import compile_mlir
 from wmma_gen.device.emu import EmuDevice
 from wmma_gen.device.launcher import launch
 from wmma_gen.ops.attention.combine import build_attention_combine
-from wmma_gen.ops.attention.directive import AttentionDirective
+from wmma_gen.attention_common.directive import AttentionDirective
 from wmma_gen.ops.attention.kernel import build_attention
-from wmma_gen.ops.attention.reference import attention_forward
+from wmma_gen.attention_common.reference import attention_forward
 from wmma_gen.ops.attention.schedule import AttentionSchedule
 from wmma_gen.targets import get_target
 

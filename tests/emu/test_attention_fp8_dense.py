@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from wmma_gen import attention, hostdata
-from wmma_gen.ops.attention.reference import attention_forward
+from wmma_gen.attention_common.reference import attention_forward
 from wmma_gen.ops.paged_attention.dense_fp8 import attention_fp8
 
 STORE = {"fp8e4m3": "fp8", "fp8e5m2": "bf8"}

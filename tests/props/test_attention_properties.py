@@ -35,8 +35,8 @@ from wmma_gen import numerics  # noqa: E402
 from wmma_gen.device.emu import EmuDevice  # noqa: E402
 from wmma_gen.ops.attention.api import compile_attention  # noqa: E402
 from wmma_gen.ops.attention.defaults import default_schedule  # noqa: E402
-from wmma_gen.ops.attention.directive import AttentionDirective  # noqa: E402
-from wmma_gen.ops.attention.reference import attention_forward  # noqa: E402
+from wmma_gen.attention_common.directive import AttentionDirective  # noqa: E402
+from wmma_gen.attention_common.reference import attention_forward  # noqa: E402
 from wmma_gen.ops.attention.schedule import SPACE, AttentionSchedule  # noqa: E402
 from wmma_gen.targets import get_target  # noqa: E402
 

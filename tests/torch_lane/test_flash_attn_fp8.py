@@ -15,7 +15,7 @@ from torch.overrides import TorchFunctionMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))     # tests/ -> `import hipstub`
 
-from wmma_gen.ops.attention.reference import attention_forward  # noqa: E402
+from wmma_gen.attention_common.reference import attention_forward  # noqa: E402
 from wmma_gen.torch import flash_attn_func, launch_stream  # noqa: E402
 
 U_BF16 = 2.0 ** -8

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from wmma_gen.errors import ScheduleError
-from wmma_gen.ops.attention.directive import HEAD_DIMS as ALL_HEAD_DIMS
+from wmma_gen.attention_common.directive import HEAD_DIMS as ALL_HEAD_DIMS
 
 HEAD_DIMS = [hd for hd in ALL_HEAD_DIMS if hd <= 256]   # 272..512: test_attention_bwd_large_hd.py
 from wmma_gen.ops.attention_bwd import AttentionBwdSchedule, default_schedule, run_backward

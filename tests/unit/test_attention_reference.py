@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from wmma_gen.ops.attention.reference import (attention_backward, attention_flops, attention_forward,
+from wmma_gen.attention_common.reference import (attention_backward, attention_flops, attention_forward,
                                               visible_mask)
 
 

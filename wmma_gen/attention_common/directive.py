@@ -43,7 +43,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-from ...errors import ScheduleError
+from ..errors import ScheduleError
 
 DTYPES = ("f16", "bf16")
 HEAD_DIMS = tuple(range(16, 513, 16))

@@ -33,8 +33,8 @@ from typing import Mapping
 
 import numpy as np
 
-from ... import hostdata
-from ...errors import ScheduleError
+from .. import hostdata
+from ..errors import ScheduleError
 from .directive import DTYPES, HEAD_DIMS, LAYOUTS, AttentionDirective
 from .problem import AttentionProblem
 from .sinks import check_sinks, sink_alias   # noqa: F401  (re-exported: the APIs import them from here)
