@@ -1,5 +1,5 @@
 """Shared helpers of the attention-backward emulator tests: random problems, the float64
-reference (ops/attention/reference.py) and the error measure.
+reference (attention_common/reference.py) and the error measure.
 
 Inputs are drawn in float64, rounded to the kernel dtype once, and the reference runs on the
 rounded values (so it sees exactly what the device sees); o comes from the reference forward

@@ -1,5 +1,5 @@
 """Run the flash-attention forward kernel on the emulator and compare with the float64
-reference (wmma_gen/ops/attention/reference.py).
+reference (wmma_gen/attention_common/reference.py).
 
 Tolerances (absolute, per output element), with u = unit roundoff of the input dtype
 (f16 2**-11, bf16 2**-8):

@@ -1,6 +1,6 @@
 """Logit soft-capping (softcap=c: s = c * tanh(scale q.k / c) before masks and softmax) in the
 attention forward and backward on the emulator, against the float64 reference
-(ops/attention/reference.py), gfx1100 and gfx1201.
+(attention_common/reference.py), gfx1100 and gfx1201.
 
 Inputs are rounded to the kernel dtype once and the reference runs on the rounded values.
 q and k are drawn with standard deviation 2, so |scale q.k| reaches several times the caps

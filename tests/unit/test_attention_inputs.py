@@ -1,4 +1,4 @@
-"""Checking what a user passes to attention / attention_backward (wmma_gen/ops/attention/inputs.py)
+"""Checking what a user passes to attention / attention_backward (wmma_gen/attention_common/inputs.py)
 and the AttentionDirective it yields."""
 import json
 import math

@@ -1,4 +1,4 @@
-"""The float64 attention reference (wmma_gen/ops/attention/reference.py) against a deliberately
+"""The float64 attention reference (wmma_gen/attention_common/reference.py) against a deliberately
 naive per-element implementation, central finite differences, and closed-form FLOP counts."""
 import math
 

@@ -34,7 +34,7 @@ Fields:
               Q is given as fp8 bytes and used as it is (no quantisation in the kernel; its
               scale rides in `scale`) -- dense fp8 attention (dense_fp8.py). O stays dtype.
   sinks       attention sinks (GPT-OSS, s_aux): a per-head f32 logit joins every row's softmax
-              denominator (attention/directive.py); the paged kernel's partials are sink-free and
+              denominator (attention_common/directive.py); the paged kernel's partials are sink-free and
               the combine kernel adds the sink (its code is the only one that changes).
 """
 from __future__ import annotations
