@@ -21,7 +21,8 @@ from ...device.launcher import launch
 from ...device.select import arch_of, get_device
 from ...targets import get_target
 from .defaults import default_schedule
-from ...attention_common.inputs import forward_inputs, public_scale, sink_alias
+from ...attention_common.inputs import forward_inputs, public_scale
+from ...attention_common.sinks import sink_alias
 from ...errors import ScheduleError
 from ...knobs import as_schedule
 from .schedule import AttentionSchedule

@@ -6,10 +6,9 @@ The forward's KernelSet is {"attention"} plus {"combine"} when the schedule spli
 object per (directive, schedule, arch) serves every problem."""
 from __future__ import annotations
 
-from ...attention_common.problem import AttentionProblem, as_problem  # noqa: F401  (the Problem both attention ops share)
-from ...attention_common.spec_parts import (AXES, GATE_SOFTCAP, SELFTEST_DTYPES, SELFTEST_HEAD_DIM,  # noqa: F401
-                                            SELFTEST_PROBLEM, bucket, check, flops_of, gate_problems, gate_sinks,
-                                            key_of, selftest_of, sizes, window_of)
+from ...attention_common.problem import AttentionProblem
+from ...attention_common.spec_parts import (AXES, bucket, check, flops_of, gate_problems, key_of, selftest_of,
+                                            sizes)
 from ..contract import ModelEstimate, OpSpec
 from .schedule import SPACE  # noqa: F401  (light: registry.space_of)
 

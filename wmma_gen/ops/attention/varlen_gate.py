@@ -38,7 +38,7 @@ def check_varlen(gp: dict, d, *, window, arch: str, device, seed: int, schedule)
         return x.astype(np.float16) if d.dtype == "f16" else hostdata.rounded(x, "bf16").astype(np.float32)
 
     q, k, v = draw(int(cu_q[-1]), gp["heads"]), draw(int(cu_k[-1]), gp["kv_heads"]), draw(int(cu_k[-1]), gp["kv_heads"])
-    from wmma_gen.ops.attention.spec import GATE_SOFTCAP
+    from wmma_gen.attention_common.spec_parts import GATE_SOFTCAP
     cap = GATE_SOFTCAP if d.softcap else None
     kw = dict(causal=d.causal, window=window, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, softcap=cap)
     dt = None if d.dtype == "f16" else d.dtype

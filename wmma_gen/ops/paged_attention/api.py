@@ -83,7 +83,7 @@ def paged_attention(q, k_cache, v_cache, block_table, seq_lens, *, causal: bool 
     """Paged-KV decode attention (see the module doc). Bad input raises ValueError naming the
     argument before anything is compiled or launched. s_aux (alias learnable_sink): (heads,)
     attention-sink logits (GPT-OSS), one more term in every row's softmax denominator (lse includes it)."""
-    from ...attention_common.inputs import sink_alias
+    from ...attention_common.sinks import sink_alias
     schedule = as_schedule(PagedSchedule, schedule)
     inp = paged_inputs(q, k_cache, v_cache, block_table, seq_lens, causal=causal, scale=scale, window=window,
                        softcap=softcap, kv_dtype=kv_dtype, k_scale=k_scale, v_scale=v_scale,
