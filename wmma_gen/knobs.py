@@ -84,6 +84,20 @@ class KnobSchedule:
         return self
 
 
+class JsonRecord:
+    """The dict / JSON round trip of a frozen dataclass of plain fields (the ops' directives)."""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict):
+        return cls(**d)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+
 def as_schedule(cls: type, value, field: str = "schedule"):
     """What an API's `schedule=` argument may be, as a `cls` (an op's KnobSchedule): None (the
     caller picks its default), a `cls`, or a dict of its fields (missing ones take the defaults;
