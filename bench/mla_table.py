@@ -10,11 +10,12 @@ block size 64, every sequence at the full context L, heads 16 (DeepSeek-V2-Lite)
 
 "DRAM limit" = compulsory bytes (Q, O, LSE and each sequence's latent rows once: model.dram_bytes)
 / targets' mem_bw_gbs ([SPEC] peak); "WMMA peak" = FLOPs (2 (576 + 512) per query row and key)
-/ the dtype's dense WMMA peak (fp8's for fp8_wmma schedules). MLA decode with many heads is compute-bound (128 heads: ~240
-FLOP per latent byte, above every RDNA ridge point), so "of bound" = max(DRAM limit, WMMA peak)
-/ model time (1.0: at the roofline). Also, for fp8 caches on gfx1201, the default native fp8 WMMA
-path beside the widening one (same schedule otherwise, one run), and the compiler facts of the
-default kernels (VGPRs, spills, LDS: code-object metadata). Writes results/mla_table.md.
+/ the dtype's dense WMMA peak (fp8's for fp8_wmma schedules). MLA decode with many heads is
+compute-bound (128 heads: ~240 FLOP per latent byte, above every RDNA ridge point), so "of
+bound" = max(DRAM limit, WMMA peak) / model time (1.0: at the roofline). Also, for fp8 caches
+on gfx1201, the default native fp8 WMMA path beside the widening one (same schedule otherwise,
+one run), and the compiler facts of the default kernels (VGPRs, spills, LDS: code-object
+metadata). Writes results/mla_table.md.
 
     python bench/mla_table.py
 """

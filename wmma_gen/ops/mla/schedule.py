@@ -108,5 +108,6 @@ def staging_divides(s: MLASchedule, d, t: Target) -> str | None:
     return None
 
 
-CONSTRAINTS = (dtype_supported, fp8_wmma_supported, waves_divide, tile_in_block, lds_budget, vgpr_budget, staging_divides)
+CONSTRAINTS = (dtype_supported, fp8_wmma_supported, waves_divide, tile_in_block, lds_budget, vgpr_budget,
+               staging_divides)
 MLASchedule.bind(SPACE, CONSTRAINTS)

@@ -73,8 +73,8 @@ class PagedAttentionDirective:
         if self.kv_dtype not in KV_DTYPES or self.kv_dtype in DTYPES and self.kv_dtype != self.dtype:
             raise ScheduleError("kv_dtype", self.kv_dtype, f"{self.dtype!r} (the query dtype) or fp8e4m3 / fp8e5m2")
         if isinstance(self.head_dim, bool) or self.head_dim not in HEAD_DIMS:
-            raise ScheduleError("head_dim", self.head_dim, f"a multiple of 16 from 16 to {HEAD_DIMS[-1]} (paged decode; "
-                                "dense attention takes up to 512)")
+            raise ScheduleError("head_dim", self.head_dim, f"a multiple of 16 from 16 to {HEAD_DIMS[-1]} (paged "
+                                "decode; dense attention takes up to 512)")
         if isinstance(self.block_size, bool) or self.block_size not in BLOCK_SIZES:
             raise ScheduleError("block_size", self.block_size, f"one of {', '.join(map(str, BLOCK_SIZES))}")
         for name in ("causal", "window", "softcap", "return_lse", "varlen", "fp8_wmma", "sinks"):

@@ -19,8 +19,10 @@ from ...compiler.mlir_api import vector
 from ...kernels import attention_blocks as ab
 from ...kernels import irb
 from ...kernels.attention_blocks import iadd
-from ...kernels.fp8_wmma import (P_SHIFT, a_run, cache_type, f32s, p_operand, quantize_row,  # noqa: F401 (used by kernel.py)
-                                 row_amax, store_transposed)
+from ...kernels.fp8_wmma import (P_SHIFT, a_run, cache_type, f32s, p_operand, quantize_row, row_amax,
+                                 store_transposed)
+
+__all__ = ["P_SHIFT", "p_operand", "pv", "q_operand", "quantize_q", "scores", "store_transposed"]   # kernel.py's
 
 
 def q_operand(d, raw) -> ir.Value:
