@@ -36,6 +36,9 @@ PUBLISHED_TILE: dict[str, tuple[tuple[int, int, int, int], str]] = {
 SMALLER: tuple[tuple[int, int, int, int], ...] = (
     (256, 64, 4, 2), (64, 256, 2, 4), (128, 64, 2, 2), (64, 128, 2, 2), (128, 128, 4, 2), (128, 128, 2, 4),
     (64, 64, 2, 2))
+# the four smaller tiles the model rates nearest to every published pick (results/model_calibration.md:
+# the 64-row ones stay >= 2% below everywhere): what tests/compile/test_calibration_ranking.py compiles
+NEAREST: tuple[tuple[int, int, int, int], ...] = ((256, 64, 4, 2), (128, 128, 4, 2), (128, 128, 2, 4), (128, 64, 2, 2))
 GRID = tuple(round(0.05 * i, 2) for i in range(21))      # lds_exposed candidates 0 .. 1
 
 
@@ -57,14 +60,14 @@ def fragments(tile) -> int:
     return (bm // wm // 16) * (bn // wn // 16)
 
 
-def ranking(point, lds_exposed: float | None = None) -> list[Ranked]:
-    """[published pick, *smaller tiles] with the model's TFLOP/s at `point`'s problem (lds_exposed:
-    the stored value, or this one in this call only)."""
+def ranking(point, lds_exposed: float | None = None, tiles=SMALLER) -> list[Ranked]:
+    """[published pick, *tiles] with the model's TFLOP/s at `point`'s problem (lds_exposed: the stored
+    value, or this one in this call only)."""
     spec = registry.get("gemm")
     d, problem = point.directive(), point.problem()
     base = spec.default_schedule(d, point.arch, problem).to_dict()
     out = []
-    for tile in (PUBLISHED_TILE[point.id][0], *SMALLER):
+    for tile in (PUBLISHED_TILE[point.id][0], *tiles):
         s = spec.schedule.from_dict({**base, **dict(zip(("block_m", "block_n", "waves_m", "waves_n"), tile))})
         if lds_exposed is None:
             tf = spec.estimate_of(d, s, problem, point.arch).tflops
@@ -85,12 +88,12 @@ def ranked_points(points) -> list:
     return [p for p in points if p.id in PUBLISHED_TILE]
 
 
-def fit_lds_exposed(points) -> tuple[float, list[str]]:
+def fit_lds_exposed(points, tiles=SMALLER) -> tuple[float, list[str]]:
     """(smallest GRID value that ranks every FIT point's published tile first, those point ids).
     ValueError when no grid value does."""
     fit = [p for p in ranked_points(points) if p.fit]
     for x in GRID:
-        if all(not misranked(ranking(p, x)) for p in fit):
+        if all(not misranked(ranking(p, x, tiles)) for p in fit):
             return x, [p.id for p in fit]
     raise ValueError(f"no lds_exposed in {GRID[0]}..{GRID[-1]} ranks the published tiles of "
                      f"{', '.join(p.id for p in fit)} first")
