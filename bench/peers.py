@@ -135,7 +135,7 @@ def peer_estimate(ck, cfg: dict, q: dict):
     as_fam = replace(cal, efficiency={**cal.efficiency, "loop": cal.efficiency.get(fam, 1.0)},
                      band={**cal.band, "loop": cal.band.get(fam, (math.nan, math.nan))})
     with C.use(as_fam):
-        return estimate_loop_kernel(as_compiled(ck), t, q["dtype"], **kw)
+        return estimate_loop_kernel(as_compiled(ck), t, q["dtype"], lds_exposed=fam == "gemm", **kw)
 
 
 def emulate(ck, cfg: dict, q: dict) -> dict:
