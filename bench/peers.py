@@ -210,7 +210,7 @@ def ours(q: dict) -> dict:
         d = spec.directive(q["dtype"], q["head_dim"], causal=q["causal"])
         p = dict(batch=q["batch"], heads=q["heads"], kv_heads=q["heads"], seq_q=q["seq"], seq_k=q["seq"])
         s = spec.default_schedule(d, arch)
-        c = compile_mlir(spec.build(d, s, get_target(arch)).mlir, arch, cache=False)
+        c = compile_mlir(spec.build(d, s, get_target(arch))["attention"].mlir, arch, cache=False)
         sched = f"{s.block_m}x{s.block_n} w{s.waves} ld{s.load_bits}"
     sec = time.perf_counter() - t0
     e = spec.estimate_of(d, s, p, arch)
