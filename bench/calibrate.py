@@ -26,9 +26,9 @@ bench/peers.py does (model/loop_kernel.py, "loop" family efficiency and band), a
 
 Steps: (0) the model's lds_exposed share (params.py) from the fit points' published library tiles
 (ops/calibration_ranking.fit_lds_exposed: the smallest value ranking each pick above every smaller
-per-wave tile; held-out tiles only checked); (1) estimates uncalibrated (boost clock, efficiency 1); (2) sustained clocks from the
-fit:clock rows (microbenchmarks); (3) log least squares for the family efficiencies and the
-clocks of targets with fit rows but no microbenchmark; (4) band = fit-row ratio range +-margin;
+per-wave tile; held-out tiles only checked); (1) estimates uncalibrated (boost clock, efficiency 1);
+(2) sustained clocks from the fit:clock rows (microbenchmarks); (3) log least squares for the family
+efficiencies and the clocks of targets with fit rows but no microbenchmark; (4) band = fit-row ratio range +-margin;
 (5) estimates with the values stored in targets.py / params.py (what the model uses), checked
 against the fit. Writes results/model_calibration.{md,csv,png} and prints the fit.
 """

@@ -34,7 +34,8 @@ def test_the_share_is_added_on_request_only(arch):
     f = on.figures
     cu_lds = f["resident_workgroups_per_cu"] * f["occupancy"]["waves_per_workgroup"] * f["clocks_per_wave_trip"]["lds"]
     assert cu_lds > 0 and params.params_for(arch).lds_exposed > 0
-    assert f["clocks_per_trip"] == pytest.approx(off.figures["clocks_per_trip"] + params.params_for(arch).lds_exposed * cu_lds)
+    share = params.params_for(arch).lds_exposed
+    assert f["clocks_per_trip"] == pytest.approx(off.figures["clocks_per_trip"] + share * cu_lds)
     assert on.tflops < off.tflops
     # a loop without LDS traffic, or a zero share, pays nothing
     assert estimate(arch, {}, True).tflops == estimate(arch, {}, False).tflops

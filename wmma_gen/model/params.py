@@ -71,16 +71,16 @@ SOURCES: dict[str, str] = {
     "max_workgroups_per_cu": "assumption: 16 workgroup slots per CU",
     "valu_clk": "[ISA3] wave32 VALU issues one instruction per clock (VOPD pairs count once)",
     "launch_overhead_us": "assumption: 4 us per kernel launch",
-    "lds_exposed": "fitted by bench/calibrate.py (ops/calibration_ranking.fit_lds_exposed): the smallest share on a 0.05 grid that "
-                   "ranks each fit point's published library tile above every tile with fewer WMMA fragments "
-                   "per wave; checked on the held-out points' published tiles",
+    "lds_exposed": "fitted by bench/calibrate.py (ops/calibration_ranking.fit_lds_exposed): the smallest share "
+                   "on a 0.05 grid that ranks each fit point's published library tile above every tile with "
+                   "fewer WMMA fragments per wave; checked on the held-out points' published tiles",
 }
 
 
 # A wave's v_wmma reads A/B fragments that its own ds_loads brought into VGPRs: it waits for them
-# (RDNA3 ISA guide 4.4 s_waitcnt: lgkmcnt counts DS loads; RDNA4 ISA: s_wait_dscnt), and the LDS serves every wave of the CU at 128 B/clk ([RDNA]: 64 banks x 4 B per
-# WGP, half per CU). The other waves' WMMAs hide most of that wait, not all of it: this share of the
-# CU's LDS clocks per iteration is added to the SIMD's time (ops/gemm/model.py). It is the term the
+# (RDNA3 ISA guide 4.4 s_waitcnt: lgkmcnt counts DS loads; RDNA4 ISA: s_wait_dscnt), and the LDS
+# serves every wave of the CU at 128 B/clk ([RDNA]: 64 banks x 4 B per WGP, half per CU). The other
+# waves' WMMAs hide most of that wait, not all of it: this share of the CU's LDS clocks per iteration is added to the SIMD's time (ops/gemm/model.py). It is the term the
 # model lacked for small per-wave tiles (issue 38 item 1): a 4x2-fragment wave tile loads 0.75
 # fragments per WMMA from LDS, a 4x4 one 0.5, and the full-overlap model ranked the smaller tile
 # first where every published tuned library picks 4x4. Fitted, not measured (SOURCES["lds_exposed"]).
