@@ -2,6 +2,7 @@
 and tmp dir per test session, the emulator-backed HIP stand-in (tests/hipstub) built once per session
 for every test folder, and the slow/fast tiers of tests/tiers.py applied at collection."""
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -30,13 +31,9 @@ def _session_cache_dir(tmp_path_factory) -> Path:
         d = Path(want).expanduser()
     else:
         base = tmp_path_factory.getbasetemp()
-        root = next((p for p in base.parents if p.name.startswith("pytest-of-")), None)
-        if want == "fresh" or root is None:
-            # one cold cache for the run: under xdist in the run dir above the workers' basetemps
-            run = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-            d = run / "kernel_cache"
-        else:
-            d = root / CACHE_NAME
+        run = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base   # above the workers' dirs
+        numbered = re.fullmatch(r"pytest-\d+", run.name) and run.parent.name.startswith("pytest-of-")
+        d = run.parent / CACHE_NAME if numbered and want != "fresh" else run / "kernel_cache"
     d.mkdir(parents=True, exist_ok=True)
     return d
 
