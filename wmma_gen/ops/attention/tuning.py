@@ -10,7 +10,7 @@ set (source=model).
 from __future__ import annotations
 
 from wmma_gen.ops import registry
-from wmma_gen.ops.attention.directive import AttentionDirective
+from wmma_gen.attention_common.directive import AttentionDirective
 from wmma_gen.ops.attention.schedule import SPACE, AttentionSchedule
 from wmma_gen.targets import get_target
 

@@ -1,13 +1,15 @@
-"""The attention backward's OpSpec (ops/contract.py): the forward's directive and Problem,
-its own schedule and a KernelSet of three kernels launched in order (prepass, dkdv, dq)."""
+"""The attention backward's OpSpec (ops/contract.py): the forward's directive, Problem and shared
+fields (attention_common/spec_parts.py), its own schedule and a KernelSet of three kernels launched
+in order (prepass, dkdv, dq)."""
 from __future__ import annotations
 
 from functools import partial
 
-from ..attention import spec as fwd
+from ...attention_common import spec_parts as fwd
+from ...attention_common import tune_parts
+from ...attention_common.spec_parts import AXES  # noqa: F401  (the forward's Problem and flags)
 from ..contract import ModelEstimate, OpSpec
 
-AXES = fwd.AXES                        # the forward's Problem and flags
 KERNELS = ("prepass", "dkdv", "dq")    # launch order (`wmma-gen compile` writes one kernel: not this op)
 from .schedule import SPACE  # noqa: F401  (light: registry.space_of)
 
@@ -57,25 +59,32 @@ def timing_sizes(d, p) -> dict:
             "scale": 1.0 / d.head_dim ** 0.5}
 
 
+def varlen_gate():
+    """The forward's varlen gate and timer (packed sequences), looked up: no op folder imported."""
+    from .. import registry
+    return registry.sibling("attention", "varlen_gate")
+
+
 def default_schedule(d, arch: str, p=None):
     from .defaults import default_schedule as default
     return default(arch, d.head_dim)
 
 
 def spec() -> OpSpec:
-    from ..attention.directive import AttentionDirective
+    from ...attention_common.directive import AttentionDirective
+    from ...attention_common.problem import AttentionProblem
+    from ...attention_common.reference import attention_backward
     from .plan import backward_plan
-    from ..attention.reference import attention_backward
     from .api import attention_backward as api
     from .schedule import SPACE, AttentionBwdSchedule
     return OpSpec(
         "attention_bwd", "flash-attention backward: dQ, dK, dV recomputed from the forward LSE", "loop",
-        AttentionDirective, AttentionBwdSchedule, SPACE, fwd.AttentionProblem, AXES, build, fwd.key_of, check,
+        AttentionDirective, AttentionBwdSchedule, SPACE, AttentionProblem, AXES, build, fwd.key_of, check,
         estimate, flops, fwd.bucket, default_schedule, fwd.gate_problems,
         tolerance="dq, dk, dv within 8u*max|ref| + 1e-3 (u = unit roundoff of f16/bf16)",
-        api=api, reference=attention_backward, cli_values=fwd.cli_values,
-        host_bytes=partial(fwd.host_bytes, backward=True),
+        api=api, reference=attention_backward, cli_values=tune_parts.cli_values,
+        host_bytes=partial(tune_parts.host_bytes, backward=True),
         tuning_from="wmma_gen.ops.attention_bwd.tuning", selftest=fwd.selftest_of("attention_bwd"),
         plan=backward_plan, signatures=signatures, schedule_problems=schedule_problems,
-        gate_check=partial(fwd.gate_check, backward=True), gate_attrs=fwd.gate_attrs,
-        gpu_time=fwd.gpu_time_of(timing_sizes))
+        gate_check=tune_parts.gate_check_of(varlen_gate, backward=True), gate_attrs=tune_parts.gate_attrs,
+        gpu_time=tune_parts.gpu_time_of(timing_sizes, varlen_gate))
