@@ -8,7 +8,7 @@ from optuna.trial import TrialState
 from wmma_gen.device.select import get_device
 from wmma_gen.ops import registry
 from wmma_gen.ops.attention import varlen_gate
-from wmma_gen.ops.attention.directive import AttentionDirective
+from wmma_gen.attention_common.directive import AttentionDirective
 from wmma_gen.ops.attention.schedule import AttentionSchedule
 from wmma_gen.tuner.space import params_of
 
@@ -41,7 +41,7 @@ def test_a_varlen_study_is_gated_on_packed_sequences(monkeypatch):
 
 
 def test_a_windowed_study_is_gated_with_its_window_capped(monkeypatch):
-    import wmma_gen.ops.attention.spec as spec_module
+    import wmma_gen.attention_common.tune_parts as spec_module
     seen = []
 
     def spy(cs, d, gp, device, seed, backward=False):
