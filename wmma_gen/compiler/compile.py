@@ -24,7 +24,6 @@ from ..errors import CompileError
 from ..targets import get_target
 from . import toolchain
 from .cache import KernelCache, make_key
-from ..codeobj.listing import listing
 from .metadata import KernelMetadata, read_metadata
 from .pipeline import binary_pipeline, lowering_pipeline
 
@@ -62,7 +61,9 @@ class CompiledKernel:
 
     @functools.cached_property
     def isa(self) -> str:
-        """Assembly listing decoded from `hsaco` (decoded once, on first use)."""
+        """Assembly listing decoded from `hsaco` (decoded once, on first use; the decoder's
+        tables load here, not on a cached kernel's launch)."""
+        from ..codeobj.listing import listing
         return listing(self.hsaco)
 
 
