@@ -157,7 +157,11 @@ def run(python: str, code: str, env_extra: dict | None = None) -> dict:
 
 
 def imports_of(mods) -> str:
-    return "\n".join(f"import {m}" for m in mods) or "pass"
+    """Import statements for `mods`, wmma_gen's first: they import the rest as they do in a call
+    (e.g. the MLIR provider's package without its __init__, compiler/mlir_api.py), so the other
+    names (what functions imported on the way) are then found, or imported if only a function did."""
+    ours = sorted(m for m in mods if m.split(".")[0] == "wmma_gen")
+    return "\n".join(f"import {m}" for m in ours + sorted(set(mods) - set(ours))) or "pass"
 
 
 def med(rows, f=lambda r: r["s"]) -> str:

@@ -5,8 +5,8 @@ cache (cache.py) and metadata (metadata.py) without loading the compile stages' 
 code-object decoder behind `listing`."""
 import importlib
 
-_FROM = {"KernelCache": ".cache", "CODEGENS": ".compile", "CompiledKernel": ".compile", "compile_mlir": ".compile",
-         "hsaco": ".compile", "llvm_isa": ".compile", "lower": ".compile", "toolchain_info": ".compile",
+_FROM = {"KernelCache": ".cache", "CODEGENS": ".compile", "CompiledKernel": ".kernel", "compile_mlir": ".compile",
+         "hsaco": ".compile", "llvm_isa": ".compile", "lower": ".compile", "toolchain_info": ".toolchain",
          "listing": "..codeobj.listing"}
 __all__ = list(_FROM)
 

@@ -172,6 +172,15 @@ def sources_hash() -> str:
 
 
 
+def toolchain_info() -> dict:
+    """What besides the MLIR text changes the bytes; every entry is part of the cache key.
+    `mlir` names the bindings' distribution, provider package and LLVM version (mlir_api), so
+    objects built by two providers (WMMA_GEN_MLIR_PROVIDER) never share a key."""
+    linker = find_linker()
+    return {"mlir": mlir_version(), "lld": linker.version, "lld_provider": linker.provider,
+            "wmma_gen_compiler": sources_hash()}
+
+
 # --- does the loaded provider's LLVM know the chip? -------------------------------------------
 # An LLVM that does not know a processor only prints "'gfx1171' is not a recognized processor for
 # this target (ignoring processor)" on stderr and goes on with generic features; the first WMMA

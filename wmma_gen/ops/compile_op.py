@@ -31,9 +31,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import cachedir
-from ..compiler import KernelCache, compile_mlir
-from ..compiler.compile import CompiledKernel, toolchain_info
+from ..compiler.cache import KernelCache
 from ..compiler.disk_memo import tree_hash
+from ..compiler.kernel import CompiledKernel
+from ..compiler.toolchain import toolchain_info
 from ..compiler.metadata import KernelMetadata
 from ..errors import ScheduleError
 from ..targets import get_target
@@ -232,6 +233,7 @@ def compile_op(spec, d, s, key, arch: str, cache: KernelCache | None | bool = No
         cs = CompiledSet(spec.name, t.arch, key, found, d, s, build, _signatures=sigs)
         STATS["index"] += 1
     else:
+        from ..compiler.compile import compile_mlir      # the compile stages load on a build only
         sources = build()
         compiled = tuple((n, compile_mlir(src.mlir, t.arch, cache=cache)) for n, src in sources.items())
         cs = CompiledSet(spec.name, t.arch, key, compiled, d, s, lambda: sources)
