@@ -4,9 +4,11 @@
                            modules a cold-cache compile of the op's selftest kernel loaded
                            (recorded in one process), imported in a fresh one and timed there
                            (the compile's own work is not counted); and whether torch came along
-  the MLIR provider        `wmma_gen.compiler.mlir_api` alone (flydsl's MLIR core)
   import triton            `import triton`, in the interpreter that has it (--triton-python,
-                           default the vLLM venv's; "not installed" otherwise)
+                           default the vLLM venv's; "not installed" otherwise); both bare and
+                           with torch already imported (a torch user's context: torch brings
+                           numpy, which the MLIR provider's `ir` imports)
+  the MLIR provider        `wmma_gen.compiler.mlir_api` alone (flydsl's MLIR core)
   import wmma_gen.torch    with torch already imported (what a user pays before any call)
   first cached launch      wmma_gen.torch.linear (f16, 64x256 @ 256x256^T) and
                            wmma_gen.torch.flash_attn_func (f16, (1, 128, 4, 64)) on CPU tensors
@@ -192,18 +194,21 @@ def main(argv=None) -> int:
         rows.append(f"| {label} | {med(r)} | {statistics.median(x['cpu'] for x in r):.3f} | "
                     f"torch imported by it: {r[0]['torch']}{note} |")
         return r
+    compiled = {}
     with tempfile.TemporaryDirectory(prefix="wmma-bench-cold-") as cold:
         for op in ("gemm", "attention"):
             mods = run(sys.executable, COMPILE.format(root=str(ROOT), op=op), {"WMMA_GEN_CACHE_DIR": cold})
-            mods = [m for m in mods if not m.startswith("wmma_gen.ops.registry")]
-            import_row(f"first {op} compile's imports (its {len(mods)} modules)", sys.executable,
-                       "import wmma_gen.ops.registry", mods)
+            compiled[op] = [m for m in mods if not m.startswith("wmma_gen.ops.registry")]
+    for context, setup in (("", ""), (", torch already imported", "import torch\n")):
+        for op, mods in compiled.items():
+            import_row(f"first {op} compile's imports (its {len(mods)} modules){context}", sys.executable,
+                       setup + "import wmma_gen.ops.registry", mods)
+        if Path(a.triton_python).exists():
+            import_row(f"import triton ({a.triton_python}){context}", a.triton_python, setup, ["triton"])
+        else:
+            rows.append(f"| import triton | - | - | - | not installed ({a.triton_python} missing) |")
     import_row("import the MLIR provider (wmma_gen.compiler.mlir_api)", sys.executable, "",
                ["wmma_gen.compiler.mlir_api"])
-    if Path(a.triton_python).exists():
-        import_row(f"import triton ({a.triton_python})", a.triton_python, "", ["triton"])
-    else:
-        rows.append(f"| import triton | - | - | - | not installed ({a.triton_python} missing) |")
     import_row("import wmma_gen.torch (torch already imported)", sys.executable, "import torch", ["wmma_gen.torch"])
     for op, code in launches.items():
         first = [run(sys.executable, code) for _ in range(a.runs)]
