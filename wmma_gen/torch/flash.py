@@ -36,7 +36,7 @@ def _attention(q, k, v, *rest, key=None):
         return attention_ops.attention_any(q, k, v, *rest)
     out, lse, token = attention_ops.attention_call(q, k, v, *rest)
     if key:                       # () = straight but not replayable (varlen: offsets are data)
-        replay.record(key, token, (out.shape, out.dtype), (lse.shape, lse.dtype))
+        replay.record(key, token, _FWD, out, lse)
     return out, lse
 
 
@@ -45,19 +45,9 @@ def _replay_key(front: str, q, k, v, *args):
     or recorded (runtime.direct is False)."""
     if not direct(q, k, v):
         return None, None
-    key = replay.key(front, (q, k, v), *args)
-    hit = replay.get(key)
-    if hit is None:
-        return key, None
-    token, ((oshape, odtype), (lshape, ldtype)), orders = hit
-    out = torch.empty(oshape, dtype=odtype, device=q.device)
-    lse = torch.empty(lshape, dtype=ldtype, device=q.device)
-    values = (q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), lse.data_ptr())
-    if replay.fire(token, orders, _FWD, values, stream_of(q)):      # False: stale or needs scratch
-        replay.held(q, k, v, out, lse)
-        return key, (out, lse)
-    replay.forget(key)
-    return key, None
+    key, entry = replay.lookup(front, (q, k, v), *args)
+    made = None if entry is None else replay.hit(key, (q, k, v), q.device, stream_of(q), entry)
+    return key, (None if made is None else (made[0], made[1]))
 
 
 def _refuse(**unsupported) -> None:
