@@ -338,15 +338,15 @@ static PyObject *shape_key(PyObject *mod, PyObject *const *args, Py_ssize_t narg
 }
 
 /* run(entry, tensors, device, stream, env) -> [outputs] or None
- * entry: (token, outs ((shape, strides, dtype), ...), plan, names) as torch/replay.py records;
+ * entry: (token, outs ((shape, strides, dtype), ...), plan, scratch, ...) as torch/replay.py records;
  * env: (gen [int], captures [int], empty_strided, held). None (nothing done) when the token is stale
  * (token.gen != gen[0]) or has scratch buffers: replay.py's Python path handles those. */
 static PyObject *kw_dtype_device;
 
 static PyObject *run(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 5 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != 4 || !PyTuple_Check(args[1])
+    if (nargs != 5 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) < 4 || !PyTuple_Check(args[1])
             || !PyTuple_Check(args[4]) || PyTuple_GET_SIZE(args[4]) != 4) {
-        PyErr_SetString(PyExc_TypeError, "run(entry: 4-tuple, tensors: tuple, device, stream, env: 4-tuple)");
+        PyErr_SetString(PyExc_TypeError, "run(entry: tuple of 4 or more, tensors: tuple, device, stream, env: 4-tuple)");
         return NULL;
     }
     PyObject *entry = args[0], *ts = args[1], *device = args[2], *stream = args[3], *env = args[4];
@@ -418,7 +418,7 @@ static PyObject *lookup(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) 
     PyObject *e = PyDict_GetItemWithError(args[0], k);
     if (e == NULL && PyErr_Occurred()) { Py_DECREF(k); return NULL; }
     PyObject *made = NULL;
-    if (nargs == 5 && e != NULL && PyTuple_Check(e) && PyTuple_GET_SIZE(e) == 4) {
+    if (nargs == 5 && e != NULL && PyTuple_Check(e) && PyTuple_GET_SIZE(e) >= 4) {
         PyObject *ts = args[2];
         PyObject *device = PyTuple_GET_SIZE(ts) ? PyObject_GetAttr(PyTuple_GET_ITEM(ts, 0), device_name) : NULL;
         if (device == NULL) { Py_DECREF(k); return NULL; }
@@ -435,12 +435,12 @@ static PyObject *lookup(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) 
     return r;
 }
 
-/* eager_mode(checks, grad_enabled, tensor_type, *tensors) -> 0 | 1 | 2: torch/runtime.py's eager_mode
+/* eager_mode(checks, grad_enabled, tensor_types, *tensors) -> 0 | 1 | 2: torch/runtime.py's eager_mode
  * (its doc). 0 (DISPATCH) when any of `checks` (callables) returns true or a tensor's type is not exactly
- * tensor_type; 2 (AUTOGRAD) when grad_enabled() and a tensor requires grad; else 1 (STRAIGHT). */
+ * one of tensor_types; 2 (AUTOGRAD) when grad_enabled() and a tensor requires grad; else 1 (STRAIGHT). */
 static PyObject *eager_mode(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs < 3 || !PyTuple_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "eager_mode(checks: tuple, grad_enabled, tensor_type, *tensors)");
+    if (nargs < 3 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "eager_mode(checks: tuple, grad_enabled, tensor_types: tuple, *tensors)");
         return NULL;
     }
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args[0]); i++) {
@@ -457,7 +457,11 @@ static PyObject *eager_mode(PyObject *mod, PyObject *const *args, Py_ssize_t nar
     for (Py_ssize_t i = 3; i < nargs; i++) {
         PyObject *t = args[i];
         if (t == Py_None) continue;
-        if ((PyObject *)Py_TYPE(t) != args[2]) return PyLong_FromLong(0);
+        PyObject *tp = (PyObject *)Py_TYPE(t);
+        int plain = 0;
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(args[2]); j++)
+            plain |= tp == PyTuple_GET_ITEM(args[2], j);
+        if (!plain) return PyLong_FromLong(0);
         if (grad && !needs) {
             PyObject *rg = PyObject_GetAttr(t, requires_grad_name);
             if (rg == NULL) return NULL;

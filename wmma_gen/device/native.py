@@ -7,7 +7,7 @@ by `pip install` as setup.py's optional extension) or the pure-Python closure (d
     shape_key(head, tensors)     _fastlaunch.shape_key, or shape_key_python (the same tuple)
     lookup(entries, head, tensors[, stream, env])   (key, entry, outputs of a hit): torch/replay.py
     run(entry, tensors, device, stream, env)       one call-site cache hit (outputs, or None)
-    eager_mode(checks, grad_enabled, tensor_type, *tensors)   torch/runtime.py's eager_mode
+    eager_mode(checks, grad_enabled, tensor_types, *tensors)  torch/runtime.py's eager_mode
 Each is the C function of _fastlaunch or its Python twin `<name>_python` (same arguments, same
 result: tests/torch_lane/test_native_launch.py runs both).
 
@@ -90,10 +90,10 @@ def shape_key_python(head: tuple, tensors: tuple) -> tuple:
 
 def run_python(entry: tuple, tensors: tuple, device, stream, env: tuple):
     """The Python twin of _fastlaunch.run: a call-site cache hit (torch/replay.py's entry
-    (token, outs, plan, names); env (gen [int], captures [int], empty_strided, held)): the
+    (token, outs, plan, scratch, ...); env (gen [int], captures [int], empty_strided, held)): the
     outputs allocated, held during a capture, every launch fired; None when the token is stale
     or needs scratch (replay.py's slow path)."""
-    token, outs, plan, _ = entry
+    token, outs, plan = entry[:3]
     gen, captures, empty, held = env
     if token.gen != gen[0] or token.scratch:
         return None
@@ -111,13 +111,15 @@ def lookup_python(entries: dict, head: tuple, tensors: tuple, stream=None, env=N
     k = shape_key_python(head, tensors)
     e = entries.get(k)
     made = None
-    if env is not None and type(e) is tuple and len(e) == 4:
+    if env is not None and type(e) is tuple and len(e) >= 4:
         made = run_python(e, tensors, tensors[0].device, stream, env)
     return k, e, made
 
 
-def eager_mode_python(checks: tuple, grad_enabled, tensor_type, *tensors) -> int:
-    """The Python twin of _fastlaunch.eager_mode (torch/runtime.py's eager_mode)."""
+def eager_mode_python(checks: tuple, grad_enabled, tensor_types: tuple, *tensors) -> int:
+    """The Python twin of _fastlaunch.eager_mode (torch/runtime.py's eager_mode): 0 when a check
+    returns true or a tensor's type is not exactly one of tensor_types, 2 when grad is enabled
+    and a tensor requires it, else 1."""
     for check in checks:
         r = check()
         if r is not None and r:
@@ -126,7 +128,7 @@ def eager_mode_python(checks: tuple, grad_enabled, tensor_type, *tensors) -> int
     for t in tensors:
         if t is None:
             continue
-        if type(t) is not tensor_type:
+        if type(t) not in tensor_types:
             return 0
         if grad and t.requires_grad:
             needs = True

@@ -136,8 +136,9 @@ def attention_fast(q, k, v, cu_q, cu_k, *scalars) -> tuple[Tensor, Tensor]:
     no autograd graph to record."""
     if cu_q is not None or (len(scalars) > len(_SCALARS) and scalars[len(_SCALARS)] is not None):
         return attention_call(q, k, v, cu_q, cu_k, *scalars)[:2]
-    key, entry = replay.lookup("attention", (q, k, v), *scalars[:len(_SCALARS)])
-    made = None if entry is None else replay.hit(key, (q, k, v), q.device, stream_of(q), entry)
+    key, entry, made = replay.lookup_run("attention", (q, k, v), stream_of(q), *scalars[:len(_SCALARS)])
+    if made is None and entry is not None:        # stale, or scratch to allocate
+        made = replay.hit(key, (q, k, v), q.device, stream_of(q), entry)
     if made is not None:
         return made[0], made[1]
     o, lse, token = attention_call(q, k, v, cu_q, cu_k, *scalars)
@@ -152,8 +153,10 @@ def backward_any(do, q, k, v, o, lse, cu_q, cu_k, *scalars) -> tuple[Tensor, Ten
         return torch.ops.wmma_gen.attention_backward(do, q, k, v, o, lse, cu_q, cu_k, *scalars)
     if cu_q is not None:
         return backward_call(do, q, k, v, o, lse, cu_q, cu_k, *scalars)[0]
-    key, entry = replay.lookup("attention_bwd", (do, q, k, v, o, lse), *scalars)
-    made = None if entry is None else replay.hit(key, (do, q, k, v, o, lse), q.device, stream_of(q), entry)
+    ts = (do, q, k, v, o, lse)
+    key, entry, made = replay.lookup_run("attention_bwd", ts, stream_of(q), *scalars)
+    if made is None and entry is not None:        # stale, or scratch to allocate (the backward's delta)
+        made = replay.hit(key, ts, q.device, stream_of(q), entry)
     if made is not None:
         return tuple(made)
     grads, token = backward_call(do, q, k, v, o, lse, cu_q, cu_k, *scalars)

@@ -65,8 +65,9 @@ def gemm_fast(a: Tensor, b: Tensor, bias: Optional[Tensor], layout: str, activat
     """gemm_eager through the call-site cache (replay.py): a repeat of a known key allocates c
     and enqueues the prepacked launch; the first call of a key runs the body and records it.
     Only for eager calls with no autograd graph to record (runtime.eager_mode STRAIGHT)."""
-    key, entry = replay.lookup("gemm", (a, b, bias), layout, activation, out_dtype)
-    made = None if entry is None else replay.hit(key, (a, b, bias), a.device, stream_of(a), entry)
+    key, entry, made = replay.lookup_run("gemm", (a, b, bias), stream_of(a), layout, activation, out_dtype)
+    if made is None and entry is not None:        # stale, or scratch to allocate
+        made = replay.hit(key, (a, b, bias), a.device, stream_of(a), entry)
     if made is not None:
         return made[0]
     c, token = gemm_call(a, b, bias, layout, activation, out_dtype)

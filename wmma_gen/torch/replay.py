@@ -19,7 +19,7 @@ kernels as they are (no reshape or kernel_view copy); an autograd call's key onl
 checks done (`mark`: its eager autograd.Function keys the kernels' call itself). If the core
 forgot its shapes (forget_call_shapes), `hit` drops the entry and reports None, and the caller
 makes the full call, which records again. A token with scratch buffers (split-K / split-KV
-partials) is replayed through Prepacked.run, which allocates them per call (torch_alloc).
+partials, the backward's delta) gets them allocated per hit (or from the capture's ScratchPool).
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ import torch
 from ..device import native
 from ..device.operand import CAPTURES, capture_keep, hold
 from ..ops import device_calls
-from .runtime import torch_alloc
+from .runtime import TORCH_DTYPE, _local
 
 _GEN = device_calls._GEN            # bumped by forget_call_shapes: a token made before is stale
 _placement = device_calls.placement
@@ -67,17 +67,20 @@ def mark(k: tuple) -> None:
     _put(k, CHECKED)
 
 
-def record(k: tuple, token, names: tuple, *outputs) -> None:
+def record(k: tuple, token, names: tuple, *outputs, extra=None) -> None:
     """Remember `k` -> the replay of `token` (device_calls.Prepacked; None: nothing to record).
     names: the kernel argument name of each of the call's tensors then of each output (what
     `hit` passes: None entries are address 0); outputs: the output tensors (their shape, strides
-    and dtype are allocated per hit)."""
+    and dtype are allocated per hit). The token's scratch buffers are allocated per hit too.
+    extra: what the front end keeps with the entry (its 5th item)."""
     if token is None:
         return
     outs = tuple((tuple(o.shape), tuple(o.stride()), o.dtype) for o in outputs)
+    scratch = tuple((tuple(shape), TORCH_DTYPE[dtype], zero) for _, shape, dtype, zero in token.scratch)
+    names = tuple(names) + tuple(name for name, *_ in token.scratch)
     where = {n: i for i, n in enumerate(names)}        # a slot no tensor fills: the trailing None (0)
     plan = tuple((launch, tuple([where.get(n, len(names)) for n in slots])) for launch, slots in token.launches)
-    _put(k, (token, outs, plan, names))
+    _put(k, (token, outs, plan, scratch) + (() if extra is None else (extra,)))
 
 
 def _put(k: tuple, entry) -> None:
@@ -89,27 +92,30 @@ def _put(k: tuple, entry) -> None:
 def hit(k: tuple, tensors: tuple, device, stream, entry=None):
     """The outputs of a replayed call of key `k` (a list), or None: not known, only checked
     (`mark`), or forgotten (then the entry is dropped and the caller makes the full call).
-    `entry`: the caller's `get(k)` when it already looked."""
+    `entry`: the caller's `get(k)` when it already looked. Tokens without scratch run in C
+    (native.run); scratch buffers are allocated here (torch.empty / zeros, or the ScratchPool)."""
     entry = _entries.get(k) if entry is None else entry
     if entry is None or entry is CHECKED:
         return None
     made = native.run(entry, tensors, device, stream, _ENV)     # None: stale or scratch
     if made is not None:
         return made
-    token, outs, plan, names = entry
+    token, outs, plan, scratch = entry[:4]
     if token.gen != _GEN[0]:
         forget(k)
         return None
     made = [_empty(shape, strides, dtype=dtype, device=device) for shape, strides, dtype in outs]
-    values = (*tensors, *made, None)
+    pool, bufs = _local.pool, []            # scratch: per call, or the capture's ScratchPool (runtime.py)
+    for shape, dtype, zero in scratch:
+        if pool is not None:
+            bufs.append(pool.take(shape, dtype, zero, device))
+        else:
+            bufs.append((torch.zeros if zero else torch.empty)(shape, dtype=dtype, device=device))
+    values = (*tensors, *made, *bufs, None)
     if CAPTURES[0]:
         held(*values)               # a graph capture: its replays write these (device/operand.py)
-    keep: list = []
-    ptrs = {n: native.address(v) for n, v in zip(names, values)}
-    if token.run(ptrs, stream, torch_alloc(device, keep)):
-        return made
-    forget(k)
-    return None
+    native.fire(plan, values, stream)
+    return made
 
 
 def held(*tensors) -> None:

@@ -79,11 +79,24 @@ DISPATCH, STRAIGHT, AUTOGRAD = 0, 1, 2     # what eager_mode returns
 #     AUTOGRAD  the same but some input requires grad: the op's autograd.Function (an eager twin
 #               of the custom op's registered autograd formula)
 #     DISPATCH  anything else -- torch.compile tracing, a torch function / dispatch mode, a
-#               functorch transform, a tensor subclass, torch.profiler: the custom op, which
+#               functorch transform, a tensor subclass (nn.Parameter aside), torch.profiler: the custom op, which
 #               they all see.
-# device/native.py's eager_mode (C in device/_fastlaunch.c, or its Python twin) bound to the checks.
-_CHECKS = tuple(c for c in (_is_compiling, _mode_on, _profiling, _stack_len, _functorch_active) if c is not None)
-eager_mode = functools.partial(native.eager_mode, _CHECKS, _grad_on, Tensor)
+# device/native.py's eager_mode (C in device/_fastlaunch.c, or its Python twin) bound to the checks
+# below, after torch.compiler.is_compiling().
+_CHECKS = tuple(c for c in (_mode_on, _profiling, _stack_len, _functorch_active) if c is not None)
+# nn.Parameter counts as a plain tensor: it disables __torch_function__ (torch/nn/parameter.py
+# `__torch_function__ = _disabled_torch_function_impl`), so the dispatcher sees a Tensor; its
+# subclasses (UninitializedParameter, user ones) take the custom op.
+PLAIN = (Tensor, torch.nn.Parameter)
+_native_mode = functools.partial(native.eager_mode, _CHECKS, _grad_on, PLAIN)
+
+
+def eager_mode(*tensors) -> int:
+    """DISPATCH while torch.compile traces (checked here, in Python: dynamo folds it to a
+    constant and never reaches the C function, which it cannot trace), else native.eager_mode."""
+    if _is_compiling():
+        return DISPATCH
+    return _native_mode(*tensors)
 
 
 def direct(*tensors) -> bool:
