@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from ..device.native import lookup as _lookup
+from ..device import native
 from ..ops.device_calls import placement as _placement
 from . import gemm_ops, replay
 from .runtime import AUTOGRAD, DISPATCH, STRAIGHT, check_dtype, check_tensors, eager_mode, stream_of
@@ -35,8 +35,8 @@ def linear(x, weight, bias=None, activation=None):
     checked = False
     if mode != DISPATCH:          # a repeat of a known shape key: checks done once (replay.py)
         if mode == STRAIGHT:      # a recorded key: outputs allocated, kernels enqueued (replay.py)
-            key, entry, made = _lookup(replay._entries, ("linear", _placement(), activation, mode), (x, weight, bias),
-                                       stream_of(x), replay._ENV)
+            key, entry, made = native.lookup(replay._entries, ("linear", _placement(), activation, mode),
+                                             (x, weight, bias), stream_of(x), replay._ENV)
             if made is None and entry is not None:
                 made = replay.hit(key, (x, weight, bias), x.device, stream_of(x), entry)   # stale / scratch
             if made is not None:
