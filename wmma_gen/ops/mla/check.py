@@ -8,52 +8,26 @@ block_size, kv_dtype, kv_scale.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 import numpy as np
 
 from ... import hostdata
+from ...attention_common.check import UNIT, AttentionCheck
+from ...attention_common.paged_check import FP8_STORAGE, random_pages, random_table, verdict
 from .reference import mla_decode_reference
-
-UNIT = {"f16": 2.0 ** -11, "bf16": 2.0 ** -8}
-FP8_STORAGE = {"fp8e4m3": "fp8", "fp8e5m2": "bf8"}
-
-
-@dataclass(frozen=True)
-class MLACheck:
-    passed: bool
-    max_abs: float
-    tol: float
-    worst: str
-    source: str
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def random_latent(problem: dict, dtype: str, seed: int):
     """(q stored, cache stored, cache values (decoded, unscaled), block_table, seq_lens)."""
     rng = np.random.default_rng(seed)
     B, H, Sq, D = (problem[x] for x in ("batch", "heads", "seq_q", "head_dim"))
-    bs = problem.get("block_size", 64)
-    lens = np.asarray(problem.get("seq_lens", rng.integers(0, 3 * bs + 6, B)), np.int32)
-    need = [-(-int(L) // bs) for L in lens]
-    width, nb = max(max(need), 1), sum(need) + 2
-    table = np.zeros((B, width), np.int32)
-    ids = rng.permutation(nb)
-    at = 0
-    for b, n in enumerate(need):
-        table[b, :n] = ids[at:at + n]
-        at += n
+    table, lens, nb = random_table(rng, problem, problem.get("block_size", 64))
     q = hostdata.rounded(rng.standard_normal((B, Sq, H, D)), dtype)
-    x = rng.standard_normal((nb, bs, 1, D))
-    store = FP8_STORAGE.get(problem.get("kv_dtype"))
-    stored = hostdata.encode(x * 4, store) if store else hostdata.rounded(x, dtype)
-    return q, stored, hostdata.decode(stored, store) if store else stored, table, lens
+    stored, values = random_pages(rng, (nb, problem.get("block_size", 64), 1, D), dtype, problem.get("kv_dtype"))
+    return q, stored, values, table, lens
 
 
 def check_mla(problem: dict, *, dtype="f16", causal=False, scale=None, kv_dtype=None, kv_scale=None, arch="gfx1100",
-              device=None, seed=0, schedule=None, kernels=None) -> MLACheck:
+              device=None, seed=0, schedule=None, kernels=None) -> AttentionCheck:
     """`kernels` ({"mla": (src, ck), "combine": (src, ck)}) makes the check run those objects."""
     from .api import mla_decode
     kvd = kv_dtype or problem.get("kv_dtype")
@@ -67,12 +41,5 @@ def check_mla(problem: dict, *, dtype="f16", causal=False, scale=None, kv_dtype=
     ro, rl = mla_decode_reference(q, c64, table, lens, head_dim_v=dv, scale=scale, causal=causal,
                                   kv_scale=ks or 1.0)
     otol = 3 * UNIT[dtype] * max(np.abs(c64[..., :dv]).max(initial=0.0) * (ks or 1.0), 1.0)
-    fin = np.isfinite(rl)
-    ltol = 1e-5 * (1 + np.abs(rl[fin]).max(initial=0.0))
-    oerr = float(np.abs(np.asarray(o, np.float64) - ro).max(initial=0.0))
-    lerr = float(np.abs(lse[fin] - rl[fin]).max(initial=0.0))
-    same_dead = bool(np.array_equal(np.isneginf(lse), ~fin))
-    worst = ("o", oerr, otol) if oerr / otol >= lerr / ltol else ("lse", lerr, ltol)
-    from ...device.select import get_device
-    src = getattr(get_device(device), "source", "emulator")
-    return MLACheck(bool(same_dead and oerr <= otol and lerr <= ltol), worst[1], float(worst[2]), worst[0], src)
+    ltol = 1e-5 * (1 + np.abs(rl[np.isfinite(rl)]).max(initial=0.0))
+    return verdict(o, ro, lse, rl, otol, ltol, device)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...attention_common.paged_schedule import dtype_supported, split_kv
 from ...knobs import Knob, KnobSchedule
 from ...targets import Target
 
@@ -21,8 +22,7 @@ LDS_PAD = 8    # halves of padding per LDS row (16 bytes: aligned b128 reads, ba
 SPACE: tuple[Knob, ...] = (
     Knob("waves", (2, 4), "waves per workgroup: each holds head_dim/waves of Q^T and head_dim_v/waves of O^T"),
     Knob("load_bits", (64, 128), "width of each global load per lane, in bits"),
-    Knob("split_kv", (1, 2, 4, 8, 16), "workgroups per (sequence, row tile) over disjoint key ranges; partial\n"
-         "O and LSE are merged by the op's deterministic combine kernel"),
+    split_kv("(sequence, row tile)", "the op's deterministic combine kernel"),
 )
 
 
@@ -43,12 +43,6 @@ class MLASchedule(KnobSchedule):
         """K tile [16][D+pad] + V^T tile [Dv][16+pad] (f16) + the waves' partial S^T (f32)."""
         kv = BLOCK_N * (d.head_dim + LDS_PAD) + d.head_dim_v * (BLOCK_N + LDS_PAD)
         return 2 * kv + 4 * self.waves * 32 * 8
-
-
-def dtype_supported(s: MLASchedule, d, t: Target) -> str | None:
-    if (d.dtype, "f32") not in t.wmma:
-        return f"dtype {d.dtype} has no f32-accumulating WMMA on {t.arch}"
-    return None
 
 
 def waves_divide(s: MLASchedule, d, t: Target) -> str | None:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ... import hostdata
 from ...errors import ScheduleError
-from ..attention.inputs import check_sinks
+from ...attention_common.sinks import check_sinks
 from .directive import BLOCK_SIZES, HEAD_DIMS, KV_DTYPES, PagedAttentionDirective
 
 MAX_SQ = 16   # query tokens per sequence in the dense (decode) form; chunks go packed (varlen)

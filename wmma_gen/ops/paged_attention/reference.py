@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attention.reference import visible_mask
+from ...attention_common.reference import visible_mask
 
 
 def gather_sequence(cache: np.ndarray, table_row: np.ndarray, length: int) -> np.ndarray:
