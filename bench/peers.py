@@ -224,7 +224,7 @@ def ours(q: dict) -> dict:
 def ours_emulate(q: dict, d, s) -> dict:
     """Our kernel with the same schedule at the emulator problem, through the op's own check
     (registry tolerance) on the emulator."""
-    from wmma_gen.ops.attention.check import check_attention
+    from wmma_gen.attention_common.check import check_attention
     from wmma_gen.ops.gemm.check import check_gemm
     from wmma_gen.ops.gemm.problem import GemmProblem
     if q["op"] == "gemm":

@@ -17,8 +17,8 @@ import warnings
 
 import torch
 
-from ..ops.attention.directive import HEAD_DIMS
-from ..ops.attention.inputs import check_softcap
+from ..attention_common.directive import HEAD_DIMS
+from ..attention_common.inputs import check_softcap
 from . import attention_ops, replay
 from .args import check_max_seqlen, check_window, signed_scale
 from .flash_fp8 import FP8, flash_attn_fp8
