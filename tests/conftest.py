@@ -1,7 +1,8 @@
-"""Shared fixtures: an isolated kernel cache (one per run, shared by pytest-xdist workers), user dirs
+"""Shared fixtures: the tests' kernel cache (content-keyed, kept across runs, shared by pytest-xdist workers), user dirs
 and tmp dir per test session, the emulator-backed HIP stand-in (tests/hipstub) built once per session
 for every test folder, and the slow/fast tiers of tests/tiers.py applied at collection."""
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -10,17 +11,31 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))   # tests/ -> `import hipstub`
 
 
+CACHE_ENV = "WMMA_GEN_TEST_CACHE"     # a directory, or "fresh" for a cold per-run cache (docs/testing.md)
+CACHE_NAME = "wmma_gen-test-cache"   # in pytest's per-user temp root, beside its numbered pytest-N dirs
+
+
 def _session_cache_dir(tmp_path_factory) -> Path:
-    """One kernel cache for the whole run: compiled objects are shared by every test that builds the
-    same kernel (the cache is content-addressed: MLIR text, arch, pipeline and toolchain are the key).
-    Under pytest-xdist every worker has its own basetemp below one run dir; the cache sits in that
-    run dir so a kernel compiled by one worker is a hit for the other (entries are written to a temp
-    file and os.replace'd, so concurrent writers never leave a partial entry)."""
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        d = tmp_path_factory.getbasetemp().parent / "kernel_cache"
-        d.mkdir(exist_ok=True)
-        return d
-    return tmp_path_factory.mktemp("kernel_cache")
+    """The kernel cache of the run, shared by every test that builds the same kernel and kept
+    across runs: the cache is content-addressed (the MLIR text, arch, pipeline, toolchain and the
+    compiler's sources are the key of an object; the op-level index adds the sources of the whole
+    package), so an entry is only ever served for the bytes a compile would produce now. It sits in
+    pytest's per-user temp root (/tmp/pytest-of-$USER/, which pytest's retention never prunes:
+    it removes numbered pytest-N dirs only), so tests still write only under pytest's tmp dirs.
+    $WMMA_GEN_TEST_CACHE names another directory, or `fresh` for a cold cache in the run's own temp
+    dir (also the fallback under --basetemp). Under pytest-xdist the workers share the directory; an
+    entry is written to a temp file and os.replace'd, so concurrent writers never leave a partial one.
+    Tests that count compiles or cache misses set their own WMMA_GEN_CACHE_DIR."""
+    want = os.environ.get(CACHE_ENV, "").strip()
+    if want and want != "fresh":
+        d = Path(want).expanduser()
+    else:
+        base = tmp_path_factory.getbasetemp()
+        run = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base   # above the workers' dirs
+        numbered = re.fullmatch(r"pytest-\d+", run.name) and run.parent.name.startswith("pytest-of-")
+        d = run.parent / CACHE_NAME if numbered and want != "fresh" else run / "kernel_cache"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
 
 
 @pytest.fixture(scope="session", autouse=True)

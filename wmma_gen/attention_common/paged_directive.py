@@ -16,15 +16,19 @@ def check_one_of(name: str, value, allowed: tuple) -> None:
         raise ScheduleError(name, value, f"one of {', '.join(map(str, allowed))}")
 
 
-def check_cache(d, head_dims: tuple) -> None:
-    """d.dtype, d.kv_dtype (filled in: "" means d.dtype) and d.head_dim of a frozen directive."""
+def check_cache(d, head_dims: tuple, head_dims_text: str | None = None) -> None:
+    """d.dtype, d.kv_dtype (filled in: "" means d.dtype) and d.head_dim of a frozen directive;
+    `head_dims_text` says what is allowed when listing `head_dims` would not read well."""
     if d.dtype not in DTYPES:
         raise ScheduleError("dtype", d.dtype, f"one of {', '.join(DTYPES)}")
     if d.kv_dtype == "":
         object.__setattr__(d, "kv_dtype", d.dtype)
     if d.kv_dtype not in KV_DTYPES or d.kv_dtype in DTYPES and d.kv_dtype != d.dtype:
         raise ScheduleError("kv_dtype", d.kv_dtype, f"{d.dtype!r} (the query dtype) or fp8e4m3 / fp8e5m2")
-    check_one_of("head_dim", d.head_dim, head_dims)
+    if head_dims_text is None:
+        check_one_of("head_dim", d.head_dim, head_dims)
+    elif isinstance(d.head_dim, bool) or d.head_dim not in head_dims:
+        raise ScheduleError("head_dim", d.head_dim, head_dims_text)
 
 
 def check_flags(d, names: tuple) -> None:

@@ -7,7 +7,7 @@ Studies: `wmma-gen sweep --op mla` crosses --dtypes, --kv-dtypes (default same,f
 longest sequence; 1024, 8192, 32768) and --batches (1, 16) (sweep_axes.py); head dims are
 DeepSeek-V2/V3's 576 / 512 and the block size FlashMLA's 64. The space is MLASchedule's (waves,
 load_bits, split_kv: the split count matters most in decode, where B * ceil(H Sq / 16)
-workgroups may not fill the GPU).
+workgroups may not fill the GPU; fp8_wmma for fp8 caches on gfx12).
 
 Objective: the shared staged objective derived from the OpSpec (wmma_gen/tuner/objective.py
 SpecObjective): suggest -> named checks -> compile both kernels -> spills (prune) -> gate:
@@ -89,7 +89,7 @@ def size(r) -> float:
 
 
 def schedule_text(b) -> str:
-    return f"w{b['waves']} ld{b['load_bits']} split{b['split_kv']}"
+    return f"w{b['waves']} ld{b['load_bits']} split{b['split_kv']}{' fp8wmma' if b.get('fp8_wmma') else ''}"
 
 
 def baselines(d, p, arch: str) -> list:

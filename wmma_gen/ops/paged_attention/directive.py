@@ -65,7 +65,8 @@ class PagedAttentionDirective(JsonRecord):
     sinks: bool = False         # attention sinks (GPT-OSS s_aux): the combine's per-head logit
 
     def __post_init__(self):
-        check_cache(self, HEAD_DIMS)
+        check_cache(self, HEAD_DIMS, f"a multiple of 16 from 16 to {HEAD_DIMS[-1]} (paged decode; dense attention "
+                    "takes up to 512)")
         check_one_of("block_size", self.block_size, BLOCK_SIZES)
         check_flags(self, ("causal", "window", "softcap", "return_lse", "varlen", "fp8_wmma", "sinks"))
         if self.fp8_wmma and not self.fp8:
