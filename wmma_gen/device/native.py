@@ -72,7 +72,7 @@ def fire_python(plan: tuple, values: tuple, stream) -> bool:
     return True
 
 
-def address(v) -> int:
+def _addr(v) -> int:
     """An address from an int, None (0) or an object with data_ptr() (a torch tensor)."""
     return 0 if v is None else v if isinstance(v, int) else v.data_ptr()
 
@@ -136,7 +136,6 @@ def eager_mode_python(checks: tuple, grad_enabled, tensor_types: tuple, *tensors
     return 2 if needs else 1
 
 
-_addr = address
 _mod = launcher_module()
 fire = fire_python if _mod is None else _mod.fire                        # torch/replay.py's hot path
 shape_key = shape_key_python if _mod is None else _mod.shape_key
