@@ -150,7 +150,8 @@ def _applies(owners: tuple, spec: "OpSpec", dest: str = "") -> bool:
     --schedule-json; for an op whose directive owns no flag here (paged_attention, mla) also a flag
     named after a field of its directive (--head-dim, --causal, ...)."""
     import dataclasses
-    if dest and not _declares(spec) and dataclasses.is_dataclass(spec.directive) and \
+    knob_flag = any(isinstance(o, tuple) and o[0] == "knob" for o in owners)   # another op's knob of that name
+    if dest and not _declares(spec) and not knob_flag and dataclasses.is_dataclass(spec.directive) and \
             dest in {f.name for f in dataclasses.fields(spec.directive)} and KERNEL_ARG not in owners:
         return True
     knobs = {k.name for k in spec.space}
