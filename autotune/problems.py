@@ -53,7 +53,7 @@ class ProblemFileError(ScheduleError):
 
 # the two ops' rows, re-exported where wmma_gen.torch.record_problems() imports them from; a row
 # is the directive's fields plus the sizes of the op's one Problem (row.problem: ops/<op>/spec.py)
-from wmma_gen.ops.attention.problem_file import AttentionRow  # noqa: E402,F401
+from wmma_gen.attention_common.problem_file import AttentionRow  # noqa: E402,F401
 from wmma_gen.ops.gemm.problem_file import GemmRow  # noqa: E402,F401
 
 Problem = object          # any op's problem: frozen, with op, dtype, directive(), sizes(), to_dict()

@@ -18,7 +18,7 @@ def _issued(isa: str) -> int:
 
 def rows(archs=("gfx1100", "gfx1201"), dtypes=("f16", "bf16"), head_dims=(64, 128, 256)):
     from wmma_gen.ops import registry
-    from wmma_gen.ops.attention.directive import AttentionDirective
+    from wmma_gen.attention_common.directive import AttentionDirective
     from wmma_gen.ops.compile_op import compile_op
     spec = registry.get("attention")
     for arch in archs:

@@ -31,7 +31,7 @@ import pandas as pd
 from wmma_gen.model.isa_loop import find_main_loop
 from wmma_gen.ops.attention.api import compile_attention
 from wmma_gen.ops.attention.defaults import default_schedule
-from wmma_gen.ops.attention.directive import AttentionDirective
+from wmma_gen.attention_common.directive import AttentionDirective
 from wmma_gen.ops.attention.model import estimate_attention
 from wmma_gen.targets import get_target
 

@@ -24,9 +24,11 @@ or backward) compiled here offline for the point's arch and problem and estimate
 bench/peers.py does (model/loop_kernel.py, "loop" family efficiency and band), and its ratio;
 "n/a (no triton)" when Triton is not installed.
 
-Steps: (1) estimates uncalibrated (boost clock, efficiency 1); (2) sustained clocks from the
-fit:clock rows (microbenchmarks); (3) log least squares for the family efficiencies and the
-clocks of targets with fit rows but no microbenchmark; (4) band = fit-row ratio range +-margin;
+Steps: (0) the model's lds_exposed share (params.py) from the fit points' published library tiles
+(ops/calibration_ranking.fit_lds_exposed: the smallest value ranking each pick above every smaller
+per-wave tile; held-out tiles only checked); (1) estimates uncalibrated (boost clock, efficiency 1);
+(2) sustained clocks from the fit:clock rows (microbenchmarks); (3) log least squares for the family
+efficiencies and the clocks of targets with fit rows but no microbenchmark; (4) band = fit-row ratio range +-margin;
 (5) estimates with the values stored in targets.py / params.py (what the model uses), checked
 against the fit. Writes results/model_calibration.{md,csv,png} and prints the fit.
 """
@@ -135,6 +137,8 @@ def estimates(points, cal: C.Calibration) -> dict[str, tuple[float, str, str]]:
 
 def run(points_csv: Path, out: Path) -> dict:
     points = CP.load_points(points_csv)
+    from wmma_gen.ops import calibration_ranking as R
+    exposed, exposed_from = R.fit_lds_exposed(points)
     raw = estimates(points, C.NOMINAL)
     # microbenchmark clocks first (fit step 1), then estimates at those clocks for step 2
     micro = C.fit([p for p in points if p.role == "fit:clock"], {}, {k: v[0] for k, v in raw.items()})
@@ -161,14 +165,15 @@ def run(points_csv: Path, out: Path) -> dict:
                      "our_schedule": stored[p.id][2], "source_title": p.source_title, "source_link": p.source_link,
                      "estimate_source": "model", **_triton_cols(tri.get(p.id), p.tflops)})
     df = pd.DataFrame(rows)
-    check = compare_stored(f, bands)
+    check = compare_stored(f, bands, exposed)
     out.mkdir(parents=True, exist_ok=True)
     df.to_csv(out / "model_calibration.csv", index=False)
     plot(df, out / "model_calibration.png")
     sys.path.insert(0, str(ROOT / "bench"))
     from calibration_misses import section      # the out-of-band points, explained with instruction counts
-    (out / "model_calibration.md").write_text(report(df, f, bands, check, points_csv, section(df, points)))
-    return {"df": df, "fit": f, "bands": bands, "check": check}
+    (out / "model_calibration.md").write_text(report(df, f, bands, check, points_csv, section(df, points, exposed),
+                                                     exposed, exposed_from))
+    return {"df": df, "fit": f, "bands": bands, "check": check, "lds_exposed": exposed}
 
 
 def _triton_cols(t, published: float) -> dict:
@@ -186,9 +191,11 @@ def _triton_cell(r) -> str:
     return r.triton_peer_est or "-"
 
 
-def compare_stored(f: C.Fit, bands: dict) -> list[str]:
+def compare_stored(f: C.Fit, bands: dict, exposed: float | None = None) -> list[str]:
     """Differences between the fit and the values the model uses (targets.py, params.py)."""
     issues = []
+    if exposed is not None and not math.isclose(params.LDS_EXPOSED, exposed):
+        issues.append(f"params.LDS_EXPOSED={params.LDS_EXPOSED} but the fit gives {exposed}")
     for arch, ghz in f.sustained_ghz.items():
         if not math.isclose(TARGETS[arch].sustained_ghz, ghz, rel_tol=0.005):
             issues.append(f"targets.py {arch}.sustained_ghz={TARGETS[arch].sustained_ghz} but the fit gives {ghz:.3f}")
@@ -226,7 +233,7 @@ def _summary(df: pd.DataFrame, role_fit: bool) -> str:
 
 
 def report(df: pd.DataFrame, f: C.Fit, bands: dict, check: list[str], points_csv: Path,
-           misses: list[str] = ()) -> str:
+           misses: list[str] = (), exposed: float | None = None, exposed_from: tuple = ()) -> str:
     L = ["# Model calibration against published measurements", "",
          "Written by `python bench/calibrate.py` on " + datetime.date.today().isoformat() + " (model state: `"
          + _state() + "`; MLIR provider " + _provider() + "). Every estimate here is "
@@ -254,6 +261,9 @@ def report(df: pd.DataFrame, f: C.Fit, bands: dict, check: list[str], points_csv
     for fam, b in bands.items():
         L.append(f"| {fam} band (published/estimate) | {b[0]:.2f} .. {b[1]:.2f} | fit rows of {fam}, +-{C.BAND_MARGIN} "
                  "| params.BAND |")
+    if exposed is not None:
+        L.append(f"| lds_exposed (share of the CU's LDS clocks the WMMAs do not hide) | {exposed:.2f} "
+                 f"| published tiles of {' '.join(exposed_from)} (held-out tiles: checked, below) | params.LDS_EXPOSED |")
     nodata = [a for a, t in TARGETS.items() if not t.sustained_ghz]
     L += ["", f"Targets without any point ({', '.join(nodata)}): boost clock, fitted efficiencies, band stretched "
           "by the lowest/highest sustained/boost ratio measured.", "",
@@ -317,6 +327,7 @@ def main(argv=None) -> int:
     print("fit:", ", ".join(f"{a} sustained {g:.3f} GHz ({f.clock_how[a]})" for a, g in sorted(f.sustained_ghz.items())))
     print("     efficiency " + ", ".join(f"{k} {v:.3f}" for k, v in f.efficiency.items())
           + "; band " + ", ".join(f"{k} {b[0]:.2f}..{b[1]:.2f}" for k, b in res["bands"].items()))
+    print(f"     lds_exposed {res['lds_exposed']:.2f} (ranking at the fit points' published tiles)")
     print("fit points     :", _summary(df, True))
     print("held-out points:", _summary(df, False))
     for line in res["check"]:

@@ -94,7 +94,7 @@ def gemm_cases():
 def fwd_cases():
     from wmma_gen.ops.attention.combine import build_attention_combine
     from wmma_gen.ops.attention.defaults import default_schedule
-    from wmma_gen.ops.attention.directive import AttentionDirective
+    from wmma_gen.attention_common.directive import AttentionDirective
     from wmma_gen.ops.attention.kernel import build_attention
     from wmma_gen.targets import get_target
     for arch in ARCHS:

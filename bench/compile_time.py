@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # run from a c
 from wmma_gen.compiler import CODEGENS, KernelCache, compile_mlir, hsaco, listing, llvm_isa, lower  # noqa: E402
 from wmma_gen.compiler.metadata import parse_isa_metadata, read_metadata  # noqa: E402
 from wmma_gen.ops.attention.defaults import default_schedule as attention_default  # noqa: E402
-from wmma_gen.ops.attention.directive import AttentionDirective  # noqa: E402
+from wmma_gen.attention_common.directive import AttentionDirective  # noqa: E402
 from wmma_gen.ops.attention.kernel import build_attention  # noqa: E402
 from wmma_gen.ops.gemm.kernel import build_gemm  # noqa: E402
 from wmma_gen.ops.gemm.defaults import LARGE, fitted_default  # noqa: E402

@@ -7,6 +7,8 @@ hipModuleLaunchKernel returns hipSuccess inside the C library, no Python callbac
 execution), so what is timed is the host work of each path plus hip-python's own call:
 
   bare           one hipModuleLaunchKernel through hip-python with a prepacked kernarg segment
+  native         the C Launcher of device/_fastlaunch.c (what HipDevice.prepack builds when the
+                 extension is built): addresses patched in C, hipModuleLaunchKernel called from C
   device         wmma_gen.ops.device_calls.gemm_into / attention_into on device memory
   torch          wmma_gen.torch.linear / flash_attn_func under torch.no_grad (CPU tensors routed
                  to the stand-in: their addresses are the "device" pointers; the routing context is
@@ -74,18 +76,22 @@ def upload(dev, x: np.ndarray, dtype: str):
 
 def bare_launcher(dev, token):
     """Exactly one hipModuleLaunchKernel (hip-python -> the C no-op) with a prepacked `extra`
-    kernarg array, for the first kernel of a call the device path made (its Prepacked token)."""
+    kernarg array, for the first kernel of a call the device path made (its Prepacked token):
+    the C Launcher's members (device/_fastlaunch.c) or the Python closure's cells."""
     from wmma_gen.device.hip import _PARAM_BUFFER_POINTER, _PARAM_BUFFER_SIZE, _PARAM_END
     launch = token.launches[0][0]
-    fn = launch.__closure__   # the HipDevice.prepack closure holds the function and geometry
-    cells = {name: cell.cell_contents for name, cell in zip(launch.__code__.co_freevars, fn)}
-    seg = bytes(cells["buf"].raw)
+    if hasattr(launch, "kernarg"):
+        seg, (gx, gy, gz), (bx, by, bz) = launch.kernarg, launch.grid, launch.block
+        f = next(f for k, (_, f) in dev._functions.items() if int(f) == launch.fn)
+    else:
+        cells = {name: cell.cell_contents for name, cell in zip(launch.__code__.co_freevars, launch.__closure__)}
+        seg, f = bytes(cells["buf"].raw), cells["fn"]
+        gx, gy, gz, bx, by, bz = (cells[k] for k in ("gx", "gy", "gz", "bx", "by", "bz"))
     buf = ctypes.create_string_buffer(seg, len(seg))
     size = ctypes.c_size_t(len(seg))
     extra = (ctypes.c_void_p * 5)(_PARAM_BUFFER_POINTER, ctypes.addressof(buf), _PARAM_BUFFER_SIZE,
                                   ctypes.addressof(size), _PARAM_END)
-    hip, f = dev.hip, cells["fn"]
-    gx, gy, gz, bx, by, bz = (cells[k] for k in ("gx", "gy", "gz", "bx", "by", "bz"))
+    hip = dev.hip
     addr, stream, ok = ctypes.addressof(extra), dev.stream, hip.hipError_t.hipSuccess
     keep = (buf, size, extra)
 
@@ -94,6 +100,16 @@ def bare_launcher(dev, token):
         if err[0] != ok:
             raise SystemExit(f"bare hipModuleLaunchKernel failed: {err}")
     return bare
+
+
+def native_launcher(token):
+    """The C Launcher of the call's first kernel called with its addresses (None without the
+    extension: the row is left out)."""
+    launch, names = token.launches[0]
+    if not hasattr(launch, "kernarg"):
+        return None
+    ptrs = tuple(range(16, 16 * (len(names) + 1), 16))
+    return lambda: launch(ptrs)
 
 
 def modes_for(dev, op: str) -> dict:
@@ -110,7 +126,9 @@ def modes_for(dev, op: str) -> dict:
         w = rng.standard_normal((64, 64)).astype(np.float16)
         X, W, Y = upload(dev, x, "f16"), upload(dev, w, "f16"), upload(dev, np.zeros((8, 64), np.float16), "f16")
         dev_call = lambda: gemm_into(X, W, Y, layout="NT", device=dev)
-        out["bare"] = bare_launcher(dev, dev_call())
+        token = dev_call()
+        out["bare"] = bare_launcher(dev, token)
+        out["native"] = native_launcher(token)
         out["device"] = dev_call
         xt, wt_ = torch.from_numpy(x), torch.from_numpy(w)
         ours = lambda a, b: wt.linear(a, b)
@@ -122,7 +140,9 @@ def modes_for(dev, op: str) -> dict:
         Q, K, V = (upload(dev, q, "f16") for _ in range(3))
         O = upload(dev, np.zeros_like(q), "f16")
         dev_call = lambda: attention_into(Q, K, V, O, device=dev)
-        out["bare"] = bare_launcher(dev, dev_call())
+        token = dev_call()
+        out["bare"] = bare_launcher(dev, token)
+        out["native"] = native_launcher(token)
         out["device"] = dev_call
         qt = torch.from_numpy(q)
         ours = lambda a, b: wt.flash_attn_func(a, b, b)
@@ -147,7 +167,7 @@ def modes_for(dev, op: str) -> dict:
     out["ref f32"] = nograd(ref, f32)
     out["ref f32+grad"] = lambda: ref(*f32g)
     out["ref f32+fwd+bwd"] = lambda: ref(*f32g).backward(gy32)
-    return out
+    return {m: fn for m, fn in out.items() if fn is not None}
 
 
 def measure(dev, modes: dict, rounds: int, calls: int) -> dict[str, list[float]]:

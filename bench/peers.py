@@ -135,7 +135,7 @@ def peer_estimate(ck, cfg: dict, q: dict):
     as_fam = replace(cal, efficiency={**cal.efficiency, "loop": cal.efficiency.get(fam, 1.0)},
                      band={**cal.band, "loop": cal.band.get(fam, (math.nan, math.nan))})
     with C.use(as_fam):
-        return estimate_loop_kernel(as_compiled(ck), t, q["dtype"], **kw)
+        return estimate_loop_kernel(as_compiled(ck), t, q["dtype"], lds_exposed=fam == "gemm", **kw)
 
 
 def emulate(ck, cfg: dict, q: dict) -> dict:
@@ -210,7 +210,7 @@ def ours(q: dict) -> dict:
         d = spec.directive(q["dtype"], q["head_dim"], causal=q["causal"])
         p = dict(batch=q["batch"], heads=q["heads"], kv_heads=q["heads"], seq_q=q["seq"], seq_k=q["seq"])
         s = spec.default_schedule(d, arch)
-        c = compile_mlir(spec.build(d, s, get_target(arch)).mlir, arch, cache=False)
+        c = compile_mlir(spec.build(d, s, get_target(arch))["attention"].mlir, arch, cache=False)
         sched = f"{s.block_m}x{s.block_n} w{s.waves} ld{s.load_bits}"
     sec = time.perf_counter() - t0
     e = spec.estimate_of(d, s, p, arch)
@@ -224,7 +224,7 @@ def ours(q: dict) -> dict:
 def ours_emulate(q: dict, d, s) -> dict:
     """Our kernel with the same schedule at the emulator problem, through the op's own check
     (registry tolerance) on the emulator."""
-    from wmma_gen.ops.attention.check import check_attention
+    from wmma_gen.attention_common.check import check_attention
     from wmma_gen.ops.gemm.check import check_gemm
     from wmma_gen.ops.gemm.problem import GemmProblem
     if q["op"] == "gemm":

@@ -52,8 +52,8 @@ def compile_bwd(q: dict):
 def estimate(cks: dict, cfg: dict, q: dict):
     """Our model on the three Triton objects under the active calibration (source=model)."""
     from wmma_gen.model.loop_kernel import estimate_loop_kernel
-    from wmma_gen.ops.attention.directive import AttentionDirective
-    from wmma_gen.ops.attention.reference import attention_flops
+    from wmma_gen.attention_common.directive import AttentionDirective
+    from wmma_gen.attention_common.reference import attention_flops
     from wmma_gen.ops.attention_bwd.model import visible_tile_pairs
     from wmma_gen.targets import get_target
     t, esize, bm, bn = get_target(q["arch"]), 2, cfg["bm"], cfg["bn"]
@@ -91,7 +91,7 @@ def _run(ck, grid, args):
 def emulate(cks: dict, cfg: dict, q: dict, seed: int = 0) -> dict:
     """The three objects on the emulator at EMU (B*H rows, S, D) vs the float64 reference backward."""
     from peers_triton import qk_scale
-    from wmma_gen.ops.attention.reference import attention_backward
+    from wmma_gen.attention_common.reference import attention_backward
     bh, s, d, dt, causal = EMU["batch"] * EMU["heads"], EMU["seq"], q["head_dim"], q["dtype"], q["causal"]
     if dt != "f16":
         raise ValueError(f"dtype={dt!r} is not allowed here: f16 (O is stored as float16 for the backward's input)")

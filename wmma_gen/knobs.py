@@ -36,6 +36,7 @@ class KnobSchedule:
     SPACE: ClassVar[tuple] = ()
     KNOBS: ClassVar[dict] = {}
     CONSTRAINTS: ClassVar[tuple] = ()
+    RETIRED: ClassVar[dict] = {}     # knob removed -> the one value it ever had (older files still load)
 
     @classmethod
     def bind(cls, space: tuple, constraints: tuple) -> None:
@@ -60,6 +61,14 @@ class KnobSchedule:
 
     @classmethod
     def from_dict(cls, d: dict):
+        """A schedule from its fields (missing ones take the defaults). A retired knob (RETIRED) is
+        accepted and dropped when it carries the one value it ever had -- files written before it
+        was removed still load -- and refused naming it otherwise."""
+        for name, only in cls.RETIRED.items():
+            if name in d and (d[name] != only or type(d[name]) is not type(only)):
+                raise ScheduleError(name, d[name], f"{only!r} or absent (a retired knob: every {cls.__name__} "
+                                    f"runs as {name}={only!r})")
+        d = {k: v for k, v in d.items() if k not in cls.RETIRED}
         unknown = set(d) - set(cls.KNOBS)
         if unknown:
             raise ScheduleError("schedule", sorted(unknown), f"known fields are {', '.join(cls.KNOBS)}")
@@ -82,6 +91,20 @@ class KnobSchedule:
             if reason is not None:
                 raise ScheduleError.rejected(c.__name__, reason, self.to_dict())
         return self
+
+
+class JsonRecord:
+    """The dict / JSON round trip of a frozen dataclass of plain fields (the ops' directives)."""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict):
+        return cls(**d)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
 
 
 def as_schedule(cls: type, value, field: str = "schedule"):

@@ -203,3 +203,15 @@ def unpack_i4(packed: np.ndarray, signed: bool) -> np.ndarray:
     p = np.asarray(packed, dtype=np.uint8).astype(np.int64)
     out = np.stack([p & 0xF, p >> 4], axis=-1).reshape(*p.shape[:-1], p.shape[-1] * 2)
     return sign_extend(out, 4) if signed else out
+
+
+def e4m3_rows(q) -> np.ndarray:
+    """Q as gfx12's fp8-WMMA kernels multiply it (kernels/fp8_wmma.py), float64: per row (last
+    axis) amax = max(|q|, 2**-24) and r = 448 / amax in f32, q8 = E4M3(f32(q * r)) (round to
+    nearest even), value q8 * f32(amax * f32(1 / 448)). A reference run on these values leaves
+    only the kernel's P quantisation (and f32 sums) as the difference."""
+    q32 = np.asarray(q, np.float64).astype(np.float32)
+    amax = np.maximum(np.abs(q32).max(axis=-1, keepdims=True), np.float32(2.0 ** -24))
+    r = np.float32(448.0) / amax
+    q8 = fp8_e4m3_to_f32(f32_to_fp8_e4m3((q32 * r).astype(np.float32))).astype(np.float64)
+    return q8 * (amax * np.float32(1.0 / 448.0)).astype(np.float32).astype(np.float64)

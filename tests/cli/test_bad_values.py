@@ -11,7 +11,7 @@ import pytest
 
 import wmma_gen
 from wmma_gen.errors import ScheduleError
-from wmma_gen.ops.attention.reference import attention_forward
+from wmma_gen.attention_common.reference import attention_forward
 
 rng = np.random.default_rng(0)
 
@@ -102,7 +102,7 @@ def test_attention_backward_negative_scale(scale):
     q, k, v, do = (rng.standard_normal((1, 24, 2, 64)).astype(np.float16) for _ in range(4))
     o, lse = wmma_gen.attention(q, k, v, scale=scale, causal=True, return_lse=True, device="emu")
     got = wmma_gen.attention_backward(q, k, v, o, do, lse, scale=scale, causal=True, device="emu")
-    from wmma_gen.ops.attention.reference import attention_backward
+    from wmma_gen.attention_common.reference import attention_backward
     want = attention_backward(*(x.astype(np.float64) for x in (q, k, v, o, do)), lse.astype(np.float64),
                               scale=scale, causal=True)
     for g, w in zip(got, want):

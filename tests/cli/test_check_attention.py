@@ -18,7 +18,7 @@ def test_attention_ops_pass_on_the_emulator(capsys, op, arch, extra):
 
 
 def test_fail_exits_1(capsys, monkeypatch):
-    import wmma_gen.ops.attention.check as chk
+    import wmma_gen.attention_common.check as chk
     real = chk.attention_forward
     monkeypatch.setattr(chk, "attention_forward", lambda *a, **k: tuple(x + 1.0 for x in real(*a, **k)))
     rc = main(["check", "--op", "attention", "--arch", "gfx1100", "--dtype", "f16", "--device", "emu"])

@@ -6,7 +6,7 @@ dims per family stay in the quick suite (d_split 4 with an uneven split, and 8);
 import pytest
 
 from wmma_gen.compiler import compile_mlir
-from wmma_gen.ops.attention.directive import HEAD_DIMS
+from wmma_gen.attention_common.directive import HEAD_DIMS
 from wmma_gen.ops.attention_bwd import build_backward, default_schedule, make_spec
 from wmma_gen.targets import get_target
 

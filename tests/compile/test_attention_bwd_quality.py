@@ -7,7 +7,7 @@ import pytest
 
 from wmma_gen.compiler import compile_mlir
 from wmma_gen.model.isa_loop import find_main_loop
-from wmma_gen.ops.attention.directive import HEAD_DIMS as ALL_HEAD_DIMS
+from wmma_gen.attention_common.directive import HEAD_DIMS as ALL_HEAD_DIMS
 
 HEAD_DIMS = [hd for hd in ALL_HEAD_DIMS if hd <= 256]   # 272..512: test_attention_bwd_large_hd.py
 from wmma_gen.ops.attention_bwd import build_backward, default_schedule, make_spec

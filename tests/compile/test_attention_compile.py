@@ -8,7 +8,7 @@ from wmma_gen.compiler import compile_mlir
 from wmma_gen.model.isa_loop import find_main_loop
 from wmma_gen.ops.attention.combine import build_attention_combine
 from wmma_gen.ops.attention.defaults import default_schedule
-from wmma_gen.ops.attention.directive import HEAD_DIMS as ALL_HEAD_DIMS, AttentionDirective
+from wmma_gen.attention_common.directive import HEAD_DIMS as ALL_HEAD_DIMS, AttentionDirective
 from wmma_gen.ops.attention.kernel import build_attention
 from wmma_gen.ops.attention.schedule import AttentionSchedule
 from wmma_gen.targets import get_target

@@ -10,7 +10,7 @@ import pytest
 from wmma_gen.compiler import compile_mlir
 from wmma_gen.model.isa_loop import find_main_loop
 from wmma_gen.ops.attention.defaults import default_schedule
-from wmma_gen.ops.attention.directive import HEAD_DIMS, AttentionDirective
+from wmma_gen.attention_common.directive import HEAD_DIMS, AttentionDirective
 from wmma_gen.ops.attention.kernel import build_attention
 from wmma_gen.targets import get_target
 

@@ -100,7 +100,7 @@ def _gemm(arch: str, dtype: str):
 
 def _attention(arch: str):
     from wmma_gen.ops.attention.defaults import default_schedule
-    from wmma_gen.ops.attention.directive import AttentionDirective
+    from wmma_gen.attention_common.directive import AttentionDirective
     from wmma_gen.ops.attention.kernel import build_attention
     from wmma_gen.targets import get_target
     d, t = AttentionDirective("f16", 128), get_target(arch)

@@ -3,6 +3,7 @@
 index gets its Signature without an MLIR build -- the same Signature the builder declares."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections import OrderedDict
@@ -87,18 +88,29 @@ def test_each_ops_signatures_hook_declares_what_its_builder_declares(op):
             assert _described(hooked[n], sizes) == _described(built[n], sizes), (op, n, d, s)
 
 
+# What a cached kernel's first launch must not load (issue 36 item 5): the MLIR provider and its
+# package, the compile stages, the decoder's listing, the op builders, the sweep's libraries.
+NOT_ON_A_CACHED_LAUNCH = ("wmma_gen.compiler.mlir_api", "flydsl", "flydsl._mlir", "mlir", "wmma_gen.compiler.compile",
+                          "wmma_gen.compiler.pipeline", "wmma_gen.codeobj.listing", "wmma_gen.ops.gemm.kernel",
+                          "wmma_gen.ops.attention.kernel", "pandas", "optuna", "torch")
+
+
 def test_a_cached_kernels_first_launch_in_a_fresh_process_imports_no_mlir():
     """A GEMM and an attention forward compiled (or found) by one process in the session's
     cache; a fresh process then launches both on the emulator from the disk index: no MLIR
-    built, and the MLIR provider's bindings never imported."""
-    code = ("import sys, numpy as np, wmma_gen; from wmma_gen.ops import compile_op\n"
+    built, none of NOT_ON_A_CACHED_LAUNCH imported, and no source file read to key the index
+    (the source digests are remembered under the files' stats: compiler/disk_memo.py)."""
+    code = ("import sys, json, numpy as np, wmma_gen; from wmma_gen.ops import compile_op\n"
+            "from wmma_gen.compiler import disk_memo\n"
             "a = np.ones((20, 16), np.float16); q = np.ones((1, 8, 1, 64), np.float16)\n"
             "assert abs(float(wmma_gen.gemm(a, a.T.copy(), layout='NN')[0, 0]) - 16) < 1e-3\n"
             "assert np.isfinite(wmma_gen.attention(q, q, q)[0].astype(np.float32)).all()\n"
-            "print(compile_op.STATS['built'], 'wmma_gen.compiler.mlir_api' in sys.modules)")
+            f"print(json.dumps([compile_op.STATS['built'], disk_memo.FILES_HASHED[0], "
+            f"[m for m in {NOT_ON_A_CACHED_LAUNCH!r} if m in sys.modules]]))")
     env = {**__import__("os").environ, "WMMA_GEN_ARCH": "gfx1100"}     # the session's cache dir (conftest)
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env)
             for _ in range(2)]
     for r in runs:
         assert r.returncode == 0, r.stderr[-2000:]
-    assert runs[1].stdout.split() == ["0", "False"]         # the second: index hits, no MLIR at all
+    built, hashed, loaded = json.loads(runs[1].stdout.strip().splitlines()[-1])   # the second: index hits
+    assert (built, hashed, loaded) == (0, 0, [])

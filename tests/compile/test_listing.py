@@ -57,7 +57,7 @@ def _llvm_mc(arch: str) -> tuple[str | None, str]:
 
 def _kernels():
     from wmma_gen.ops.attention.defaults import default_schedule as attention_default
-    from wmma_gen.ops.attention.directive import AttentionDirective
+    from wmma_gen.attention_common.directive import AttentionDirective
     from wmma_gen.ops.attention.kernel import build_attention
     from wmma_gen.ops.gemm import default_schedule
     from wmma_gen.ops.gemm.build import compile_gemm

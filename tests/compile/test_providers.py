@@ -55,7 +55,7 @@ def _sources(op: str, dtype: str, arch: str) -> dict[str, str]:
         return {"gemm": build_gemm(d, s, t, spec_key(d, s, p.as_dict())).mlir}
     if op == "attention":
         from wmma_gen.ops.attention.defaults import default_schedule
-        from wmma_gen.ops.attention.directive import AttentionDirective
+        from wmma_gen.attention_common.directive import AttentionDirective
         from wmma_gen.ops.attention.kernel import build_attention
         d = AttentionDirective(dtype, 128, causal=True, return_lse=True)
         s = default_schedule(t, d, llvm=0)    # one schedule for both: _LLVM_DEFAULTS differ by design

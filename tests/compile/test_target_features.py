@@ -12,7 +12,7 @@ import pytest
 from wmma_gen.compiler import compile_mlir
 from wmma_gen.kernels import module
 from wmma_gen.ops.attention.defaults import default_schedule
-from wmma_gen.ops.attention.directive import AttentionDirective
+from wmma_gen.attention_common.directive import AttentionDirective
 from wmma_gen.ops.attention.kernel import build_attention
 from wmma_gen.targets import get_target
 

@@ -13,7 +13,7 @@ from wmma_gen.codeobj.codeobject import load_code_object
 from wmma_gen.errors import CompileError, ScheduleError
 from wmma_gen.model.params import params_for
 from wmma_gen.ops.attention.defaults import default_schedule as fwd_default
-from wmma_gen.ops.attention.directive import AttentionDirective
+from wmma_gen.attention_common.directive import AttentionDirective
 from wmma_gen.ops.attention.kernel import build_attention
 from wmma_gen.ops.attention_bwd import build_backward, make_spec
 from wmma_gen.ops.attention_bwd import default_schedule as bwd_default

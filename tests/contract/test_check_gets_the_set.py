@@ -7,8 +7,8 @@ import pytest
 
 from wmma_gen.ops import compile_op as co
 from wmma_gen.ops import registry
-from wmma_gen.ops.attention import run_set
-from wmma_gen.ops.attention.directive import AttentionDirective
+from wmma_gen.attention_common import run_set
+from wmma_gen.attention_common.directive import AttentionDirective
 from wmma_gen.ops.attention.spec import AttentionProblem
 
 

@@ -8,9 +8,10 @@ from dataclasses import replace
 
 from wmma_gen.ops import compile_op as co
 from wmma_gen.ops import registry
-from wmma_gen.ops.attention.check import check_attention
-from wmma_gen.ops.attention.directive import AttentionDirective
-from wmma_gen.ops.attention.spec import AttentionProblem, gate_sinks
+from wmma_gen.attention_common.check import check_attention
+from wmma_gen.attention_common.directive import AttentionDirective
+from wmma_gen.attention_common.problem import AttentionProblem
+from wmma_gen.attention_common.spec_parts import gate_sinks
 from wmma_gen.ops.paged_attention.directive import PagedAttentionDirective
 
 P = AttentionProblem(batch=1, heads=2, kv_heads=1, seq_q=19, seq_k=37)

@@ -24,10 +24,10 @@ SIZE_NAMES = {"m", "n", "k", "batch", "heads", "kv_heads", "seq_q", "seq_k", "he
 CHECK_PATH = {   # op -> {module: entry functions}, in call order from spec.check to the launch
     "gemm": {"wmma_gen/ops/gemm/spec.py": ["check"], "wmma_gen/ops/gemm/check.py": ["check_gemm"],
              "wmma_gen/ops/gemm/api.py": ["run_gemm"], "wmma_gen/device/launcher.py": ["launch"]},
-    "attention": {"wmma_gen/ops/attention/spec.py": ["check"],
-                  "wmma_gen/ops/attention/check.py": ["check_attention"],
-                  "wmma_gen/ops/attention/run_set.py": ["forward", "backward"],
-                  "wmma_gen/ops/attention/inputs.py": ["forward_inputs_for", "backward_inputs_for"],
+    "attention": {"wmma_gen/attention_common/spec_parts.py": ["check"],
+                  "wmma_gen/attention_common/check.py": ["check_attention"],
+                  "wmma_gen/attention_common/run_set.py": ["forward", "backward"],
+                  "wmma_gen/attention_common/inputs.py": ["forward_inputs_for", "backward_inputs_for"],
                   "wmma_gen/device/launcher.py": ["launch"]},
 }
 KNOWN: dict = {}   # (module, function) -> why it is listed; each entry is a size recomputed from arrays
@@ -111,7 +111,7 @@ def test_the_gemm_default_schedule_follows_the_problem():
 def test_the_user_call_parser_is_still_seen_measuring_arrays():
     """The scan still finds the API boundary's own measuring (inputs.forward_inputs reads the user's
     shapes): the empty attention finding above is the check path's, not a blind scan."""
-    funcs = _functions("wmma_gen/ops/attention/inputs.py")
+    funcs = _functions("wmma_gen/attention_common/inputs.py")
     measured = {name for name in _reached(funcs, ["forward_inputs"]) if _recomputes(funcs[name])}
     assert {"_dense_shapes", "_problem"} <= measured
 
@@ -122,7 +122,7 @@ def test_the_check_arrays_are_held_against_the_problem():
     import numpy as np
 
     from wmma_gen.errors import ScheduleError
-    from wmma_gen.ops.attention.inputs import forward_inputs_for
+    from wmma_gen.attention_common.inputs import forward_inputs_for
     from wmma_gen.ops.attention.spec import AttentionProblem
     p = AttentionProblem(batch=1, heads=2, kv_heads=1, seq_q=3, seq_k=5)
     q, kv = np.zeros((1, 3, 2, 32), np.float16), np.zeros((1, 5, 1, 32), np.float16)

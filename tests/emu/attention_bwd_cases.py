@@ -1,5 +1,5 @@
 """Shared helpers of the attention-backward emulator tests: random problems, the float64
-reference (ops/attention/reference.py) and the error measure.
+reference (attention_common/reference.py) and the error measure.
 
 Inputs are drawn in float64, rounded to the kernel dtype once, and the reference runs on the
 rounded values (so it sees exactly what the device sees); o comes from the reference forward
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from wmma_gen import hostdata
-from wmma_gen.ops.attention.reference import attention_backward, attention_forward
+from wmma_gen.attention_common.reference import attention_backward, attention_forward
 from wmma_gen.ops.attention_bwd import run_backward
 
 TOL = {"f16": 8 * 2.0 ** -11, "bf16": 6 * 2.0 ** -8}

@@ -1,5 +1,5 @@
 """Run the flash-attention forward kernel on the emulator and compare with the float64
-reference (wmma_gen/ops/attention/reference.py).
+reference (wmma_gen/attention_common/reference.py).
 
 Tolerances (absolute, per output element), with u = unit roundoff of the input dtype
 (f16 2**-11, bf16 2**-8):
@@ -21,9 +21,9 @@ from wmma_gen.compiler import compile_mlir
 from wmma_gen.device.emu import EmuDevice
 from wmma_gen.device.launcher import launch
 from wmma_gen.ops.attention.combine import build_attention_combine
-from wmma_gen.ops.attention.directive import AttentionDirective
+from wmma_gen.attention_common.directive import AttentionDirective
 from wmma_gen.ops.attention.kernel import build_attention
-from wmma_gen.ops.attention.reference import attention_forward
+from wmma_gen.attention_common.reference import attention_forward
 from wmma_gen.ops.attention.schedule import AttentionSchedule
 from wmma_gen.targets import get_target
 

@@ -10,7 +10,7 @@ import pytest
 
 import wmma_gen
 from wmma_gen.device.emu import EmuDevice
-from wmma_gen.ops.attention.reference import attention_backward, attention_forward
+from wmma_gen.attention_common.reference import attention_backward, attention_forward
 
 U = 2.0 ** -11
 
@@ -44,7 +44,7 @@ def test_decode_shape_splits_the_keys_and_matches():
     k = rng.standard_normal((1, 1030, 1, 64)).astype(np.float16)
     v = rng.standard_normal((1, 1030, 1, 64)).astype(np.float16)
     from wmma_gen.ops.attention.api import choose_schedule
-    from wmma_gen.ops.attention.inputs import forward_inputs
+    from wmma_gen.attention_common.inputs import forward_inputs
     inp = forward_inputs(q, k, v)
     assert choose_schedule(inp.directive, inp.problem, "gfx1100").split_kv > 1
     o = wmma_gen.attention(q, k, v, device="emu")

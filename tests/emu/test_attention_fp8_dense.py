@@ -1,5 +1,5 @@
 """Dense fp8 forward attention (paged_attention/dense_fp8.py; wmma_gen.attention(dtype="fp8e4m3" |
-"fp8e5m2")) on the gfx1201 emulator against the float64 dense reference (attention/reference.py)
+"fp8e5m2")) on the gfx1201 emulator against the float64 dense reference (attention_common/reference.py)
 of the descaled fp8 inputs.
 
 Q, K and V are used exactly as given (no quantisation in the kernel), so the scores are exact
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from wmma_gen import attention, hostdata
-from wmma_gen.ops.attention.reference import attention_forward
+from wmma_gen.attention_common.reference import attention_forward
 from wmma_gen.ops.paged_attention.dense_fp8 import attention_fp8
 
 STORE = {"fp8e4m3": "fp8", "fp8e5m2": "bf8"}

@@ -5,7 +5,7 @@ import pytest
 from attention_fwd_helpers import check
 
 from wmma_gen.ops.attention.defaults import default_schedule
-from wmma_gen.ops.attention.directive import AttentionDirective
+from wmma_gen.attention_common.directive import AttentionDirective
 from wmma_gen.targets import get_target
 
 ARCHS = ["gfx1100", "gfx1201"]

@@ -7,7 +7,7 @@ import pytest
 from attention_fwd_helpers import check
 
 from wmma_gen.ops.attention.defaults import default_schedule
-from wmma_gen.ops.attention.directive import AttentionDirective
+from wmma_gen.attention_common.directive import AttentionDirective
 from wmma_gen.ops.attention.schedule import AttentionSchedule
 from wmma_gen.targets import get_target
 
@@ -70,7 +70,7 @@ def test_strided_views(arch):
     # reference with the same views: batch 1's K/V equal batch 0's
     from attention_fwd_helpers import make_inputs
 
-    from wmma_gen.ops.attention.reference import attention_forward
+    from wmma_gen.attention_common.reference import attention_forward
     rng = np.random.default_rng(0)
     (q, qf), (k, kf), (v, vf) = make_inputs(rng, "f16", 64, 2, 2, 1, 21, 30)
     kf[1], vf[1] = kf[0], vf[0]

@@ -10,7 +10,7 @@
 import pytest
 from attention_fwd_helpers import check
 
-from wmma_gen.ops.attention.directive import AttentionDirective
+from wmma_gen.attention_common.directive import AttentionDirective
 from wmma_gen.ops.attention.schedule import AttentionSchedule
 
 ARCHS = ["gfx1100", "gfx1201"]

@@ -11,7 +11,7 @@ from attention_bwd_cases import check as check_bwd
 from attention_fwd_helpers import check as check_fwd
 
 from wmma_gen.ops.attention.defaults import default_schedule
-from wmma_gen.ops.attention.directive import HEAD_DIMS, AttentionDirective
+from wmma_gen.attention_common.directive import HEAD_DIMS, AttentionDirective
 from wmma_gen.ops.attention_bwd import default_schedule as bwd_default
 from wmma_gen.targets import get_target
 

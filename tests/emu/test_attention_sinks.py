@@ -24,7 +24,7 @@ import pytest
 import wmma_gen
 from wmma_gen import hostdata
 from wmma_gen.ops.attention.defaults import default_schedule
-from wmma_gen.ops.attention.directive import AttentionDirective
+from wmma_gen.attention_common.directive import AttentionDirective
 from wmma_gen.targets import get_target
 
 UNIT = {"f16": 2.0 ** -11, "bf16": 2.0 ** -8}

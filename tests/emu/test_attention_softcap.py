@@ -1,6 +1,6 @@
 """Logit soft-capping (softcap=c: s = c * tanh(scale q.k / c) before masks and softmax) in the
 attention forward and backward on the emulator, against the float64 reference
-(ops/attention/reference.py), gfx1100 and gfx1201.
+(attention_common/reference.py), gfx1100 and gfx1201.
 
 Inputs are rounded to the kernel dtype once and the reference runs on the rounded values.
 q and k are drawn with standard deviation 2, so |scale q.k| reaches several times the caps
@@ -20,8 +20,8 @@ import pytest
 import wmma_gen
 from wmma_gen import hostdata
 from wmma_gen.errors import ScheduleError
-from wmma_gen.ops.attention.directive import AttentionDirective
-from wmma_gen.ops.attention.reference import attention_backward, attention_forward
+from wmma_gen.attention_common.directive import AttentionDirective
+from wmma_gen.attention_common.reference import attention_backward, attention_forward
 from wmma_gen.ops.attention.schedule import AttentionSchedule
 from wmma_gen.ops.attention.signature import attention_signature
 from wmma_gen.ops.attention_bwd.args import kernel_args
@@ -154,7 +154,7 @@ def test_bad_softcap_refused(bad):
 
 @pytest.mark.parametrize("off", [None, 0, 0.0])
 def test_softcap_off_values(off):
-    from wmma_gen.ops.attention.inputs import forward_inputs
+    from wmma_gen.attention_common.inputs import forward_inputs
     q = np.zeros((1, 16, 1, 32), np.float16)
     inp = forward_inputs(q, q, q, softcap=off)
     assert inp.directive.softcap is False and inp.problem.softcap == 0.0

@@ -127,7 +127,7 @@ def compiled(kind: str, arch: str, what: str):
         k = compile_gemm(GemmDirective(what), Schedule(), arch, GemmProblem(128, 128, 128))
         return compile_mlir(k.source.mlir, arch, cache=False)   # this process's codegen (see _check)
     if what == "fwd":
-        from wmma_gen.ops.attention.directive import AttentionDirective
+        from wmma_gen.attention_common.directive import AttentionDirective
         from wmma_gen.ops.attention.kernel import build_attention
         from wmma_gen.ops.attention.schedule import AttentionSchedule
         return compile_mlir(build_attention(AttentionDirective("f16", 64), AttentionSchedule(),

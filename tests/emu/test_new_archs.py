@@ -15,7 +15,7 @@ from wmma_gen.compiler import toolchain
 from wmma_gen.compiler.mlir_api import provider
 from wmma_gen.emu.isa.table import family, wmma_family
 from wmma_gen.ops.attention.defaults import default_schedule
-from wmma_gen.ops.attention.directive import AttentionDirective
+from wmma_gen.attention_common.directive import AttentionDirective
 from wmma_gen.ops.gemm import fit_schedule
 from wmma_gen.ops.gemm.check import check_gemm
 from wmma_gen.ops.gemm.directive import GemmDirective

@@ -8,7 +8,7 @@ import pytest
 from wmma_gen.device.operand import Operand
 from wmma_gen.errors import DeviceError
 from wmma_gen.ops.device_calls import attention_into, gemm_into
-from wmma_gen.ops.attention.reference import attention_forward
+from wmma_gen.attention_common.reference import attention_forward
 
 PER_CALL_FORBIDDEN = ("hipMalloc", "hipFree", "hipMemcpy", "hipMemcpyAsync", "hipStreamSynchronize",
                       "hipDeviceSynchronize", "hipMemset", "hipEventCreate", "hipEventRecord")

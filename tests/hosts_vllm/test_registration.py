@@ -19,7 +19,7 @@ from wmma_gen.integrations.vllm.impl import WmmaGenAttentionImpl  # noqa: E402
 @pytest.fixture
 def clean_registry():
     yield
-    for member in (AttentionBackendEnum.CUSTOM, AttentionBackendEnum.CPU_ATTN):
+    for member in (AttentionBackendEnum.CUSTOM, AttentionBackendEnum.CPU_ATTN, AttentionBackendEnum.CPU_MLA):
         member.clear_override()
 
 
@@ -32,10 +32,12 @@ def test_register_custom_not_cpu_unless_asked(monkeypatch, clean_registry):
     monkeypatch.delenv(plugin.CPU_ENV, raising=False)
     plugin.register()
     assert AttentionBackendEnum.CUSTOM.get_class() is WmmaGenAttentionBackend
-    assert not AttentionBackendEnum.CPU_ATTN.is_overridden()
+    assert not AttentionBackendEnum.CPU_ATTN.is_overridden() and not AttentionBackendEnum.CPU_MLA.is_overridden()
     monkeypatch.setenv(plugin.CPU_ENV, "1")
     plugin.register()
     assert AttentionBackendEnum.CPU_ATTN.get_class() is WmmaGenAttentionBackend
+    from wmma_gen.integrations.vllm.mla_backend import WmmaGenMLABackend
+    assert AttentionBackendEnum.CPU_MLA.get_class() is WmmaGenMLABackend      # MLA models (DeepSeek-V2/V3)
 
 
 def test_bad_cpu_flag_is_refused(monkeypatch, clean_registry):

@@ -2,7 +2,7 @@
 layout, LSE, legal schedule from the SPACE table) x several random problems (batch, GQA/MQA head
 counts, Sq != Sk both ways, window sizes, scale, varlen lengths with empty and length-1
 sequences), run through wmma_gen.attention() on the emulator against the float64 reference
-(wmma_gen/ops/attention/reference.py).
+(wmma_gen/attention_common/reference.py).
 
 Cost: one compile per drawn (arch, directive, schedule) -- the api.py memo keeps the code object --
 and PROBLEMS problems on it, each tiny (<= 40 queries, <= 80 keys), so 90 examples give 270
@@ -35,8 +35,8 @@ from wmma_gen import numerics  # noqa: E402
 from wmma_gen.device.emu import EmuDevice  # noqa: E402
 from wmma_gen.ops.attention.api import compile_attention  # noqa: E402
 from wmma_gen.ops.attention.defaults import default_schedule  # noqa: E402
-from wmma_gen.ops.attention.directive import AttentionDirective  # noqa: E402
-from wmma_gen.ops.attention.reference import attention_forward  # noqa: E402
+from wmma_gen.attention_common.directive import AttentionDirective  # noqa: E402
+from wmma_gen.attention_common.reference import attention_forward  # noqa: E402
 from wmma_gen.ops.attention.schedule import SPACE, AttentionSchedule  # noqa: E402
 from wmma_gen.targets import get_target  # noqa: E402
 

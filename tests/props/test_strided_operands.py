@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 import wmma_gen
 from wmma_gen.compare import compare
-from wmma_gen.ops.attention.reference import attention_backward, attention_forward
+from wmma_gen.attention_common.reference import attention_backward, attention_forward
 from wmma_gen.ops.gemm.check import tolerance
 from wmma_gen.ops.gemm.directive import LAYOUTS, GemmDirective
 from wmma_gen.ops.gemm.problem import GemmProblem

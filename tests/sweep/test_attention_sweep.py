@@ -9,7 +9,7 @@ import wmma_gen
 from autotune import export, ladder
 from autotune.study import SweepConfig, run_sweep
 from wmma_gen.ops.attention import api, lookup
-from wmma_gen.ops.attention.directive import AttentionDirective
+from wmma_gen.attention_common.directive import AttentionDirective
 from wmma_gen.ops.attention.schedule import AttentionSchedule
 
 

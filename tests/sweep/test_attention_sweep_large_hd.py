@@ -7,7 +7,7 @@ import pytest
 
 from wmma_gen.tuner.space import params_of
 from autotune.study import SweepConfig, study_domains
-from wmma_gen.ops.attention.directive import AttentionDirective
+from wmma_gen.attention_common.directive import AttentionDirective
 from wmma_gen.ops.attention.schedule import SPACE
 from wmma_gen.ops.attention.tuning import baselines
 from wmma_gen.targets import get_target
@@ -34,7 +34,7 @@ def test_large_head_dim_baselines_are_legal_and_in_the_space(arch, head_dim):
 
 
 def test_backward_studies_keep_lds_operands_up_to_256():
-    from wmma_gen.ops.attention.directive import AttentionDirective as D
+    from wmma_gen.attention_common.directive import AttentionDirective as D
     cfg = SweepConfig(arch="gfx1100", op="attention_bwd")
     assert study_domains(cfg, D("f16", 128, op="attention_bwd"))["operands"] == ("lds",)
     assert study_domains(cfg, D("f16", 512, op="attention_bwd")) == {"operands": ("global",)}

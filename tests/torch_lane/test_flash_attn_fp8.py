@@ -15,8 +15,9 @@ from torch.overrides import TorchFunctionMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))     # tests/ -> `import hipstub`
 
-from wmma_gen.ops.attention.reference import attention_forward  # noqa: E402
-from wmma_gen.torch import flash_attn_func, launch_stream  # noqa: E402
+from wmma_gen.attention_common.reference import attention_forward  # noqa: E402
+from stub_repeat import repeat_on_a_stream  # noqa: E402
+from wmma_gen.torch import flash_attn_func  # noqa: E402
 
 U_BF16 = 2.0 ** -8
 
@@ -104,22 +105,13 @@ def test_refusals_name_arch_dtype_and_argument(monkeypatch):
 def test_zero_copy_through_hip_stand_in(stub):
     """Routed to HipDevice over the HIP stand-in: a repeat call is 2 launches (paged kernel +
     combine) on the caller's stream with q's and k's own addresses (Sk 32: no page copy)."""
-    from wmma_gen.device.hip import HipDevice
-    from wmma_gen.device.select import routed
-    dev = HipDevice()
-    _, stream = dev.hip.hipStreamCreate()
     q, k, v = _fp8((1, 1, 2, 64), torch.float8_e4m3fn), *(_fp8((1, 32, 1, 64), torch.float8_e4m3fn) for _ in "kv")
-    try:
-        with routed(dev), launch_stream(int(stream)):
-            flash_attn_func(q, k, v, k_descale=torch.full((1, 1), 0.5))
-            n, before = len(stub.launches), dict(stub.calls)
-            out, lse, _ = flash_attn_func(q, k, v, k_descale=torch.full((1, 1), 0.5), return_attn_probs=True)
-        calls = {c: m - before.get(c, 0) for c, m in stub.calls.items() if m - before.get(c, 0)}
-        assert calls == {"hipModuleLaunchKernel": 2}, calls
-        assert all(r.stream == int(stream) for r in stub.launches[n:])
-        assert q.data_ptr() in stub.launches[n].explicit and k.data_ptr() in stub.launches[n].explicit
-    finally:
-        dev.hip.hipStreamDestroy(stream)
-        dev.close()
+    r = repeat_on_a_stream(stub, lambda: flash_attn_func(q, k, v, k_descale=torch.full((1, 1), 0.5),
+                                                         return_attn_probs=True),
+                           first=lambda: flash_attn_func(q, k, v, k_descale=torch.full((1, 1), 0.5)))
+    out, lse, _ = r.out
+    assert r.calls == {"hipModuleLaunchKernel": 2}, r.calls
+    assert all(x.stream == r.stream for x in r.launches)
+    assert q.data_ptr() in r.launches[0].explicit and k.data_ptr() in r.launches[0].explicit
     assert not stub.faults, stub.faults
     _check(out, lse, q, k, v, np.ones((1, 1)), np.full((1, 1), 0.5), np.ones((1, 1)))

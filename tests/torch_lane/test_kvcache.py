@@ -13,7 +13,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))     # tests/ -> `import hipstub`
 
 from wmma_gen.ops.paged_attention.reference import paged_attention_reference  # noqa: E402
-from wmma_gen.torch import flash_attn_with_kvcache, launch_stream  # noqa: E402
+from stub_repeat import repeat_on_a_stream  # noqa: E402
+from wmma_gen.torch import flash_attn_with_kvcache  # noqa: E402
 
 U16 = 2.0 ** -11
 
@@ -105,25 +106,15 @@ def test_refusals():
 def test_zero_copy_through_hip_stand_in(stub):
     """Routed to HipDevice over the emulator-backed HIP stand-in: the call is launches only
     (paged kernel + combine) on the caller's stream, with the tensors' own addresses."""
-    from wmma_gen.device.hip import HipDevice
-    from wmma_gen.device.select import routed
-    dev = HipDevice()
-    _, stream = dev.hip.hipStreamCreate()
-    try:
-        k_cache, v_cache, table = _paged(B=2, nb=8, width=2)
-        lens = torch.tensor([17, 30], dtype=torch.int32)
-        q = torch.randn(2, 1, 4, 64).half()
-        with routed(dev), launch_stream(int(stream)):
-            flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=lens, block_table=table, causal=True)
-            n, before = len(stub.launches), dict(stub.calls)
-            out = flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=lens, block_table=table, causal=True)
-        calls = {k: v - before.get(k, 0) for k, v in stub.calls.items() if v - before.get(k, 0)}
-        assert calls == {"hipModuleLaunchKernel": 2}, calls
-        assert all(r.stream == int(stream) for r in stub.launches[n:])
-        assert k_cache.data_ptr() in stub.launches[n].explicit and table.data_ptr() in stub.launches[n].explicit
-    finally:
-        dev.hip.hipStreamDestroy(stream)
-        dev.close()
+    k_cache, v_cache, table = _paged(B=2, nb=8, width=2)
+    lens = torch.tensor([17, 30], dtype=torch.int32)
+    q = torch.randn(2, 1, 4, 64).half()
+    r = repeat_on_a_stream(stub, lambda: flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=lens,
+                                                                 block_table=table, causal=True))
+    out = r.out
+    assert r.calls == {"hipModuleLaunchKernel": 2}, r.calls
+    assert all(x.stream == r.stream for x in r.launches)
+    assert k_cache.data_ptr() in r.launches[0].explicit and table.data_ptr() in r.launches[0].explicit
     assert not stub.faults, stub.faults
     ro, _ = _ref(q, k_cache, v_cache, table, lens, causal=True)
     assert (out.double().numpy() - ro).__abs__().max() <= 3 * U16 * v_cache.abs().max().item()

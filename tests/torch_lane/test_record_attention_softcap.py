@@ -17,7 +17,7 @@ from wmma_gen import schedule_files as sf  # noqa: E402
 from wmma_gen.cli.main import main, parser  # noqa: E402
 from wmma_gen.cli.sweep_cmd import config_from  # noqa: E402
 from wmma_gen.ops.attention import lookup  # noqa: E402
-from wmma_gen.ops.attention.directive import AttentionDirective  # noqa: E402
+from wmma_gen.attention_common.directive import AttentionDirective  # noqa: E402
 from wmma_gen.ops.attention.schedule import AttentionSchedule  # noqa: E402
 from wmma_gen.ops.registry import tuning  # noqa: E402
 from wmma_gen.torch import flash_attn_func, record_problems  # noqa: E402

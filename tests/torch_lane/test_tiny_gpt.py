@@ -6,7 +6,7 @@ and far below the ~0.2 per step the loss falls, so a wrong gradient anywhere fai
 import importlib.util
 from pathlib import Path
 
-from wmma_gen.ops.attention.directive import HEAD_DIMS
+from wmma_gen.attention_common.directive import HEAD_DIMS
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tiny_gpt.py"
 LOSS_TOL = 2e-3

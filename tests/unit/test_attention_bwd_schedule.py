@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from wmma_gen.errors import ScheduleError
-from wmma_gen.ops.attention.directive import HEAD_DIMS as ALL_HEAD_DIMS
+from wmma_gen.attention_common.directive import HEAD_DIMS as ALL_HEAD_DIMS
 
 HEAD_DIMS = [hd for hd in ALL_HEAD_DIMS if hd <= 256]   # 272..512: test_attention_bwd_large_hd.py
 from wmma_gen.ops.attention_bwd import AttentionBwdSchedule, default_schedule, run_backward
@@ -16,7 +16,21 @@ def test_knob_domain_errors_name_the_field():
     with pytest.raises(ScheduleError, match="block_m=48"):
         AttentionBwdSchedule(block_m=48)
     with pytest.raises(ScheduleError, match="dq='fused'"):
-        AttentionBwdSchedule(dq="fused")
+        AttentionBwdSchedule.from_dict({"dq": "fused"})
+
+
+def test_retired_knobs_load_with_their_one_value_and_are_refused_otherwise():
+    """buffering and dq had one value each (issue 39 item 6): a file written with them still loads
+    (the same schedule as without), any other value is refused naming the key, nothing else changes."""
+    plain = AttentionBwdSchedule.from_dict({"block_m": 16})
+    assert AttentionBwdSchedule.from_dict({"block_m": 16, "buffering": 1, "dq": "separate"}) == plain
+    assert "buffering" not in plain.to_dict() and "dq" not in plain.to_dict()
+    with pytest.raises(ScheduleError, match=r"buffering=2 .*1 or absent \(a retired knob"):
+        AttentionBwdSchedule.from_dict({"block_m": 16, "buffering": 2})
+    with pytest.raises(ScheduleError, match="buffering=True"):      # a bool is not the int 1
+        AttentionBwdSchedule.from_dict({"buffering": True})
+    with pytest.raises(TypeError):                                  # the constructor has no such field
+        AttentionBwdSchedule(dq="separate")
 
 
 def test_every_knob_is_a_field():

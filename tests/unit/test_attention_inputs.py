@@ -1,4 +1,4 @@
-"""Checking what a user passes to attention / attention_backward (wmma_gen/ops/attention/inputs.py)
+"""Checking what a user passes to attention / attention_backward (wmma_gen/attention_common/inputs.py)
 and the AttentionDirective it yields."""
 import json
 import math
@@ -8,9 +8,9 @@ import pytest
 
 from wmma_gen import hostdata
 from wmma_gen.errors import ScheduleError
-from wmma_gen.ops.attention.directive import AttentionDirective
-from wmma_gen.ops.attention.inputs import backward_inputs, forward_inputs
-from wmma_gen.ops.attention.reference import attention_forward
+from wmma_gen.attention_common.directive import AttentionDirective
+from wmma_gen.attention_common.inputs import backward_inputs, forward_inputs
+from wmma_gen.attention_common.reference import attention_forward
 
 F16 = np.float16
 CU_Q, CU_K = np.array([0, 3, 3, 7], np.int32), np.array([0, 4, 5, 9], np.int32)

@@ -1,4 +1,4 @@
-"""The float64 attention reference (wmma_gen/ops/attention/reference.py) against a deliberately
+"""The float64 attention reference (wmma_gen/attention_common/reference.py) against a deliberately
 naive per-element implementation, central finite differences, and closed-form FLOP counts."""
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from wmma_gen.ops.attention.reference import (attention_backward, attention_flops, attention_forward,
+from wmma_gen.attention_common.reference import (attention_backward, attention_flops, attention_forward,
                                               visible_mask)
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from wmma_gen import schedule_files as sf
 from wmma_gen.ops.attention import lookup as attn
-from wmma_gen.ops.attention.directive import AttentionDirective
+from wmma_gen.attention_common.directive import AttentionDirective
 from wmma_gen.ops.attention_bwd import lookup as bwd
 from wmma_gen.ops.gemm import lookup as gemm
 from wmma_gen.ops.gemm.directive import GemmDirective

@@ -18,7 +18,7 @@ def test_every_entry_has_every_field(name):
 
 
 def test_flop_conventions():
-    from wmma_gen.ops.attention.directive import AttentionDirective
+    from wmma_gen.attention_common.directive import AttentionDirective
     from wmma_gen.ops.gemm.directive import GemmDirective
     assert registry.get("gemm").flops(GemmDirective("f16"), {"m": 8, "n": 4, "k": 2, "batch": 3}) == 384
     d = AttentionDirective("f16", 64)
@@ -29,7 +29,7 @@ def test_flop_conventions():
 
 
 def test_default_schedules_are_legal_for_every_registered_op():
-    from wmma_gen.ops.attention.directive import AttentionDirective
+    from wmma_gen.attention_common.directive import AttentionDirective
     from wmma_gen.ops.gemm.directive import GemmDirective
     from wmma_gen.targets import get_target
     g, p = GemmDirective("f16"), registry.get("gemm").problem(256, 256, 256)
@@ -47,7 +47,7 @@ def test_unknown_op_is_a_clear_error():
 
 @pytest.mark.parametrize("name,arch", [("gemm", "gfx1100"), ("attention", "gfx1201"), ("attention_bwd", "gfx1151")])
 def test_every_op_has_a_model_estimate_labelled_model(name, arch):
-    from wmma_gen.ops.attention.directive import AttentionDirective
+    from wmma_gen.attention_common.directive import AttentionDirective
     from wmma_gen.ops.gemm.directive import GemmDirective
     spec = registry.get(name)
     if name == "gemm":

@@ -17,7 +17,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from ..errors import ScheduleError
-from ..ops.attention.directive import AttentionDirective
+from ..attention_common.directive import AttentionDirective
 from ..ops.gemm.directive import ACTIVATIONS, IN_DTYPES, LAYOUTS, GemmDirective
 from .options import f32_exact, int_at_least, parse_shape, schedule_json
 

@@ -156,7 +156,7 @@ def axes_from(args, op: str, base: dict) -> dict:
 
 
 def head_dim(text: str) -> int:
-    from ..ops.attention.directive import HEAD_DIMS    # light module: no MLIR import
+    from ..attention_common.directive import HEAD_DIMS    # light module: no MLIR import
     if not text.isdigit() or int(text) not in HEAD_DIMS:
         raise argparse.ArgumentTypeError(f"{text!r} is not allowed: a multiple of 16 from 16 to 512 "
                                          f"({', '.join(map(str, HEAD_DIMS))})")

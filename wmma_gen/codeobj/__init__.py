@@ -10,11 +10,24 @@
 The decoder's operand roles (operand_roles.py) are written from the emulator's semantic rows
 (emu/decode/roles_export.py) and checked against them by tests/emu/test_operand_roles_sync.py.
 """
-from .codeobject import CodeObject, CodeObjectError, Kernel, load_code_object, parse_target_id
-from .descriptor import decode_descriptor
-from .family import Family
-from .listing import listing
-from .machine import decode
+import importlib
 
-__all__ = ["CodeObject", "CodeObjectError", "Kernel", "load_code_object", "parse_target_id",
-           "decode_descriptor", "Family", "listing", "decode"]
+# Imported on first use (PEP 562): a cached kernel's launch reads a code object's metadata
+# (codeobject.py) and must not load the decoder's opcode tables (machine, listing: tens of ms).
+_FROM = {"CodeObject": "codeobject", "CodeObjectError": "codeobject", "Kernel": "codeobject",
+         "load_code_object": "codeobject", "parse_target_id": "codeobject",
+         "decode_descriptor": "descriptor", "Family": "family", "listing": "listing", "decode": "machine"}
+__all__ = list(_FROM)
+
+
+def __getattr__(name):
+    mod = _FROM.get(name)
+    if mod is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{mod}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_FROM))

@@ -13,20 +13,20 @@ module and the exact pipeline (a repro).
 from __future__ import annotations
 
 import collections
-import functools
-import hashlib
 import re
 import tempfile
 import time
-from dataclasses import dataclass, field
 
 from ..errors import CompileError
 from ..targets import get_target
 from . import toolchain
 from .cache import KernelCache, make_key
-from ..codeobj.listing import listing
+from .kernel import CompiledKernel
 from .metadata import KernelMetadata, read_metadata
 from .pipeline import binary_pipeline, lowering_pipeline
+from .toolchain import toolchain_info
+
+__all__ = ["CODEGENS", "CompiledKernel", "compile_mlir", "hsaco", "llvm_isa", "lower", "toolchain_info"]
 
 _OBJECT_RE = re.compile(r'(assembly|bin) = "((?:[^"\\]|\\.)*)"', re.S)
 _ESCAPE_RE = re.compile(rb"\\([0-9A-Fa-f]{2}|.)", re.S)
@@ -34,36 +34,6 @@ _ESCAPE_RE = re.compile(rb"\\([0-9A-Fa-f]{2}|.)", re.S)
 # LLVM code generations (gpu-module-to-binary runs) in this process, by format. The pipeline
 # runs exactly one per compiled candidate ("bin"); "isa" counts test-oracle calls of llvm_isa.
 CODEGENS: collections.Counter = collections.Counter()
-
-
-@dataclass(frozen=True)
-class CompiledKernel:
-    """Every artifact of one compilation. `hsaco` is the code object that runs, is timed,
-    hashed and exported; `metadata` comes from its note and `isa` is decoded from its bytes."""
-    name: str
-    arch: str
-    mlir: str                 # the module as built (GPU dialect); "" when read through the compile index
-                              # (ops/compile_op.py: the CompiledSet builds the text on demand, .sources)
-    hsaco: bytes = field(repr=False)   # the linked code object (ELF): the one artifact
-    metadata: KernelMetadata  # from the hsaco's NT_AMDGPU_METADATA note
-    key: str                  # content address
-    toolchain: dict = field(default_factory=dict)
-    cache: str = "miss"       # how this object was obtained: miss | hit | rebuilt
-    compile_seconds: float = 0.0
-
-    @property
-    def spilled(self) -> bool:
-        return self.metadata.spills > 0
-
-    @functools.cached_property
-    def sha256(self) -> str:
-        """sha256 of the code object's bytes: what the ladder and exported schedules record."""
-        return hashlib.sha256(self.hsaco).hexdigest()
-
-    @functools.cached_property
-    def isa(self) -> str:
-        """Assembly listing decoded from `hsaco` (decoded once, on first use)."""
-        return listing(self.hsaco)
 
 
 def _payload(k: CompiledKernel) -> dict:
@@ -144,15 +114,6 @@ def llvm_isa(lowered: str, arch: str) -> str:
     linker = toolchain.find_linker()
     CODEGENS["isa"] += 1
     return _object(_run(lowered, binary_pipeline("isa", linker.toolkit), "isa"), "isa").decode()
-
-
-def toolchain_info() -> dict:
-    """What besides the MLIR text changes the bytes; every entry is part of the cache key.
-    `mlir` names the bindings' distribution, provider package and LLVM version (mlir_api), so
-    objects built by two providers (WMMA_GEN_MLIR_PROVIDER) never share a key."""
-    linker = toolchain.find_linker()
-    return {"mlir": toolchain.mlir_version(), "lld": linker.version, "lld_provider": linker.provider,
-            "wmma_gen_compiler": toolchain.sources_hash()}
 
 
 def compile_mlir(text: str, arch: str, cache: KernelCache | None | bool = None) -> CompiledKernel:

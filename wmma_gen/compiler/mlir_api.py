@@ -23,13 +23,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import glob
 import importlib
 import importlib.util
 import os
 import sys
 import types
-import re
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -15,6 +15,8 @@ import os
 import re
 from pathlib import Path
 
+from .disk_memo import remembered
+
 PROVIDERS = ("flydsl", "mlir")                     # the order `auto` tries them in: the default first
 SETTING = "WMMA_GEN_MLIR_PROVIDER"
 _PACKAGE = {"flydsl": "flydsl._mlir", "mlir": "mlir"}
@@ -31,16 +33,19 @@ def identity(name: str, llvm_version: str) -> str:
 def _distribution(name: str) -> str:
     """"dist==version" of provider `name`: read from the `<dist>-<version>.dist-info` folder
     beside its package when there is one (importing importlib.metadata costs a fresh process
-    0.1-0.2 s), else importlib.metadata's answer."""
+    0.1-0.2 s), remembered on disk under the site folder's mtime (an install or removal there
+    changes it: disk_memo), else importlib.metadata's answer."""
     folder = _package_dir(name)
     if folder is not None:
         site = folder.parents[len(_PACKAGE[name].split(".")) - 1]
-        for dist in DISTRIBUTIONS[name]:
-            want = re.sub(r"[-_.]+", "_", dist).lower()
-            found = [d.name[:-len(".dist-info")].partition("-")[2] for d in site.glob("*.dist-info")
-                     if d.name.partition("-")[0].lower() == want]
-            if len(found) == 1 and found[0]:
-                return f"{dist}=={found[0]}"
+        try:
+            facts = f"{site}\0{os.stat(site).st_mtime_ns}\0{name}"
+        except OSError:
+            facts = None
+        found = remembered("provider_dist", facts, lambda: _from_dist_info(site, name)) if facts else \
+            _from_dist_info(site, name)
+        if found:
+            return found
     from importlib import metadata
     for dist in DISTRIBUTIONS[name]:
         try:
@@ -48,6 +53,17 @@ def _distribution(name: str) -> str:
         except metadata.PackageNotFoundError:
             continue
     return "unknown"
+
+
+def _from_dist_info(site: Path, name: str) -> str:
+    """"dist==version" from the one `<dist>-<version>.dist-info` folder of provider `name` in `site`, else ""."""
+    for dist in DISTRIBUTIONS[name]:
+        want = re.sub(r"[-_.]+", "_", dist).lower()
+        found = [d.name[:-len(".dist-info")].partition("-")[2] for d in site.glob("*.dist-info")
+                 if d.name.partition("-")[0].lower() == want]
+        if len(found) == 1 and found[0]:
+            return f"{dist}=={found[0]}"
+    return ""
 
 
 _SUFFIX_RE = re.compile(r"\.so\.(\d+\.\d+(?:\.\d+)?(?:git)?)$")

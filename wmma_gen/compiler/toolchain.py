@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CompileError
+from .disk_memo import remembered, tree_hash
 
 
 @dataclass(frozen=True)
@@ -35,35 +36,20 @@ class Linker:
 
 def _version(cmd: tuple) -> str:
     """`cmd --version`'s first line ("" if it does not run), remembered on disk under the
-    executable's path, size and mtime: the answer is part of every compile-index key, and
-    running the linker (zig's ld.lld: tens of ms) would otherwise cost each fresh process's
+    executable's path, size and mtime (disk_memo): the answer is part of every compile-index key,
+    and running the linker (zig's ld.lld: tens of ms) would otherwise cost each fresh process's
     first cached launch that much."""
-    memo = None
+    def run() -> str:
+        try:
+            out = subprocess.run([*cmd, "--version"], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return ""
+        return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else ""
     try:
         st = os.stat(cmd[0])
-        tag = hashlib.sha256(repr((cmd, st.st_size, st.st_mtime_ns)).encode()).hexdigest()
-        from .. import cachedir
-        memo = cachedir.root() / "tool_version" / f"{tag}.txt"
-        known = memo.read_text()
-        if known.strip():
-            return known.strip()
     except OSError:
-        pass
-    try:
-        out = subprocess.run([*cmd, "--version"], capture_output=True, text=True, timeout=30)
-        found = out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout else ""
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    if found and memo is not None:
-        try:
-            memo.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=memo.parent, prefix=".tmp-")
-            with os.fdopen(fd, "w") as f:
-                f.write(found)
-            os.replace(tmp, memo)
-        except OSError:
-            pass
-    return found
+        return run()
+    return remembered("tool_version", repr((cmd, st.st_size, st.st_mtime_ns)), run)
 
 
 def _candidates():
@@ -179,15 +165,20 @@ def mlir_version() -> str:
     return mod.provider().identity
 
 
-@functools.lru_cache(maxsize=1)
 def sources_hash() -> str:
-    """Hash of wmma_gen's compiler sources: a change there invalidates cached binaries."""
-    h = hashlib.sha256()
-    for p in sorted(Path(__file__).parent.glob("*.py")):
-        h.update(p.name.encode())
-        h.update(p.read_bytes())
-    return h.hexdigest()[:16]
+    """Hash of wmma_gen's compiler sources (this folder's .py files: names and bytes): a change
+    there invalidates cached binaries. Remembered under the files' stats (disk_memo.tree_hash)."""
+    return tree_hash(str(Path(__file__).resolve().parent))[:16]
 
+
+
+def toolchain_info() -> dict:
+    """What besides the MLIR text changes the bytes; every entry is part of the cache key.
+    `mlir` names the bindings' distribution, provider package and LLVM version (mlir_api), so
+    objects built by two providers (WMMA_GEN_MLIR_PROVIDER) never share a key."""
+    linker = find_linker()
+    return {"mlir": mlir_version(), "lld": linker.version, "lld_provider": linker.provider,
+            "wmma_gen_compiler": sources_hash()}
 
 
 # --- does the loaded provider's LLVM know the chip? -------------------------------------------

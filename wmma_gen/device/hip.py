@@ -46,6 +46,7 @@ from .hip_capture import HipCapture, HipGraph  # noqa: F401  (HipGraph: what end
 from .hip_timing import (GpuTiming, TimingProtocol, launches_per_pair, rotation_bytes,  # noqa: F401
                          sets_needed)
 from .kernargs import check_launch, pack_kernargs
+from .native import launch_address, launcher_module
 
 _PARAM_BUFFER_POINTER, _PARAM_BUFFER_SIZE, _PARAM_END = 1, 2, 3   # hip_runtime_api.h
 INSTALL_HINT = "pip install 'wmma-gen[hip]'"
@@ -246,7 +247,8 @@ class HipDevice(HipCapture, Device):
     def prepack(self, kernel, template, host: bool = False):
         """launch(pointers, stream): the template's segment in a kernarg buffer of its own, the
         new addresses packed in place (struct.pack_into at the code object's pointer offsets) and
-        one hipModuleLaunchKernel. HIP copies the kernarg buffer when the launch is enqueued (and
+        one hipModuleLaunchKernel -- in C when device/_fastlaunch is built (device/native.py:
+        the same patch and call, no Python per launch), else this closure. HIP copies the kernarg buffer when the launch is enqueued (and
         a stream capture copies it into the graph node), so the next call may overwrite it.
         host: some pointers are host memory (refused on a GPU, as in enqueue)."""
         if host and self.source == "hip":
@@ -255,6 +257,16 @@ class HipDevice(HipCapture, Device):
         if kernel.arch != self.arch:
             raise DeviceError(f"kernel arch={kernel.arch} is not allowed on GPU {self.device_id}: it is {self.arch}")
         fn, hip, own = self.function(kernel), self.hip, self.stream
+        native, call = launcher_module(), launch_address()
+        if native is not None and call is not None:      # the C launch (device/_fastlaunch.c)
+            def on_error(code):
+                try:
+                    err = hip.hipError_t(code)
+                except ValueError:       # a code hip-python's enum lacks: reported as the number
+                    raise DeviceError(f"hipModuleLaunchKernel({kernel.name}) failed: hipError_t {code}") from None
+                _check(hip, (err,), f"hipModuleLaunchKernel({kernel.name})")
+            return native.Launcher(call, int(fn), template.grid, template.block, template.segment, template.offsets,
+                                   int(own), on_error)
         buf = ctypes.create_string_buffer(bytes(template.segment), len(template.segment))
         size = ctypes.c_size_t(len(template.segment))
         extra = (ctypes.c_void_p * 5)(_PARAM_BUFFER_POINTER, ctypes.addressof(buf), _PARAM_BUFFER_SIZE,

@@ -134,21 +134,30 @@ def _from_numpy(a: np.ndarray, name: str, dtype: str | None) -> Operand:
                    dt, "cpu", 0, a, name)
 
 
-_capture = threading.local()
+class _Capture(threading.local):
+    keep = None             # a class default: reading it raises nothing (the hot path asks often)
+
+
+_capture = _Capture()
+CAPTURES = [0]              # captures under way in any thread: 0 lets a call skip capture_keep()
 
 
 def capture_keep() -> list | None:
     """This thread's graph keep-alive list while it captures (HipDevice.begin_capture), else None."""
-    return getattr(_capture, "keep", None)
+    return _capture.keep
 
 
 def start_keep() -> list:
+    if _capture.keep is None:
+        CAPTURES[0] += 1
     _capture.keep = []
     return _capture.keep
 
 
 def stop_keep() -> list:
-    keep, _capture.keep = getattr(_capture, "keep", None), None
+    keep, _capture.keep = _capture.keep, None
+    if keep is not None:
+        CAPTURES[0] -= 1
     return keep or []
 
 

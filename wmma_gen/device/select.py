@@ -25,7 +25,11 @@ from .base import Device
 KINDS = ("auto", "emu", "hip", "cuda")
 DEFAULT_EMU_ARCH = "gfx1100"
 _shared: dict[str, Device] = {}
-_route = threading.local()
+class _Route(threading.local):
+    value = None        # a class default: reading it unset raises nothing (every call key reads it)
+
+
+_route = _Route()
 
 
 def hip_status() -> tuple[bool, str]:
@@ -90,7 +94,7 @@ def arch_of(device: Device, arch: str | None = None) -> str:
 def routed(device: Device, arch: str | None = None):
     """Within the block, CPU operands run on `device` (compiled for `arch`, default the
     device's own or WMMA_GEN_ARCH) instead of the emulator."""
-    prev = getattr(_route, "value", None)
+    prev = _route.value
     _route.value = (device, arch)
     try:
         yield device
@@ -100,7 +104,7 @@ def routed(device: Device, arch: str | None = None):
 
 def current_route() -> tuple[Device, str | None] | None:
     """(device, arch) of the innermost `routed` block on this thread, or None outside one."""
-    return getattr(_route, "value", None)
+    return _route.value
 
 
 def device_for(operands: Mapping[str, object], arch: str | None = None) -> tuple[Device, str]:
@@ -118,7 +122,7 @@ def device_for(operands: Mapping[str, object], arch: str | None = None) -> tuple
                           + ", ".join(f"{n} on {w}" for n, w in where.items()))
     place = kinds.pop() if kinds else "cpu"
     if place == "cpu":
-        route = getattr(_route, "value", None)
+        route = _route.value
         if route is not None:
             dev, routed_arch = route
             return dev, arch_of(dev, arch or routed_arch)

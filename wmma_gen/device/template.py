@@ -37,6 +37,7 @@ class Template:
     values: tuple = ()                  # the explicit argument values bind produced (pointers included)
     slots: tuple[int, ...] = ()         # index in `values` of each name in `pointers`
     spans: tuple = ()                   # (name, lo - ptr, hi - ptr) of CPU operands (launcher.Bound)
+    offsets: tuple[int, ...] = ()       # byte offset of each pointer slot in `segment` (`pointers` order)
     native: dict = field(default_factory=dict, compare=False, repr=False)   # ctypes copy, see patched()
 
     @classmethod
@@ -51,7 +52,7 @@ class Template:
             pos = off + 8
             names.append(name)
         return cls(grid, block, segment, tuple(names), fmt, tuple(bound.values),
-                   tuple(index[n] for n in names), tuple(bound.span_offsets))
+                   tuple(index[n] for n in names), tuple(bound.span_offsets), tuple(sorted(off for off, _ in slots)))
 
     def values_at(self, pointers: tuple) -> list:
         """The explicit argument values with `pointers` (in `self.pointers` order) put in."""

@@ -2,7 +2,7 @@
 paged decode), and the key/query ranges and tiles it implies.
 
 For a sequence of Sq queries and Sk keys, off = Sk - Sq aligns queries bottom-right
-(ops/attention/directive.py; FlashAttention's convention). Key j is visible to query i iff
+(attention_common/directive.py; FlashAttention's convention). Key j is visible to query i iff
 
     0 <= j < Sk,  0 <= i < Sq,  and  lo <= j - (i + off) <= hi
 

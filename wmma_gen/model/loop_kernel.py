@@ -10,7 +10,8 @@ what only it knows (loop trips per workgroup, bytes per trip, FLOPs) -- this fil
         lds   = DS bytes / LDS bytes per clock (no bank-conflict model)
     r = workgroups resident per CU = min(n occupancy limit, ceil(workgroups / CUs))
     a CU running r workgroups (W = ceil(r * waves per workgroup / SIMDs) waves on its busiest SIMD,
-    occupancy.py): trip = max(W * pipe, alone, lds)
+    occupancy.py): trip = max(W * pipe, alone, lds)     (+ lds_exposed x CU LDS clocks on the first two
+    when the caller asks: a GEMM under the gemm family, ops/gemm/model.py)
     compute = total trips / min(workgroups, CUs * n) * trip + rounds * epilogue   (work spread evenly)
     kernel  = max(compute, L2 bytes / L2 bandwidth, compulsory bytes / DRAM bandwidth) + launch
 Assumptions beyond GEMM's (model/params.py): trips spread evenly over CUs (no tail term); the
@@ -37,7 +38,12 @@ _TRANS = re.compile(r"^\s*v_(exp|log|rcp|rsq|sqrt|sin|cos)_")
 
 
 def estimate_loop_kernel(compiled, t: Target, dtype: str, *, total_trips: float, workgroups: int,
-                         l2_bytes: float, compulsory_bytes: float, flops: float) -> Estimate:
+                         l2_bytes: float, compulsory_bytes: float, flops: float,
+                         lds_exposed: bool = False) -> Estimate:
+    """lds_exposed: charge the SIMD terms the GEMM model's exposed share of the CU's LDS clocks
+    (params.ModelParams.lds_exposed, fitted on GEMM tiles; ops/gemm/model.py) -- for a GEMM estimated
+    here under the gemm family's calibration (bench/peers.py's Triton GEMM); the attention ops, fitted
+    without it, leave it off."""
     c = getattr(compiled, "compiled", compiled)
     md = c.metadata
     p = params_for(t.arch)
@@ -59,7 +65,9 @@ def estimate_loop_kernel(compiled, t: Target, dtype: str, *, total_trips: float,
     # a trip's pipe, LDS and VMEM are shared by the workgroups actually on the CU, not by the limit;
     # the pipe by the waves on the busiest of its SIMDs (occupancy.busiest_simd_waves)
     w = busiest_simd_waves(resident, occ.waves_per_workgroup, t.simds_per_cu)
-    terms = {"wmma_issue": w * pipe, "latency": alone, "lds_bandwidth": resident * occ.waves_per_workgroup * lds,
+    cu_lds = resident * occ.waves_per_workgroup * lds
+    exposed = p.lds_exposed * cu_lds if lds_exposed else 0.0
+    terms = {"wmma_issue": w * pipe + exposed, "latency": alone + exposed, "lds_bandwidth": cu_lds,
              "global_memory": resident * occ.waves_per_workgroup * vmem}
     kind = max(terms, key=terms.get)
     # Rounds and tail stay on the occupancy limit n. A grid of >= CUs x n workgroups has resident == n;

@@ -31,8 +31,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import cachedir
-from ..compiler import KernelCache, compile_mlir
-from ..compiler.compile import CompiledKernel, toolchain_info
+from ..compiler.cache import KernelCache
+from ..compiler.disk_memo import tree_hash
+from ..compiler.kernel import CompiledKernel
+from ..compiler.toolchain import toolchain_info
 from ..compiler.metadata import KernelMetadata
 from ..errors import ScheduleError
 from ..targets import get_target
@@ -119,58 +121,14 @@ def index_dir() -> Path:
     return cachedir.root() / "index"
 
 
-@functools.lru_cache(maxsize=None)
-def _tree_hash(folder: str) -> str:
-    """sha256 of every .py file under `folder` (names and bytes), once per process. Reading
-    every source costs a fresh process ~0.1-0.3 s before its first cached launch, so the digest
-    is remembered on disk under the files' (name, size, mtime_ns) list and recomputed when any
-    of them changes."""
-    listed = []                  # (relative path, DirEntry): os.scandir, several times faster than rglob + stat
-    todo = [("", folder)]
-    while todo:
-        rel, path = todo.pop()
-        with os.scandir(path) as it:
-            for e in it:
-                if e.is_dir(follow_symlinks=False) and e.name != "__pycache__":
-                    todo.append((f"{rel}{e.name}/", e.path))
-                elif e.name.endswith(".py") and e.is_file():
-                    listed.append((f"{rel}{e.name}", e))
-    listed.sort(key=lambda x: x[0])
-    files = [Path(e.path) for _, e in listed]
-    stats = hashlib.sha256()
-    for rel, e in listed:
-        st = e.stat()
-        stats.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
-    memo = cachedir.root() / "tree_hash" / f"{stats.hexdigest()}.txt"
-    try:
-        known = memo.read_text().strip()
-        if len(known) == 64:
-            return known
-    except OSError:
-        pass
-    h = hashlib.sha256()
-    for (rel, _), p in zip(listed, files):
-        h.update(rel.encode())
-        h.update(p.read_bytes())
-    digest = h.hexdigest()
-    try:
-        memo.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=memo.parent, prefix=".tmp-")
-        with os.fdopen(fd, "w") as f:
-            f.write(digest)
-        os.replace(tmp, memo)
-    except OSError:
-        pass
-    return digest
-
-
 def _builder_sources(spec) -> str:
     """What builds the MLIR: the wmma_gen package and the folder of the op's builder (a test's
-    op outside the package included)."""
+    op outside the package included). Each digest is remembered on disk under its files' names,
+    sizes and mtimes (compiler/disk_memo.py): a fresh process stats the files, reads none."""
     pkg = str(Path(__file__).resolve().parent.parent)
     mod = sys.modules.get(getattr(spec.build, "__module__", ""), None)
     own = str(Path(mod.__file__).resolve().parent) if getattr(mod, "__file__", None) else pkg
-    return _tree_hash(pkg) + ("" if own.startswith(pkg) else _tree_hash(own))
+    return tree_hash(pkg) + ("" if own.startswith(pkg) else tree_hash(own))
 
 
 def memory_key(spec, d, s, key, arch: str) -> tuple:
@@ -275,6 +233,7 @@ def compile_op(spec, d, s, key, arch: str, cache: KernelCache | None | bool = No
         cs = CompiledSet(spec.name, t.arch, key, found, d, s, build, _signatures=sigs)
         STATS["index"] += 1
     else:
+        from ..compiler.compile import compile_mlir      # the compile stages load on a build only
         sources = build()
         compiled = tuple((n, compile_mlir(src.mlir, t.arch, cache=cache)) for n, src in sources.items())
         cs = CompiledSet(spec.name, t.arch, key, compiled, d, s, lambda: sources)

@@ -17,8 +17,8 @@ import warnings
 
 import torch
 
-from ..ops.attention.directive import HEAD_DIMS
-from ..ops.attention.inputs import check_softcap
+from ..attention_common.directive import HEAD_DIMS
+from ..attention_common.inputs import check_softcap
 from . import attention_ops, replay
 from .args import check_max_seqlen, check_window, signed_scale
 from .flash_fp8 import FP8, flash_attn_fp8
@@ -36,28 +36,20 @@ def _attention(q, k, v, *rest, key=None):
         return attention_ops.attention_any(q, k, v, *rest)
     out, lse, token = attention_ops.attention_call(q, k, v, *rest)
     if key:                       # () = straight but not replayable (varlen: offsets are data)
-        replay.record(key, token, (out.shape, out.dtype), (lse.shape, lse.dtype))
+        replay.record(key, token, _FWD, out, lse)
     return out, lse
 
 
 def _replay_key(front: str, q, k, v, *args):
     """(key, (out, lse) of a replayed call or None); key None when the call cannot be replayed
-    or recorded (runtime.direct is False)."""
+    or recorded (runtime.direct is False). The key holds the call's arguments as given: a front
+    end keys only calls whose q, k, v reach the kernels unchanged (a negative scale negates q)."""
     if not direct(q, k, v):
         return None, None
-    key = replay.key(front, (q, k, v), *args)
-    hit = replay.get(key)
-    if hit is None:
-        return key, None
-    token, ((oshape, odtype), (lshape, ldtype)), orders = hit
-    out = torch.empty(oshape, dtype=odtype, device=q.device)
-    lse = torch.empty(lshape, dtype=ldtype, device=q.device)
-    values = (q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), lse.data_ptr())
-    if replay.fire(token, orders, _FWD, values, stream_of(q)):      # False: stale or needs scratch
-        replay.held(q, k, v, out, lse)
-        return key, (out, lse)
-    replay.forget(key)
-    return key, None
+    key, entry, made = replay.lookup_run(front, (q, k, v), stream_of(q), *args)
+    if made is None and entry is not None:        # stale, or scratch to allocate
+        made = replay.hit(key, (q, k, v), q.device, stream_of(q), entry)
+    return key, (None if made is None else (made[0], made[1]))
 
 
 def _refuse(**unsupported) -> None:
@@ -130,7 +122,14 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     s_aux (alias learnable_sink): attention sinks (GPT-OSS), a (nheads,) logit per query head joining
     every softmax row's denominator (not scaled, not capped); softmax_lse includes it; it gets a
     gradient when it requires one (deterministic)."""
-    q, softmax_scale = signed_scale(q, softmax_scale)
+    key = None
+    if (s_aux is None and learnable_sink is None and q_descale is None and k_descale is None and v_descale is None
+            and (softmax_scale is None or type(softmax_scale) in (float, int) and softmax_scale > 0)):
+        key, done = _replay_key("flash_attn_func", q, k, v, dropout_p, softmax_scale, causal,
+                                tuple(window_size or ()), softcap, alibi_slopes is None)
+        if done is not None:      # a repeat of a known shape key: allocated and enqueued (replay.py)
+            return (done[0], done[1], None) if return_attn_probs else done[0]
+    q, softmax_scale = signed_scale(q, softmax_scale)     # q itself when the call was keyed (scale > 0)
     if q.dtype in FP8:
         if s_aux is not None or learnable_sink is not None:
             raise ValueError(f"s_aux is not allowed with q.dtype={q.dtype}: sinks run with float16 / bfloat16")
@@ -145,11 +144,6 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
         raise ValueError(f"q_descale / k_descale / v_descale are not allowed for q.dtype={q.dtype}: fp8 tensors "
                          "(torch.float8_e4m3fn / float8_e5m2) only")
     sinks = check_sinks(s_aux, learnable_sink, q.shape[2] if q.dim() == 4 else -1, q)
-    key, done = (None, None) if sinks is not None else _replay_key(
-        "flash_attn_func", q, k, v, dropout_p, softmax_scale, causal, tuple(window_size or ()), softcap,
-        alibi_slopes is None)
-    if done is not None:          # a repeat of a known shape key: allocated and enqueued (replay.py)
-        return (done[0], done[1], None) if return_attn_probs else done[0]
     _refuse(dropout_p=(dropout_p, 0.0), alibi_slopes=(alibi_slopes, None))
     cap = check_softcap(softcap)
     check_tensors(q=q, k=k, v=v)

@@ -65,12 +65,13 @@ def gemm_fast(a: Tensor, b: Tensor, bias: Optional[Tensor], layout: str, activat
     """gemm_eager through the call-site cache (replay.py): a repeat of a known key allocates c
     and enqueues the prepacked launch; the first call of a key runs the body and records it.
     Only for eager calls with no autograd graph to record (runtime.eager_mode STRAIGHT)."""
-    key = replay.key("gemm", (a, b, bias), layout, activation, out_dtype)
-    made = replay.run(key, _GEMM_NAMES, (a, b, bias), a.device, stream_of(a))
+    key, entry, made = replay.lookup_run("gemm", (a, b, bias), stream_of(a), layout, activation, out_dtype)
+    if made is None and entry is not None:        # stale, or scratch to allocate
+        made = replay.hit(key, (a, b, bias), a.device, stream_of(a), entry)
     if made is not None:
         return made[0]
     c, token = gemm_call(a, b, bias, layout, activation, out_dtype)
-    replay.record(key, token, (c.shape, c.dtype))
+    replay.record(key, token, _GEMM_NAMES, c)
     return c
 
 

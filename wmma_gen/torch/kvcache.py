@@ -52,6 +52,7 @@ from ..ops.paged_attention.inputs import MAX_SQ
 from .args import check_window, signed_scale
 from .fp8_scales import FP8, paged_kv_scales
 from .out_arg import check_out, into
+from . import kvcache_replay
 from .runtime import check_tensors, direct, kernel_view, stream_of, torch_alloc
 
 
@@ -65,19 +66,20 @@ def paged_call(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_table: Tensor,
                softcap: float, fp8_wmma: bool = False, s_aux: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
     """The op's body: new o and lse (a custom op returns no alias of its inputs)."""
     return _paged_body(q, k_cache, v_cache, block_table, seq_lens, kv_scales, causal, window_left, window_right,
-                       scale, softcap, fp8_wmma, s_aux)
+                       scale, softcap, fp8_wmma, s_aux)[:2]
 
 
 def _paged_body(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_table: Tensor, seq_lens: Tensor,
                 kv_scales: Optional[Tensor], causal: bool, window_left: int, window_right: int, scale: float,
                 softcap: float, fp8_wmma: bool = False, s_aux: Optional[Tensor] = None,
-                out: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
-    """(o, lse (batch, nheads, seqlen_q)), O written into `out` when given (contiguous, checked by
-    the caller). More than MAX_SQ query tokens per sequence run as chunked prefill: q packed
-    (batch * seqlen_q, nheads, hd) with equal chunks (a view when q is contiguous) and
-    device-side offsets."""
+                out: Optional[Tensor] = None) -> tuple[Tensor, Tensor, Optional[tuple]]:
+    """(o, lse (batch, nheads, seqlen_q), replay token or None), O written into `out` when given
+    (contiguous, checked by the caller). The token (kvcache_replay.py records it) when q went to
+    the kernel as it is and in one piece. More than MAX_SQ query tokens per sequence run as
+    chunked prefill: q packed (batch * seqlen_q, nheads, hd) with equal chunks (a view when q is
+    contiguous) and device-side offsets."""
     from ..ops.paged_attention.device import paged_attention_into   # MLIR loads on the first call, not import
-    q = kernel_view(q)
+    given, q = q, kernel_view(q)
     B, Sq, H, D = q.shape
     keep: list = []
     window = None if (window_left, window_right) == (-1, -1) else (window_left, window_right)
@@ -88,15 +90,15 @@ def _paged_body(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_table: Tensor
     if Sq <= MAX_SQ:
         o = out if out is not None else torch.empty(q.shape, dtype=odt, device=q.device)
         lse = torch.empty((B, H, Sq), dtype=torch.float32, device=q.device)
-        paged_attention_into(q, k_cache, v_cache, block_table, seq_lens, o, lse, **kw)
-        return o, lse
+        token = paged_attention_into(q, k_cache, v_cache, block_table, seq_lens, o, lse, **kw)
+        return o, lse, (token if q is given else None)
     packed = q.reshape(B * Sq, H, D)
     o = out.view(packed.shape) if out is not None else torch.empty(packed.shape, dtype=odt, device=q.device)
     lse = torch.empty((H, B * Sq), dtype=torch.float32, device=q.device)
     cu = torch.arange(0, (B + 1) * Sq, Sq, dtype=torch.int32, device=q.device)
     paged_attention_into(packed, k_cache, v_cache, block_table, seq_lens, o, lse, cu_seqlens_q=cu, max_seqlen_q=Sq,
                          **kw)
-    return (out if out is not None else o.reshape(B, Sq, H, D)), lse.reshape(H, B, Sq).permute(1, 0, 2).contiguous()
+    return (out if out is not None else o.reshape(B, Sq, H, D)), lse.reshape(H, B, Sq).permute(1, 0, 2).contiguous(), None
 
 
 paged_attention = torch.library.custom_op("wmma_gen::paged_attention", paged_call, mutates_args=())
@@ -192,6 +194,14 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
                             out=None):
     """See the module doc (flash-attn's argument names, order and semantics); out (vLLM's
     flash-attn fork's keyword): a contiguous tensor like q (bf16 for fp8 q) that receives O."""
+    key = None
+    if (rotary_cos is None and rotary_sin is None and cache_batch_idx is None and cache_leftpad is None
+            and alibi_slopes is None and (num_splits is None or type(num_splits) is int and num_splits == 0)
+            and k_descale is None and v_descale is None and s_aux is None and learnable_sink is None):
+        key, done = kvcache_replay.keyed(q, k_cache, v_cache, k, v, cache_seqlens, block_table, out, softmax_scale,
+                                         causal, tuple(window_size or ()), softcap, bool(fp8_wmma))
+        if done is not None:      # a repeat of a known key: appended, allocated and enqueued
+            return done if return_softmax_lse else done[0]
     from .flash import check_sinks
     _refuse(rotary_cos=rotary_cos, rotary_sin=rotary_sin, cache_batch_idx=cache_batch_idx,
             cache_leftpad=cache_leftpad, alibi_slopes=alibi_slopes, num_splits=num_splits)
@@ -231,7 +241,10 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
         from ..ops.paged_attention.inputs import check_block_ids
         check_block_ids(table.numpy(), lens.numpy(), k_pages.shape[1], k_pages.shape[0])
     if (scales is None or scales.dim() == 2) and direct(q, out):
-        out, lse = _paged_body(q, k_pages, v_pages, table, lens, scales, *opts, out=out)
+        o, lse, token = _paged_body(q, k_pages, v_pages, table, lens, scales, *opts, out=out)
+        if scales is None and sinks is None:
+            kvcache_replay.remember(key, token, table, out, o, lse, block_table is None, table.shape[1] * k_pages.shape[1])
+        out = o
     elif scales is None or scales.dim() == 2:
         out, lse = into(out, *torch.ops.wmma_gen.paged_attention(q, k_pages, v_pages, table, lens, scales, *opts))
     else:     # FA3 descales that differ per sequence: one call per sequence (the kernel has one row)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import torch
 
+from ..device import native
+from ..ops.device_calls import placement as _placement
 from . import gemm_ops, replay
 from .runtime import AUTOGRAD, DISPATCH, STRAIGHT, check_dtype, check_tensors, eager_mode, stream_of
 
 FLOAT = ("f16", "bf16")
-_NAMES = ("A", "B", "C", "bias", "C0")     # the GEMM kernel's pointer arguments a linear call fills
+_NAMES = ("A", "B", "bias", "C")     # the GEMM kernel's pointer arguments of x, weight, bias, then y
 DTYPES = FLOAT + ("i8",)
 
 
@@ -32,17 +34,16 @@ def linear(x, weight, bias=None, activation=None):
     mode = eager_mode(x, weight, bias)
     checked = False
     if mode != DISPATCH:          # a repeat of a known shape key: checks done once (replay.py)
-        key = replay.key("linear", (x, weight, bias), activation, mode)
-        hit = replay.get(key)
-        if hit is not None and mode == STRAIGHT:      # allocate and enqueue
-            token, ((shape, dtype),), orders = hit
-            y = torch.empty(shape, dtype=dtype, device=x.device)
-            if replay.fire(token, orders, _NAMES, (x.data_ptr(), weight.data_ptr(), y.data_ptr(),
-                                                   0 if bias is None else bias.data_ptr(), 0), stream_of(x)):
-                replay.held(x, weight, bias, y)   # a graph capture: its replays write these
-                return y
-            replay.forget(key)
-        checked = hit is not None
+        if mode == STRAIGHT:      # a recorded key: outputs allocated, kernels enqueued (replay.py)
+            key, entry, made = native.lookup(replay._entries, ("linear", _placement(), activation, mode),
+                                             (x, weight, bias), stream_of(x), replay._ENV)
+            if made is None and entry is not None:
+                made = replay.hit(key, (x, weight, bias), x.device, stream_of(x), entry)   # stale / scratch
+            if made is not None:
+                return made[0]
+        else:
+            key, entry = replay.lookup("linear", (x, weight, bias), activation, mode)
+        checked = entry is not None
     if not checked:
         _check_linear(x, weight, bias, activation)
     if bias is not None:
@@ -53,12 +54,14 @@ def linear(x, weight, bias=None, activation=None):
     if mode == DISPATCH:
         y = torch.ops.wmma_gen.gemm(x2, weight, bias, "NT", activation or "", "")
     elif mode == AUTOGRAD:        # the eager autograd.Function (gemm_ops.GemmFunction)
-        replay.record(key, None)
+        replay.mark(key)
         y = gemm_ops.apply_gemm(x2, weight, bias, "NT", activation or "", "")
     else:
         y, token = gemm_ops.gemm_call(x2, weight, bias, "NT", activation or "", "")
+        out = y.reshape(*x.shape[:-1], weight.shape[0]) if flat else y
         if x2.data_ptr() == x.data_ptr() and (bias is None or same_bias):    # no copy on the way in
-            replay.record(key, token, ((*x.shape[:-1], weight.shape[0]), y.dtype))
+            replay.record(key, token, _NAMES, out)
+        return out
     return y.reshape(*x.shape[:-1], weight.shape[0]) if flat else y
 
 

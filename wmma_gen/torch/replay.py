@@ -1,19 +1,25 @@
 """The call-site cache of the torch lane (issue 23, issue 36): one key per call, a hit holds
 the prepacked launch.
 
-A front end's *shape key* holds, per tensor, (shape, strides, dtype, device, address mod 16),
-plus the op's own arguments and the call's placement (device_calls.placement). Every check the
-front end makes and everything the core decides (kernels, kernarg packing, the 16-byte
-alignment the GEMM key reads) is a function of that key, so the second call of a key needs only
-its outputs allocated and the kernels enqueued with the new addresses: the entry holds the
-core's Prepacked (device_calls.py), whose launches are the device's prepacked closures
-(Device.prepack) and whose scratch buffers are allocated per call by the caller's allocator.
+A front end's *shape key* holds the op's own arguments, the call's placement
+(device_calls.placement) and, per tensor, (shape, strides, dtype, device, address mod 16).
+Every check the front end makes and everything the core decides (kernels, kernarg packing, the
+16-byte alignment the GEMM key reads) is a function of that key, so the second call of a key
+needs only its outputs allocated and the kernels enqueued with the new addresses: the entry
+holds the core's Prepacked (device_calls.py), whose launches are the device's prepacked launches
+(Device.prepack: device/_fastlaunch.c's C Launcher on a HipDevice when built), with each
+launch's pointer slots resolved once, at record time, to indices into the call's tensors.
+
+    k = key(op, tensors, *args)           the shape key (flat tuple)
+    made = hit(k, tensors, device, stream)  outputs of a replayed call, or None (full call)
+    record(k, token, names, *outputs)     after a full call: what a hit of k re-runs
 
 Entries are recorded by eager calls (runtime.eager_mode STRAIGHT) whose tensors went to the
 kernels as they are (no reshape or kernel_view copy); an autograd call's key only marks its
-checks done (a None token: its eager autograd.Function keys the kernels' calls). If the core
-forgot its shapes (forget_call_shapes), `run` reports None and the caller makes the full call,
-which records again.
+checks done (`mark`: its eager autograd.Function keys the kernels' call itself). If the core
+forgot its shapes (forget_call_shapes), `hit` drops the entry and reports None, and the caller
+makes the full call, which records again. A token with scratch buffers (split-K / split-KV
+partials, the backward's delta) gets them allocated per hit (or from the capture's ScratchPool).
 """
 from __future__ import annotations
 
@@ -21,54 +27,95 @@ from collections import OrderedDict
 
 import torch
 
-from ..device.operand import capture_keep, hold
+from ..device import native
+from ..device.operand import CAPTURES, capture_keep, hold
 from ..ops import device_calls
-from .runtime import torch_alloc
+from .runtime import TORCH_DTYPE, _local
 
 _GEN = device_calls._GEN            # bumped by forget_call_shapes: a token made before is stale
+_placement = device_calls.placement
+_empty = torch.empty_strided
 
 MAX_ENTRIES = 1024
 _entries: "OrderedDict[tuple, tuple]" = OrderedDict()
+CHECKED = object()                  # `mark`'s entry: the key's checks passed, nothing to replay
 
 
 def key(op: str, tensors: tuple, *args) -> tuple:
-    return (op, tuple([None if t is None else (t.shape, t.stride(), t.dtype, t.device, t.data_ptr() & 15)
-                       for t in tensors]), args, device_calls.placement())
+    return native.shape_key((op, _placement(), *args), tensors)
+
+
+def lookup(op: str, tensors: tuple, *args) -> tuple:
+    """(key(op, tensors, *args), its entry or None) in one step."""
+    k, e, _ = native.lookup(_entries, (op, _placement(), *args), tensors)
+    return k, e
+
+
+def lookup_run(op: str, tensors: tuple, stream, *args) -> tuple:
+    """(key, entry or None, outputs or None): a recorded entry is run at once on `stream`
+    (allocation and launches; the outputs' device is tensors[0]'s). Outputs None with an entry:
+    only checked (`mark`), stale or with scratch -- `hit` then says which."""
+    return native.lookup(_entries, (op, _placement(), *args), tensors, stream, _ENV)
 
 
 def get(k: tuple):
     return _entries.get(k)
 
 
-def record(k: tuple, token, *outputs) -> None:
-    """Remember `k` -> (token, outputs) where outputs are (shape, dtype) to allocate per call.
-    A None token only marks the key's checks as done (an autograd call: replayed through its
-    autograd.Function, which keys the kernels' call itself)."""
-    if token is None and outputs:
+def mark(k: tuple) -> None:
+    """The key's checks passed (an autograd call: replayed through its autograd.Function)."""
+    _put(k, CHECKED)
+
+
+def record(k: tuple, token, names: tuple, *outputs, extra=None) -> None:
+    """Remember `k` -> the replay of `token` (device_calls.Prepacked; None: nothing to record).
+    names: the kernel argument name of each of the call's tensors then of each output (what
+    `hit` passes: None entries are address 0); outputs: the output tensors (their shape, strides
+    and dtype are allocated per hit). The token's scratch buffers are allocated per hit too.
+    extra: what the front end keeps with the entry (its 5th item)."""
+    if token is None:
         return
-    _entries[k] = (token, outputs, {})      # {}: per call site's argument names, the launches' slot order
+    outs = tuple((tuple(o.shape), tuple(o.stride()), o.dtype) for o in outputs)
+    scratch = tuple((tuple(shape), TORCH_DTYPE[dtype], zero) for _, shape, dtype, zero in token.scratch)
+    names = tuple(names) + tuple(name for name, *_ in token.scratch)
+    where = {n: i for i, n in enumerate(names)}        # a slot no tensor fills: the trailing None (0)
+    plan = tuple((launch, tuple([where.get(n, len(names)) for n in slots])) for launch, slots in token.launches)
+    _put(k, (token, outs, plan, scratch) + (() if extra is None else (extra,)))
+
+
+def _put(k: tuple, entry) -> None:
+    _entries[k] = entry
     if len(_entries) > MAX_ENTRIES:
         _entries.popitem(last=False)
 
 
-def run(k: tuple, names: tuple, tensors: tuple, device, stream):
-    """The outputs of a replayed call of key `k`, or None (not known, or forgotten: then the
-    entry is dropped and the caller makes the full call). names: kernel argument name of each
-    of `tensors` (None entries are address 0), then of each output in recorded order."""
-    hit = _entries.get(k)
-    if hit is None or hit[0] is None:
+def hit(k: tuple, tensors: tuple, device, stream, entry=None):
+    """The outputs of a replayed call of key `k` (a list), or None: not known, only checked
+    (`mark`), or forgotten (then the entry is dropped and the caller makes the full call).
+    `entry`: the caller's `get(k)` when it already looked. Tokens without scratch run in C
+    (native.run); scratch buffers are allocated here (torch.empty / zeros, or the ScratchPool)."""
+    entry = _entries.get(k) if entry is None else entry
+    if entry is None or entry is CHECKED:
         return None
-    token, outs, orders = hit
-    made = [torch.empty(shape, dtype=dtype, device=device) for shape, dtype in outs]
-    held(*tensors, *made)           # a graph capture: its replays write these (device/operand.py)
-    values = [0 if t is None else t.data_ptr() for t in tensors] + [t.data_ptr() for t in made]
-    if fire(token, orders, names, values, stream):
+    made = native.run(entry, tensors, device, stream, _ENV)     # None: stale or scratch
+    if made is not None:
         return made
-    keep: list = []
-    if token.scratch and token.run(dict(zip(names, values)), stream, torch_alloc(device, keep)):
-        return made
-    forget(k)
-    return None
+    token, outs, plan, scratch = entry[:4]
+    if token.gen != _GEN[0]:
+        forget(k)
+        return None
+    made = [_empty(shape, strides, dtype=dtype, device=device) for shape, strides, dtype in outs]
+    pool, bufs = _local.pool, []            # scratch: per call, or the capture's ScratchPool (runtime.py)
+    for shape, dtype, zero in scratch:
+        if pool is not None:
+            bufs.append(pool.take(shape, dtype, zero, device))
+        else:
+            bufs.append((torch.zeros if zero else torch.empty)(shape, dtype=dtype, device=device))
+    values = (*tensors, *made, *bufs, None)
+    if CAPTURES[0]:
+        held(*values)               # a graph capture: its replays write these (device/operand.py)
+    native.fire(plan, values, stream)
+    return made
 
 
 def held(*tensors) -> None:
@@ -78,24 +125,12 @@ def held(*tensors) -> None:
         hold(keep, *tensors)
 
 
-def fire(token, orders: dict, names: tuple, values, stream) -> bool:
-    """Enqueue a Prepacked without scratch with the addresses `values` (one per name of `names`):
-    each launch's pointer slots are picked by index, worked out once per call site (`orders`,
-    kept in the entry), so a hit builds no dict. False when the token is stale (forget_call_shapes)
-    or needs scratch (then Prepacked.run, which allocates it)."""
-    if token.scratch or token.gen != _GEN[0]:
-        return False
-    plan = orders.get(names)
-    if plan is None:
-        plan = orders[names] = tuple((launch, tuple([names.index(n) for n in slots])) for launch, slots in token.launches)
-    for launch, idx in plan:
-        launch(tuple([values[i] for i in idx]), stream)
-    return True
-
-
 def forget(k: tuple) -> None:
     _entries.pop(k, None)
 
 
 def clear() -> None:
     _entries.clear()
+
+
+_ENV = (_GEN, CAPTURES, _empty, held)      # what _fastlaunch.run reads

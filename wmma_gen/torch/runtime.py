@@ -11,18 +11,27 @@ Nothing here copies a GPU tensor to the host.
 """
 from __future__ import annotations
 
+import functools
 import threading
 from contextlib import contextmanager
 
 import torch
 
+from ..device import native
 from ..device.operand import as_operand
 from ..errors import DeviceError
 
 TORCH_DTYPE = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "i32": torch.int32,
                "i8": torch.int8, "u8": torch.uint8}
 DTYPE_NAME = {v: k for k, v in TORCH_DTYPE.items()}
-_local = threading.local()
+
+
+class _Local(threading.local):
+    stream = None       # class defaults: reading an unset one raises nothing (stream_of runs per call)
+    pool = None
+
+
+_local = _Local()
 
 
 def is_rocm() -> bool:
@@ -64,29 +73,30 @@ Tensor = torch.Tensor
 DISPATCH, STRAIGHT, AUTOGRAD = 0, 1, 2     # what eager_mode returns
 
 
+# eager_mode(*tensors) -> how an op call may run without torch's custom-op dispatcher (tens of
+# microseconds per call: bench/launch_overhead.py):
+#     STRAIGHT  eager, plain tensors, no autograd graph to record: the op's body straight
+#     AUTOGRAD  the same but some input requires grad: the op's autograd.Function (an eager twin
+#               of the custom op's registered autograd formula)
+#     DISPATCH  anything else -- torch.compile tracing, a torch function / dispatch mode, a
+#               functorch transform, a tensor subclass (nn.Parameter aside), torch.profiler: the custom op, which
+#               they all see.
+# device/native.py's eager_mode (C in device/_fastlaunch.c, or its Python twin) bound to the checks
+# below, after torch.compiler.is_compiling().
+_CHECKS = tuple(c for c in (_mode_on, _profiling, _stack_len, _functorch_active) if c is not None)
+# nn.Parameter counts as a plain tensor: it disables __torch_function__ (torch/nn/parameter.py
+# `__torch_function__ = _disabled_torch_function_impl`), so the dispatcher sees a Tensor; its
+# subclasses (UninitializedParameter, user ones) take the custom op.
+PLAIN = (Tensor, torch.nn.Parameter)
+_native_mode = functools.partial(native.eager_mode, _CHECKS, _grad_on, PLAIN)
+
+
 def eager_mode(*tensors) -> int:
-    """How an op call may run without torch's custom-op dispatcher (tens of microseconds per
-    call: bench/launch_overhead.py):
-        STRAIGHT  eager, plain tensors, no autograd graph to record: the op's body straight
-        AUTOGRAD  the same but some input requires grad: the op's autograd.Function (an eager
-                  twin of the custom op's registered autograd formula)
-        DISPATCH  anything else -- torch.compile tracing, a torch function / dispatch mode, a
-                  functorch transform, a tensor subclass, torch.profiler: the custom op, which
-                  they all see."""
-    if _is_compiling() or _mode_on() or _profiling() or (_stack_len is not None and _stack_len()):
+    """DISPATCH while torch.compile traces (checked here, in Python: dynamo folds it to a
+    constant and never reaches the C function, which it cannot trace), else native.eager_mode."""
+    if _is_compiling():
         return DISPATCH
-    if _functorch_active is not None and _functorch_active() is not None:
-        return DISPATCH
-    grad = _grad_on()
-    needs = False
-    for t in tensors:
-        if t is None:
-            continue
-        if type(t) is not Tensor:
-            return DISPATCH
-        if grad and t.requires_grad:
-            needs = True
-    return AUTOGRAD if needs else STRAIGHT
+    return _native_mode(*tensors)
 
 
 def direct(*tensors) -> bool:
@@ -109,7 +119,7 @@ def launch_stream(handle):
     """Within the block, calls on CPU tensors that `wmma_gen.device.select.routed` sends to a
     HIP device launch on `handle` (a hipStream_t or its int). GPU tensors always use
     torch.cuda.current_stream(device), which is how a ROCm user picks the stream."""
-    prev = getattr(_local, "stream", None)
+    prev = _local.stream
     _local.stream = handle
     try:
         yield handle
@@ -120,7 +130,7 @@ def launch_stream(handle):
 def stream_of(t: torch.Tensor):
     if t.is_cuda:
         return torch.cuda.current_stream(t.device).cuda_stream
-    return getattr(_local, "stream", None)
+    return _local.stream
 
 
 class ScratchPool:
@@ -152,7 +162,7 @@ class ScratchPool:
 @contextmanager
 def scratch_pool(pool: ScratchPool):
     """Within the block, wmma_gen's scratch buffers come from `pool` (see ScratchPool)."""
-    prev = getattr(_local, "pool", None)
+    prev = _local.pool
     _local.pool, pool.next = pool, 0
     try:
         yield pool
@@ -167,7 +177,7 @@ def torch_alloc(device: torch.device, keep: list):
     same stream, so freeing early is safe (and under torch.cuda.graph capture they come from
     the graph's private pool)."""
     def alloc(shape, dtype, zero=False):
-        pool = getattr(_local, "pool", None)
+        pool = _local.pool
         if pool is not None:
             t = pool.take(shape, TORCH_DTYPE[dtype], zero, device)
         else:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import torch
 from torch.nn import attention as _attention
 
-from ..ops.attention.directive import HEAD_DIMS
+from ..attention_common.directive import HEAD_DIMS
 from ..schedule_files import logging_on
 from .runtime import is_rocm
 

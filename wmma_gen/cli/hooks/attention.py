@@ -26,7 +26,7 @@ def check(args, spec, backward: bool = False) -> int:
     device = get_device(args.device)
     t0 = time.perf_counter()
     if s is None:      # the API's choice (tuned file or default), exactly as a user's call would make it
-        from ...ops.attention.check import check_attention
+        from ...attention_common.check import check_attention
         r = check_attention(problem, dtype=args.dtype, layout=args.attn_layout, causal=args.causal, window=window,
                             backward=backward, arch=args.arch, device=device, seed=args.seed)
     else:              # the given schedule's code objects, handed to the spec's check

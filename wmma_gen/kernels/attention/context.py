@@ -17,7 +17,7 @@ from ...kernels import attention_blocks as ab
 from ...kernels import attention_dsplit as dsplit
 from ...kernels import irb
 from ...kernels.attention_blocks import iadd, imul
-from . import staging
+from ..staging import kv_tiles
 
 
 @dataclass(kw_only=True)
@@ -41,8 +41,8 @@ class AttentionCtx:
     b: object
     c: object         # exp2 factor of the scores (the kernel's docstring says what it folds in)
     cap_in: object = None  # the factor inside softcap's tanh (softcap only)
-    copy_k: staging.TileCopy = None
-    copy_v: staging.TileCopy = None
+    copy_k: kv_tiles.TileCopy = None
+    copy_v: kv_tiles.TileCopy = None
     bands: list = None    # per 16-query block: (lo, count) of the lane's visible keys
     full: tuple = None    # (full_lo, full_hi): keys every query of the workgroup sees
     dwave: object = None  # d_split > 1: the wave's head-dim slice (kernels/attention_dsplit.py); None: all of D
@@ -88,7 +88,7 @@ class Ctx(AttentionCtx):
     o_base: object    # O's element offset of the sequence's row 0 (None with split_kv: no O)
     lse_base: object  # flat index of LSE[b, h, q_start] (a flat memref view: kernel.epilogue)
     h: object
-    k_offs: list = None   # per-thread byte offsets of its K / V rows (staging.lane_offsets)
+    k_offs: list = None   # per-thread byte offsets of its K / V rows (kv_tiles.lane_offsets)
     v_offs: list = None
 
     def relaned(self) -> "Ctx":

@@ -13,23 +13,24 @@ from .. import irb
 from ..attention_blocks import iadd, imax, imin, imul
 from ..fragments import flatten_rows, unflatten_rows
 from ..softcap import tanh_of_scaled
-from . import operands, softmax, staging
+from . import operands, softmax
+from ..staging import kv_tiles
 from .bounds import lane_band, masked, tile_range
 from .context import Ctx
 
 
 def tile_first(c: Ctx, n0):
     """First key row actually read for the tile at n0: shifted down (uniformly) so the tile
-    ends at the sequence end, never before key 0 (staging.py: no per-lane clamps)."""
+    ends at the sequence end, never before key 0 (kv_tiles.py: no per-lane clamps)."""
     return imax(imin(n0, irb.sub(c.seq_k, c.s.block_n)), 0)
 
 
 def load_k(c: Ctx, first):
-    return staging.load(c.copy_k, c.ptr["K"], c.k_offs, staging.tile_offset(c.ptr["K"], first))
+    return kv_tiles.load(c.copy_k, c.ptr["K"], c.k_offs, kv_tiles.tile_offset(c.ptr["K"], first))
 
 
 def load_v(c: Ctx, first):
-    return staging.load(c.copy_v, c.ptr["V"], c.v_offs, staging.tile_offset(c.ptr["V"], first))
+    return kv_tiles.load(c.copy_v, c.ptr["V"], c.v_offs, kv_tiles.tile_offset(c.ptr["V"], first))
 
 
 def main_loop(c: Ctx):
@@ -51,14 +52,14 @@ def main_loop(c: Ctx):
     run = scf.IfOp(irb.lt(start, end), [v.type for v in init], has_else=True)
     with ir.InsertionPoint(run.then_block):
         last_key = irb.sub(c.seq_k, 1)
-        c.k_offs = staging.lane_offsets(c.copy_k, c.ptr["K"], c.tid, c.k_base, last_key)
-        c.v_offs = staging.lane_offsets(c.copy_v, c.ptr["V"], c.tid, c.v_base, last_key)
+        c.k_offs = kv_tiles.lane_offsets(c.copy_k, c.ptr["K"], c.tid, c.k_base, last_key)
+        c.v_offs = kv_tiles.lane_offsets(c.copy_v, c.ptr["V"], c.tid, c.v_base, last_key)
         first = tile_first(c, start)
-        staging.store(c.copy_k, c.lds_k, c.tid, operands.lds_half(d.dtype, load_k(c, first)))
+        kv_tiles.store(c.copy_k, c.lds_k, c.tid, operands.lds_half(d.dtype, load_k(c, first)))
         if s.kv_buffers == 1:
             extra = load_v(c, first)       # V(n) registers, stored once S(n) has been read
         else:
-            staging.store(c.copy_v, c.lds_v, c.tid, operands.lds_half(d.dtype, load_v(c, first)))
+            kv_tiles.store(c.copy_v, c.lds_v, c.tid, operands.lds_half(d.dtype, load_v(c, first)))
             extra = [irb.c(0)]             # which LDS buffer holds tile n
         amdgpu.LDSBarrierOp()
         loop = scf.ForOp(start, end, irb.c(s.block_n), init + extra)
@@ -86,7 +87,7 @@ def _tile_kv1(c: Ctx, n0, nxt, qf, o, m, l, v_regs):
     s_acc = operands.scores(c, qf)
     if c.dwave is not None:     # d_split: this wave's S^T partial out; the sum read after the barrier
         dsplit.publish(c.xchg, flatten_rows(s_acc), _slot(c, c.dwave), c.lane)
-    staging.store(c.copy_v, c.lds_v, c.tid, operands.lds_half(dt, v_regs))
+    kv_tiles.store(c.copy_v, c.lds_v, c.tid, operands.lds_half(dt, v_regs))
     k_regs = load_k(c, nxt)
     if c.s.fence == "k_load":
         irb.sched_barrier("none")
@@ -96,7 +97,7 @@ def _tile_kv1(c: Ctx, n0, nxt, qf, o, m, l, v_regs):
                                   [_slot(c, irb.c(w)) for w in range(c.s.d_split)], c.lane)
         s_acc = unflatten_rows(total, c.s.frags_q)
     o, m, l = _softmax_pv(c, n0, s_acc, o, m, l, 0)
-    staging.store(c.copy_k, c.lds_k, c.tid, operands.lds_half(dt, k_regs))
+    kv_tiles.store(c.copy_k, c.lds_k, c.tid, operands.lds_half(dt, k_regs))
     v_next = load_v(c, nxt)
     amdgpu.LDSBarrierOp()
     return o, m, l, v_next
@@ -118,9 +119,9 @@ def _tile_kv2(c: Ctx, n0, nxt, qf, o, m, l, extra):
     if c.s.fence == "k_load":
         irb.sched_barrier("none")
     s_acc = operands.scores(c, qf, imul(cur, c.s.block_n))
-    staging.store(c.copy_k, c.lds_k, c.tid, operands.lds_half(dt, k_regs), imul(nb, c.s.block_n))
+    kv_tiles.store(c.copy_k, c.lds_k, c.tid, operands.lds_half(dt, k_regs), imul(nb, c.s.block_n))
     o, m, l = _softmax_pv(c, n0, s_acc, o, m, l, imul(cur, c.d.head_dim))
-    staging.store(c.copy_v, c.lds_v, c.tid, operands.lds_half(dt, v_regs), imul(nb, c.d.head_dim))
+    kv_tiles.store(c.copy_v, c.lds_v, c.tid, operands.lds_half(dt, v_regs), imul(nb, c.d.head_dim))
     amdgpu.LDSBarrierOp()
     return o, m, l, [nb]
 

@@ -16,7 +16,7 @@ from ...kernels import attention_blocks as ab
 from ...kernels import attention_dsplit as dsplit
 from ...kernels import irb
 from ...kernels.attention_blocks import iadd, imin, imul
-from . import staging
+from ..staging import kv_tiles
 
 if TYPE_CHECKING:
     from .context import AttentionCtx, Ctx
@@ -131,12 +131,12 @@ def pv(c: "AttentionCtx", p_ops: list, o: list, buf=0) -> list:
 
 
 def q_lds_fill(c: "Ctx") -> None:
-    p = staging.plan(c.s.block_m, c.d.head_dim, c.s.load_bits, c.s.threads, False, c.d.dtype)
+    p = kv_tiles.plan(c.s.block_m, c.d.head_dim, c.s.load_bits, c.s.threads, False, c.d.dtype)
     Q = c.ptr["Q"]
     base = iadd(c.q_base, imul(c.q0, Q.row_stride))
-    offs = staging.lane_offsets(p, Q, c.tid, base, irb.sub(irb.sub(c.seq_q, 1), c.q0))
-    vals = staging.load(p, c.ptr["Q"], offs, irb.ci(0, 32))
-    staging.store(p, c.lds_q, c.tid, lds_half(c.d.dtype, vals))
+    offs = kv_tiles.lane_offsets(p, Q, c.tid, base, irb.sub(irb.sub(c.seq_q, 1), c.q0))
+    vals = kv_tiles.load(p, c.ptr["Q"], offs, irb.ci(0, 32))
+    kv_tiles.store(p, c.lds_q, c.tid, lds_half(c.d.dtype, vals))
     amdgpu.LDSBarrierOp()
 
 

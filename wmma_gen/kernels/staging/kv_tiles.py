@@ -188,14 +188,15 @@ def store(p: TileCopy, lds, tid, vals: list, buf=0) -> None:
                 vector.store(vector.bitcast(irb.vec(p.g, f16), packed), lds, [iadd(c, j), r0])
 
 
-def load_lds(p: TileCopy, lds, tid) -> list:
+def load_lds(p: TileCopy, lds, tid, et=None) -> list:
     """The registers `load` would return for plan p, read from an LDS tile [rows][cols] (f16-
-    declared) instead of global memory: a transposed copy (`store` of a transpose plan) of a tile
-    already in LDS (MLA builds its V^T tile from the K tile, ops/mla/kernel.py)."""
-    f16 = ir.F16Type.get()
+    declared, or of element type et: i8 for fp8 bytes) instead of global memory: a transposed
+    copy (`store` of a transpose plan) of a tile already in LDS (MLA builds its V^T tile from
+    the K tile, ops/mla/kernel.py)."""
+    et = et or ir.F16Type.get()
     vals = []
     for r0, col in _slots(p, tid):
         for e in range(p.g):
-            vals += [vector.load(irb.vec(p.w, f16), lds, [iadd(r0, e), iadd(col, k * p.lpr * p.w)])
+            vals += [vector.load(irb.vec(p.w, et), lds, [iadd(r0, e), iadd(col, k * p.lpr * p.w)])
                      for k in range(p.cpt)]
     return vals

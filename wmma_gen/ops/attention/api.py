@@ -21,7 +21,8 @@ from ...device.launcher import launch
 from ...device.select import arch_of, get_device
 from ...targets import get_target
 from .defaults import default_schedule
-from .inputs import forward_inputs, public_scale, sink_alias
+from ...attention_common.inputs import forward_inputs, public_scale
+from ...attention_common.sinks import sink_alias
 from ...errors import ScheduleError
 from ...knobs import as_schedule
 from .schedule import AttentionSchedule
@@ -89,7 +90,8 @@ def attention(q, k, v, *, causal: bool = False, window=None, scale=None, return_
     if dtype in ("fp8e4m3", "fp8e5m2"):
         if s_aux is not None:
             raise ScheduleError("s_aux", "an array", f"None for dtype={dtype!r} (sinks run with f16 / bf16 q, k, v)")
-        from ..paged_attention.dense_fp8 import from_attention
+        from .. import registry     # the paged kernel runs dense fp8: its folder's dense_fp8 module, looked up
+        from_attention = registry.sibling("paged_attention", "dense_fp8").from_attention
         return from_attention(q, k, v, dtype=dtype, causal=causal, window=window, scale=scale, return_lse=return_lse,
                               cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, layout=layout, arch=arch,
                               device=device, schedule=schedule, softcap=softcap, descale_q=descale_q,

@@ -41,7 +41,7 @@ Barriers are amdgpu.lds_barrier (LDS counter wait + s_barrier): gpu.barrier's wo
 also waits for every outstanding global load (vmcnt(0)) and invalidates the L0 cache, which
 would stall the K/V prefetch at each barrier; only LDS traffic crosses waves here.
 
-Global memory (staging.py): Q, K and V are `!llvm.ptr<1>` arguments, each a GlobalTensor
+Global memory (kernels/staging/kv_tiles.py): Q, K and V are `!llvm.ptr<1>` arguments, each a GlobalTensor
 (kernels/global_tensor.py), read in the global "saddr" form (SGPR base + 32-bit VGPR offset +
 immediate); O, the f32 LSE and split partials are flat memref views (`epilogue` says why). A tensor's row_base gives the sequence's row 0; each thread's row offsets are computed once
 before the key loop; a tile adds one uniform offset (one v_add per row read, the chunks of a
@@ -70,7 +70,8 @@ from ...compiler.mlir_api import arith, memref, scf, vector
 from ...kernels import attention_blocks as ab
 from ...kernels import attention_dsplit as dsplit
 from ...kernels import irb
-from ...kernels.attention import softmax, staging
+from ...kernels.attention import softmax
+from ...kernels.staging import kv_tiles
 from ...kernels.attention.context import Ctx
 from ...kernels.attention.main_loop import main_loop
 from ...kernels.attention_blocks import iadd, imul
@@ -185,8 +186,8 @@ def _context(d, s, t, ptrs, sc, lds) -> Ctx:
     else:
         c = arith.mulf(sc["scale"], irb.cf(LOG2E, ab.f32_type()))
     lse_base = iadd(imul(b, x["lse_sb"]), iadd(imul(h, x["lse_sh"]), q_start))
-    ck = staging.plan(s.block_n, d.head_dim, s.load_bits, s.threads, False, d.dtype)
-    cv = staging.plan(s.block_n, d.head_dim, s.load_bits, s.threads, True, d.dtype)
+    ck = kv_tiles.plan(s.block_n, d.head_dim, s.load_bits, s.threads, False, d.dtype)
+    cv = kv_tiles.plan(s.block_n, d.head_dim, s.load_bits, s.threads, True, d.dtype)
     ctx = Ctx(d=d, s=s, fam=t.family, ptr=views,
               sc=x | {"scale": sc["scale"], "window_left": x["window_left"], "window_right": x["window_right"]},
               lds_k=lds[0], lds_v=lds[1], lds_q=lds[2] if s.q_in == "lds" else None, tid=tid, lane=irb.rem(tid, 32),

@@ -21,18 +21,16 @@ as before. A file that fails validation is skipped with a warning naming the fil
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from ... import schedule_files as sf
 from ...errors import ScheduleError
 from ...schedule_files import SCHEMA, SCHEMA_VERSION, SOURCES, ScheduleFileError, ScheduleFileWarning  # noqa: F401
 from ...targets import get_target
-from .directive import HEAD_DIMS     # the op's own table: what a file's head_dim may be
+from ...attention_common.lookup_key import DTYPES, bucket, entry_extra, entry_key, nearest  # noqa: F401
 from .schedule import AttentionSchedule
 
 OP = "attention"
-DTYPES = ("f16", "bf16")
 DEFAULT_DIR = sf.SHIPPED_DIR     # the shipped files (last in the search path)
 
 
@@ -44,32 +42,9 @@ def file_name(arch: str, dtype: str) -> str:
     return sf.file_name(arch, OP, dtype)
 
 
-def entry_key(e: dict, where: str, path) -> tuple[int, bool, int]:
-    """(head_dim, causal, seq) of an entry -- the key both attention ops' files share."""
-    hd, causal, seq = e.get("head_dim"), e.get("causal"), e["bucket"].get("seq")
-    sf.need(hd in HEAD_DIMS and not isinstance(hd, bool), path, f"{where}.head_dim", hd,
-            f"one of {', '.join(map(str, HEAD_DIMS))}")
-    sf.need(isinstance(causal, bool), path, f"{where}.causal", causal, "true or false")
-    sf.need(isinstance(seq, int) and not isinstance(seq, bool) and seq > 0, path, f"{where}.bucket.seq", seq,
-            "a positive integer")
-    return hd, causal, seq
-
-
-def entry_extra(e: dict, where: str, path, seq: int) -> dict:
-    """The optional key fields: bucket.seq_q (default seq), window, varlen and softcap (default false)."""
-    b = e["bucket"]
-    sf.need(set(b) <= {"seq", "seq_q"}, path, f"{where}.bucket", b, "an object with seq (and optionally seq_q)")
-    seq_q = b.get("seq_q", seq)
-    sf.need(isinstance(seq_q, int) and not isinstance(seq_q, bool) and seq_q > 0, path, f"{where}.bucket.seq_q",
-            seq_q, "a positive integer")
-    for name in ("window", "varlen", "softcap"):
-        sf.need(isinstance(e.get(name, False), bool), path, f"{where}.{name}", e.get(name), "true or false")
-    return {"seq_q": seq_q, **{n: e.get(n, False) for n in ("window", "varlen", "softcap")}}
-
-
 def parse(doc, path="<memory>") -> list[dict]:
     """The validated entries of a document (ScheduleFileError naming file and field otherwise)."""
-    from .directive import AttentionDirective
+    from ...attention_common.directive import AttentionDirective
     h = sf.header(doc, path, OP, DTYPES)
     out = []
     for where, e in h.entries:
@@ -88,23 +63,6 @@ def parse(doc, path="<memory>") -> list[dict]:
 
 def load_file(path) -> list[dict]:
     return sf.load(path, parse)
-
-
-def nearest(entries: list[dict], seq_k: int, seq_q: int | None = None, window: bool = False,
-            varlen: bool = False, softcap: bool = False) -> dict:
-    """The best-ranked entry (see the module doc); entries without the optional key fields
-    carry their defaults (parse)."""
-    def rank(e):
-        far_q = abs(math.log2(max(seq_q, 1) / e.get("seq_q", e["seq"]))) if seq_q is not None else 0.0
-        return (e.get("softcap", False) != softcap, e.get("window", False) != window, e.get("varlen", False) != varlen,
-                abs(math.log2(max(seq_k, 1) / e["seq"])), far_q)
-    return min(entries, key=rank)
-
-
-def bucket(e: dict) -> str:
-    extra = (f" seq_q={e['seq_q']}" if e.get("seq_q", e["seq"]) != e["seq"] else "")
-    extra += "".join(f" {n}=True" for n in ("window", "varlen", "softcap") if e.get(n))
-    return f"head_dim={e['head_dim']} causal={e['causal']} seq={e['seq']}{extra}"
 
 
 def lookup(arch: str, d, seq_k: int, directory: str | Path | None = None,

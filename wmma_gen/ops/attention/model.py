@@ -13,7 +13,7 @@ from __future__ import annotations
 from ...model.attention_band import ELEM_BYTES, key_span
 from ...model.loop_kernel import estimate_loop_kernel
 from ...targets import get_target
-from .reference import attention_flops
+from ...attention_common.reference import attention_flops
 
 
 def key_tile_trips(d, s, p: dict) -> tuple[int, int]:

@@ -1,42 +1,16 @@
-"""The attention forward's OpSpec (ops/contract.py); the Problem both attention ops share is problem.py's.
+"""The attention forward's OpSpec (ops/contract.py); the Problem and the fields both attention ops
+share are attention_common's (problem.py, spec_parts.py).
 
 The forward's KernelSet is {"attention"} plus {"combine"} when the schedule splits the keys
 (split_kv > 1); every size is a kernel argument, so the specialization key is None: one code
 object per (directive, schedule, arch) serves every problem."""
 from __future__ import annotations
 
-from dataclasses import asdict
-
-from ..contract import Axis, ModelEstimate, OpSpec
-from .problem import AttentionProblem, as_problem  # noqa: F401  (the Problem both attention ops share)
+from ...attention_common.problem import AttentionProblem
+from ...attention_common.spec_parts import (AXES, bucket, check, flops_of, gate_problems, key_of, selftest_of,
+                                            sizes)
+from ..contract import ModelEstimate, OpSpec
 from .schedule import SPACE  # noqa: F401  (light: registry.space_of)
-
-GATE_SOFTCAP = 2.0   # the gate's cap for softcap directives: standard normal q, k give |scale q.k| up to
-#                      ~4, so tanh is well into its curved range (a cap of 10 would be nearly linear)
-
-def gate_sinks(heads: int):
-    """The gate's sink logits for sinks directives: spread around a typical row's LSE (standard
-    normal q, k: ~log Sk), so the sink takes a large share of some rows and little of others."""
-    import numpy as np
-    return np.linspace(-1.0, 4.0, heads).astype(np.float32)
-
-
-AXES = (Axis("batch", int, "--batch", 1, (1,), "batch"),
-        Axis("heads", int, "--heads", 2, (16,), "query heads"),
-        Axis("kv_heads", int, "--kv-heads", 1, (16,), "key/value heads (divides heads)"),
-        Axis("seq_q", int, "--seq-q", 40, (1024, 4096), "query length"),
-        Axis("seq_k", int, "--seq-k", 72, (1024, 4096), "key length"))
-
-
-def sizes(d, p) -> dict:
-    """The plain mapping kernels, models and the check read (head_dim from the directive; the
-    gate's cap for a softcap directive, so timing and models can fill its kernel argument)."""
-    out = asdict(as_problem(p))
-    if not d.window:
-        out.pop("window_left"), out.pop("window_right")
-    if d.softcap:
-        out["softcap"] = GATE_SOFTCAP
-    return {**out, "head_dim": d.head_dim}
 
 
 def build(d, s, target, key=None):
@@ -58,52 +32,14 @@ def signatures(d, s, target, key, symbols) -> dict:
     return out
 
 
-def key_of(d, s, p):
-    return None
-
-
-def window_of(d, p):
-    p = as_problem(p)
-    return p.window if d.window else None
-
-
-def check(cs, d, p, device=None, seed: int = 0, *, backward: bool = False):
-    """The set's kernels on p's random inputs vs the float64 reference (check.check_attention)."""
-    from .check import check_attention
-    return check_attention(sizes(d, p), dtype=d.dtype, layout=d.layout, causal=d.causal, window=window_of(d, p),
-                           backward=backward, arch=cs.arch, device=device, seed=seed, schedule=cs.schedule,
-                           kernels=cs, softcap=GATE_SOFTCAP if d.softcap else None,
-                           s_aux=gate_sinks(as_problem(p).heads) if getattr(d, "sinks", False) else None)
-
-
 def estimate(cs, d, s, p, arch: str) -> ModelEstimate:
     from .model import estimate_attention
     e = estimate_attention(cs.kernel("attention"), d, s, sizes(d, p), arch)
     return ModelEstimate(e.seconds, e.tflops, e.limiter)
 
 
-def flops_of(d, p, backward: bool) -> int:
-    from .reference import attention_flops
-    p = as_problem(p)
-    return attention_flops(p.batch, p.heads, p.seq_q, p.seq_k, d.head_dim, d.causal, window_of(d, p),
-                           backward=backward)
-
-
 def flops(d, p) -> int:
     return flops_of(d, p, False)
-
-
-def bucket(p) -> dict:
-    """What lookup.py matches: seq = Sk; seq_q when Sq != Sk."""
-    p = as_problem(p)
-    return {"seq": p.seq_k} if p.seq_q == p.seq_k else {"seq": p.seq_k, "seq_q": p.seq_q}
-
-
-def gate_problems(d, s, key=None) -> list[AttentionProblem]:
-    """Edges inside tiles on both axes, Sq != Sk both ways, GQA: one code object serves all."""
-    bm, bn = s.block_m, getattr(s, "block_n", 16)
-    return [AttentionProblem(batch=2, heads=4, kv_heads=2, seq_q=bm + 7, seq_k=2 * bn + 5),
-            AttentionProblem(batch=1, heads=2, kv_heads=1, seq_q=2 * bn + 3, seq_k=bm - 9 if bm > 9 else 5)]
 
 
 def default_schedule(d, arch: str, p=None):
@@ -112,24 +48,10 @@ def default_schedule(d, arch: str, p=None):
     return default(get_target(arch), d)
 
 
-SELFTEST_DTYPES = ("f16", "bf16")
-SELFTEST_PROBLEM = AttentionProblem(batch=1, heads=2, kv_heads=1, seq_q=20, seq_k=36)   # GQA, Sq != Sk
-SELFTEST_HEAD_DIM = 32
-
-
-def selftest_of(op: str):
-    """`wmma-gen selftest`'s rows for `op` (attention or attention_bwd): bshd, not causal, on a
-    tiny GQA problem whose Sq and Sk end inside tiles."""
-    def rows(arch: str) -> list:
-        from .directive import AttentionDirective
-        return [(AttentionDirective(dt, SELFTEST_HEAD_DIM, op=op), SELFTEST_PROBLEM) for dt in SELFTEST_DTYPES]
-    return rows
-
-
 def torch_sdpa(torch, r):
     """`wmma-gen bench --vs torch`'s baseline: torch's scaled_dot_product_attention on ladder row
     `r` (bhsd, K = V), as (callable, FLOPs by this op's convention, label); None for other dtypes."""
-    from .directive import AttentionDirective
+    from ...attention_common.directive import AttentionDirective
     dt = {"f16": torch.float16, "bf16": torch.bfloat16}.get(str(r["dtype"]))
     if dt is None:
         return None
@@ -143,9 +65,9 @@ def torch_sdpa(torch, r):
 
 def spec() -> OpSpec:
     from .api import attention
-    from .directive import AttentionDirective
+    from ...attention_common.directive import AttentionDirective
     from .plans import forward_plan
-    from .reference import attention_forward
+    from ...attention_common.reference import attention_forward
     from .schedule import SPACE, AttentionSchedule
     return OpSpec(
         "attention", "flash-attention forward (FA-2): O = softmax(Q K^T * scale) V, LSE", "loop",

@@ -14,7 +14,7 @@ from typing import Optional
 
 from wmma_gen.errors import EmulatorFault
 from wmma_gen.ops import registry
-from wmma_gen.ops.attention.directive import AttentionDirective
+from wmma_gen.attention_common.directive import AttentionDirective
 from wmma_gen.ops.attention.schedule import SPACE, AttentionSchedule
 from wmma_gen.targets import get_target
 

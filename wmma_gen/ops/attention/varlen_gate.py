@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from wmma_gen import hostdata
-from wmma_gen.ops.attention.check import UNIT, AttentionCheck, _err
+from wmma_gen.attention_common.check import UNIT, AttentionCheck, _err
 
 
 def offsets(lengths) -> np.ndarray:
@@ -23,9 +23,10 @@ def check_varlen(gp: dict, d, *, window, arch: str, device, seed: int, schedule)
     """Forward (op attention) or forward + backward (op attention_bwd, with `schedule` the
     backward's) on packed sequences vs the float64 reference."""
     from wmma_gen.device.select import get_device
+    from wmma_gen.attention_common.reference import attention_backward, attention_forward
+    from wmma_gen.ops import registry      # the backward's public API, looked up (no op folder imported)
     from wmma_gen.ops.attention.api import attention
-    from wmma_gen.ops.attention.reference import attention_backward, attention_forward
-    from wmma_gen.ops.attention_bwd.api import attention_backward as bwd
+    bwd = registry.get("attention_bwd").api
     backward = d.op == "attention_bwd"
     b = gp["batch"]
     cu_q = offsets([max(1, gp["seq_q"] - 3 * i) for i in range(b)])
@@ -37,7 +38,7 @@ def check_varlen(gp: dict, d, *, window, arch: str, device, seed: int, schedule)
         return x.astype(np.float16) if d.dtype == "f16" else hostdata.rounded(x, "bf16").astype(np.float32)
 
     q, k, v = draw(int(cu_q[-1]), gp["heads"]), draw(int(cu_k[-1]), gp["kv_heads"]), draw(int(cu_k[-1]), gp["kv_heads"])
-    from wmma_gen.ops.attention.spec import GATE_SOFTCAP
+    from wmma_gen.attention_common.spec_parts import GATE_SOFTCAP
     cap = GATE_SOFTCAP if d.softcap else None
     kw = dict(causal=d.causal, window=window, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, softcap=cap)
     dt = None if d.dtype == "f16" else d.dtype

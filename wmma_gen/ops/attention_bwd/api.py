@@ -16,7 +16,8 @@ from ...device.select import arch_of, get_device
 from ...hostdata import user_array
 from .run import run_backward
 from .schedule import AttentionBwdSchedule
-from ..attention.inputs import public_scale, sink_alias
+from ...attention_common.inputs import public_scale
+from ...attention_common.sinks import sink_alias
 import numpy as np
 from ...knobs import as_schedule
 

@@ -13,7 +13,7 @@ arch, softcap); everything else is a runtime argument:
 
 Problem keys (AttentionProblem.sizes() plus scale): batch heads kv_heads seq_q seq_k head_dim scale
 window_left window_right total_q total_k (for varlen seq_q/k are the longest
-sequence, used for the grid only). Array shapes follow ops/attention/reference.py:
+sequence, used for the grid only). Array shapes follow attention_common/reference.py:
   bshd q (B, Sq, H, D)   bhsd q (B, H, Sq, D)   varlen q (total_q, H, D)
   lse/delta (B, H, Sq), varlen (H, total_q); k/v like q with kv_heads and Sk.
 """

@@ -1,8 +1,8 @@
-"""The backward's calibration points read as the forward's (ops/attention/calibration_point.py);
-only the directive's op differs."""
+"""The backward's calibration points (registry.sibling): attention_common/calibration_point.py's
+reading, op "attention_bwd"."""
 from __future__ import annotations
 
-from ..attention.calibration_point import KEYS, directive_of, problem  # noqa: F401  (the forward's reading)
+from ...attention_common.calibration_point import KEYS, directive_of, problem  # noqa: F401
 
 
 def directive(dtype: str, c: dict):

@@ -1,6 +1,6 @@
 """Exported attention-backward schedules (<arch>-attention_bwd-<dtype>.json) and their lookup:
 the shared format and search path (wmma_gen/schedule_files.py) with the forward's entry key
-(head_dim, causal, bucket.seq; ops/attention/lookup.py) and AttentionBwdSchedule entries,
+(head_dim, causal, bucket.seq; attention_common/lookup_key.py) and AttentionBwdSchedule entries,
 validated by the backward schedule's own named checks. `lookup` returns the entry with the
 same head_dim and mask nearest in sequence length from the first file in the search path
 that has one, or None (caller: default)."""
@@ -12,7 +12,7 @@ from ... import schedule_files as sf
 from ...errors import ScheduleError
 from ...schedule_files import SCHEMA, SCHEMA_VERSION, SOURCES, ScheduleFileError, ScheduleFileWarning  # noqa: F401
 from ...targets import get_target
-from ..attention.lookup import DTYPES, bucket, entry_extra, entry_key, nearest
+from ...attention_common.lookup_key import DTYPES, bucket, entry_extra, entry_key, nearest
 from .schedule import AttentionBwdSchedule
 
 OP = "attention_bwd"
@@ -52,7 +52,7 @@ def load_file(path) -> list[dict]:
 def lookup(arch: str, dtype: str, head_dim: int, causal: bool, seq_k: int,
            directory: str | Path | None = None, *, seq_q: int | None = None, window: bool = False,
            varlen: bool = False) -> AttentionBwdSchedule | None:
-    """Ranked as the forward's (ops/attention/lookup.py `nearest`): same window and varlen flags
+    """Ranked as the forward's (attention_common/lookup_key.py `nearest`): same window and varlen flags
     first, then |log2 Sk/seq|, then |log2 Sq/seq_q| when seq_q is given."""
     get_target(arch)
 

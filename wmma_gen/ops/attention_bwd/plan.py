@@ -1,10 +1,10 @@
 """The attention backward's device-call plan (OpSpec.plan, read by ops/plans.cached_plan): the
-call parsed as the forward's (ops/attention/plans.attention_problem) -> the problem sizes, the
+call parsed as the forward's (attention_common/call_problem.attention_problem) -> the problem sizes, the
 schedule the numpy API would pick (tuned file, else the default) and the pre-pass, dK/dV and dQ
 kernels in launch order."""
 from __future__ import annotations
 
-from ..attention.plans import attention_problem
+from ...attention_common.call_problem import attention_problem
 from ..plans import Plan, Step
 
 

@@ -1,8 +1,8 @@
-"""The backward's recorded calls read as the forward's (ops/attention/recorded.py); only the
-row's op differs."""
+"""The backward's row of a recorded problems file (registry.sibling): attention_common/recorded.py's
+row, op "attention_bwd"."""
 from __future__ import annotations
 
-from ..attention.recorded import row_of
+from ...attention_common.recorded import row_of
 
 
 def problem_row(call: dict, p: dict):

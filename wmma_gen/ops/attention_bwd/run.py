@@ -17,7 +17,7 @@ from ...compiler import compile_mlir
 from ...device.launcher import launch
 from ...kernels.signature import KernelSource
 from ...targets import get_target
-from ..attention.inputs import backward_inputs
+from ...attention_common.inputs import backward_inputs
 from .args import OUT_DTYPES, BwdSpec
 from .defaults import default_schedule
 from .schedule import AttentionBwdSchedule
@@ -50,7 +50,7 @@ def compiled_kernels(spec: BwdSpec, s: AttentionBwdSchedule) -> dict:
     if spec.out != "same":
         return {n: (src, compile_mlir(src.mlir, spec.arch)) for n, src in build_backward(spec, s).items()}
     from .. import registry
-    from ..attention.directive import AttentionDirective
+    from ...attention_common.directive import AttentionDirective
     from ..compile_op import compile_op
     d = AttentionDirective(spec.dtype, spec.head_dim, causal=spec.causal, window=spec.window, varlen=spec.varlen,
                            layout=spec.layout, op="attention_bwd", softcap=spec.softcap)

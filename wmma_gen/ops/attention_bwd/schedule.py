@@ -10,7 +10,8 @@ Three kernels (prepass.py, dkdv.py, dq.py) share one schedule:
                 `dq_waves` waves, each owning 16 queries x head_dim/`dq_d_split` of dQ; the
                 key tiles of `dq_block_n` keys are streamed through LDS.
 
-`dq` names the dQ strategy. Only "separate" exists: a second kernel recomputes S and dP per
+dQ is computed separately (no knob: the `dq` and `buffering` knobs, each with one value, were
+retired; RETIRED keeps files that carry them loading). A second kernel recomputes S and dP per
 query tile (2 extra WMMA GEMMs: the backward does 7 instead of 5 GEMM passes over the
 visible (query, key) pairs, ~1.4x the WMMA work of a fused dQ), in exchange for no float
 atomics and no partial-dQ workspace: every output element is written by exactly one
@@ -25,7 +26,7 @@ tuner trials).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, ClassVar, Optional
 
 from ...knobs import Knob, KnobSchedule
 
@@ -44,8 +45,6 @@ SPACE: tuple[Knob, ...] = (
     Knob("dq_block_n", (16, 32, 64), "dQ kernel: keys per streamed tile"),
     Knob("dq_waves", (1, 2, 4, 8), "dQ kernel: waves per workgroup"),
     Knob("dq_d_split", (1, 2, 4, 8), "dQ kernel: waves sharing one 16-query slice (head_dim split)"),
-    Knob("buffering", (1,), "LDS buffers per streamed tile (1: stage, barrier, compute, barrier)"),
-    Knob("dq", ("separate",), "dQ strategy: a separate kernel per query tile (deterministic)"),
     Knob("prepass_rows", (64, 128, 256), "pre-pass: query rows (threads) per workgroup"),
     Knob("sched", ("default", "ilp"), "dK/dV kernel: LLVM's machine scheduler (ilp: the "
          "amdgpu-sched-strategy iterative-ilp)"),
@@ -59,6 +58,7 @@ KNOBS = {k.name: k for k in SPACE}
 
 @dataclass(frozen=True)
 class AttentionBwdSchedule(KnobSchedule):
+    RETIRED: ClassVar[dict] = {"buffering": 1, "dq": "separate"}   # one LDS buffer per tile; the dQ kernel
     block_m: int = 32
     block_n: int = 64
     waves: int = 4
@@ -67,8 +67,6 @@ class AttentionBwdSchedule(KnobSchedule):
     dq_block_n: int = 32
     dq_waves: int = 4
     dq_d_split: int = 1
-    buffering: int = 1
-    dq: str = "separate"
     prepass_rows: int = 128
     sched: str = "default"
     fence: str = "none"

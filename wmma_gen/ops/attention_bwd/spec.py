@@ -1,11 +1,12 @@
-"""The attention backward's OpSpec (ops/contract.py): the forward's directive and Problem,
-its own schedule and a KernelSet of three kernels launched in order (prepass, dkdv, dq)."""
+"""The attention backward's OpSpec (ops/contract.py): the forward's directive, Problem and shared
+fields (attention_common/spec_parts.py), its own schedule and a KernelSet of three kernels launched
+in order (prepass, dkdv, dq)."""
 from __future__ import annotations
 
-from ..attention import spec as fwd
+from ...attention_common import spec_parts as fwd
+from ...attention_common.spec_parts import AXES  # noqa: F401  (the forward's Problem and flags)
 from ..contract import ModelEstimate, OpSpec
 
-AXES = fwd.AXES                        # the forward's Problem and flags
 KERNELS = ("prepass", "dkdv", "dq")    # launch order (`wmma-gen compile` writes one kernel: not this op)
 from .schedule import SPACE  # noqa: F401  (light: registry.space_of)
 
@@ -48,14 +49,15 @@ def default_schedule(d, arch: str, p=None):
 
 
 def spec() -> OpSpec:
-    from ..attention.directive import AttentionDirective
+    from ...attention_common.directive import AttentionDirective
+    from ...attention_common.problem import AttentionProblem
+    from ...attention_common.reference import attention_backward
     from .plan import backward_plan
-    from ..attention.reference import attention_backward
     from .api import attention_backward as api
     from .schedule import SPACE, AttentionBwdSchedule
     return OpSpec(
         "attention_bwd", "flash-attention backward: dQ, dK, dV recomputed from the forward LSE", "loop",
-        AttentionDirective, AttentionBwdSchedule, SPACE, fwd.AttentionProblem, AXES, build, fwd.key_of, check,
+        AttentionDirective, AttentionBwdSchedule, SPACE, AttentionProblem, AXES, build, fwd.key_of, check,
         estimate, flops, fwd.bucket, default_schedule, fwd.gate_problems,
         tolerance="dq, dk, dv within 8u*max|ref| + 1e-3 (u = unit roundoff of f16/bf16)",
         api=api, reference=attention_backward, cli_from="wmma_gen.cli.hooks.attention_bwd",

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 
 from wmma_gen.ops import registry
-from wmma_gen.ops.attention.directive import AttentionDirective
+from wmma_gen.attention_common.directive import AttentionDirective
 from wmma_gen.ops.attention_bwd.schedule import SPACE, AttentionBwdSchedule
 
 from ..contract import Tuning
 from wmma_gen.targets import get_target
 
-from ..attention import tuning as fwd
-from ..attention.tuning import (BATCH, DTYPES, EXTRA_COLUMNS, HEADS, PROBLEM_COLUMNS, SIZE_LABEL,  # noqa: F401
-                                label, row, series, size)
+fwd = registry.sibling("attention", "tuning")   # the forward's Tuning, looked up (no op folder imported)
+BATCH, DTYPES, EXTRA_COLUMNS, HEADS = fwd.BATCH, fwd.DTYPES, fwd.EXTRA_COLUMNS, fwd.HEADS
+PROBLEM_COLUMNS, SIZE_LABEL, label, row, series, size = (fwd.PROBLEM_COLUMNS, fwd.SIZE_LABEL, fwd.label, fwd.row,
+                                                         fwd.series, fwd.size)
 
 OP = "attention_bwd"
 SCHEDULE = AttentionBwdSchedule

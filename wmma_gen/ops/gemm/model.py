@@ -6,8 +6,8 @@
         vmem  = sum max(vmem_min_clk, 32 lanes * bytes / L0 B/clk)   CU texture/L0 path
         lds   = sum bank-model clocks of the DS instructions   (banks.py)
     a CU running n workgroups (W = waves on its busiest SIMD), for `iters` iterations:
-        simd  = iters * max(W * pipe, alone) + epilogue         wmma_issue | latency
         lds   = iters * n * waves * lds                         lds_bandwidth
+        simd  = iters * max(W * pipe, alone) + epilogue + lds_exposed * lds   wmma_issue | latency
         l0    = iters * n * waves * vmem                        global_memory
         T(n)  = max(simd, lds, l0)
     rounds: the busiest CU runs ceil(workgroups / CUs) workgroups, wgs_per_cu at a time.
@@ -22,6 +22,10 @@ per clock to different units; dual issue is VOPD, one encoded pair of VALU ops).
 1 whenever a v_wmma holds the pipe 32 clocks (gfx11 f16: "A single WMMA instruction coordinates
 32 clocks", gpuopen.com/learn/wmma_on_rdna3): v_wmma per issued instruction ("loop density")
 alone does not limit the WMMA pipe there (gfx1100 f16 4096^3: 0.18 at density 0.17, 0.11 at 0.27).
+`lds_exposed` (params.py, fitted on the published library tiles: ops/calibration_ranking.py) is the share
+of the CU's LDS time the WMMAs of the other waves do not hide -- without it LDS and WMMA overlap fully
+and a wave tile of 4x2 fragments (0.75 fragment loads per WMMA) ranked above the 4x4 (0.5) that every
+published tuned library picks (issue 38).
 Assumptions and their sources: params.py; traffic model: traffic.py.
 Calibration (calibration.py): clocks are the target's sustained WMMA clock, the compute terms
 (rounds, peak floor) are divided by the fitted GEMM efficiency, and est_low / est_high are the
@@ -101,9 +105,9 @@ def estimate_from(loop: LoopStats, res: Resources, d: GemmDirective, s: Schedule
 
     def round_clk(n: int) -> tuple[float, str]:
         w = busiest_simd_waves(n, occ.waves_per_workgroup, t.simds_per_cu)   # model/occupancy.py
-        simd = iters * max(w * pipe, alone) + max(w * epi_pipe, epi_alone)
-        simd_kind = "latency" if alone > w * pipe else "wmma_issue"
         l_lds = iters * n * occ.waves_per_workgroup * lds
+        simd = iters * max(w * pipe, alone) + max(w * epi_pipe, epi_alone) + p.lds_exposed * l_lds
+        simd_kind = "latency" if alone > w * pipe else "wmma_issue"
         l_l0 = (iters * vmem + epi_vmem) * n * occ.waves_per_workgroup
         terms = {simd_kind: simd, "lds_bandwidth": l_lds, "global_memory": l_l0}
         kind = max(terms, key=terms.get)

@@ -25,19 +25,18 @@ Fields:
 """
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
+from ...attention_common.paged_directive import (BLOCK_SIZES, DTYPES, KV_DTYPES, check_cache,  # noqa: F401
+                                                check_flags, check_one_of)
 from ...errors import ScheduleError
+from ...knobs import JsonRecord
 
-DTYPES = ("f16", "bf16")
-KV_DTYPES = ("f16", "bf16", "fp8e4m3", "fp8e5m2")
 HEAD_DIMS = tuple(range(64, 577, 64))
-BLOCK_SIZES = (16, 32, 64, 128)
 
 
 @dataclass(frozen=True)
-class MLADirective:
+class MLADirective(JsonRecord):
     dtype: str
     head_dim: int = 576
     head_dim_v: int = 512
@@ -46,31 +45,12 @@ class MLADirective:
     causal: bool = False
 
     def __post_init__(self):
-        if self.dtype not in DTYPES:
-            raise ScheduleError("dtype", self.dtype, f"one of {', '.join(DTYPES)}")
-        if self.kv_dtype == "":
-            object.__setattr__(self, "kv_dtype", self.dtype)
-        if self.kv_dtype not in KV_DTYPES or self.kv_dtype in DTYPES and self.kv_dtype != self.dtype:
-            raise ScheduleError("kv_dtype", self.kv_dtype, f"{self.dtype!r} (the query dtype) or fp8e4m3 / fp8e5m2")
-        if isinstance(self.head_dim, bool) or self.head_dim not in HEAD_DIMS:
-            raise ScheduleError("head_dim", self.head_dim, f"one of {', '.join(map(str, HEAD_DIMS))}")
+        check_cache(self, HEAD_DIMS)
         if isinstance(self.head_dim_v, bool) or self.head_dim_v not in HEAD_DIMS or self.head_dim_v > self.head_dim:
             raise ScheduleError("head_dim_v", self.head_dim_v, f"a multiple of 64 from 64 to head_dim={self.head_dim}")
-        if isinstance(self.block_size, bool) or self.block_size not in BLOCK_SIZES:
-            raise ScheduleError("block_size", self.block_size, f"one of {', '.join(map(str, BLOCK_SIZES))}")
-        if not isinstance(self.causal, bool):
-            raise ScheduleError("causal", self.causal, "True or False")
+        check_one_of("block_size", self.block_size, BLOCK_SIZES)
+        check_flags(self, ("causal",))
 
     @property
     def fp8(self) -> bool:
         return self.kv_dtype.startswith("fp8")
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "MLADirective":
-        return cls(**d)
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True)

@@ -25,7 +25,8 @@ Dv = 512, W = 4 that is 72 + 64 VGPRs instead of 288 + 256.
 
 FP8 caches: the latent bytes are widened to dtype before the LDS store (kernels/fp8_widen.py;
 E4M3 becomes x * 2**-8, the 2**8 and the cache's scale folded into the softmax's exp2 factor
-for S and into 1/l for O).
+for S and into 1/l for O), or, with fp8_wmma (gfx12), stay bytes for 8-bit float WMMA with Q
+and P quantised to E4M3 (fp8_native.py).
 """
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ from ...compiler.mlir_api import _gpu_ops_gen as gpu
 from ...compiler.mlir_api import arith, memref, scf, vector
 
 from ...kernels import attention_blocks as ab
-from ...kernels import fp8_widen, irb, saddr
+from ...kernels import fp8_widen, fp8_wmma, irb, saddr
 from ...kernels.attention import softmax
 from ...kernels.attention_blocks import iadd, imin, imul
 from ...kernels.global_tensor import GlobalTensor
@@ -46,6 +47,7 @@ from ...kernels.module import gpu_module_text
 from ...kernels.signature import KernelSource
 from ...kernels.staging import kv_tiles
 from ...targets import Target
+from . import fp8_native
 from .schedule import BLOCK_N, LDS_PAD, MLASchedule
 from .signature import SCALARS, buffer_names, mla_signature
 
@@ -56,7 +58,7 @@ E4M3_SHIFT = 256.0   # fp8_widen: E4M3 bits widened to halves are x * 2**-8
 def kernel_name(d, s: MLASchedule) -> str:
     kv = "" if d.kv_dtype == d.dtype else f"_{d.kv_dtype}"
     return (f"mla_{d.dtype}{kv}_d{d.head_dim}v{d.head_dim_v}_bs{d.block_size}{'_c' if d.causal else ''}"
-            f"_w{s.waves}l{s.load_bits}_split{s.split_kv}")
+            f"_w{s.waves}l{s.load_bits}_split{s.split_kv}{'_f8' if s.fp8_wmma else ''}")
 
 
 def build_mla(d, s: MLASchedule, t: Target, key=None) -> KernelSource:
@@ -80,8 +82,8 @@ def _kernel(d, s: MLASchedule, t: Target, name: str) -> None:
     f32 = ab.f32_type()
     buf_types = [ab.global_pointer_type() if n in ("Q", "KV_cache") else ab.pointer_type(dt) for n, dt in bufs]
     scalar_types = [f32 if n == "scale" else ab.i32_type() for n in SCALARS]
-    f16 = ir.F16Type.get()
-    lds_types = [_lds(BLOCK_N, d.head_dim + LDS_PAD, f16), _lds(d.head_dim_v, BLOCK_N + LDS_PAD, f16),
+    tile_et = ir.IntegerType.get_signless(8) if s.fp8_wmma else ir.F16Type.get()   # fp8_wmma: the cache's bytes
+    lds_types = [_lds(BLOCK_N, d.head_dim + LDS_PAD, tile_et), _lds(d.head_dim_v, BLOCK_N + LDS_PAD, tile_et),
                  _lds(s.waves * 32, 8, f32)]
     arg_types = buf_types + scalar_types
     f = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(arg_types, [])),
@@ -120,13 +122,15 @@ def _context(d, s, t, ptrs, sc, lds) -> _Ctx:
     c.row0 = imul(tile, 16)
     c.nrows = imul(x["heads"], x["seq_q"])
     k_scale = irb.cf(1.0, f32)
-    if d.fp8:
-        shift = irb.cf(E4M3_SHIFT if d.kv_dtype == "fp8e4m3" else 1.0, f32)
-        k_scale = arith.mulf(memref.load(c.ptr["kv_scale"], [irb.c(0)]), shift)
     c.v_scale = k_scale
+    if d.fp8:
+        shift = irb.cf(E4M3_SHIFT if d.kv_dtype == "fp8e4m3" and not s.fp8_wmma else 1.0, f32)
+        k_scale = arith.mulf(memref.load(c.ptr["kv_scale"], [irb.c(0)]), shift)
+        c.v_scale = arith.mulf(k_scale, irb.cf(1.0 / fp8_wmma.P_SHIFT, f32)) if s.fp8_wmma else k_scale
     c.cexp = arith.mulf(arith.mulf(sc["scale"], k_scale), irb.cf(LOG2E, f32))   # exp2 factor of S
     c.copy_k = _plan(d, s, d.head_dim, False)
-    c.copy_v = kv_tiles.plan(BLOCK_N, d.head_dim_v, s.load_bits, s.threads, True, d.dtype)   # LDS -> LDS
+    c.copy_v = (kv_tiles.plan(BLOCK_N, d.head_dim_v, 2 * s.load_bits, s.threads, True, "fp8") if s.fp8_wmma else
+                kv_tiles.plan(BLOCK_N, d.head_dim_v, s.load_bits, s.threads, True, d.dtype))   # LDS -> LDS
     return c
 
 
@@ -238,6 +242,10 @@ def _main_loop(c):
     o = [irb.zeros(irb.vec(8, f32)) for _ in range(dw)]
     m, l = irb.cf(softmax.NEG_INF, f32), irb.cf(0.0, f32)
     q = _q_fragments(c)
+    c.c_row = c.cexp
+    if s.fp8_wmma:
+        q, s_q = fp8_native.quantize_q(c, q)
+        c.c_row = arith.mulf(c.cexp, s_q)          # the lane's query row's scale (fp8_native.py)
     count = _visible(c)
     start, end = _tile_range(c)
     init = o + [m, l]
@@ -249,16 +257,18 @@ def _main_loop(c):
             n0 = loop.induction_variable
             it = list(loop.inner_iter_args)
             o, m, l, tile = it[:dw], it[dw], it[dw + 1], it[len(init):]
-            kv_tiles.store(c.copy_k, c.lds_k, c.tid, [_lds_value(d, v) for v in tile])
+            kv_tiles.store(c.copy_k, c.lds_k, c.tid, tile if s.fp8_wmma else [_lds_value(d, v) for v in tile])
             amdgpu.LDSBarrierOp()
             nxt = _load(c, imin(iadd(n0, BLOCK_N), irb.sub(end, BLOCK_N)))   # in flight across this tile's math
-            _v_from_lds(c)                                                 # ordered by _scores' barrier
+            (fp8_native.v_from_lds if s.fp8_wmma else _v_from_lds)(c)     # ordered by _scores' barrier
             s_t = _scores(c, q)
             s_t = softmax.mask_tile(s_t, iadd(n0, ab.acc_row0(c.lane)), count, 0)
-            p, m, l, alpha = softmax.online_softmax(c.fam, [s_t], m, l, c.cexp)
+            p, m, l, alpha = softmax.online_softmax(c.fam, [s_t], m, l, c.c_row)
             o = softmax.rescale(o, alpha)
-            p_op = ab.p_operand(c.fam, ab.to_dtype(p[0], d.dtype), c.lane, full_exec=True)
-            o = _pv(c, p_op, o)
+            if s.fp8_wmma:
+                o = fp8_native.pv(c, p[0], o)
+            else:
+                o = _pv(c, ab.p_operand(c.fam, ab.to_dtype(p[0], d.dtype), c.lane, full_exec=True), o)
             amdgpu.LDSBarrierOp()   # every wave is done with the tiles before they are rewritten
             scf.YieldOp(o + [m, l] + nxt)
         scf.YieldOp(list(loop.results)[:len(init)])
@@ -271,14 +281,16 @@ def _main_loop(c):
 def _scores(c, q):
     """S^T of the tile: this wave's partial over its D/W columns, exchanged through LDS_S and
     summed in wave order."""
-    fam, n = c.fam, ab.run_len(c.fam)
-    kw = c.d.head_dim // 16 // c.s.waves
-    row = ab.a_row(fam, c.lane)
-    col = iadd(imul(c.wave, 16 * kw), ab.run_offset(fam, c.lane))
-    acc = irb.zeros(irb.vec(8, ab.f32_type()))
-    for j in range(kw):
-        a = _operand(c, vector.load(irb.vec(n, ir.F16Type.get()), c.lds_k, [row, iadd(col, 16 * j)]))
-        acc = ab.wmma(a, q[j], acc)
+    if c.s.fp8_wmma:
+        acc = fp8_native.partial_scores(c, q)
+    else:
+        fam, n = c.fam, ab.run_len(c.fam)
+        row = ab.a_row(fam, c.lane)
+        col = iadd(imul(c.wave, 16 * len(q)), ab.run_offset(fam, c.lane))
+        acc = irb.zeros(irb.vec(8, ab.f32_type()))
+        for j in range(len(q)):
+            a = _operand(c, vector.load(irb.vec(n, ir.F16Type.get()), c.lds_k, [row, iadd(col, 16 * j)]))
+            acc = ab.wmma(a, q[j], acc)
     vector.store(acc, c.lds_s, [iadd(imul(c.wave, 32), c.lane), irb.c(0)])
     amdgpu.LDSBarrierOp()
     total = None

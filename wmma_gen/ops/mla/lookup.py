@@ -18,11 +18,10 @@ from the first file in the search path that has one; else None (the caller runs 
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from ... import schedule_files as sf
-from ...errors import ScheduleError
+from ...attention_common import paged_lookup as pl
 from ...schedule_files import SCHEMA, SCHEMA_VERSION, ScheduleFileError, ScheduleFileWarning  # noqa: F401
 from ...targets import get_target
 from .directive import BLOCK_SIZES, DTYPES, HEAD_DIMS, KV_DTYPES
@@ -47,52 +46,28 @@ def entry_key_of(r) -> dict:
             "block_size": int(r["block_size"]), "causal": str(r["causal"]) == "True"}
 
 
-def _positive_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v > 0
-
-
 def _key(e: dict, where: str, path, dtype: str) -> dict:
     for n in ("head_dim", "head_dim_v"):
-        sf.need(e.get(n) in HEAD_DIMS and not isinstance(e.get(n), bool), path, f"{where}.{n}", e.get(n),
-                f"one of {', '.join(map(str, HEAD_DIMS))}")
-    kv = e.get("kv_dtype")
-    sf.need(kv in KV_DTYPES and (kv == dtype or kv not in DTYPES), path, f"{where}.kv_dtype", kv,
-            f"{dtype!r} (the file's dtype) or fp8e4m3 / fp8e5m2")
-    sf.need(e.get("block_size") in BLOCK_SIZES and not isinstance(e.get("block_size"), bool), path,
-            f"{where}.block_size", e.get("block_size"), f"one of {', '.join(map(str, BLOCK_SIZES))}")
+        pl.need_one_of(e, n, HEAD_DIMS, where, path)
+    pl.need_kv_dtype(e.get("kv_dtype"), dtype, DTYPES, KV_DTYPES, where, path)
+    pl.need_one_of(e, "block_size", BLOCK_SIZES, where, path)
     sf.need(isinstance(e.get("causal"), bool), path, f"{where}.causal", e.get("causal"), "true or false")
-    b = e["bucket"]
-    sf.need(isinstance(b, dict) and set(b) == set(BUCKET), path, f"{where}.bucket", b,
-            f"an object with exactly {', '.join(BUCKET)}")
-    for n in BUCKET:
-        sf.need(_positive_int(b[n]), path, f"{where}.bucket.{n}", b[n], "a positive integer")
-    return {**{n: e[n] for n in KEY}, **{n: b[n] for n in BUCKET}}
+    pl.need_bucket(e["bucket"], BUCKET, where, path)
+    return {**{n: e[n] for n in KEY}, **{n: e["bucket"][n] for n in BUCKET}}
+
+
+def _directive(dtype: str, k: dict):
+    from .directive import MLADirective
+    return MLADirective(dtype, k["head_dim"], k["head_dim_v"], k["block_size"], k["kv_dtype"], k["causal"])
 
 
 def parse(doc, path="<memory>") -> list[dict]:
     """The validated entries of a document (ScheduleFileError naming file and field otherwise)."""
-    from .directive import MLADirective
-    h = sf.header(doc, path, OP, DTYPES)
-    out = []
-    for where, e in h.entries:
-        k = _key(e, where, path, h.dtype)
-        try:
-            d = MLADirective(h.dtype, k["head_dim"], k["head_dim_v"], k["block_size"], k["kv_dtype"], k["causal"])
-            s = MLASchedule.from_dict(e["schedule"])
-        except (ScheduleError, TypeError) as err:
-            raise ScheduleFileError(path, f"{where}.schedule", e["schedule"], f"a legal schedule ({err})") from None
-        bad = s.problems(d, h.target)
-        sf.need(not bad, path, f"{where}.schedule", s.to_dict(), "; ".join(bad) or "legal")
-        out.append({**k, "schedule": s, "tflops": float(e["tflops"]), "source": e["source"]})
-    return out
+    return pl.parse_entries(doc, path, OP, DTYPES, _key, _directive, MLASchedule)
 
 
 def load_file(path) -> list[dict]:
     return sf.load(path, parse)
-
-
-def _far(a: int, b: int) -> float:
-    return abs(math.log2(max(a, 1) / b))
 
 
 def bucket(e: dict) -> str:
@@ -108,7 +83,7 @@ def lookup(arch: str, d, problem: dict, directory: str | Path | None = None) -> 
 
     def pick(entries):
         same = [e for e in entries if all(e[n] == getattr(d, n) for n in KEY) and not e["schedule"].problems(d, t)]
-        return min(same, key=lambda e: tuple(_far(want[n], e[n]) for n in ("seq_q", "heads", "seq", "batch"))) \
+        return min(same, key=lambda e: tuple(pl.far(want[n], e[n]) for n in ("seq_q", "heads", "seq", "batch"))) \
             if same else None
 
     key = " ".join(f"{n}={getattr(d, n)}" for n in KEY) + " " + " ".join(f"{n}={v}" for n, v in want.items())

@@ -33,5 +33,5 @@ def estimate_mla(compiled, d, s, p: dict, seq_lens, arch: str):
     tile = BLOCK_N * d.head_dim * kv_bytes(d)
     flops = mla_decode_flops(seq_lens, p["seq_q"], p["heads"], d.head_dim, d.head_dim_v)
     dram = dram_bytes(d, p, seq_lens)
-    return estimate_loop_kernel(compiled, t, d.dtype, total_trips=trips, workgroups=wgs,
+    return estimate_loop_kernel(compiled, t, "fp8" if s.fp8_wmma else d.dtype, total_trips=trips, workgroups=wgs,
                                 l2_bytes=trips * tile + dram, compulsory_bytes=dram, flops=flops)

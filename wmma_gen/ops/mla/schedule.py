@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...attention_common.paged_schedule import dtype_supported, split_kv
 from ...knobs import Knob, KnobSchedule
 from ...targets import Target
 
@@ -21,8 +22,9 @@ LDS_PAD = 8    # halves of padding per LDS row (16 bytes: aligned b128 reads, ba
 SPACE: tuple[Knob, ...] = (
     Knob("waves", (2, 4), "waves per workgroup: each holds head_dim/waves of Q^T and head_dim_v/waves of O^T"),
     Knob("load_bits", (64, 128), "width of each global load per lane, in bits"),
-    Knob("split_kv", (1, 2, 4, 8, 16), "workgroups per (sequence, row tile) over disjoint key ranges; partial\n"
-         "O and LSE are merged by the op's deterministic combine kernel"),
+    split_kv("(sequence, row tile)", "the op's deterministic combine kernel"),
+    Knob("fp8_wmma", (False, True), "fp8 latent caches on gfx12: both products on 8-bit float WMMA (Q and P\n"
+         "quantised to E4M3, ops/mla/fp8_native.py) instead of widening the cache to the query dtype"),
 )
 
 
@@ -31,6 +33,7 @@ class MLASchedule(KnobSchedule):
     waves: int = 4
     load_bits: int = 128
     split_kv: int = 1
+    fp8_wmma: bool = False
 
     @property
     def threads(self) -> int:
@@ -42,12 +45,16 @@ class MLASchedule(KnobSchedule):
     def lds_bytes(self, d) -> int:
         """K tile [16][D+pad] + V^T tile [Dv][16+pad] (f16) + the waves' partial S^T (f32)."""
         kv = BLOCK_N * (d.head_dim + LDS_PAD) + d.head_dim_v * (BLOCK_N + LDS_PAD)
-        return 2 * kv + 4 * self.waves * 32 * 8
+        return (1 if self.fp8_wmma else 2) * kv + 4 * self.waves * 32 * 8   # fp8_wmma: byte tiles
 
 
-def dtype_supported(s: MLASchedule, d, t: Target) -> str | None:
-    if (d.dtype, "f32") not in t.wmma:
-        return f"dtype {d.dtype} has no f32-accumulating WMMA on {t.arch}"
+def fp8_wmma_supported(s: MLASchedule, d, t: Target) -> str | None:
+    """fp8_wmma needs an fp8 cache and the 8-bit float WMMA (RDNA4 ISA guide,
+    "V_WMMA_F32_16X16X16_FP8_FP8" / "_BF8_FP8"; gfx11 has none)."""
+    if s.fp8_wmma and not d.fp8:
+        return f"fp8_wmma=True needs an fp8 latent cache (kv_dtype={d.kv_dtype})"
+    if s.fp8_wmma and (("fp8", "f32") not in t.wmma or ("bf8", "f32") not in t.wmma):
+        return f"fp8_wmma=True needs fp8/bf8 WMMA, which {t.arch} lacks (fp8_wmma=False widens the cache)"
     return None
 
 
@@ -74,7 +81,7 @@ def vgpr_estimate(s: MLASchedule, d, t: Target) -> int:
     """VGPRs per lane at least: the wave's O^T tiles (8 each) and Q^T fragments (8 per 16 columns
     on gfx11, 4 on gfx12) all along, the latent tile's staging registers twice (the tile being
     stored and the next one in flight), ~32 for S, P and addresses."""
-    frag = 8 if t.family == "gfx11" else 4
+    frag = 8 if t.family == "gfx11" else (2 if s.fp8_wmma else 4)
     q = d.head_dim // 16 // s.waves * frag
     o = d.head_dim_v // 16 // s.waves * 8
     staging = 2 * -(-BLOCK_N * d.head_dim * 2 // (4 * s.threads))
@@ -95,5 +102,6 @@ def staging_divides(s: MLASchedule, d, t: Target) -> str | None:
     return None
 
 
-CONSTRAINTS = (dtype_supported, waves_divide, tile_in_block, lds_budget, vgpr_budget, staging_divides)
+CONSTRAINTS = (dtype_supported, fp8_wmma_supported, waves_divide, tile_in_block, lds_budget, vgpr_budget,
+               staging_divides)
 MLASchedule.bind(SPACE, CONSTRAINTS)

@@ -7,7 +7,7 @@ Studies: `wmma-gen sweep --op mla` crosses --dtypes, --kv-dtypes (default same,f
 longest sequence; 1024, 8192, 32768) and --batches (1, 16) (sweep_axes.py); head dims are
 DeepSeek-V2/V3's 576 / 512 and the block size FlashMLA's 64. The space is MLASchedule's (waves,
 load_bits, split_kv: the split count matters most in decode, where B * ceil(H Sq / 16)
-workgroups may not fill the GPU).
+workgroups may not fill the GPU; fp8_wmma for fp8 caches on gfx12).
 
 Objective: the shared staged objective derived from the OpSpec (wmma_gen/tuner/objective.py
 SpecObjective): suggest -> named checks -> compile both kernels -> spills (prune) -> gate:
@@ -16,7 +16,7 @@ kernels (source=hip) or spec.estimate (source=model). The default schedule is en
 """
 from __future__ import annotations
 
-import wmma_gen
+from wmma_gen.attention_common import paged_export
 from wmma_gen.ops.contract import Tuning
 from wmma_gen.targets import get_target
 
@@ -89,7 +89,7 @@ def size(r) -> float:
 
 
 def schedule_text(b) -> str:
-    return f"w{b['waves']} ld{b['load_bits']} split{b['split_kv']}"
+    return f"w{b['waves']} ld{b['load_bits']} split{b['split_kv']}{' fp8wmma' if b.get('fp8_wmma') else ''}"
 
 
 def baselines(d, p, arch: str) -> list:
@@ -105,37 +105,19 @@ def objective(d, p, arch: str, device, **kw):
 def documents(df, arch: str) -> dict:
     """file name -> document (lookup.py format) from the validated rank-1 rows, one entry per
     (key, bucket)."""
-    from wmma_gen.tuner import stamp
-
     from . import lookup
     from .schedule import SPACE
-    best = df[(df["arch"] == arch) & (df["rank"] == 1) & (df["validated"].astype(bool))]
-    docs = {}
-    for dtype, rows in best.groupby("dtype", sort=True):
-        key = [c for c in COLUMNS if c != "dtype"]
-        rows = rows.sort_values(key + ["tflops"], ascending=[True] * len(key) + [False]).drop_duplicates(key)
-        entries = [{**lookup.entry_key_of(r), "bucket": {"seq": int(r["seq_len"]), "batch": int(r["batch"]),
-                                                         "seq_q": int(r["seq_q"]), "heads": int(r["heads"])},
-                    "schedule": {k.name: _plain(r[k.name]) for k in SPACE},
-                    "tflops": round(float(r["tflops"]), 3), "unit": r["unit"], "source": r["source"],
-                    "validated": True, "vgprs": int(r["vgprs"]), "lds_bytes": int(r["lds_bytes"]),
-                    "isa_hash": r["isa_hash"], "object_sha256": _plain(r.get("object_sha256")) or "",
-                    "study": r["study"], "trial": int(r["trial"]), "flops_convention": FLOPS_CONVENTION,
-                    "toolchain": {"mlir": r["toolchain_mlir"], "lld": r["toolchain_lld"]}}
-                   for _, r in rows.iterrows()]
-        docs[lookup.file_name(arch, dtype)] = {
-            "schema": lookup.SCHEMA, "schema_version": lookup.SCHEMA_VERSION, "arch": arch, "op": OP,
-            "dtype": dtype, "generated": stamp(), "wmma_gen_version": wmma_gen.__version__, "entries": entries}
-    return docs
+    return paged_export.documents(df, arch, OP, [c for c in COLUMNS if c != "dtype"], _bucket, lookup, SPACE,
+                                  FLOPS_CONVENTION)
+
+
+def _bucket(r) -> dict:
+    return {"seq": int(r["seq_len"]), "batch": int(r["batch"]), "seq_q": int(r["seq_q"]), "heads": int(r["heads"])}
 
 
 def validate_document(doc: dict, path) -> None:
     from . import lookup
     lookup.parse(doc, path)
-
-
-def _plain(v):
-    return v.item() if hasattr(v, "item") else v
 
 
 def tuning() -> Tuning:

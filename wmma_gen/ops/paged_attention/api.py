@@ -51,7 +51,7 @@ def combine_directive(d):
     """The dense forward's directive whose combine kernel finishes this op's partials (bshd O
     (batch, Sq, heads, D) and LSE (batch, heads, Sq); varlen O (total_q, heads, D), LSE
     (heads, total_q))."""
-    from ..attention.directive import AttentionDirective
+    from ...attention_common.directive import AttentionDirective
     return AttentionDirective(d.dtype, d.head_dim, return_lse=d.return_lse, varlen=d.varlen, sinks=d.sinks)
 
 
@@ -83,7 +83,7 @@ def paged_attention(q, k_cache, v_cache, block_table, seq_lens, *, causal: bool 
     """Paged-KV decode attention (see the module doc). Bad input raises ValueError naming the
     argument before anything is compiled or launched. s_aux (alias learnable_sink): (heads,)
     attention-sink logits (GPT-OSS), one more term in every row's softmax denominator (lse includes it)."""
-    from ..attention.inputs import sink_alias
+    from ...attention_common.sinks import sink_alias
     schedule = as_schedule(PagedSchedule, schedule)
     inp = paged_inputs(q, k_cache, v_cache, block_table, seq_lens, causal=causal, scale=scale, window=window,
                        softcap=softcap, kv_dtype=kv_dtype, k_scale=k_scale, v_scale=v_scale,

@@ -1,6 +1,6 @@
 """Reading one BLOCK_N-key tile of K or V from the paged cache into registers, on the dense
-forward's cooperative copy plans (kernels/attention/staging.py) -- the same thread layout, LDS layout
-and `staging.store`, only the addresses differ:
+forward's cooperative copy plans (kernels/staging/kv_tiles.py) -- the same thread layout, LDS layout
+and `kv_tiles.store`, only the addresses differ:
 
     block  = block_table[b, n0 // block_size]                    (uniform: BLOCK_N | block_size)
     row r  = K_cache[block, n0 % block_size + min(r, L - 1 - n0), kv_head, :]
@@ -11,7 +11,7 @@ The tile's block offset (block id x block stride x element bytes) is computed in
 and added to the cache's base pointer (uniform, SGPRs: `block_tensor`), so no block id can wrap
 modulo 2**32 back into the cache -- an id outside [0, num_blocks) addresses memory outside the
 buffer (the emulator faults naming the address; the numpy API refuses such ids first,
-inputs.check_block_ids). The rows are staging.lane_offsets (one 32-bit unsigned byte offset per
+inputs.check_block_ids). The rows are kv_tiles.lane_offsets (one 32-bit unsigned byte offset per
 row inside one block).
 
 FP8 caches (OCP E4M3 / E5M2, one byte per element) are read `w` bytes per load and widened in
@@ -30,15 +30,16 @@ from ...compiler.mlir_api import arith, memref, vector
 
 from ...kernels import fp8_widen, irb, saddr
 from ...kernels.attention_blocks import i32_type, iadd, imul
-from ...kernels.attention import operands, staging
+from ...kernels.attention import operands
+from ...kernels.staging import kv_tiles
 
 
 
-def plan(s, d, transpose: bool) -> staging.TileCopy:
+def plan(s, d, transpose: bool) -> kv_tiles.TileCopy:
     """The copy plan of one tile; fp8 rows are read load_bits / 8 bytes per load."""
     if d.fp8:
-        return staging.plan(s.block_n, d.head_dim, 2 * s.load_bits, s.threads, transpose, "fp8")
-    return staging.plan(s.block_n, d.head_dim, s.load_bits, s.threads, transpose, d.kv_dtype)
+        return kv_tiles.plan(s.block_n, d.head_dim, 2 * s.load_bits, s.threads, transpose, "fp8")
+    return kv_tiles.plan(s.block_n, d.head_dim, s.load_bits, s.threads, transpose, d.kv_dtype)
 
 
 def block_of(c, n0):
@@ -56,16 +57,16 @@ def block_tensor(ptr, blk):
     return replace(ptr, ptr=saddr.offset_by_signed(ptr.ptr, off))
 
 
-def load_tile(c, p: staging.TileCopy, which: str, n0) -> list:
+def load_tile(c, p: kv_tiles.TileCopy, which: str, n0) -> list:
     """This thread's registers of the K or V tile at key n0 as loaded (fp8: raw bytes, widened
     by `lds_values` only when stored, so the loads stay in flight across the tile's math)."""
     ptr = c.ptr[f"{which}_cache"]     # GlobalTensor (block, slot, head, dim): strides (sblk, ss, sh)
     blk = block_of(c, n0)
     base = iadd(imul(c.kvh, ptr.strides[2]), imul(irb.rem(n0, c.d.block_size), ptr.row_stride))
-    offs = staging.lane_offsets(p, ptr, c.tid, base, irb.sub(irb.sub(c.seq_k, 1), n0))
+    offs = kv_tiles.lane_offsets(p, ptr, c.tid, base, irb.sub(irb.sub(c.seq_k, 1), n0))
     ptr, tile_off = block_tensor(ptr, blk), irb.ci(0, 32)
     if not c.d.fp8:
-        return staging.load(p, ptr, offs, tile_off)
+        return kv_tiles.load(p, ptr, offs, tile_off)
     out = []
     for off in offs:
         o = arith.addi(off, tile_off)

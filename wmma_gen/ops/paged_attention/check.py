@@ -15,27 +15,12 @@ softcap, kv_dtype.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 import numpy as np
 
 from ... import hostdata
+from ...attention_common.check import UNIT, AttentionCheck
+from ...attention_common.paged_check import random_pages, random_table, verdict
 from .reference import paged_attention_reference, quantized_queries
-
-UNIT = {"f16": 2.0 ** -11, "bf16": 2.0 ** -8}
-FP8_STORAGE = {"fp8e4m3": "fp8", "fp8e5m2": "bf8"}
-
-
-@dataclass(frozen=True)
-class PagedCheck:
-    passed: bool
-    max_abs: float
-    tol: float
-    worst: str
-    source: str
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def random_paged(problem: dict, dtype: str, seed: int):
@@ -43,28 +28,15 @@ def random_paged(problem: dict, dtype: str, seed: int):
     rng = np.random.default_rng(seed)
     B, H, Hkv, Sq, D = (problem[x] for x in ("batch", "heads", "kv_heads", "seq_q", "head_dim"))
     bs = problem.get("block_size", 16)
-    lens = np.asarray(problem.get("seq_lens", rng.integers(0, 3 * bs + 6, B)), np.int32)
-    need = [-(-int(L) // bs) for L in lens]
-    width, nb = max(max(need), 1), sum(need) + 2
-    table = np.zeros((B, width), np.int32)
-    ids = rng.permutation(nb)
-    at = 0
-    for b, n in enumerate(need):
-        table[b, :n] = ids[at:at + n]
-        at += n
+    table, lens, nb = random_table(rng, problem, bs)
     q = hostdata.rounded(rng.standard_normal((B, Sq, H, D)), dtype)
-    store = FP8_STORAGE.get(problem.get("kv_dtype"))
-    caches = []
-    for _ in range(2):
-        x = rng.standard_normal((nb, bs, Hkv, D))
-        stored = hostdata.encode(x * 4, store) if store else hostdata.rounded(x, dtype)
-        caches.append((stored, hostdata.decode(stored, store) if store else stored))
+    caches = [random_pages(rng, (nb, bs, Hkv, D), dtype, problem.get("kv_dtype")) for _ in range(2)]
     return q, caches, table, lens
 
 
 def check_paged(problem: dict, *, dtype="f16", causal=True, window=None, scale=None, softcap=None, kv_dtype=None,
                 return_lse=True, arch="gfx1100", device=None, seed=0, schedule=None, kernels=None,
-                fp8_wmma=False) -> PagedCheck:
+                fp8_wmma=False) -> AttentionCheck:
     """`kernels` ({"paged": (src, ck), "combine": (src, ck)}, a CompiledSet's pairs) makes the
     check run exactly those objects (the gate certifies what is timed and exported)."""
     from .api import paged_attention
@@ -80,12 +52,5 @@ def check_paged(problem: dict, *, dtype="f16", causal=True, window=None, scale=N
         lse = np.where((o == 0).all(axis=-1).transpose(0, 2, 1), -np.inf, rl).astype(np.float32)
     p_rounding = 2.0 ** -4 + int(max(lens, default=0)) * 2.0 ** -18 if fp8_wmma else 0.0
     otol = (p_rounding + 3 * UNIT[dtype]) * max(np.abs(v64).max(initial=0.0), 1.0)
-    fin = np.isfinite(rl)
-    ltol = 1e-5 * (1 + np.abs(rl[fin]).max(initial=0.0) + (softcap or 0.0))
-    oerr = float(np.abs(o.astype(np.float64) - ro).max(initial=0.0))
-    lerr = float(np.abs(lse[fin] - rl[fin]).max(initial=0.0))
-    same_dead = bool(np.array_equal(np.isneginf(lse), ~fin))
-    worst = ("o", oerr, otol) if oerr / otol >= lerr / ltol else ("lse", lerr, ltol)
-    from ...device.select import get_device
-    src = getattr(get_device(device), "source", "emulator")
-    return PagedCheck(bool(same_dead and oerr <= otol and lerr <= ltol), worst[1], float(worst[2]), worst[0], src)
+    ltol = 1e-5 * (1 + np.abs(rl[np.isfinite(rl)]).max(initial=0.0) + (softcap or 0.0))
+    return verdict(o, ro, lse, rl, otol, ltol, device)

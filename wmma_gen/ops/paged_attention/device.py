@@ -65,10 +65,12 @@ def plan_for(named: dict, arch: str, *, causal, scale, window, softcap, kv_dtype
 def paged_attention_into(q, k_cache, v_cache, block_table, seq_lens, o, lse=None, *, causal: bool = True,
                          scale=None, window=None, softcap=None, kv_dtype=None, kv_scales=None, cu_seqlens_q=None,
                          max_seqlen_q=None, device=None, arch: str | None = None, stream=None, alloc=None,
-                         fp8_wmma: bool = False, sinks=None) -> None:
+                         fp8_wmma: bool = False, sinks=None):
     """Paged decode attention into o (batch, Sq, heads, D) and lse (batch, heads, Sq) f32 when
     given; see the module doc and wmma_gen.paged_attention for shapes and semantics. sinks:
-    float32 (heads,) attention-sink logits (GPT-OSS s_aux) or None."""
+    float32 (heads,) attention-sink logits (GPT-OSS s_aux) or None. Returns the call's replay
+    token (device_calls.Prepacked: what wmma_gen.torch's call-site cache re-runs), None for an
+    empty problem."""
     named = {n: as_operand(x, n) for n, x in (("q", q), ("k_cache", k_cache), ("v_cache", v_cache),
                                                ("block_table", block_table), ("seq_lens", seq_lens), ("o", o),
                                                ("lse", lse), ("kv_scales", kv_scales), ("cu_seqlens_q", cu_seqlens_q),
@@ -84,4 +86,4 @@ def paged_attention_into(q, k_cache, v_cache, block_table, seq_lens, o, lse=None
     for n, k in (("lse", "LSE"), ("kv_scales", "kv_scales"), ("cu_seqlens_q", "cu_seqlens_q"), ("sinks", "sinks")):
         if n in named:
             ops[k] = named[n]
-    device_calls.run_plan(plan, device, ops, alloc, stream)
+    return device_calls.run_plan(plan, device, ops, alloc, stream)

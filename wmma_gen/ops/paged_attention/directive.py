@@ -34,24 +34,23 @@ Fields:
               Q is given as fp8 bytes and used as it is (no quantisation in the kernel; its
               scale rides in `scale`) -- dense fp8 attention (dense_fp8.py). O stays dtype.
   sinks       attention sinks (GPT-OSS, s_aux): a per-head f32 logit joins every row's softmax
-              denominator (attention/directive.py); the paged kernel's partials are sink-free and
+              denominator (attention_common/directive.py); the paged kernel's partials are sink-free and
               the combine kernel adds the sink (its code is the only one that changes).
 """
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
+from ...attention_common.paged_directive import (BLOCK_SIZES, DTYPES, KV_DTYPES, check_cache,  # noqa: F401
+                                                check_flags, check_one_of)
 from ...errors import ScheduleError
+from ...knobs import JsonRecord
 
-DTYPES = ("f16", "bf16")
-KV_DTYPES = ("f16", "bf16", "fp8e4m3", "fp8e5m2")
 HEAD_DIMS = tuple(range(16, 257, 16))
-BLOCK_SIZES = (16, 32, 64, 128)
 
 
 @dataclass(frozen=True)
-class PagedAttentionDirective:
+class PagedAttentionDirective(JsonRecord):
     dtype: str
     head_dim: int
     block_size: int = 16
@@ -66,19 +65,10 @@ class PagedAttentionDirective:
     sinks: bool = False         # attention sinks (GPT-OSS s_aux): the combine's per-head logit
 
     def __post_init__(self):
-        if self.dtype not in DTYPES:
-            raise ScheduleError("dtype", self.dtype, f"one of {', '.join(DTYPES)}")
-        if self.kv_dtype == "":
-            object.__setattr__(self, "kv_dtype", self.dtype)
-        if self.kv_dtype not in KV_DTYPES or self.kv_dtype in DTYPES and self.kv_dtype != self.dtype:
-            raise ScheduleError("kv_dtype", self.kv_dtype, f"{self.dtype!r} (the query dtype) or fp8e4m3 / fp8e5m2")
-        if isinstance(self.head_dim, bool) or self.head_dim not in HEAD_DIMS:
-            raise ScheduleError("head_dim", self.head_dim, f"one of {', '.join(map(str, HEAD_DIMS))}")
-        if isinstance(self.block_size, bool) or self.block_size not in BLOCK_SIZES:
-            raise ScheduleError("block_size", self.block_size, f"one of {', '.join(map(str, BLOCK_SIZES))}")
-        for name in ("causal", "window", "softcap", "return_lse", "varlen", "fp8_wmma", "sinks"):
-            if not isinstance(getattr(self, name), bool):
-                raise ScheduleError(name, getattr(self, name), "True or False")
+        check_cache(self, HEAD_DIMS, f"a multiple of 16 from 16 to {HEAD_DIMS[-1]} (paged decode; dense attention "
+                    "takes up to 512)")
+        check_one_of("block_size", self.block_size, BLOCK_SIZES)
+        check_flags(self, ("causal", "window", "softcap", "return_lse", "varlen", "fp8_wmma", "sinks"))
         if self.fp8_wmma and not self.fp8:
             raise ScheduleError("fp8_wmma", self.fp8_wmma, f"False for kv_dtype={self.kv_dtype} (fp8 caches only)")
         if self.q_dtype == "":
@@ -95,13 +85,3 @@ class PagedAttentionDirective:
     def q_fp8(self) -> bool:
         """Q is given as fp8 bytes (used as it is by the fp8 WMMA)."""
         return self.q_dtype.startswith("fp8")
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "PagedAttentionDirective":
-        return cls(**d)
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True)

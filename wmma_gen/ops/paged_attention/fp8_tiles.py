@@ -1,58 +1,28 @@
 """fp8_wmma (directive.py): both products of the paged kernel on gfx12's 8-bit float WMMA,
-the cache's bytes never widened:
-
-    S^T = K8 @ Q8^T        v_wmma_f32_16x16x16_{fp8,bf8}_fp8   (K E4M3 / E5M2, Q E4M3)
-    O^T += V8^T @ P8^T     v_wmma_f32_16x16x16_{fp8,bf8}_fp8   (V E4M3 / E5M2, P E4M3)
-
-RDNA4 ISA guide, "V_WMMA_F32_16X16X16_FP8_FP8" / "_FP8_BF8" / "_BF8_FP8" / "_BF8_BF8" (the A
-type first); the 8-bit A/B layout (layouts.a_coord, bits=8): lane l holds row (A) or column
-(B) l % 16 and k = 8*(l//16) + i, i = 0..7, two VGPRs. That is the 16-bit forms' run order of
-the builders (lanes.run_offset / run_len), so the same row and column addresses serve:
+the cache's bytes never widened (the operand layouts, the fp8 types and the Q / P quantisation:
+kernels/fp8_wmma.py, shared with MLA decode):
 
   * K tile  [key][d] bytes: the lane's A run is 8 consecutive d of key row a_row(l) (one
     ds_load_b64); Q^T's B run is the same 8 d of its query (the 16-bit loads, converted).
   * V^T tile [d][key] bytes: the A run is 8 consecutive keys of head-dim row a_row(l).
-  * P^T: the S^T accumulator gives lane l keys 8*(l//16) + v of its query (C/D layout,
-    layouts.c_coord on gfx12) -- exactly the lane's B run: P converts in place, no lane moves.
+  * P^T: the S^T accumulator is the lane's B run (kernels/fp8_wmma.p_operand).
 
-Quantisation (f32 -> E4M3: v_cvt_pk_fp8_f32, two values per instruction into one half of a
-VGPR, round to nearest even; RDNA4 ISA guide, VOP3 "V_CVT_PK_FP8_F32"; added for GFX12 by
-llvm/llvm-project#78414):
-
-  Q  per query row, in the kernel: s_q = max(amax |q|, 2**-24) / 448 (448 = E4M3's largest
-     finite value) and q8 = cvt(q * (448 / amax)). No value can overflow (|q8| <= 448) and the
-     row uses the whole E4M3 range: every element above amax * 2**-14.8 is normal (relative
-     error <= 2**-4), smaller ones carry an absolute error <= amax * 2**-10 / 448 -- against
-     the row's dot products, which amax bounds, that is below the normals' 2**-4 term. A
-     caller's static q_scale would either clip rows above it or waste range below it; the
-     dynamic scale costs one max and one divide per lane per kernel. s_q multiplies the
-     row's exp2 factor (the row is the lane's query: one scalar per lane).
-  P  in [0, 1] after exp2; quantised as P * 2**8 (<= 256 < 448): E4M3 normals then reach
-     down to P = 2**-14 (2**-6 without the shift), so weights far below the row maximum keep
-     3 mantissa bits. The row sum l stays the f32 sum of the unquantised P; the 2**-8 goes
-     into the epilogue's v_scale / l. Each weight's error is then <= 2**-4 P + 2**-18.
+Q is quantised per query row in the kernel (a caller's static q_scale would either clip rows
+above it or waste range below it; the dynamic scale costs one max and one divide per lane per
+kernel), or given as fp8 bytes (q_dtype, dense fp8 attention).
 """
 from __future__ import annotations
 
 from ...compiler.mlir_api import ir
-from ...compiler.mlir_api import _llvm_ops_gen as llvm
-from ...compiler.mlir_api import _rocdl_ops_gen as rocdl
-from ...compiler.mlir_api import arith, vector
+from ...compiler.mlir_api import vector
 
 from ...kernels import attention_blocks as ab
 from ...kernels import irb
-from ...kernels.attention_blocks import iadd, perm_b32
-from ...kernels.staging.kv_tiles import _slots   # the copy plans' thread -> (row group, column) map
+from ...kernels.attention_blocks import iadd
+from ...kernels.fp8_wmma import (P_SHIFT, a_run, cache_type, f32s, p_operand, quantize_row, row_amax,
+                                 store_transposed)
 
-E4M3_MAX = 448.0        # OCP FP8 E4M3 largest finite value (S.1111.110 = 1.75 * 2**8)
-AMAX_FLOOR = 2.0 ** -24  # an all-zero query row: scale stays finite, q8 = 0
-P_SHIFT = 256.0         # P * 2**8 before E4M3 (module doc)
-ZERO_BYTE = 0x0C        # v_perm_b32 selector byte 12: the byte 0x00 (RDNA3/RDNA4 ISA "V_PERM_B32")
-
-
-def cache_type(kv_dtype: str) -> ir.Type:
-    """The WMMA element type of the cache's bytes (or of a Q given as fp8, q_dtype)."""
-    return ir.Type.parse("f8E4M3FN" if kv_dtype == "fp8e4m3" else "f8E5M2")
+__all__ = ["P_SHIFT", "p_operand", "pv", "q_operand", "quantize_q", "scores", "store_transposed"]   # kernel.py's
 
 
 def q_operand(d, raw) -> ir.Value:
@@ -62,58 +32,16 @@ def q_operand(d, raw) -> ir.Value:
     return vector.bitcast(irb.vec(8, cache_type(d.q_dtype)), raw)
 
 
-def to_e4m3(vals: list) -> ir.Value:
-    """8 f32 values -> vector<8 x f8E4M3FN> (value i in byte i): four v_cvt_pk_fp8_f32, each
-    writing bytes 2j, 2j+1 of its word (wordSel picks the half)."""
-    i32 = ir.IntegerType.get_signless(32)
-    words = []
-    for w in range(2):
-        word = llvm.PoisonOp(i32).result
-        for half in range(2):
-            a, b = vals[4 * w + 2 * half], vals[4 * w + 2 * half + 1]
-            word = rocdl.CvtPkFp8F32Op(i32, a, b, word, bool(half)).result
-        words.append(word)
-    packed = vector.from_elements(irb.vec(2, i32), words)
-    return vector.bitcast(irb.vec(8, ir.Type.parse("f8E4M3FN")), packed)
-
-
-def _f32s(x) -> list:
-    """The 8 elements of a vector<8 x f16|bf16|f32> as f32 values."""
-    f32 = ab.f32_type()
-    if ir.VectorType(x.type).element_type != f32:
-        x = arith.extf(irb.vec(8, f32), x)
-    return [vector.extract(x, [], [i]) for i in range(8)]
-
-
 def quantize_q(c, q: list):
     """Q^T B operands [f][kd] (16-bit) -> (E4M3 operands [f][kd], s_q per f): the row's scale
-    from amax over the lane's runs and the other half-wave's (lane ^ 16 holds the row's other
-    d; the call runs with every lane on)."""
-    fam, f32 = c.fam, ab.f32_type()
+    from amax over the lane's runs and the other half-wave's (kernels/fp8_wmma.row_amax)."""
     out, scales = [], []
     for frags in q:
-        vals = [_f32s(x) for x in frags]
-        amax = irb.cf(AMAX_FLOOR, f32)
-        for run in vals:
-            for v in run:
-                amax = ab.fmax(fam, amax, ab.fmax(fam, v, arith.negf(v)))
-        amax = ab.fmax(fam, amax, ab.swap_halves(amax, full_exec=True))
-        r = arith.divf(irb.cf(E4M3_MAX, f32), amax)
-        out.append([to_e4m3([arith.mulf(v, r) for v in run]) for run in vals])
-        scales.append(arith.mulf(amax, irb.cf(1.0 / E4M3_MAX, f32)))
+        vals = [f32s(x) for x in frags]
+        q8, s_q = quantize_row(vals, row_amax(c.fam, vals))
+        out.append(q8)
+        scales.append(s_q)
     return out, scales
-
-
-def p_operand(p) -> ir.Value:
-    """P^T's B operand from the lane's 8 probabilities (vector<8 x f32>, in [0, 1]): E4M3 of
-    P * 2**8, in place (module doc)."""
-    k = irb.cf(P_SHIFT, ab.f32_type())
-    return to_e4m3([arith.mulf(v, k) for v in _f32s(p)])
-
-
-def _a_run(c, lds, row, col, kv_type):
-    raw = vector.load(irb.vec(8, ir.IntegerType.get_signless(8)), lds, [row, col])
-    return vector.bitcast(irb.vec(8, kv_type), raw)
 
 
 def scores(c, q8: list) -> list:
@@ -124,7 +52,7 @@ def scores(c, q8: list) -> list:
     row, col = ab.a_row(fam, c.lane), ab.run_offset(fam, c.lane)
     for kt in range(kt_n):
         for kd in range(dts):
-            a = _a_run(c, c.lds_k, iadd(row, 16 * kt), iadd(col, 16 * kd), t)
+            a = a_run(c.lds_k, iadd(row, 16 * kt), iadd(col, 16 * kd), t)
             for f in range(c.s.frags_q):
                 acc[f][kt] = ab.wmma(a, q8[f][kd], acc[f][kt])
     return acc
@@ -138,43 +66,7 @@ def pv(c, p8: list, o: list) -> list:
     o = [list(x) for x in o]
     for dt in range(dts):
         for kt in range(kt_n):
-            a = _a_run(c, c.lds_v, iadd(row, 16 * dt), iadd(col, 16 * kt), t)
+            a = a_run(c.lds_v, iadd(row, 16 * dt), iadd(col, 16 * kt), t)
             for f in range(c.s.frags_q):
                 o[f][dt] = ab.wmma(a, p8[f][kt], o[f][dt])
     return o
-
-
-def _byte_sel(j: int) -> int:
-    """v_perm_b32 selector: byte j of s1 (bytes 0-3) then byte j of s0 (bytes 4-7), two zero
-    bytes above."""
-    return j | (j + 4) << 8 | ZERO_BYTE << 16 | ZERO_BYTE << 24
-
-
-def store_transposed(p, lds, tid, vals: list) -> None:
-    """The V tile's loaded bytes (vector<w x i8> per row and chunk, as cache_tiles.load_tile
-    returns them for the copy plan p) into LDS_V [d][key + pad]: for each column, the g
-    consecutive keys of the thread's row group as one g-byte store (g = 4: three v_perm_b32;
-    g = 2: one; g = 1: a byte store)."""
-    i8, i16, i32 = (ir.IntegerType.get_signless(n) for n in (8, 16, 32))
-    for ps, (r0, col) in enumerate(_slots(p, tid)):
-        for k in range(p.cpt):
-            c0 = iadd(col, k * p.lpr * p.w)
-            chunk = [vals[(ps * p.g + e) * p.cpt + k] for e in range(p.g)]
-            if p.g == 1:
-                for j in range(p.w):
-                    one = vector.from_elements(irb.vec(1, i8), [vector.extract(chunk[0], [], [j])])
-                    vector.store(one, lds, [iadd(c0, j), r0])
-                continue
-            words = [vector.bitcast(irb.vec(p.w // 4, i32), x) for x in chunk]
-            for j in range(p.w):
-                w = [vector.extract(x, [], [j // 4]) for x in words]
-                sel = _byte_sel(j % 4)
-                lo = perm_b32(w[1], w[0], sel)                        # rows 0, 1 in bytes 0, 1
-                if p.g == 2:
-                    two = vector.bitcast(irb.vec(2, i8), vector.from_elements(irb.vec(1, i16), [arith.trunci(i16, lo)]))
-                    vector.store(two, lds, [iadd(c0, j), r0])
-                    continue
-                hi = perm_b32(w[3], w[2], sel)                        # rows 2, 3
-                four = perm_b32(hi, lo, ab.PERM_LO)                   # lo[15:0] | hi[15:0] << 16
-                vector.store(vector.bitcast(irb.vec(4, i8), vector.from_elements(irb.vec(1, i32), [four])),
-                             lds, [iadd(c0, j), r0])

@@ -15,7 +15,7 @@ import numpy as np
 
 from ... import hostdata
 from ...errors import ScheduleError
-from ..attention.inputs import check_sinks
+from ...attention_common.sinks import check_sinks
 from .directive import BLOCK_SIZES, HEAD_DIMS, KV_DTYPES, PagedAttentionDirective
 
 MAX_SQ = 16   # query tokens per sequence in the dense (decode) form; chunks go packed (varlen)
@@ -101,7 +101,8 @@ def check_shapes(q, k, v, table, lens, cu=None) -> dict:
         raise ScheduleError("q.shape[1]", Sq, f"1..{MAX_SQ} query tokens per sequence (decode; longer chunks "
                             "go packed with cu_seqlens_q)")
     if D not in HEAD_DIMS or Dk != D:
-        raise ScheduleError("q.shape[3]", D, f"one of {HEAD_DIMS} and equal to k_cache.shape[3]={Dk}")
+        raise ScheduleError("q.shape[3] (head_dim)", D, f"a multiple of 16 from 16 to {HEAD_DIMS[-1]} (paged decode; "
+                            f"dense attention takes up to 512) and equal to k_cache.shape[3]={Dk}")
     if bs not in BLOCK_SIZES:
         raise ScheduleError("k_cache.shape[1]", bs, f"a block size in {BLOCK_SIZES}")
     if Hkv < 1 or H % Hkv:

@@ -1,6 +1,6 @@
 """Paged-KV decode attention kernel: PagedAttentionDirective + PagedSchedule + Target -> MLIR
 module and Signature, on the dense forward's blocks (kernels/attention/: operands.py, softmax.py,
-bounds.py, staging.py; kernels/attention_blocks.py for the swap-A/B layout).
+bounds.py; kernels/staging/kv_tiles.py; kernels/attention_blocks.py for the swap-A/B layout).
 
 One workgroup owns one (sequence b, kv head g), one split of its keys and BLOCK_M packed query
 rows r = i * group + head_in_group, token-major (GQA: every query head sharing g reads the same
@@ -40,7 +40,8 @@ from ...compiler.mlir_api import arith, memref, scf, vector
 
 from ...kernels import attention_blocks as ab
 from ...kernels import irb
-from ...kernels.attention import LDS_PAD, operands, softmax, staging
+from ...kernels.attention import LDS_PAD, operands, softmax
+from ...kernels.staging import kv_tiles
 from ...kernels.attention.bounds import lane_band, masked, tile_range
 from ...kernels.attention.context import AttentionCtx
 from ...kernels.attention_blocks import iadd, imin, imul
@@ -241,11 +242,11 @@ def main_loop(c: PagedCtx):
             m, l = it[nf * dts:nf * dts + nf], it[nf * dts + nf:len(init)]
             tile = it[len(init):] if s.prefetch else _load(c, n0)
             if d.fp8_wmma:
-                staging.store(c.copy_k, c.lds_k, c.tid, tile[:nk])
+                kv_tiles.store(c.copy_k, c.lds_k, c.tid, tile[:nk])
                 fp8_tiles.store_transposed(c.copy_v, c.lds_v, c.tid, tile[nk:])
             else:
-                staging.store(c.copy_k, c.lds_k, c.tid, cache_tiles.lds_values(d, tile[:nk]))
-                staging.store(c.copy_v, c.lds_v, c.tid, cache_tiles.lds_values(d, tile[nk:]))
+                kv_tiles.store(c.copy_k, c.lds_k, c.tid, cache_tiles.lds_values(d, tile[:nk]))
+                kv_tiles.store(c.copy_v, c.lds_v, c.tid, cache_tiles.lds_values(d, tile[nk:]))
             amdgpu.LDSBarrierOp()
             nxt = _load(c, imin(iadd(n0, s.block_n), irb.sub(end, s.block_n))) if s.prefetch else []
             o, m, l = tile_step(c, n0, q if q is not None else operands.q_from_lds(c), o, m, l)

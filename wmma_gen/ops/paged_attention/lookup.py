@@ -32,11 +32,10 @@ file is skipped with a warning naming the file and field.
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from ... import schedule_files as sf
-from ...errors import ScheduleError
+from ...attention_common import paged_lookup as pl
 from ...schedule_files import SCHEMA, SCHEMA_VERSION, ScheduleFileError, ScheduleFileWarning  # noqa: F401
 from ...targets import get_target
 from .directive import BLOCK_SIZES, DTYPES, HEAD_DIMS, KV_DTYPES
@@ -69,19 +68,12 @@ def entry_key_of(r) -> dict:
             str(r["dtype"])}
 
 
-def _positive_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v > 0
-
-
 def _key(e: dict, where: str, path, dtype: str) -> dict:
-    sf.need(e.get("head_dim") in HEAD_DIMS and not isinstance(e.get("head_dim"), bool), path, f"{where}.head_dim",
-            e.get("head_dim"), f"one of {', '.join(map(str, HEAD_DIMS))}")
+    pl.need_one_of(e, "head_dim", HEAD_DIMS, where, path)
     kv = e.get("kv_dtype")
-    sf.need(kv in KV_DTYPES and (kv == dtype or kv not in DTYPES), path, f"{where}.kv_dtype", kv,
-            f"{dtype!r} (the file's dtype) or fp8e4m3 / fp8e5m2")
-    sf.need(e.get("block_size") in BLOCK_SIZES and not isinstance(e.get("block_size"), bool), path,
-            f"{where}.block_size", e.get("block_size"), f"one of {', '.join(map(str, BLOCK_SIZES))}")
-    sf.need(_positive_int(e.get("group")), path, f"{where}.group", e.get("group"),
+    pl.need_kv_dtype(kv, dtype, DTYPES, KV_DTYPES, where, path)
+    pl.need_one_of(e, "block_size", BLOCK_SIZES, where, path)
+    sf.need(pl.positive_int(e.get("group")), path, f"{where}.group", e.get("group"),
             "a positive integer (heads // kv_heads)")
     for f in FLAGS + ("varlen", "fp8_wmma"):
         sf.need(isinstance(e.get(f, False), bool), path, f"{where}.{f}", e.get(f), "true or false")
@@ -90,44 +82,29 @@ def _key(e: dict, where: str, path, dtype: str) -> dict:
     sf.need(q == dtype or (q in Q_FP8 and e.get("fp8_wmma", False) is True), path, f"{where}.q_dtype", q,
             f"{dtype!r} (the file's dtype), or {' / '.join(Q_FP8)} with fp8_wmma true")
     b = e["bucket"]
-    sf.need(set(b) == set(BUCKET), path, f"{where}.bucket", b, f"an object with exactly {', '.join(BUCKET)}")
-    for n in BUCKET:
-        sf.need(_positive_int(b[n]), path, f"{where}.bucket.{n}", b[n], "a positive integer")
+    pl.need_bucket(b, BUCKET, where, path)
     return {"head_dim": e["head_dim"], "kv_dtype": kv, "block_size": e["block_size"], "group": e["group"],
             **{f: e.get(f, False) for f in FLAGS + ("varlen", "fp8_wmma")}, "q_dtype": q, **{n: b[n] for n in BUCKET}}
 
 
+def _directive(dtype: str, k: dict):
+    from .directive import PagedAttentionDirective
+    return PagedAttentionDirective(dtype, k["head_dim"], k["block_size"], k["kv_dtype"], k["causal"], k["window"],
+                                   k["softcap"], varlen=k["varlen"], fp8_wmma=k["fp8_wmma"], q_dtype=k["q_dtype"])
+
+
 def parse(doc, path="<memory>") -> list[dict]:
     """The validated entries of a document (ScheduleFileError naming file and field otherwise)."""
-    from .directive import PagedAttentionDirective
-    h = sf.header(doc, path, OP, DTYPES)
-    out = []
-    for where, e in h.entries:
-        k = _key(e, where, path, h.dtype)
-        try:
-            d = PagedAttentionDirective(h.dtype, k["head_dim"], k["block_size"], k["kv_dtype"], k["causal"],
-                                        k["window"], k["softcap"], varlen=k["varlen"], fp8_wmma=k["fp8_wmma"],
-                                        q_dtype=k["q_dtype"])
-            s = PagedSchedule.from_dict(e["schedule"])
-        except (ScheduleError, TypeError) as err:
-            raise ScheduleFileError(path, f"{where}.schedule", e["schedule"], f"a legal schedule ({err})") from None
-        bad = s.problems(d, h.target)
-        sf.need(not bad, path, f"{where}.schedule", s.to_dict(), "; ".join(bad) or "legal")
-        out.append({**k, "schedule": s, "tflops": float(e["tflops"]), "source": e["source"]})
-    return out
+    return pl.parse_entries(doc, path, OP, DTYPES, _key, _directive, PagedSchedule)
 
 
 def load_file(path) -> list[dict]:
     return sf.load(path, parse)
 
 
-def _far(a: int, b: int) -> float:
-    return abs(math.log2(max(a, 1) / b))
-
-
 def nearest(entries: list[dict], block_size: int, seq: int, batch: int, seq_q: int, varlen: bool = False) -> dict:
     return min(entries, key=lambda e: (e["block_size"] != block_size, e["varlen"] != varlen,
-                                       _far(seq_q, e["seq_q"]), _far(seq, e["seq"]), _far(batch, e["batch"])))
+                                       pl.far(seq_q, e["seq_q"]), pl.far(seq, e["seq"]), pl.far(batch, e["batch"])))
 
 
 def _flags(e: dict) -> str:

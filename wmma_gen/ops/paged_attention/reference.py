@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attention.reference import visible_mask
+from ...attention_common.reference import visible_mask
 
 
 def gather_sequence(cache: np.ndarray, table_row: np.ndarray, length: int) -> np.ndarray:
@@ -74,16 +74,9 @@ def paged_attention_reference(q, k_cache, v_cache, block_table, seq_lens, *, cau
 
 
 def quantized_queries(q) -> np.ndarray:
-    """fp8_wmma's Q as the kernel multiplies it (fp8_tiles.py), float64: per row (last axis)
-    amax = max(|q|, 2**-24) and r = 448 / amax in f32, q8 = E4M3(f32(q * r)) (round to nearest
-    even), value q8 * f32(amax * f32(1 / 448)). The reference run on these values leaves only
-    the kernel's P quantisation (and f32 sums) as the difference."""
-    from ... import hostdata
-    q32 = np.asarray(q, np.float64).astype(np.float32)
-    amax = np.maximum(np.abs(q32).max(axis=-1, keepdims=True), np.float32(2.0 ** -24))
-    r = np.float32(448.0) / amax
-    q8 = hostdata.decode(hostdata.encode((q32 * r).astype(np.float32), "fp8", field="q"), "fp8")
-    return q8 * (amax * np.float32(1.0 / 448.0)).astype(np.float32).astype(np.float64)
+    """fp8_wmma's Q as the kernel multiplies it (fp8_tiles.py): numerics.e4m3_rows."""
+    from ...numerics import e4m3_rows
+    return e4m3_rows(q)
 
 
 def paged_attention_flops(seq_lens, seq_q: int, heads: int, head_dim: int, causal: bool, window=None) -> int:

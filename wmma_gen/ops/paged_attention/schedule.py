@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...kernels.attention import LDS_PAD
+from ...attention_common.paged_schedule import dtype_supported, split_kv
 from ...knobs import Knob, KnobSchedule
 from ...targets import Target
 
@@ -19,8 +20,7 @@ SPACE: tuple[Knob, ...] = (
     Knob("waves", (1, 2, 4), "waves per workgroup; each owns frags_q blocks of 16 packed query rows"),
     Knob("frags_q", (1, 2), "16-row query blocks per wave (FQ)"),
     Knob("load_bits", (32, 64, 128), "width of each global load per lane, in bits"),
-    Knob("split_kv", (1, 2, 4, 8, 16), "workgroups per (sequence, kv head) over disjoint key ranges; partial\n"
-         "O and LSE are merged by the dense forward's deterministic combine kernel"),
+    split_kv("(sequence, kv head)", "the dense forward's deterministic combine kernel"),
     Knob("prefetch", (True, False), "issue the next tile's K/V loads before this tile's math (its registers\n"
          "stay live across it) or load each tile right before storing it to LDS"),
     Knob("q_in", ("regs", "lds"), "Q^T fragments kept in registers for the whole loop, or staged once in LDS\n"
@@ -53,12 +53,6 @@ class PagedSchedule(KnobSchedule):
         q = self.block_m * (d.head_dim + LDS_PAD) if self.q_in == "lds" else 0
         kv = self.block_n * (d.head_dim + LDS_PAD) + d.head_dim * (self.block_n + LDS_PAD)
         return (kv if d.fp8_wmma else 2 * kv) + 2 * q
-
-
-def dtype_supported(s: PagedSchedule, d, t: Target) -> str | None:
-    if (d.dtype, "f32") not in t.wmma:
-        return f"dtype {d.dtype} has no f32-accumulating WMMA on {t.arch}"
-    return None
 
 
 def fp8_wmma_supported(s: PagedSchedule, d, t: Target) -> str | None:

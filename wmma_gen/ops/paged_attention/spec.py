@@ -61,8 +61,9 @@ def sizes(d, p) -> dict:
 
 
 def build(d, s, target, key=None):
-    from ..attention.combine import build_attention_combine
+    from .. import registry     # the dense forward's split-KV combine, looked up (no op folder imported)
     from .api import combine_directive
+    build_attention_combine = registry.sibling("attention", "combine").build_attention_combine
     from .kernel import build_paged_attention
     return {"paged": build_paged_attention(d, s, target), "combine": build_attention_combine(combine_directive(d), s,
                                                                                              target)}
@@ -70,8 +71,9 @@ def build(d, s, target, key=None):
 
 def signatures(d, s, target, key, symbols) -> dict:
     """What build declares per kernel, without MLIR (OpSpec.signatures: a cached launch)."""
-    from ..attention.combine_signature import combine_signature
+    from .. import registry
     from .api import combine_directive
+    combine_signature = registry.sibling("attention", "combine_signature").combine_signature
     from .signature import paged_signature
     return {"paged": paged_signature(d, s, symbols["paged"]),
             "combine": combine_signature(combine_directive(d), s, symbols["combine"])}

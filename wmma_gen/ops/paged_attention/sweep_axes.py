@@ -3,7 +3,7 @@ masks, --seqs (here the context length of the longest sequence) and --softcap, p
 buckets, the KV-cache element types and the chunked-prefill studies (--chunks query tokens per
 sequence against --prefixes cached tokens). Light: read by the sweep's parser (ops/contract.py
 SweepAxis)."""
-from ..attention.sweep_axes import CAUSAL, HEAD_DIMS, SEQS, SOFTCAP
+from ...attention_common.sweep_axes import CAUSAL, HEAD_DIMS, SEQS, SOFTCAP
 from ..contract import SweepAxis
 from .directive import KV_DTYPES
 

@@ -33,11 +33,11 @@ from typing import Mapping
 
 import numpy as np
 
-from ... import hostdata
-from ...errors import ScheduleError
+from .. import hostdata
+from ..errors import ScheduleError
 from .directive import DTYPES, HEAD_DIMS, LAYOUTS, AttentionDirective
 from .problem import AttentionProblem
-from .sinks import check_sinks, sink_alias   # noqa: F401  (re-exported: the APIs import them from here)
+from .sinks import check_sinks
 
 DENSE_DIMS = {"bshd": ("batch", "seq", "heads", "head_dim"), "bhsd": ("batch", "heads", "seq", "head_dim")}
 INT32_MAX = 2**31 - 1

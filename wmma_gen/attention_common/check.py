@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ... import hostdata
+from .. import hostdata
 from .reference import attention_backward, attention_forward, sink_gradient
 
 UNIT = {"f16": 2.0 ** -11, "bf16": 2.0 ** -8}
@@ -74,8 +74,8 @@ def check_attention(problem: dict, *, dtype="f16", layout="bshd", causal=False, 
     backward=True the backward's -- launched as given, so a gate certifies the object it holds.
     s_aux: (heads,) sink logits (directive.sinks) or None; with backward=True d s_aux is checked
     too, within 3u max|V| sum exp(s - LSE) sum|dO| (D_i comes from the kernel's stored O)."""
-    from .api import attention
-    from ..attention_bwd.api import attention_backward as bwd
+    from ..ops import registry      # the two ops' public APIs, looked up (no op folder imported)
+    attention, bwd = registry.get("attention").api, registry.get("attention_bwd").api
     q, k, v = random_qkv(problem, dtype, layout, seed)
     kw = dict(causal=causal, window=window, scale=scale, layout=layout, softcap=softcap)
     dt = None if dtype == "f16" else dtype
@@ -116,7 +116,7 @@ def check_attention(problem: dict, *, dtype="f16", layout="bshd", causal=False, 
             tol = float(otol * w.sum(axis=1).max(initial=0.0)) + 1e-5 * np.abs(rds).max(initial=0.0)
             rows.append(("ds_aux", *_err(grads[3], rds, tol), tol))
     worst = max(rows, key=lambda r: r[2])
-    from ...device.select import get_device
+    from ..device.select import get_device
     # a HipDevice knows whether it is a GPU or the emulator-backed stand-in (device/hip.py)
     src = getattr(get_device(device), "source", "emulator")
     return AttentionCheck(same_dead and all(r[2] <= 1.0 for r in rows), worst[1], worst[3], worst[0], src)

@@ -7,9 +7,9 @@ The sizes come from the Problem the arrays were built from (issue 26): the array
 checked against it (inputs.forward_inputs_for), never measured."""
 from __future__ import annotations
 
-from ...device.launcher import launch
-from ...device.select import get_device
-from ...hostdata import user_array
+from ..device.launcher import launch
+from ..device.select import get_device
+from ..hostdata import user_array
 from .inputs import backward_inputs_for, forward_inputs_for, public_scale
 from .problem import as_problem
 

@@ -40,10 +40,10 @@ Fields:
 """
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
-from ...errors import ScheduleError
+from ..errors import ScheduleError
+from ..knobs import JsonRecord
 
 DTYPES = ("f16", "bf16")
 HEAD_DIMS = tuple(range(16, 513, 16))
@@ -57,7 +57,7 @@ def _check_bool(name: str, value: object) -> None:
 
 
 @dataclass(frozen=True)
-class AttentionDirective:
+class AttentionDirective(JsonRecord):
     """A flash-attention kernel's compile-time facts (see the module docstring)."""
     dtype: str
     head_dim: int
@@ -89,13 +89,3 @@ class AttentionDirective:
             raise ScheduleError("sinks", self.sinks, "False for op='attention_bwd' (the LSE it reads carries the sink)")
         if self.op == "attention_bwd" and self.return_lse:
             raise ScheduleError("return_lse", self.return_lse, "False for op='attention_bwd' (it reads LSE)")
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "AttentionDirective":
-        return cls(**d)
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True)

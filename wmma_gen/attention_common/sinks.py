@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import ScheduleError
+from ..errors import ScheduleError
 
 
 def sink_alias(s_aux, learnable_sink):

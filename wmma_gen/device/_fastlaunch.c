@@ -1,0 +1,509 @@
+/* wmma_gen.device._fastlaunch: the repeat-call launch of a prepacked kernel in C (issue 36).
+ *
+ * A Launcher holds what device/template.py packed once per operand layout -- the kernarg
+ * segment, the byte offsets of its pointer arguments -- plus the function handle, grid, block,
+ * the device's own stream and the address of hipModuleLaunchKernel in the HIP library
+ * hip-python loaded (device/native.py finds it with dlsym through ctypes). A call patches
+ * the new addresses into the Launcher's own kernarg buffer and calls hipModuleLaunchKernel
+ * with the `extra` form of the kernel arguments:
+ *     {HIP_LAUNCH_PARAM_BUFFER_POINTER, buf, HIP_LAUNCH_PARAM_BUFFER_SIZE, &size, HIP_LAUNCH_PARAM_END}
+ * (markers (void*)1, 2, 3 in hip_runtime_api.h). HIP copies the kernarg buffer when the launch
+ * is enqueued (a stream capture copies it into the graph node), so the next call may overwrite
+ * it; the GIL is held throughout, so two threads never patch one buffer at once.
+ *
+ *     Launcher(launch_addr, fn, grid, block, segment, offsets, stream, on_error)
+ *     launcher(pointers, stream=None)     pointers: one address per offset (int, None = 0, or an
+ *                                         object with data_ptr(), e.g. a torch tensor)
+ *     shape_key(head, tensors)            the torch lane's call-site key (torch/replay.py's twin)
+ *     lookup(entries, head, tensors)      (key, entries.get(key))
+ *     run(entry, tensors, device, stream, env)   a call-site cache hit: outputs allocated, fire
+ *     fire(plan, values, stream)          plan: ((launcher, indices), ...); launcher k gets
+ *                                         values[i] for i in its indices. A launcher that is not
+ *                                         a Launcher (the emulator's Python closure) is called
+ *                                         with a tuple of ints.
+ * A failed launch calls on_error(code), which raises (HipDevice: DeviceError naming the call).
+ * The pure-Python twin is HipDevice.prepack's closure (device/hip.py), used without this module.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef int (*launch_fn)(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                         unsigned shared, void *stream, void **params, void **extra);
+
+typedef struct {
+    PyObject_HEAD
+    launch_fn call;
+    void *fn;
+    unsigned grid[3], block[3];
+    void *stream;
+    char *buf;
+    size_t size;
+    void *extra[5];
+    Py_ssize_t nptr;
+    Py_ssize_t *offsets;
+    PyObject *on_error;
+} Launcher;
+
+static PyTypeObject LauncherType;
+static PyObject *gen_name, *scratch_name, *device_name, *requires_grad_name, *data_ptr_name, *shape_name, *stride_name, *dtype_name;
+
+/* An address from an int, None (0) or an object with data_ptr(); -1 with an exception set. */
+static int as_addr(PyObject *o, uint64_t *out) {
+    if (o == Py_None) { *out = 0; return 0; }
+    if (PyLong_Check(o)) {
+        *out = (uint64_t)PyLong_AsUnsignedLongLongMask(o);
+        return (*out == (uint64_t)-1 && PyErr_Occurred()) ? -1 : 0;
+    }
+    PyObject *p = PyObject_CallMethodNoArgs(o, data_ptr_name);
+    if (p == NULL) return -1;
+    *out = (uint64_t)PyLong_AsUnsignedLongLongMask(p);
+    Py_DECREF(p);
+    return (*out == (uint64_t)-1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+static int as_stream(Launcher *self, PyObject *s, void **out) {
+    if (s == NULL || s == Py_None) { *out = self->stream; return 0; }
+    PyObject *n = PyLong_Check(s) ? (Py_INCREF(s), s) : PyNumber_Long(s);   /* hip-python handles: int() */
+    if (n == NULL) return -1;
+    uint64_t v = (uint64_t)PyLong_AsUnsignedLongLongMask(n);
+    Py_DECREF(n);
+    if (v == (uint64_t)-1 && PyErr_Occurred()) return -1;
+    *out = (void *)(uintptr_t)v;
+    return 0;
+}
+
+static int put(Launcher *self, Py_ssize_t i, PyObject *value) {
+    uint64_t a;
+    if (as_addr(value, &a) < 0) return -1;
+    memcpy(self->buf + self->offsets[i], &a, 8);
+    return 0;
+}
+
+static PyObject *go(Launcher *self, void *stream) {
+    int err = self->call(self->fn, self->grid[0], self->grid[1], self->grid[2], self->block[0], self->block[1],
+                         self->block[2], 0, stream, NULL, self->extra);
+    if (err != 0) {
+        PyObject *r = PyObject_CallFunction(self->on_error, "i", err);
+        if (r == NULL) return NULL;
+        Py_DECREF(r);
+        PyErr_Format(PyExc_RuntimeError, "hipModuleLaunchKernel failed: hipError_t %d", err);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *Launcher_call(Launcher *self, PyObject *args, PyObject *kwargs) {
+    static char *kw[] = {"pointers", "stream", NULL};
+    PyObject *pointers, *s = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O", kw, &pointers, &s)) return NULL;
+    PyObject *seq = PySequence_Fast(pointers, "pointers must be a sequence of addresses");
+    if (seq == NULL) return NULL;
+    if (PySequence_Fast_GET_SIZE(seq) != self->nptr) {
+        PyErr_Format(PyExc_ValueError, "pointers has %zd addresses: this kernel takes %zd",
+                     PySequence_Fast_GET_SIZE(seq), self->nptr);
+        Py_DECREF(seq);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < self->nptr; i++)
+        if (put(self, i, PySequence_Fast_GET_ITEM(seq, i)) < 0) { Py_DECREF(seq); return NULL; }
+    Py_DECREF(seq);
+    void *stream;
+    if (as_stream(self, s, &stream) < 0) return NULL;
+    return go(self, stream);
+}
+
+static int dims(PyObject *t, unsigned out[3], const char *name) {
+    if (!PyArg_ParseTuple(t, "III", &out[0], &out[1], &out[2])) {
+        PyErr_Format(PyExc_ValueError, "%s must be 3 unsigned ints", name);
+        return -1;
+    }
+    return 0;
+}
+
+static int Launcher_init(Launcher *self, PyObject *args, PyObject *kwargs) {
+    unsigned long long call, fn, stream;
+    PyObject *grid, *block, *offsets, *on_error;
+    Py_buffer seg;
+    if (!PyArg_ParseTuple(args, "KKOOy*OKO", &call, &fn, &grid, &block, &seg, &offsets, &stream, &on_error))
+        return -1;
+    int bad = dims(grid, self->grid, "grid") < 0 || dims(block, self->block, "block") < 0;
+    PyObject *offs = bad ? NULL : PySequence_Fast(offsets, "offsets must be a sequence of ints");
+    if (offs == NULL) { PyBuffer_Release(&seg); return -1; }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(offs);
+    self->buf = PyMem_Malloc(seg.len > 0 ? (size_t)seg.len : 1);
+    self->offsets = PyMem_Malloc(sizeof(Py_ssize_t) * (n > 0 ? (size_t)n : 1));
+    if (self->buf == NULL || self->offsets == NULL) { Py_DECREF(offs); PyBuffer_Release(&seg); PyErr_NoMemory(); return -1; }
+    memcpy(self->buf, seg.buf, (size_t)seg.len);
+    self->size = (size_t)seg.len;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t off = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(offs, i));
+        if (off < 0 || off + 8 > seg.len) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError, "pointer offset %zd is not allowed: 0..%zd for a %zd-byte segment",
+                             off, seg.len - 8, seg.len);
+            Py_DECREF(offs); PyBuffer_Release(&seg);
+            return -1;
+        }
+        self->offsets[i] = off;
+    }
+    Py_DECREF(offs);
+    PyBuffer_Release(&seg);
+    self->nptr = n;
+    self->call = (launch_fn)(uintptr_t)call;
+    self->fn = (void *)(uintptr_t)fn;
+    self->stream = (void *)(uintptr_t)stream;
+    self->extra[0] = (void *)1; self->extra[1] = self->buf;
+    self->extra[2] = (void *)2; self->extra[3] = &self->size;
+    self->extra[4] = (void *)3;
+    Py_INCREF(on_error);
+    Py_XSETREF(self->on_error, on_error);
+    return 0;
+}
+
+static void Launcher_dealloc(Launcher *self) {
+    PyMem_Free(self->buf);
+    PyMem_Free(self->offsets);
+    Py_XDECREF(self->on_error);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *get_fn(Launcher *self, void *c) { return PyLong_FromVoidPtr(self->fn); }
+static PyObject *get_grid(Launcher *self, void *c) { return Py_BuildValue("(III)", self->grid[0], self->grid[1], self->grid[2]); }
+static PyObject *get_block(Launcher *self, void *c) { return Py_BuildValue("(III)", self->block[0], self->block[1], self->block[2]); }
+static PyObject *get_kernarg(Launcher *self, void *c) { return PyBytes_FromStringAndSize(self->buf, (Py_ssize_t)self->size); }
+
+static PyGetSetDef Launcher_getset[] = {
+    {"fn", (getter)get_fn, NULL, "the hipFunction_t handle", NULL},
+    {"grid", (getter)get_grid, NULL, "workgroups (x, y, z)", NULL},
+    {"block", (getter)get_block, NULL, "threads per workgroup (x, y, z)", NULL},
+    {"kernarg", (getter)get_kernarg, NULL, "a copy of the kernarg segment as last patched", NULL},
+    {NULL},
+};
+
+static PyTypeObject LauncherType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "wmma_gen.device._fastlaunch.Launcher",
+    .tp_basicsize = sizeof(Launcher),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Launcher(launch_addr, fn, grid, block, segment, offsets, stream, on_error): see the module doc",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Launcher_init,
+    .tp_dealloc = (destructor)Launcher_dealloc,
+    .tp_call = (ternaryfunc)Launcher_call,
+    .tp_getset = Launcher_getset,
+};
+
+/* fire(plan, values, stream): every launch of a call shape with its addresses picked by index. */
+static PyObject *fire(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "fire(plan: tuple, values: tuple, stream)");
+        return NULL;
+    }
+    PyObject *plan = args[0], *values = args[1], *s = args[2];
+    Py_ssize_t nv = PyTuple_GET_SIZE(values);
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(plan); k++) {
+        PyObject *step = PyTuple_GET_ITEM(plan, k);
+        if (!PyTuple_Check(step) || PyTuple_GET_SIZE(step) != 2 || !PyTuple_Check(PyTuple_GET_ITEM(step, 1))) {
+            PyErr_SetString(PyExc_TypeError, "plan entries must be (launcher, indices tuple)");
+            return NULL;
+        }
+        PyObject *launcher = PyTuple_GET_ITEM(step, 0), *idx = PyTuple_GET_ITEM(step, 1);
+        Py_ssize_t n = PyTuple_GET_SIZE(idx);
+        if (Py_TYPE(launcher) == &LauncherType) {
+            Launcher *l = (Launcher *)launcher;
+            if (n != l->nptr) {
+                PyErr_Format(PyExc_ValueError, "plan entry %zd has %zd indices: its kernel takes %zd", k, n, l->nptr);
+                return NULL;
+            }
+            for (Py_ssize_t i = 0; i < n; i++) {
+                Py_ssize_t j = PyLong_AsSsize_t(PyTuple_GET_ITEM(idx, i));
+                if (j < 0 || j >= nv) {
+                    if (!PyErr_Occurred()) PyErr_Format(PyExc_IndexError, "value index %zd out of %zd", j, nv);
+                    return NULL;
+                }
+                if (put(l, i, PyTuple_GET_ITEM(values, j)) < 0) return NULL;
+            }
+            void *stream;
+            if (as_stream(l, s, &stream) < 0) return NULL;
+            PyObject *r = go(l, stream);
+            if (r == NULL) return NULL;
+            Py_DECREF(r);
+            continue;
+        }
+        PyObject *ptrs = PyTuple_New(n);        /* a Python launch closure: a tuple of ints */
+        if (ptrs == NULL) return NULL;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_ssize_t j = PyLong_AsSsize_t(PyTuple_GET_ITEM(idx, i));
+            uint64_t a;
+            if (j < 0 || j >= nv) {
+                if (!PyErr_Occurred()) PyErr_Format(PyExc_IndexError, "value index %zd out of %zd", j, nv);
+                Py_DECREF(ptrs);
+                return NULL;
+            }
+            if (as_addr(PyTuple_GET_ITEM(values, j), &a) < 0) { Py_DECREF(ptrs); return NULL; }
+            PyObject *v = PyLong_FromUnsignedLongLong(a);
+            if (v == NULL) { Py_DECREF(ptrs); return NULL; }
+            PyTuple_SET_ITEM(ptrs, i, v);
+        }
+        PyObject *r = PyObject_CallFunctionObjArgs(launcher, ptrs, s, NULL);
+        Py_DECREF(ptrs);
+        if (r == NULL) return NULL;
+        Py_DECREF(r);
+    }
+    Py_RETURN_TRUE;
+}
+
+/* shape_key(head, tensors): head + one bytes object holding, per tensor, its rank, shape, strides,
+ * dtype (the dtype object's identity: torch dtypes are singletons), the hash of its torch.device (c10's
+ * std::hash<Device>, type << 16 | index: distinct for distinct devices) and data_ptr() % 16 as int64s (rank -1 for a None tensor): wmma_gen/torch/replay.py's call-site key.
+ * One bytes object hashes and compares as one memcmp. (device/native.py's Python twin builds a tuple
+ * holding the same facts; a process uses one of the two throughout.) */
+#define KEY_WORDS 1024
+
+static int put_ints(PyObject *seq, int64_t *w, Py_ssize_t *at) {
+    if (!PyTuple_Check(seq)) { PyErr_SetString(PyExc_TypeError, "shape / stride() must be tuples"); return -1; }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(seq); i++) {
+        if (*at >= KEY_WORDS) { PyErr_SetString(PyExc_ValueError, "too many tensor dims for one key"); return -1; }
+        long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(seq, i));
+        if (v == -1 && PyErr_Occurred()) return -1;
+        w[(*at)++] = v;
+    }
+    return 0;
+}
+
+static int put_flag(PyObject *t, PyObject *name, int64_t *w, Py_ssize_t *at, int call) {
+    PyObject *v = call ? PyObject_CallMethodNoArgs(t, name) : PyObject_GetAttr(t, name);
+    if (v == NULL) return -1;
+    long long x = PyBool_Check(v) ? (v == Py_True) : PyLong_AsLongLong(v);
+    Py_DECREF(v);
+    if (x == -1 && PyErr_Occurred()) return -1;
+    w[(*at)++] = x;
+    return 0;
+}
+
+static PyObject *shape_key(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "shape_key(head: tuple, tensors: tuple)");
+        return NULL;
+    }
+    PyObject *head = args[0], *ts = args[1];
+    int64_t w[KEY_WORDS];
+    Py_ssize_t at = 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(ts); i++) {
+        PyObject *t = PyTuple_GET_ITEM(ts, i);
+        if (at + 8 > KEY_WORDS) { PyErr_SetString(PyExc_ValueError, "too many tensors for one key"); return NULL; }
+        if (t == Py_None) { w[at++] = -1; continue; }
+        PyObject *shape = PyObject_GetAttr(t, shape_name);
+        if (shape == NULL) return NULL;
+        w[at++] = PyTuple_Check(shape) ? PyTuple_GET_SIZE(shape) : -2;
+        int bad = put_ints(shape, w, &at);
+        Py_DECREF(shape);
+        if (bad) return NULL;
+        PyObject *stride = PyObject_CallMethodNoArgs(t, stride_name);
+        if (stride == NULL) return NULL;
+        bad = put_ints(stride, w, &at);
+        Py_DECREF(stride);
+        if (bad || at + 5 > KEY_WORDS) {
+            if (!bad) PyErr_SetString(PyExc_ValueError, "too many tensor dims for one key");
+            return NULL;
+        }
+        PyObject *dtype = PyObject_GetAttr(t, dtype_name);
+        if (dtype == NULL) return NULL;
+        w[at++] = (int64_t)(intptr_t)dtype;
+        Py_DECREF(dtype);        /* a torch dtype outlives the process's tensors: its address is its identity */
+        PyObject *device = PyObject_GetAttr(t, device_name);
+        if (device == NULL) return NULL;
+        /* torch.device's hash is std::hash<c10::Device>: (type << 16 | index), one value per device */
+        Py_hash_t h = PyObject_Hash(device);
+        Py_DECREF(device);
+        if (h == -1 && PyErr_Occurred()) return NULL;
+        w[at++] = (int64_t)h;
+        if (put_flag(t, data_ptr_name, w, &at, 1)) return NULL;
+        w[at - 1] &= 15;
+    }
+    Py_ssize_t nh = PyTuple_GET_SIZE(head);
+    PyObject *k = PyTuple_New(nh + 1);
+    if (k == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < nh; i++) {
+        PyObject *h = PyTuple_GET_ITEM(head, i);
+        Py_INCREF(h);
+        PyTuple_SET_ITEM(k, i, h);
+    }
+    PyObject *b = PyBytes_FromStringAndSize((const char *)w, (Py_ssize_t)(at * sizeof(int64_t)));
+    if (b == NULL) { Py_DECREF(k); return NULL; }
+    PyTuple_SET_ITEM(k, nh, b);
+    return k;
+}
+
+/* run(entry, tensors, device, stream, env) -> [outputs] or None
+ * entry: (token, outs ((shape, strides, dtype), ...), plan, scratch, ...) as torch/replay.py records;
+ * env: (gen [int], captures [int], empty_strided, held). None (nothing done) when the token is stale
+ * (token.gen != gen[0]) or has scratch buffers: replay.py's Python path handles those. */
+static PyObject *kw_dtype_device;
+
+static PyObject *run(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) < 4 || !PyTuple_Check(args[1])
+            || !PyTuple_Check(args[4]) || PyTuple_GET_SIZE(args[4]) != 4) {
+        PyErr_SetString(PyExc_TypeError, "run(entry: tuple of 4 or more, tensors: tuple, device, stream, env: 4-tuple)");
+        return NULL;
+    }
+    PyObject *entry = args[0], *ts = args[1], *device = args[2], *stream = args[3], *env = args[4];
+    PyObject *token = PyTuple_GET_ITEM(entry, 0), *outs = PyTuple_GET_ITEM(entry, 1), *plan = PyTuple_GET_ITEM(entry, 2);
+    PyObject *gen = PyObject_GetAttr(token, gen_name);
+    if (gen == NULL) return NULL;
+    int same = PyObject_RichCompareBool(gen, PyList_GET_ITEM(PyTuple_GET_ITEM(env, 0), 0), Py_EQ);
+    Py_DECREF(gen);
+    if (same < 0) return NULL;
+    PyObject *scratch = PyObject_GetAttr(token, scratch_name);
+    if (scratch == NULL) return NULL;
+    int has = PyObject_IsTrue(scratch);
+    Py_DECREF(scratch);
+    if (has < 0) return NULL;
+    if (!same || has || !PyTuple_Check(outs) || !PyTuple_Check(plan)) Py_RETURN_NONE;
+    Py_ssize_t nt = PyTuple_GET_SIZE(ts), no = PyTuple_GET_SIZE(outs);
+    PyObject *made = PyList_New(no), *values = PyTuple_New(nt + no + 1);
+    if (made == NULL || values == NULL) { Py_XDECREF(made); Py_XDECREF(values); return NULL; }
+    for (Py_ssize_t i = 0; i < nt; i++) {
+        PyObject *t = PyTuple_GET_ITEM(ts, i);
+        Py_INCREF(t);
+        PyTuple_SET_ITEM(values, i, t);
+    }
+    Py_INCREF(Py_None);
+    PyTuple_SET_ITEM(values, nt + no, Py_None);
+    PyObject *empty = PyTuple_GET_ITEM(env, 2);
+    for (Py_ssize_t i = 0; i < no; i++) {
+        PyObject *o = PyTuple_GET_ITEM(outs, i);
+        if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 3) {
+            PyErr_SetString(PyExc_TypeError, "outs entries must be (shape, strides, dtype)");
+            goto fail;
+        }
+        PyObject *call[4] = {PyTuple_GET_ITEM(o, 0), PyTuple_GET_ITEM(o, 1), PyTuple_GET_ITEM(o, 2), device};
+        PyObject *t = PyObject_Vectorcall(empty, call, 2, kw_dtype_device);
+        if (t == NULL) goto fail;
+        PyList_SET_ITEM(made, i, t);
+        Py_INCREF(t);
+        PyTuple_SET_ITEM(values, nt + i, t);
+    }
+    PyObject *caps = PyList_GET_ITEM(PyTuple_GET_ITEM(env, 1), 0);
+    int capturing = PyObject_IsTrue(caps);
+    if (capturing < 0) goto fail;
+    if (capturing) {          /* a graph capture: its replays write these (device/operand.py) */
+        PyObject *r = PyObject_Call(PyTuple_GET_ITEM(env, 3), values, NULL);
+        if (r == NULL) goto fail;
+        Py_DECREF(r);
+    }
+    PyObject *fargs[3] = {plan, values, stream};
+    PyObject *r = fire(mod, fargs, 3);
+    if (r == NULL) goto fail;
+    Py_DECREF(r);
+    Py_DECREF(values);
+    return made;
+fail:
+    Py_DECREF(made);
+    Py_DECREF(values);
+    return NULL;
+}
+
+/* lookup(entries, head, tensors[, stream, env]) -> (key, entry or None, outputs or None): the call's key,
+ * its entry and, with stream and env given and a recorded entry, the outputs of running it (run). */
+static PyObject *lookup(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    if ((nargs != 3 && nargs != 5) || !PyDict_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "lookup(entries: dict, head: tuple, tensors: tuple[, stream, env])");
+        return NULL;
+    }
+    PyObject *k = shape_key(mod, args + 1, 2);
+    if (k == NULL) return NULL;
+    PyObject *e = PyDict_GetItemWithError(args[0], k);
+    if (e == NULL && PyErr_Occurred()) { Py_DECREF(k); return NULL; }
+    PyObject *made = NULL;
+    if (nargs == 5 && e != NULL && PyTuple_Check(e) && PyTuple_GET_SIZE(e) >= 4) {
+        PyObject *ts = args[2];
+        PyObject *device = PyTuple_GET_SIZE(ts) ? PyObject_GetAttr(PyTuple_GET_ITEM(ts, 0), device_name) : NULL;
+        if (device == NULL) { Py_DECREF(k); return NULL; }
+        Py_INCREF(e);            /* kept while run may call Python (held), which could drop it from entries */
+        PyObject *rargs[5] = {e, ts, device, args[3], args[4]};
+        made = run(mod, rargs, 5);
+        Py_DECREF(device);
+        Py_DECREF(e);
+        if (made == NULL) { Py_DECREF(k); return NULL; }
+    }
+    PyObject *r = PyTuple_Pack(3, k, e ? e : Py_None, made ? made : Py_None);
+    Py_DECREF(k);
+    Py_XDECREF(made);
+    return r;
+}
+
+/* eager_mode(checks, grad_enabled, tensor_types, *tensors) -> 0 | 1 | 2: torch/runtime.py's eager_mode
+ * (its doc). 0 (DISPATCH) when any of `checks` (callables) returns true or a tensor's type is not exactly
+ * one of tensor_types; 2 (AUTOGRAD) when grad_enabled() and a tensor requires grad; else 1 (STRAIGHT). */
+static PyObject *eager_mode(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 3 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "eager_mode(checks: tuple, grad_enabled, tensor_types: tuple, *tensors)");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args[0]); i++) {
+        PyObject *r = PyObject_CallNoArgs(PyTuple_GET_ITEM(args[0], i));
+        if (r == NULL) return NULL;
+        int on = r != Py_None && PyObject_IsTrue(r);
+        Py_DECREF(r);
+        if (on) return PyLong_FromLong(0);
+    }
+    PyObject *g = PyObject_CallNoArgs(args[1]);
+    if (g == NULL) return NULL;
+    int grad = PyObject_IsTrue(g), needs = 0;
+    Py_DECREF(g);
+    for (Py_ssize_t i = 3; i < nargs; i++) {
+        PyObject *t = args[i];
+        if (t == Py_None) continue;
+        PyObject *tp = (PyObject *)Py_TYPE(t);
+        int plain = 0;
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(args[2]); j++)
+            plain |= tp == PyTuple_GET_ITEM(args[2], j);
+        if (!plain) return PyLong_FromLong(0);
+        if (grad && !needs) {
+            PyObject *rg = PyObject_GetAttr(t, requires_grad_name);
+            if (rg == NULL) return NULL;
+            needs = rg == Py_True;
+            Py_DECREF(rg);
+        }
+    }
+    return PyLong_FromLong(needs ? 2 : 1);
+}
+
+static PyMethodDef methods[] = {
+    {"lookup", (PyCFunction)(void (*)(void))lookup, METH_FASTCALL, "lookup(entries, head, tensors[, stream, env])"},
+    {"eager_mode", (PyCFunction)(void (*)(void))eager_mode, METH_FASTCALL, "eager_mode(checks, grad, type, *tensors)"},
+    {"run", (PyCFunction)(void (*)(void))run, METH_FASTCALL, "run(entry, tensors, device, stream, env): see the source"},
+    {"fire", (PyCFunction)(void (*)(void))fire, METH_FASTCALL, "fire(plan, values, stream): see the module doc"},
+    {"shape_key", (PyCFunction)(void (*)(void))shape_key, METH_FASTCALL, "shape_key(head, tensors): see the source"},
+    {NULL},
+};
+
+static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_fastlaunch", "Prepacked HIP launches in C.", -1, methods};
+
+PyMODINIT_FUNC PyInit__fastlaunch(void) {
+    if (PyType_Ready(&LauncherType) < 0) return NULL;
+    data_ptr_name = PyUnicode_InternFromString("data_ptr");
+    shape_name = PyUnicode_InternFromString("shape");
+    stride_name = PyUnicode_InternFromString("stride");
+    dtype_name = PyUnicode_InternFromString("dtype");
+    device_name = PyUnicode_InternFromString("device");
+    requires_grad_name = PyUnicode_InternFromString("requires_grad");
+    gen_name = PyUnicode_InternFromString("gen");
+    scratch_name = PyUnicode_InternFromString("scratch");
+    if (!device_name || !requires_grad_name || !gen_name || !scratch_name) return NULL;
+    if (!data_ptr_name || !shape_name || !stride_name || !dtype_name) return NULL;
+    kw_dtype_device = Py_BuildValue("(ss)", "dtype", "device");
+    if (kw_dtype_device == NULL) return NULL;
+    PyObject *m = PyModule_Create(&moddef);
+    if (m == NULL) return NULL;
+    Py_INCREF(&LauncherType);
+    if (PyModule_AddObject(m, "Launcher", (PyObject *)&LauncherType) < 0) {
+        Py_DECREF(&LauncherType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
