@@ -139,7 +139,8 @@ def _json_shaped(text: str):
 
 
 _BLOCK = re.compile(r"(- |  |    )([A-Za-z_][A-Za-z0-9_]*):(?: +(\S.*?))? *|(  |    )- +(\S.*?) *")
-_ONE_VALUE = re.compile(r"[A-Za-z0-9_.+-]+|\[[^\[\]{}]*\]|\{[^\[\]{}]*\}")   # a token or one inline collection
+# a token or one inline collection; a lone "-" is a block sequence indicator, not a scalar, in block context
+_ONE_VALUE = re.compile(r"(?!-$)(?:[A-Za-z0-9_.+-]+|\[[^\[\]{}]*\]|\{[^\[\]{}]*\})")
 
 
 def _block_as_flow(lines: list) -> list | None:

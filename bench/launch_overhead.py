@@ -292,6 +292,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     import torch
     torch.set_num_threads(1)     # host cost, not intra-op parallelism (2 shared cores: threads only add noise)
+    import os
+    load0 = os.getloadavg()[:1]
     lib, dev = stand_in()
     rows = ["| op | mode | host us/call median | min | x bare (median) | x ref f32 same mode (median) |",
             "|---|---|---|---|---|---|"]
@@ -307,8 +309,13 @@ def main(argv=None) -> int:
              "(wmma_gen - torch) us/launch |", "|---|---|---|---|---|---|---|"]
     steps += tiny_gpt_step(lib, dev, args.rounds)
     steps += decode_step(lib, dev, args.rounds)
+    import os
+    from wmma_gen.device import native
+    load = "load average " + " / ".join(f"{a:.1f}" for a in os.getloadavg()[:1] + load0) + " (end / start, 1 min)"
+    launch = "C Launcher (device/_fastlaunch.c)" if native.launcher_module() else "pure-Python launch (extension not built)"
     text = ("Host time per call through real hip-python + HipDevice into the HIP stand-in, hipModuleLaunchKernel a "
-            f"no-op in C (source: host CPU time of the process on this machine, no GPU; {args.rounds} interleaved rounds of "
+            f"no-op in C; wmma_gen launches through the {launch}; {load} "
+            f"(source: host CPU time of the process on this machine, no GPU; {args.rounds} interleaved rounds of "
             f"{args.calls} calls, numpy mode {max(3, args.calls // 20)}; ref = torch's own op on the same tensors, "
             "CPU). `python bench/launch_overhead.py`\n\n" + "\n".join(rows) + "\n\n" + "\n".join(steps) + "\n")
     print(text)

@@ -7,7 +7,6 @@ and refuses a wrong pointer count; the C and Python key / mode functions agree. 
 skip when the extension is not built (`pip install -e .` builds it)."""
 from __future__ import annotations
 
-import functools
 import math
 
 import pytest
@@ -28,8 +27,7 @@ def impl(request, monkeypatch):
         monkeypatch.setenv("WMMA_GEN_NATIVE_LAUNCH", "0")      # HipDevice.prepack: the Python closure
         for name in TWINS:
             monkeypatch.setattr(native, name, getattr(native, name + "_python"))
-        monkeypatch.setattr(runtime, "_native_mode", functools.partial(
-            native.eager_mode_python, runtime._CHECKS, runtime._grad_on, runtime.PLAIN))
+        monkeypatch.setattr(runtime, "_native_mode", native.bind_mode(runtime._CHECKS, runtime._grad_on, runtime.PLAIN))
     elif native.launcher_module() is None:
         pytest.skip("wmma_gen.device._fastlaunch is not built here (pip install -e . builds it)")
     replay.clear()

@@ -4,7 +4,7 @@ import json
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from autotune.problems import AttentionRow, GemmRow, ProblemFileError, load, parse
 from wmma_gen.tuner.rows import dumps
@@ -269,6 +269,8 @@ def _block_item(draw):
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_block_item(), min_size=1, max_size=3))
+@example([["- op: -"]])                       # a lone "-" value: a block sequence indicator, PyYAML refuses it
+@example([["- op: x", "  l:", "  - -"]])       # as a list item: a nested [None], not the string "-"
 def test_the_block_fast_path_reads_what_pyyaml_reads(items):
     """Block mappings of single-token values (what yaml.safe_dump writes) skip PyYAML's parser and
     constructor; where the fast path takes a text its values are PyYAML's, else it leaves it."""

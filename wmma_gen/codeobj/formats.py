@@ -112,8 +112,6 @@ FIELDS = {
                           ("th", 52, 3), ("offen", 62, 1), ("idxen", 63, 1), ("vaddr", 64, 8), ("offset", 72, 24))},
 }
 
-SIGNED = {"smem": "offset", "flat": "offset", "vflat": "offset", "vbuffer": None}
-
 
 def fields(bits: int, family: str, cls: str) -> dict[str, int]:
     return {name: (bits >> lo) & ((1 << width) - 1) for name, lo, width in FIELDS[family][cls]}

@@ -23,8 +23,6 @@ from . import operands as O
 from .roles import MEM, roles, width  # noqa: F401
 from .valu import vop1, vop2, vop3, vop3p, vopc, vopd
 
-_SUFFIX32 = {"vop1": "_e32", "vop2": "_e32", "vopc": "_e32"}
-
 
 def decode(code: bytes, family: str, kernel: str = "?", base: int = 0) -> tuple[list[Instr], dict[str, int]]:
     """Instructions of `code` (one kernel's bytes) and the labels of branch targets

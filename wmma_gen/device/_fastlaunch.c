@@ -472,7 +472,32 @@ static PyObject *eager_mode(PyObject *mod, PyObject *const *args, Py_ssize_t nar
     return PyLong_FromLong(needs ? 2 : 1);
 }
 
+/* bind_mode(checks, grad_enabled, tensor_types) -> mode(*tensors): eager_mode with its first three
+ * arguments kept by the module (one call per op instead of a functools.partial around eager_mode). */
+static PyObject *mode_args;        /* (checks, grad_enabled, tensor_types) */
+
+static PyObject *mode(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    PyObject *all[16];
+    if (mode_args == NULL || nargs > 13) {
+        PyErr_SetString(PyExc_TypeError, mode_args == NULL ? "mode: call bind_mode first" : "mode takes at most 13 tensors");
+        return NULL;
+    }
+    for (int i = 0; i < 3; i++) all[i] = PyTuple_GET_ITEM(mode_args, i);
+    for (Py_ssize_t i = 0; i < nargs; i++) all[3 + i] = args[i];
+    return eager_mode(mod, all, 3 + nargs);
+}
+
+static PyObject *bind_mode(PyObject *mod, PyObject *args) {
+    PyObject *checks, *grad, *types;
+    if (!PyArg_ParseTuple(args, "O!OO!", &PyTuple_Type, &checks, &grad, &PyTuple_Type, &types)) return NULL;
+    Py_XSETREF(mode_args, PyTuple_Pack(3, checks, grad, types));
+    if (mode_args == NULL) return NULL;
+    return PyObject_GetAttrString(mod, "mode");
+}
+
 static PyMethodDef methods[] = {
+    {"mode", (PyCFunction)(void (*)(void))mode, METH_FASTCALL, "mode(*tensors): eager_mode as bound by bind_mode"},
+    {"bind_mode", (PyCFunction)bind_mode, METH_VARARGS, "bind_mode(checks, grad_enabled, tensor_types) -> mode"},
     {"lookup", (PyCFunction)(void (*)(void))lookup, METH_FASTCALL, "lookup(entries, head, tensors[, stream, env])"},
     {"eager_mode", (PyCFunction)(void (*)(void))eager_mode, METH_FASTCALL, "eager_mode(checks, grad, type, *tensors)"},
     {"run", (PyCFunction)(void (*)(void))run, METH_FASTCALL, "run(entry, tensors, device, stream, env): see the source"},

@@ -8,6 +8,7 @@ by `pip install` as setup.py's optional extension) or the pure-Python closure (d
     lookup(entries, head, tensors[, stream, env])   (key, entry, outputs of a hit): torch/replay.py
     run(entry, tensors, device, stream, env)       one call-site cache hit (outputs, or None)
     eager_mode(checks, grad_enabled, tensor_types, *tensors)  torch/runtime.py's eager_mode
+    bind_mode(checks, grad_enabled, tensor_types)   that with its first three arguments bound
 Each is the C function of _fastlaunch or its Python twin `<name>_python` (same arguments, same
 result: tests/torch_lane/test_native_launch.py runs both).
 
@@ -71,7 +72,7 @@ def fire_python(plan: tuple, values: tuple, stream) -> bool:
     return True
 
 
-def address(v) -> int:
+def _addr(v) -> int:
     """An address from an int, None (0) or an object with data_ptr() (a torch tensor)."""
     return 0 if v is None else v if isinstance(v, int) else v.data_ptr()
 
@@ -135,10 +136,18 @@ def eager_mode_python(checks: tuple, grad_enabled, tensor_types: tuple, *tensors
     return 2 if needs else 1
 
 
-_addr = address
 _mod = launcher_module()
 fire = fire_python if _mod is None else _mod.fire                        # torch/replay.py's hot path
 shape_key = shape_key_python if _mod is None else _mod.shape_key
 lookup = lookup_python if _mod is None else _mod.lookup
 run = run_python if _mod is None else _mod.run
 eager_mode = eager_mode_python if _mod is None else _mod.eager_mode
+
+
+def bind_mode(checks: tuple, grad_enabled, tensor_types: tuple):
+    """mode(*tensors) = eager_mode(checks, grad_enabled, tensor_types, *tensors): the C module
+    keeps the three (one call per op), else a partial of the active eager_mode."""
+    if eager_mode is not eager_mode_python and _mod is not None:
+        return _mod.bind_mode(checks, grad_enabled, tensor_types)
+    import functools
+    return functools.partial(eager_mode, checks, grad_enabled, tensor_types)

@@ -49,11 +49,6 @@ def f32_type() -> ir.Type:
 
 # --- buffers --------------------------------------------------------------------------------
 
-def load_run(view: ir.Value, dtype: str, idx, n: int) -> ir.Value:
-    """vector<n x T> at flat element index idx (a contiguous run)."""
-    return vector.load(irb.vec(n, irb.storage_type(dtype)), view, [idx])
-
-
 def global_pointer_type() -> ir.Type:
     """Function-boundary type of a buffer read as a global_tensor.GlobalTensor (saddr.pointer_type)."""
     return saddr.pointer_type()

@@ -129,14 +129,6 @@ class Signature:
         return {s: (a.name, i) for a in self.buffers for i, s in enumerate(a.strides)}
 
 
-def check_problem(problem: Problem, required: tuple[str, ...], op: str) -> None:
-    """Every required size present as a positive int (a clear error otherwise)."""
-    for name in required:
-        v = problem.get(name)
-        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
-            raise ScheduleError(f"{op} problem[{name!r}]", v, "a positive integer")
-
-
 @dataclass(frozen=True)
 class KernelSource:
     """What every builder returns: the MLIR module text and how to call the kernel."""

@@ -52,20 +52,3 @@ def flat_view(ptr: ir.Value, dtype: str) -> ir.Value:
     strides (the attention forward, combine and paged kernels)."""
     t = ir.MemRefType.get([DYN], irb.storage_type(dtype))
     return memref.ReinterpretCastOp(t, ptr, [], [irb.c(2 ** 31 - 1)], [], [0], [DYN], [1]).result
-
-
-def _mul(a, b):
-    if isinstance(a, int) and isinstance(b, int):
-        return a * b
-    if isinstance(a, int):
-        a, b = b, a
-    return irb.mul(a, b)
-
-
-def contiguous_strides(sizes: list) -> list:
-    """Row-major outer strides of `sizes` (index Values or ints)."""
-    out, acc = [], 1
-    for s in reversed(sizes[1:]):
-        acc = _mul(s, acc)
-        out.append(acc)
-    return list(reversed(out))

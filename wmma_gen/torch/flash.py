@@ -19,11 +19,13 @@ import torch
 
 from ..attention_common.directive import HEAD_DIMS
 from ..attention_common.inputs import check_softcap
-from . import attention_ops, replay
+from ..device import native
+from ..ops.device_calls import placement as _placement
+from . import attention_ops, replay, runtime
 from .args import check_max_seqlen, check_window, signed_scale
 from .flash_fp8 import FP8, flash_attn_fp8
 from .out_arg import check_out, into
-from .runtime import check_dtype, check_tensors, direct, stream_of
+from .runtime import STRAIGHT, _is_compiling, check_dtype, check_tensors, direct, stream_of
 
 DTYPES = ("f16", "bf16")
 _FWD = ("Q", "K", "V", "O", "LSE")      # the forward's pointer arguments a replayed call fills
@@ -44,9 +46,10 @@ def _replay_key(front: str, q, k, v, *args):
     """(key, (out, lse) of a replayed call or None); key None when the call cannot be replayed
     or recorded (runtime.direct is False). The key holds the call's arguments as given: a front
     end keys only calls whose q, k, v reach the kernels unchanged (a negative scale negates q)."""
-    if not direct(q, k, v):
+    if _is_compiling() or runtime._native_mode(q, k, v) != STRAIGHT:      # runtime.direct, inline
         return None, None
-    key, entry, made = replay.lookup_run(front, (q, k, v), stream_of(q), *args)
+    key, entry, made = native.lookup(replay._entries, (front, _placement(), *args), (q, k, v), stream_of(q),
+                                     replay._ENV)                             # replay.lookup_run, inline
     if made is None and entry is not None:        # stale, or scratch to allocate
         made = replay.hit(key, (q, k, v), q.device, stream_of(q), entry)
     return key, (None if made is None else (made[0], made[1]))

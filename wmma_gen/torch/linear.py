@@ -12,8 +12,8 @@ import torch
 
 from ..device import native
 from ..ops.device_calls import placement as _placement
-from . import gemm_ops, replay
-from .runtime import AUTOGRAD, DISPATCH, STRAIGHT, check_dtype, check_tensors, eager_mode, stream_of
+from . import gemm_ops, replay, runtime
+from .runtime import AUTOGRAD, DISPATCH, STRAIGHT, _is_compiling, check_dtype, check_tensors, stream_of
 
 FLOAT = ("f16", "bf16")
 _NAMES = ("A", "B", "bias", "C")     # the GEMM kernel's pointer arguments of x, weight, bias, then y
@@ -31,7 +31,7 @@ def linear(x, weight, bias=None, activation=None):
     x (..., in), weight (out, in), bias (out,) in any float dtype (added in f32). x's leading
     dims are flattened with reshape (a view when x is contiguous, else one device-side copy);
     a weight with a strided last dim is made contiguous on its device."""
-    mode = eager_mode(x, weight, bias)
+    mode = DISPATCH if _is_compiling() else runtime._native_mode(x, weight, bias)     # runtime.eager_mode
     checked = False
     if mode != DISPATCH:          # a repeat of a known shape key: checks done once (replay.py)
         if mode == STRAIGHT:      # a recorded key: outputs allocated, kernels enqueued (replay.py)

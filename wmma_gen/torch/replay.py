@@ -10,7 +10,8 @@ holds the core's Prepacked (device_calls.py), whose launches are the device's pr
 (Device.prepack: device/_fastlaunch.c's C Launcher on a HipDevice when built), with each
 launch's pointer slots resolved once, at record time, to indices into the call's tensors.
 
-    k = key(op, tensors, *args)           the shape key (flat tuple)
+    key, entry = lookup(op, tensors, *args)                  the shape key and its entry
+    key, entry, made = lookup_run(op, tensors, stream, *args) the same, a recorded entry run at once
     made = hit(k, tensors, device, stream)  outputs of a replayed call, or None (full call)
     record(k, token, names, *outputs)     after a full call: what a hit of k re-runs
 
@@ -41,12 +42,9 @@ _entries: "OrderedDict[tuple, tuple]" = OrderedDict()
 CHECKED = object()                  # `mark`'s entry: the key's checks passed, nothing to replay
 
 
-def key(op: str, tensors: tuple, *args) -> tuple:
-    return native.shape_key((op, _placement(), *args), tensors)
-
-
 def lookup(op: str, tensors: tuple, *args) -> tuple:
-    """(key(op, tensors, *args), its entry or None) in one step."""
+    """(the call's shape key -- native.shape_key of (op, placement, *args) and the tensors --,
+    its entry or None)."""
     k, e, _ = native.lookup(_entries, (op, _placement(), *args), tensors)
     return k, e
 
@@ -56,10 +54,6 @@ def lookup_run(op: str, tensors: tuple, stream, *args) -> tuple:
     (allocation and launches; the outputs' device is tensors[0]'s). Outputs None with an entry:
     only checked (`mark`), stale or with scratch -- `hit` then says which."""
     return native.lookup(_entries, (op, _placement(), *args), tensors, stream, _ENV)
-
-
-def get(k: tuple):
-    return _entries.get(k)
 
 
 def mark(k: tuple) -> None:

@@ -11,7 +11,6 @@ Nothing here copies a GPU tensor to the host.
 """
 from __future__ import annotations
 
-import functools
 import threading
 from contextlib import contextmanager
 
@@ -88,7 +87,7 @@ _CHECKS = tuple(c for c in (_mode_on, _profiling, _stack_len, _functorch_active)
 # `__torch_function__ = _disabled_torch_function_impl`), so the dispatcher sees a Tensor; its
 # subclasses (UninitializedParameter, user ones) take the custom op.
 PLAIN = (Tensor, torch.nn.Parameter)
-_native_mode = functools.partial(native.eager_mode, _CHECKS, _grad_on, PLAIN)
+_native_mode = native.bind_mode(_CHECKS, _grad_on, PLAIN)
 
 
 def eager_mode(*tensors) -> int:

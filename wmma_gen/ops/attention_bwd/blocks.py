@@ -149,4 +149,3 @@ def head_cols(dpart, per_wave: int, j: int, blocks: int):
 
 
 slot = lanes.slot                      # LDS column (slot) of stream row r (module docstring)
-slot_of_const = lanes.sigma16_const

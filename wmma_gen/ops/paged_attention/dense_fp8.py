@@ -79,9 +79,6 @@ def attention_fp8(q, k, v, *, causal: bool = False, scale=None, descale_q=None, 
     return (o, lse) if return_lse else o
 
 
-FP8_DTYPES = tuple(FP8_STORAGE)
-
-
 def from_attention(q, k, v, *, dtype: str, causal, window, scale, return_lse, cu_seqlens_q, cu_seqlens_k, layout,
                    arch, device, schedule, softcap, descale_q, descale_k, descale_v):
     """wmma_gen.attention(..., dtype="fp8e4m3" | "fp8e5m2") (the dense forward's hook): q, k and v
