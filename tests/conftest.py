@@ -71,16 +71,18 @@ def _isolated_user_dirs(tmp_path_factory):
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _isolated_tmp(tmp_path_factory):
+def _isolated_tmp(tmp_path_factory, _isolated_cache):
     # Issue 24 item 7: a test run leaves nothing in /tmp. torch.compile (inductor) builds ~28 .so
     # files into $TMPDIR/torchinductor_$USER, and the toolkit folder, failed-pass MLIR dumps and
     # subprocesses use tempfile's dir: point all of them at one session dir under pytest's tmp.
+    # Inductor's and Triton's caches are content-keyed like ours: they sit beside the kernel cache
+    # and are kept with it (the inductor test compiles ~45 s of C++ cold).
     import tempfile
     d = tmp_path_factory.mktemp("tmp")
     keys = ("TMPDIR", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
     saved, saved_tempdir = {k: os.environ.get(k) for k in keys}, tempfile.tempdir
-    os.environ.update(TMPDIR=str(d), TORCHINDUCTOR_CACHE_DIR=str(d / "torchinductor"),
-                      TRITON_CACHE_DIR=str(d / "triton"))
+    os.environ.update(TMPDIR=str(d), TORCHINDUCTOR_CACHE_DIR=str(_isolated_cache / "torchinductor"),
+                      TRITON_CACHE_DIR=str(_isolated_cache / "triton"))
     tempfile.tempdir = str(d)
     yield d
     tempfile.tempdir = saved_tempdir
