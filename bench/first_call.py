@@ -30,7 +30,8 @@ by a warm-up run of the same command), as an installed package has its .pyc file
 are not the cost of compiling Python sources.
 
 Source: host wall time on this machine (no GPU), median of --runs fresh processes (CPU time beside
-it where the machine's load makes wall time noisy).
+it where the machine's load makes wall time noisy); the compiles' imports and `import triton` run
+in interleaved rounds, and their rows give the CPU-time ratio to triton's.
 
     python bench/first_call.py [--runs 3] [--triton-python PYTHON] [--out results/first_call.md]
 """
@@ -213,12 +214,26 @@ def main(argv=None) -> int:
             mods = run(sys.executable, COMPILE.format(root=str(ROOT), op=op), {"WMMA_GEN_CACHE_DIR": cold})
             compiled[op] = [m for m in mods if not m.startswith("wmma_gen.ops.registry")]
     for context, setup in (("", ""), (", torch already imported", "import torch\n")):
-        for op, mods in compiled.items():
-            import_row(f"first {op} compile's imports (its {len(mods)} modules){context}", sys.executable,
-                       setup + "import wmma_gen.ops.registry", mods)
+        # the compiles' imports and triton's in interleaved rounds (the machine's load moves between
+        # rows run one after another); each row's CPU median also as a ratio to triton's
+        jobs = [(f"first {op} compile's imports (its {len(mods)} modules){context}", sys.executable,
+                 IMPORT.format(setup=setup + "import wmma_gen.ops.registry", imports=imports_of(mods)))
+                for op, mods in compiled.items()]
         if triton:
-            import_row(f"import triton {triton} ({a.triton_python}){context}", a.triton_python, setup, ["triton"])
-        else:
+            jobs.append((f"import triton {triton} ({a.triton_python}){context}", a.triton_python,
+                         IMPORT.format(setup=setup, imports="import triton")))
+        for _, python, code in jobs:
+            run(python, code)                         # .pyc files of this interpreter's modules
+        got = {label: [] for label, _, _ in jobs}
+        for _ in range(a.runs):
+            for label, python, code in jobs:
+                got[label].append(run(python, code))
+        base = statistics.median(x["cpu"] for x in got[jobs[-1][0]]) if triton else None
+        for label, r in got.items():
+            cpu = statistics.median(x["cpu"] for x in r)
+            ratio = f", {cpu / base:.2f}x triton's CPU time" if base and not label.startswith("import triton") else ""
+            rows.append(f"| {label} | {med(r)} | {cpu:.3f} | torch imported by it: {r[0]['torch']}{ratio} |")
+        if not triton:
             rows.append(f"| import triton | - | - | - | not installed in {a.triton_python} |")
     import_row("import the MLIR provider (wmma_gen.compiler.mlir_api)", sys.executable, "",
                ["wmma_gen.compiler.mlir_api"])
