@@ -34,7 +34,7 @@ def directive_of(args, spec):
         elif fl.cli_default is not dataclasses.MISSING:
             kw[f.name] = fl.cli_default
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise ScheduleError(flag_of(f, fl), None, f"a value: --op {spec.name} needs it ({fl.help})")
+            raise ScheduleError(flag_of(f, fl), None, f"a value for --op {spec.name} ({fl.help})")
     kw.update(_own_values(args, spec)[0])
     try:
         return spec.directive(**kw)

@@ -95,6 +95,10 @@ def _directive_entries(directive: type):
             continue
         flag = flag_of(f, fl)
         kind = _TYPES.get(f.type, f.type) if isinstance(f.type, str) else f.type
+        if isinstance(fl.value, str) and fl.value not in READERS or fl.value is None and not callable(kind):
+            raise ValueError(f"{directive.__name__}.{f.name}: option(value={fl.value!r}) is not allowed: a "
+                             f"callable or one of {', '.join(READERS)} (needed unless the field is int, float, "
+                             "str or bool)")
         switch = kind is bool and fl.value is None
         reader = READERS.get(fl.value, fl.value) if fl.value is not None else kind
         kw = {"default": None} if switch else {"type": reader, "default": None,

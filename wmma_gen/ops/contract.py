@@ -50,8 +50,9 @@ class Flag:
     (text -> value; ValueError refuses it) or a name of the CLI's shared readers ("f32_exact",
     "upper"); choices: the allowed values argparse checks; cli_default: the value when the flag
     is not given (MISSING: the field's default; a field with neither must be given); raw: the
-    op's OpSpec.cli_values reads the flag's text, which is not this field's value (attention's --window LEFT,RIGHT sets window and the sizes).
-    On the `dtype` field only `help` and `choices` count: they describe the common --dtype."""
+    op's OpSpec.cli_values reads the flag's text, which is not this field's value (attention's
+    --window LEFT,RIGHT sets window and the problem's sides). On the `dtype` field only `help` and
+    `choices` count: they describe the common --dtype."""
     help: str
     flag: str = ""
     value: Any = None
