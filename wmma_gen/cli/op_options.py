@@ -68,7 +68,8 @@ class _Entry:
 
 
 def _axis_entries(op: str, axes: tuple, joined_default: str, compile_cmd: bool):
-    """(dest, _Entry, takes) per flag of the op's problem axes."""
+    """(dest, _Entry, takes, (help, default)) per flag of the op's problem axes; takes: the command
+    accepts it (compile refuses an axis declared compile_flag=False)."""
     by_flag: dict[str, list] = {}
     for a in axes:
         by_flag.setdefault(a.flag, []).append(a)
