@@ -235,3 +235,15 @@ def test_varlen_is_never_replayed(stub_dev, full_calls):
             c = torch.tensor(cu, dtype=torch.int32)
             flash_attn_varlen_func(q, k, v, c, c, 16, 16)
     assert full_calls["attention"] == 2 and not replay._entries
+
+
+def test_placement_reads_the_arch_variable_for_cpu_operands_only(monkeypatch):
+    """A call key's placement: WMMA_GEN_ARCH picks the emulator's arch, so it keys unrouted CPU
+    calls; a tensor elsewhere (meta here, a GPU on ROCm) skips the environment read."""
+    monkeypatch.setenv("WMMA_GEN_ARCH", "gfx1201")
+    cpu, meta = torch.zeros(2), torch.zeros(2, device="meta")
+    assert device_calls.placement(cpu) == device_calls.placement() == (None, "gfx1201")
+    assert device_calls.placement(meta) == (None, None)
+    marker = object()
+    with routed(marker):
+        assert device_calls.placement(cpu) == device_calls.placement(meta) == (id(marker), None)

@@ -49,7 +49,7 @@ def _replay_key(front: str, q, k, v, *args):
     end keys only calls whose q, k, v reach the kernels unchanged (a negative scale negates q)."""
     if _is_compiling() or runtime._native_mode(q, k, v) != STRAIGHT:      # runtime.direct, inline
         return None, None
-    key, entry, made = native.lookup(replay._entries, (front, _placement(), *args), (q, k, v), stream_of(q),
+    key, entry, made = native.lookup(replay._entries, (front, _placement(q), *args), (q, k, v), stream_of(q),
                                      replay._ENV)                             # replay.lookup_run, inline
     if made is None and entry is not None:        # stale, or scratch to allocate
         made = replay.hit(key, (q, k, v), q.device, stream_of(q), entry)

@@ -52,7 +52,7 @@ CHECKED = object()                  # `mark`'s entry: the key's checks passed, n
 def lookup(op: str, tensors: tuple, *args) -> tuple:
     """(the call's shape key -- native.shape_key of (op, placement, *args) and the tensors --,
     its entry or None)."""
-    k, e, _ = native.lookup(_entries, (op, _placement(), *args), tensors)
+    k, e, _ = native.lookup(_entries, (op, _placement(tensors[0]), *args), tensors)
     return k, e
 
 
@@ -60,7 +60,7 @@ def lookup_run(op: str, tensors: tuple, stream, *args) -> tuple:
     """(key, entry or None, outputs or None): a recorded entry is run at once on `stream`
     (allocation and launches; the outputs' device is tensors[0]'s). Outputs None with an entry:
     only checked (`mark`), stale or with scratch -- `hit` then says which."""
-    return native.lookup(_entries, (op, _placement(), *args), tensors, stream, _ENV)
+    return native.lookup(_entries, (op, _placement(tensors[0]), *args), tensors, stream, _ENV)
 
 
 def mark(k: tuple) -> None:
