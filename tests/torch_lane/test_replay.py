@@ -247,3 +247,20 @@ def test_placement_reads_the_arch_variable_for_cpu_operands_only(monkeypatch):
     marker = object()
     with routed(marker):
         assert device_calls.placement(cpu) == device_calls.placement(meta) == (id(marker), None)
+
+
+def test_a_gpu_tensors_stream_is_the_raw_current_stream_of_its_device(monkeypatch):
+    """stream_of: a GPU tensor's call launches on torch's current stream of the tensor's own GPU,
+    read as the raw handle (no torch.cuda.Stream per call); a CPU tensor's is launch_stream's."""
+    from wmma_gen.torch import runtime
+    asked = []
+    monkeypatch.setattr(runtime, "_raw_stream", lambda index: asked.append(index) or 0xBEEF0 + index)
+
+    class OnGpu:                  # what stream_of reads of a ROCm tensor on GPU 3
+        is_cuda = True
+
+        def get_device(self):
+            return 3
+    assert runtime.stream_of(OnGpu()) == 0xBEEF3 and asked == [3]
+    with launch_stream(1234):
+        assert runtime.stream_of(torch.zeros(1)) == 1234 and asked == [3]
