@@ -47,7 +47,7 @@ typedef struct {
 } Launcher;
 
 static PyTypeObject LauncherType;
-static PyObject *gen_name, *scratch_name, *device_name, *requires_grad_name, *data_ptr_name, *shape_name, *stride_name, *dtype_name;
+static PyObject *get_device_name, *gen_name, *scratch_name, *device_name, *requires_grad_name, *data_ptr_name, *shape_name, *stride_name, *dtype_name;
 
 /* An address from an int, None (0) or an object with data_ptr(); -1 with an exception set. */
 static int as_addr(PyObject *o, uint64_t *out) {
@@ -358,6 +358,20 @@ static PyObject *shape_key(PyObject *mod, PyObject *const *args, Py_ssize_t narg
  * run_addrs is run with the tensors' addresses already read (lookup's key read them). */
 static PyObject *kw_dtype_device;
 
+/* (shape, strides, dtype, fast, index): fast(shape, strides, dtype) when it gives a tensor on device
+ * `index` (get_device(); torch's _empty_strided_cuda allocates on the current GPU, which may be
+ * another), else NULL with no exception set: the caller allocates with empty_strided. */
+static PyObject *fast_alloc(PyObject *o) {
+    PyObject *args[3] = {PyTuple_GET_ITEM(o, 0), PyTuple_GET_ITEM(o, 1), PyTuple_GET_ITEM(o, 2)};
+    PyObject *t = PyObject_Vectorcall(PyTuple_GET_ITEM(o, 3), args, 3, NULL);
+    if (t == NULL) { PyErr_Clear(); return NULL; }
+    PyObject *where = PyObject_CallMethodNoArgs(t, get_device_name);
+    int same = where != NULL && PyObject_RichCompareBool(where, PyTuple_GET_ITEM(o, 4), Py_EQ) == 1;
+    Py_XDECREF(where);
+    if (!same) { PyErr_Clear(); Py_DECREF(t); return NULL; }
+    return t;
+}
+
 static PyObject *run_addrs(PyObject *entry, PyObject *ts, PyObject *device, PyObject *stream, PyObject *env,
                            uint64_t *addrs) {
     PyObject *token = PyTuple_GET_ITEM(entry, 0), *outs = PyTuple_GET_ITEM(entry, 1), *plan = PyTuple_GET_ITEM(entry, 2);
@@ -385,13 +399,16 @@ static PyObject *run_addrs(PyObject *entry, PyObject *ts, PyObject *device, PyOb
         if (!PyTuple_Check(o)) {                  /* a kept buffer */
             Py_INCREF(o);
             t = o;
-        } else if (PyTuple_GET_SIZE(o) != 3) {
-            PyErr_SetString(PyExc_TypeError, "outs entries must be (shape, strides, dtype) or a tensor");
+        } else if (PyTuple_GET_SIZE(o) != 3 && PyTuple_GET_SIZE(o) != 5) {
+            PyErr_SetString(PyExc_TypeError, "outs entries must be (shape, strides, dtype[, fast, index]) or a tensor");
             goto fail;
         } else {
-            PyObject *call[4] = {PyTuple_GET_ITEM(o, 0), PyTuple_GET_ITEM(o, 1), PyTuple_GET_ITEM(o, 2), device};
-            t = PyObject_Vectorcall(empty, call, 2, kw_dtype_device);
-            if (t == NULL) goto fail;
+            t = PyTuple_GET_SIZE(o) == 5 ? fast_alloc(o) : NULL;
+            if (t == NULL) {
+                PyObject *call[4] = {PyTuple_GET_ITEM(o, 0), PyTuple_GET_ITEM(o, 1), PyTuple_GET_ITEM(o, 2), device};
+                t = PyObject_Vectorcall(empty, call, 2, kw_dtype_device);
+                if (t == NULL) goto fail;
+            }
         }
         PyList_SET_ITEM(made, i, t);
         if (as_addr(t, &addrs[nt + i]) < 0) goto fail;
@@ -559,6 +576,8 @@ PyMODINIT_FUNC PyInit__fastlaunch(void) {
     device_name = PyUnicode_InternFromString("device");
     requires_grad_name = PyUnicode_InternFromString("requires_grad");
     gen_name = PyUnicode_InternFromString("gen");
+    get_device_name = PyUnicode_InternFromString("get_device");
+    if (!get_device_name) return NULL;
     scratch_name = PyUnicode_InternFromString("scratch");
     if (!device_name || !requires_grad_name || !gen_name || !scratch_name) return NULL;
     if (!data_ptr_name || !shape_name || !stride_name || !dtype_name) return NULL;

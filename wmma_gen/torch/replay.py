@@ -77,13 +77,28 @@ def record(k: tuple, token, names: tuple, *outputs, extra=None, kept: tuple = ()
     caller of this key ever sees: that tensor is reused by every hit (the module doc)."""
     if token is None:
         return
-    outs = tuple(o if i in kept and o.nbytes <= KEEP_MAX_BYTES else (tuple(o.shape), tuple(o.stride()), o.dtype)
-                 for i, o in enumerate(outputs))
+    outs = tuple(o if i in kept and o.nbytes <= KEEP_MAX_BYTES else _allocation(o) for i, o in enumerate(outputs))
     scratch = tuple((tuple(shape), TORCH_DTYPE[dtype], zero) for _, shape, dtype, zero in token.scratch)
     names = tuple(names) + tuple(name for name, *_ in token.scratch)
     where = {n: i for i, n in enumerate(names)}        # a slot no tensor fills: the trailing None (0)
     plan = tuple((launch, tuple([where.get(n, len(names)) for n in slots])) for launch, slots in token.launches)
     _put(k, (token, outs, plan, scratch) + (() if extra is None else (extra,)))
+
+
+# torch's own low-overhead allocators (torch/csrc/dynamo/guards.cpp: at::detail::empty_strided_cpu /
+# _cuda without torch.empty_strided's argument parsing and dispatch; what torch.compile's generated
+# code allocates with), by device type. The CUDA one allocates on the current GPU: the C hit checks
+# the new tensor's get_device() and falls back to torch.empty_strided (device/_fastlaunch.c).
+_guards = getattr(getattr(torch._C, "_dynamo", None), "guards", None)
+FAST_EMPTY = {kind: getattr(_guards, f"_empty_strided_{kind}", None) for kind in ("cpu", "cuda")}
+
+
+def _allocation(o) -> tuple:
+    """How a hit allocates an output like `o`: (shape, strides, dtype), plus (fast, get_device())
+    when torch has a low-overhead allocator for its device type."""
+    shape, strides = tuple(o.shape), tuple(o.stride())
+    fast = FAST_EMPTY.get(o.device.type)
+    return (shape, strides, o.dtype) if fast is None else (shape, strides, o.dtype, fast, o.get_device())
 
 
 def _put(k: tuple, entry) -> None:
