@@ -15,8 +15,10 @@
  *     launcher(pointers, stream=None)     pointers: one address per offset (int, None = 0, or an
  *                                         object with data_ptr(), e.g. a torch tensor)
  *     shape_key(head, tensors)            the torch lane's call-site key (torch/replay.py's twin)
- *     lookup(entries, head, tensors)      (key, entries.get(key))
- *     run(entry, tensors, device, stream, env)   a call-site cache hit: outputs allocated, fire
+ *     lookup(entries, head, tensors[, stream, env])   (key, entries.get(key), outputs of run or None):
+ *                                         the addresses and device the key read are the hit's
+ *     run(entry, tensors, device, stream, env)   a call-site cache hit: outputs allocated (torch's
+ *                                         low-overhead allocator when recorded, or a kept buffer), fire
  *     fire(plan, values, stream)          plan: ((launcher, indices), ...); launcher k gets
  *                                         values[i] for i in its indices. A launcher that is not
  *                                         a Launcher (the emulator's Python closure) is called
