@@ -131,11 +131,16 @@ def replay(token: "Prepacked", ptrs: dict, stream, alloc=None) -> bool:
     return token.run(ptrs, stream, alloc)
 
 
-def placement() -> tuple:
+def placement(first=None) -> tuple:
     """What besides the operands decides where an unrouted call runs: the routing of
-    device/select.routed and, for CPU operands, WMMA_GEN_ARCH (part of every call key)."""
+    device/select.routed and, for CPU operands, WMMA_GEN_ARCH (part of every call key).
+    first: the call's first operand when it is a torch tensor: one not on the CPU (a GPU
+    tensor: its own device and arch decide) skips the environment read, which costs about
+    as much as a launch (os.environ.get of a missing name raises and catches a KeyError)."""
     route = current_route()
-    return (None if route is None else id(route[0]), os.environ.get("WMMA_GEN_ARCH") if route is None else None)
+    if route is not None:
+        return (id(route[0]), None)
+    return (None, None) if first is not None and not first.is_cpu else (None, os.environ.get("WMMA_GEN_ARCH"))
 
 
 def fast_call(key: tuple, device, ptrs: dict, stream, alloc=None):
