@@ -131,14 +131,15 @@ def ours(p, points_by_id) -> str:
     if p.id in ANALOGUE:
         a = spec.schedule.from_dict({**s.to_dict(), **ANALOGUE[p.id]})
         cs = compile_op(spec, d, a, spec.key_of(d, a, spec.problem_from(problem)), p.arch).compiled
-        text += f"; analogue {a.block_m}x{a.block_n} {a.waves_m}x{a.waves_n} waves " + _loops(cs) + "; model times (source=model)"
-        for pid in (p.id, *MODEL_TIMES_ALSO[p.id]):
-            q = points_by_id[pid]
-            for label, sch in (("default", spec.default_schedule(d, q.arch, q.problem())), ("analogue", None)):
-                sch = sch or spec.schedule.from_dict({**spec.default_schedule(d, q.arch, q.problem()).to_dict(), **ANALOGUE[p.id]})
-                tf, comp, dram = _gemm_times(spec, q.directive(), sch, q.problem(), q.arch)
-                text += (f"{';' if label == 'default' and pid == p.id else ','} {pid} {label} {tf:.1f} TFLOP/s: "
-                         f"compute {comp:.2f} ms, DRAM {dram:.2f} ms ({dram / comp:.2f}x)")
+        text += f"; analogue {a.block_m}x{a.block_n} {a.waves_m}x{a.waves_n} waves " + _loops(cs) + "; model times (source=model):"
+        rows = []
+        for q in (p, *(points_by_id[i] for i in MODEL_TIMES_ALSO[p.id])):
+            qd, qp = q.directive(), q.problem()
+            default = spec.default_schedule(qd, q.arch, qp)
+            for label, sch in (("default", default), ("analogue", spec.schedule.from_dict({**default.to_dict(), **ANALOGUE[p.id]}))):
+                tf, comp, dram = _gemm_times(spec, qd, sch, qp, q.arch)
+                rows.append(f"{q.id} {label} {tf:.1f} TFLOP/s: compute {comp:.2f} ms, DRAM {dram:.2f} ms ({dram / comp:.2f}x)")
+        text += " " + ", ".join(rows)
     return text
 
 

@@ -7,7 +7,7 @@ here so bench/calibration_misses.py can print the numbers its explanations rest 
                              compiled here by Triton for gfx1151 (compiler output) and its two loops
                              counted; then the model's VALU-pipe term of those loops (model/loop_kernel.py:
                              v_wmma x wmma_cycles + VALU + 3 x transcendental, one clock each) over the
-                             problem at efficiency 1: the most any clock lets those loops issue
+                             problem at efficiency 1: the most those loops can issue at a given clock
     fa-1201-ck*              Composable Kernel's gfx12 FMHA forward instance (tile from its codegen table;
                              no HIP compiler here): counts derived from the tile, stated how
     lib-1201-hipblaslt-8192  hipBLASLt's gfx1201 HHS solution MT128x128x32 (its Tensile logic YAML):
@@ -33,7 +33,7 @@ AITER_DIR = "aiter/ops/triton/_triton_kernels/flash_attn_triton_amd"
 # backward on gfx1151 = 16x64 / 64x16 tiles, 4 warps, 2 stages, waves_per_eu 1; measured (median of 3, Radeon
 # 8060S) B1/H16/S16384/D64 fp16 non-causal 9.585 -> 20.812 TFLOP/s. The baseline is the RDNA default of the
 # stored bwd.py (32x32 tiles, 4 warps, 1 stage). BLK_SLICE_FACTOR: the PR text does not name it; 2 (every
-# RDNA config of bwd.py) is assumed -- the fused non-causal kernel does not read it.
+# RDNA config of bwd.py) is assumed -- the fused non-causal kernel declares it and never reads it.
 AITER_BWD = {"tuned": (dict(BLOCK_M1=16, BLOCK_N1=64, BLOCK_M2=64, BLOCK_N2=16, BLK_SLICE_FACTOR=2), 4, 2, 1, 20.812),
              "baseline": (dict(BLOCK_M1=32, BLOCK_N1=32, BLOCK_M2=32, BLOCK_N2=32, BLK_SLICE_FACTOR=2), 4, 1, 0, 9.585)}
 AITER_PROBLEM = dict(batch=1, heads=16, seq=16384, head_dim=64)
@@ -47,7 +47,10 @@ AITER_PROBLEM = dict(batch=1, heads=16, seq=16384, head_dim=64)
 CK_TILE = dict(bm0=64, bn0=64, bn1=128, d=128, waves=4, elem_bytes=2)
 # hipBLASLt, projects/hipblaslt/library/src/amd_detail/rocblaslt/src/Tensile/Logic/asm_full/gfx1201/GridBased/
 # gfx1201_Cijk_Ailk_Bljk_HHS_BH_Bias_S_HA_S_SAV_UserArgs.yaml (rocm-libraries eb27b31), the solution
-# MT128x128x32_MI16x16x1 ... MIWT4_4 ... WG32_4_1 (the kernel issue #10861's trace names for torch.mm f16).
+# MT128x128x32_MI16x16x1 ... MIWT4_4 ... WG32_4_1. Issue #10861's trace for torch.mm f16 names
+# Cijk_Ailk_Bljk_HHS_BH_Bias_HA_S_SAV_UserArgs_MT128x128x32_MI16x16x1_SN_LDSB0_AFC1_AFEM1_AFEM1_ASEM1 ...
+# MIWT4_4 ... WG32_4_1: the tile part matches, the problem-type part is spelled differently (another
+# logic file or version; not resolved here).
 HIPBLASLT = dict(MacroTile0=128, MacroTile1=128, DepthU=32, MIWaveGroup=(2, 2), MIWaveTile=(4, 4),
                  MatrixInstK=16, NumLoadsA=4, NumLoadsB=8, GlobalReadVectorWidthA=8, GlobalReadVectorWidthB=4,
                  LocalReadVectorWidth=8, PrefetchGlobalRead=2, PrefetchLocalRead=0, LdsNumBytes=51200,
