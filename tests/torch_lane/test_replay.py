@@ -245,8 +245,28 @@ def test_placement_reads_the_arch_variable_for_cpu_operands_only(monkeypatch):
     assert device_calls.placement(cpu) == device_calls.placement() == (None, "gfx1201")
     assert device_calls.placement(meta) == (None, None)
     marker = object()
-    with routed(marker):
-        assert device_calls.placement(cpu) == device_calls.placement(meta) == (id(marker), None)
+    with routed(marker):          # no arch of its own, none given: WMMA_GEN_ARCH decides
+        assert device_calls.placement(cpu) == device_calls.placement(meta) == (id(marker), "gfx1201")
+    with routed(marker, "gfx1151"):
+        assert device_calls.placement(cpu) == (id(marker), "gfx1151")
+
+
+def test_routed_blocks_with_different_archs_do_not_share_a_call_entry():
+    """The same linear on the same routed device under two archs compiles and keeps one entry
+    per arch (the key carried only the device, so the second block replayed the first's kernel)."""
+    from wmma_gen.device.select import get_device
+    emu = get_device("emu")
+    x, w = torch.randn(16, 32, dtype=torch.float16), torch.randn(32, 32, dtype=torch.float16)
+    replay.clear()
+    with routed(emu, "gfx1100"), torch.no_grad():
+        a = linear(x, w)
+    with routed(emu, "gfx1201"), torch.no_grad():
+        b = linear(x, w)
+    archs = {key[1][1] for key in replay._entries if key[0] == "linear"}
+    assert archs == {"gfx1100", "gfx1201"}
+    ref = x.double() @ w.double().T
+    for out in (a, b):
+        assert torch.allclose(out.double(), ref, rtol=2e-2, atol=2e-2)
 
 
 def test_a_gpu_tensors_stream_is_the_raw_current_stream_of_its_device(monkeypatch):
