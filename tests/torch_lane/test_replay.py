@@ -168,18 +168,43 @@ def test_flash_attn_repeat_is_replayed_and_right(stub_dev, full_calls):
         q1, q2 = torch.randn(1, 32, 2, 32).half(), torch.randn(1, 32, 2, 32).half()
         o1 = flash_attn_func(q1, k, v, causal=True)
         o2, lse2, _ = flash_attn_func(q2, k, v, causal=True, return_attn_probs=True)
+        assert full_calls["attention"] == 2     # return_attn_probs is keyed: only then is the lse handed out
         o2b, lse2b, _ = flash_attn_func(q2, k, v, causal=True, return_attn_probs=True)
-        assert full_calls["attention"] == 1     # return_attn_probs only changes what is returned
         o1b = flash_attn_func(q1, k, v, causal=True)
-        assert full_calls["attention"] == 1
-        flash_attn_func(q1, k, v, causal=False)
         assert full_calls["attention"] == 2
+        flash_attn_func(q1, k, v, causal=False)
+        assert full_calls["attention"] == 3
     assert torch.equal(o1b, o1) and torch.equal(o2b, o2) and torch.equal(lse2b, lse2)
+    assert lse2b.data_ptr() != lse2.data_ptr()      # a caller's lse is its own tensor
     for q, o in ((q1, o1), (q2, o2)):
         ref = torch.nn.functional.scaled_dot_product_attention(
             q.double().transpose(1, 2), k.double().transpose(1, 2).expand(1, 2, 32, 32),
             v.double().transpose(1, 2).expand(1, 2, 32, 32), is_causal=True).transpose(1, 2)
         _close(o, ref, 4 * 2 ** -11)
+
+
+def test_an_unseen_lse_is_one_kept_buffer_and_a_returned_one_is_fresh(stub_dev, full_calls):
+    """flash_attn_func without return_attn_probs hands out only O: its hits write the lse into the
+    one buffer the entry keeps (an allocation fewer per call); with it, every call gets its own."""
+    runtime, dev, stream = stub_dev
+    k, v = torch.randn(1, 32, 1, 32).half(), torch.randn(1, 32, 1, 32).half()
+    q = torch.randn(1, 32, 2, 32).half()
+    with routed(dev), launch_stream(int(stream)):
+        first = flash_attn_func(q, k, v)
+        outs, launched = [], []
+        for _ in range(3):
+            n = len(runtime.launches)
+            outs.append(flash_attn_func(q, k, v))
+            launched.append(runtime.launches[n].explicit)
+        _, lse_a, _ = flash_attn_func(q, k, v, return_attn_probs=True)
+        _, lse_b, _ = flash_attn_func(q, k, v, return_attn_probs=True)
+    assert full_calls["attention"] == 2
+    kept = [o for e in replay._entries.values() if isinstance(e, tuple) for o in e[1] if isinstance(o, torch.Tensor)]
+    assert len(kept) == 1 and tuple(kept[0].shape) == (1, 2, 32)          # the no-return key's lse, (B, H, Sq)
+    assert all(kept[0].data_ptr() in args for args in launched)           # every hit writes it
+    assert all(o.data_ptr() in args for o, args in zip(outs, launched))   # O: a new tensor per call
+    assert len({o.data_ptr() for o in outs}) == 3 and all(torch.equal(o, first) for o in outs)
+    assert len({lse_a.data_ptr(), lse_b.data_ptr(), kept[0].data_ptr()}) == 3 and torch.equal(lse_a, lse_b)
 
 
 def test_sdpa_repeat_is_replayed_and_right_for_each_causal_alignment(stub_dev, full_calls):
@@ -210,3 +235,52 @@ def test_varlen_is_never_replayed(stub_dev, full_calls):
             c = torch.tensor(cu, dtype=torch.int32)
             flash_attn_varlen_func(q, k, v, c, c, 16, 16)
     assert full_calls["attention"] == 2 and not replay._entries
+
+
+def test_placement_reads_the_arch_variable_for_cpu_operands_only(monkeypatch):
+    """A call key's placement: WMMA_GEN_ARCH picks the emulator's arch, so it keys unrouted CPU
+    calls; a tensor elsewhere (meta here, a GPU on ROCm) skips the environment read."""
+    monkeypatch.setenv("WMMA_GEN_ARCH", "gfx1201")
+    cpu, meta = torch.zeros(2), torch.zeros(2, device="meta")
+    assert device_calls.placement(cpu) == device_calls.placement() == (None, "gfx1201")
+    assert device_calls.placement(meta) == (None, None)
+    marker = object()
+    with routed(marker):          # no arch of its own, none given: WMMA_GEN_ARCH decides
+        assert device_calls.placement(cpu) == device_calls.placement(meta) == (id(marker), "gfx1201")
+    with routed(marker, "gfx1151"):
+        assert device_calls.placement(cpu) == (id(marker), "gfx1151")
+
+
+def test_routed_blocks_with_different_archs_do_not_share_a_call_entry():
+    """The same linear on the same routed device under two archs compiles and keeps one entry
+    per arch (the key carried only the device, so the second block replayed the first's kernel)."""
+    from wmma_gen.device.select import get_device
+    emu = get_device("emu")
+    x, w = torch.randn(16, 32, dtype=torch.float16), torch.randn(32, 32, dtype=torch.float16)
+    replay.clear()
+    with routed(emu, "gfx1100"), torch.no_grad():
+        a = linear(x, w)
+    with routed(emu, "gfx1201"), torch.no_grad():
+        b = linear(x, w)
+    archs = {key[1][1] for key in replay._entries if key[0] == "linear"}
+    assert archs == {"gfx1100", "gfx1201"}
+    ref = x.double() @ w.double().T
+    for out in (a, b):
+        assert torch.allclose(out.double(), ref, rtol=2e-2, atol=2e-2)
+
+
+def test_a_gpu_tensors_stream_is_the_raw_current_stream_of_its_device(monkeypatch):
+    """stream_of: a GPU tensor's call launches on torch's current stream of the tensor's own GPU,
+    read as the raw handle (no torch.cuda.Stream per call); a CPU tensor's is launch_stream's."""
+    from wmma_gen.torch import runtime
+    asked = []
+    monkeypatch.setattr(runtime, "_raw_stream", lambda index: asked.append(index) or 0xBEEF0 + index)
+
+    class OnGpu:                  # what stream_of reads of a ROCm tensor on GPU 3
+        is_cuda = True
+
+        def get_device(self):
+            return 3
+    assert runtime.stream_of(OnGpu()) == 0xBEEF3 and asked == [3]
+    with launch_stream(1234):
+        assert runtime.stream_of(torch.zeros(1)) == 1234 and asked == [3]

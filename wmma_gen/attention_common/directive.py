@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 from ..errors import ScheduleError
 from ..knobs import JsonRecord
+from ..ops.contract import option
 
 DTYPES = ("f16", "bf16")
 HEAD_DIMS = tuple(range(16, 513, 16))
@@ -59,13 +60,16 @@ def _check_bool(name: str, value: object) -> None:
 @dataclass(frozen=True)
 class AttentionDirective(JsonRecord):
     """A flash-attention kernel's compile-time facts (see the module docstring)."""
-    dtype: str
-    head_dim: int
-    causal: bool = False
-    window: bool = False
+    # each option(...) is the field's CLI flag (ops/contract.Flag; check/compile/analyze --op attention)
+    dtype: str = option(help="input dtype", choices=DTYPES)
+    head_dim: int = option(help="a multiple of 16 from 16 to 512", cli_default=64)
+    causal: bool = option(False, "bottom-right aligned causal mask")
+    window: bool = option(False, "LEFT,RIGHT sliding window (-1 = unbounded; write --window=-1,0 when LEFT is "
+                          "negative)", value=str, raw=True)      # the sides are the problem's: OpSpec.cli_values
     varlen: bool = False
     return_lse: bool = False
-    layout: str = "bshd"
+    layout: str = option("bshd", "memory layout of Q, K, V, O: bshd (batch, seq, heads, dim) or bhsd",
+                         flag="--attn-layout", choices=LAYOUTS)
     op: str = "attention"
     softcap: bool = False     # last, so positional construction elsewhere is unchanged
     sinks: bool = False       # after softcap for the same reason

@@ -6,9 +6,9 @@ from ..knobs import Knob
 from ..targets import Target
 
 
-def split_kv(owner: str, combine: str) -> Knob:
+def split_kv(owner: str, combine: str, values: tuple[int, ...] = (1, 2, 4, 8, 16)) -> Knob:
     """The split_kv knob: workgroups per `owner` over disjoint key ranges, merged by `combine`."""
-    return Knob("split_kv", (1, 2, 4, 8, 16), f"workgroups per {owner} over disjoint key ranges; partial\n"
+    return Knob("split_kv", values, f"workgroups per {owner} over disjoint key ranges; partial\n"
                 f"O and LSE are merged by {combine}")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from ..ops.contract import Axis
+from ..ops.contract import I32_MAX, Axis
 from .problem import AttentionProblem, as_problem
 
 GATE_SOFTCAP = 2.0   # the gate's cap for softcap directives: standard normal q, k give |scale q.k| up to
@@ -18,11 +18,12 @@ def gate_sinks(heads: int):
     return np.linspace(-1.0, 4.0, heads).astype(np.float32)
 
 
-AXES = (Axis("batch", int, "--batch", 1, (1,), "batch"),
-        Axis("heads", int, "--heads", 2, (16,), "query heads"),
-        Axis("kv_heads", int, "--kv-heads", 1, (16,), "key/value heads (divides heads)"),
-        Axis("seq_q", int, "--seq-q", 40, (1024, 4096), "query length"),
-        Axis("seq_k", int, "--seq-k", 72, (1024, 4096), "key length"))
+# Axis(name, type, flag, default, sweep, help, bounds, compile_flag): sizes are kernel arguments only
+AXES = (Axis("batch", int, "--batch", 1, (1,), "batch", (1, I32_MAX), False),
+        Axis("heads", int, "--heads", 2, (16,), "query heads", (1, I32_MAX), False),
+        Axis("kv_heads", int, "--kv-heads", 1, (16,), "key/value heads (divides heads)", (1, I32_MAX), False),
+        Axis("seq_q", int, "--seq-q", 40, (1024, 4096), "query length", (0, I32_MAX), False),
+        Axis("seq_k", int, "--seq-k", 72, (1024, 4096), "key length", (0, I32_MAX), False))
 
 
 def sizes(d, p) -> dict:

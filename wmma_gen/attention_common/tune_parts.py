@@ -15,9 +15,9 @@ INT32_MAX = 2**31 - 1     # window sides are i32 kernel arguments
 
 
 def cli_values(op: str, given: dict) -> tuple[dict, dict]:
-    """OpSpec.cli_values: --window LEFT,RIGHT -> the directive's window and the problem's sides,
-    --attn-layout -> layout, and the op (attention or attention_bwd) the directive is of."""
-    d = {"op": op, **({"layout": given["attn_layout"]} if "attn_layout" in given else {})}
+    """OpSpec.cli_values: --window LEFT,RIGHT (the directive's raw option) -> the directive's window
+    and the problem's sides, and the op (attention or attention_bwd) the directive is of."""
+    d = {"op": op}
     text = given.get("window") or ""
     if not text:
         return {**d, "window": False}, {}

@@ -12,7 +12,7 @@ from .options import add_json, add_target, emit
 def register(sub) -> None:
     p = sub.add_parser("analyze", help="main-loop analysis, occupancy, traffic and an estimate (model, not measured)")
     add_target(p)
-    add_op_options(p, shape_default="4096x4096x4096")
+    add_op_options(p, joined_default="4096x4096x4096")
     add_json(p)
     p.set_defaults(func=run)
 

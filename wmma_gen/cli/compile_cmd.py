@@ -24,7 +24,7 @@ def register(sub) -> None:
                                        "kernels, e.g. mla: the later ones as ROLE.mlir/.hsaco/.s too)")
     add_target(p)
     from ..ops.registry import one_kernel
-    add_op_options(p, ops=one_kernel(), shape_default="256x256x256", attention_sizes=False)
+    add_op_options(p, ops=one_kernel(), joined_default="256x256x256", compile_cmd=True)
     p.add_argument("--out", required=True, type=out_dir,
                    help="output directory (created; kernel.* files in it are replaced)")
     p.add_argument("--print-mlir", action="store_true", help="also print the generated MLIR")

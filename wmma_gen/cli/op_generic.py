@@ -1,5 +1,5 @@
 """What `check`, `compile` and `analyze` do for an op from its OpSpec alone (ops/contract.py):
-the directive from --dtype and the flags named after its fields, the Problem from its axes'
+the directive from --dtype and the flags its fields declare (contract.option), the Problem from its axes'
 flags, the schedule from its default and the knob flags (refused when illegal: the OpSpec's
 schedule_problems), the code objects from compile_op."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..errors import ScheduleError
-from .op_options import schedule_for
+from .op_options import dest_of, flag_of, schedule_for
 
 
 def _own_values(args, spec) -> tuple[dict, dict]:
@@ -19,17 +19,22 @@ def _own_values(args, spec) -> tuple[dict, dict]:
 
 
 def directive_of(args, spec):
-    """The op's directive: --dtype, then every field whose flag was given on the command line or
-    is its directive's own flag (another op's default for a flag of the same name does not count),
-    then what the op reads from its own flags (OpSpec.cli_values)."""
+    """The op's directive: --dtype, then each field declared with `option` (contract.Flag) from its
+    flag when given on the command line, else the option's CLI default, else the field's default
+    (a field with neither must be given), then what the op reads from its raw flags (OpSpec.cli_values)."""
+    from ..ops.contract import flags_of
     given = getattr(args, "given_flags", None) or {}
-    owned = {dest for dest, (_, owners) in (getattr(args, "op_flags", None) or {}).items() if spec.directive in owners}
-    kw = {}
-    for f in dataclasses.fields(spec.directive):
-        if f.name == "dtype":
-            kw["dtype"] = args.dtype
-        elif f.name in given or f.name in owned:     # a flag of this op's directive counts with its default
-            kw[f.name] = getattr(args, f.name)
+    kw = {"dtype": args.dtype} if "dtype" in {f.name for f in dataclasses.fields(spec.directive)} else {}
+    for f, fl in flags_of(spec.directive):
+        dest = dest_of(flag_of(f, fl))
+        if f.name == "dtype" or fl.raw:
+            continue
+        if dest in given:
+            kw[f.name] = getattr(args, dest)
+        elif fl.cli_default is not dataclasses.MISSING:
+            kw[f.name] = fl.cli_default
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise ScheduleError(flag_of(f, fl), None, f"a value for --op {spec.name} ({fl.help})")
     kw.update(_own_values(args, spec)[0])
     try:
         return spec.directive(**kw)

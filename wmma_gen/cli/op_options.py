@@ -1,32 +1,32 @@
-"""One per-op option model for `check`, `compile` and `analyze` (issue 24 item 3).
-
-Every op-specific flag is declared once, tagged with what it belongs to:
-  * the directive flags of an op family, tagged with the directive class (GemmDirective:
-    --shape, --layout, --acc, ...; AttentionDirective: --head-dim, --causal, --seq-q, ...);
-  * the schedule flags, one per knob of any op's SPACE table (ops/<op>/schedule.py), tagged
-    with the knob name; --schedule-json belongs to every op.
-After parsing, `op_spec(args)` looks the op up in the registry and refuses any flag given on
-the command line whose tag the op does not have -- its directive class (OpSpec.directive) or
-its knob table (OpSpec.space) -- naming the op and the flags it takes. So `--shape` or
-`--block-k` with --op attention, or `--causal` with --op gemm, is an error, and `--block-m 48`
-with --op attention is checked against attention's block_m domain, not GEMM's.
+"""One per-op option model for `check`, `compile` and `analyze` (issues 24 item 3, 39 item 1),
+generated from the registry -- no op is named here. Each registered op brings:
+  * its problem axes (OpSpec.problem_axes, contract.Axis): one flag per axis, or one flag that
+    several axes share (GEMM's m, n, k: --shape MxNxK); type, bounds, default and help are the Axis's;
+  * its directive's fields declared with `option(...)` (contract.Flag, next to the field in the
+    directive's module): --acc, --layout, --head-dim, --causal, ...;
+  * its knob table (OpSpec.space): one flag per knob; --schedule-json belongs to every op.
+Ops sharing a flag (--batch, --head-dim, --block-m) get one argparse flag whose help names what
+each op makes of it; two ops reading one flag differently is a ValueError when the parser is built.
+After parsing, `op_spec(args)` looks the op up and refuses every flag given on the command line
+that the op does not take, naming the op and the flags it takes. So `--shape` or `--block-k` with
+--op attention, or `--causal` with --op gemm, is an error, and `--block-m 48` with --op attention
+is checked against attention's block_m domain, not GEMM's.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import TYPE_CHECKING
 
 from ..errors import ScheduleError
-from ..attention_common.directive import AttentionDirective
-from ..ops.gemm.directive import ACTIVATIONS, IN_DTYPES, LAYOUTS, GemmDirective
 from .options import f32_exact, int_at_least, schedule_json
 
 if TYPE_CHECKING:
     from ..ops.registry import OpSpec
 
-INT32_MAX = 2**31 - 1       # sequence lengths and head counts are i32 kernel arguments
-SCHEDULE_JSON = "schedule_json"
-KERNEL_ARG = "kernel_arg"   # owner of attention sizes in `compile`: no op takes them there
+EVERY_OP = "*"        # owner of --schedule-json
+READERS = {"f32_exact": f32_exact, "upper": str.upper}   # the shared readers a Flag.value may name
+_TYPES = {"int": int, "float": float, "str": str, "bool": bool}   # annotations are text (future annotations)
 
 
 def _recording(base: type) -> type:
@@ -46,122 +46,162 @@ def _recording(base: type) -> type:
 _STORE, _TRUE = _recording(argparse._StoreAction), _recording(argparse._StoreTrueAction)
 
 
-def _flag(p, group, owners: tuple, *names, **kw) -> None:
-    """Add a flag to `group` whose owners (directive classes, ("knob", name) or SCHEDULE_JSON)
-    are recorded in the parser's op-flag table."""
-    kw["action"] = _TRUE if kw.get("action") == "store_true" else _STORE
-    a = group.add_argument(*names, **kw)
-    table = dict(p.get_default("op_flags") or {})
-    table[a.dest] = (a.option_strings[0], owners)
+def flag_of(f: dataclasses.Field, fl) -> str:
+    """The command-line flag of a directive field declared with `option` (Flag.flag or --field-name)."""
+    return fl.flag or "--" + f.name.replace("_", "-")
+
+
+def dest_of(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
+
+
+@dataclasses.dataclass
+class _Entry:
+    """One flag being generated: how it is read and what each op that declares it makes of it."""
+    flag: str
+    switch: bool
+    reading: tuple                 # what decides the argparse type: ops sharing a flag must agree
+    kw: dict                       # argparse keywords (type, choices, default)
+    group: str
+    owners: dict = dataclasses.field(default_factory=dict)       # op -> (help, default shown)
+    kernel_args: list = dataclasses.field(default_factory=list)  # ops whose size it is, refused by compile
+
+
+def _axis_entries(op: str, axes: tuple, joined_default: str, compile_cmd: bool):
+    """(dest, _Entry, takes, (help, default)) per flag of the op's problem axes; takes: the command
+    accepts it (compile refuses an axis declared compile_flag=False)."""
+    by_flag: dict[str, list] = {}
+    for a in axes:
+        by_flag.setdefault(a.flag, []).append(a)
+    for flag, group in by_flag.items():
+        takes = not compile_cmd or all(a.compile_flag for a in group)
+        if len(group) > 1:     # one flag, several axes: "AxBxC" (contract.joined_sizes reads it)
+            names = "x".join(a.name.upper() for a in group)
+            example = "x".join(str(a.default) for a in group)
+            text = f"{names} (e.g. {example}); {','.join(a.name.upper() for a in group)} >= 1"
+            yield dest_of(flag), _Entry(flag, False, ("joined", tuple(a.name for a in group)),
+                                        {"default": joined_default}, ""), takes, (text, None)
+            continue
+        a = group[0]
+        reader = int_at_least(*a.bounds) if a.bounds else a.type
+        yield a.name, _Entry(flag, False, ("axis", a.type, a.bounds), {"type": reader, "default": None}, ""), \
+            takes, (a.help or a.name, a.default)
+
+
+def _directive_entries(directive: type):
+    """(dest, _Entry, True, (help, default)) per field of the directive declared with `option`."""
+    from ..ops.contract import flags_of
+    for f, fl in flags_of(directive):
+        if f.name == "dtype":            # the common --dtype (add_op_options lists its choices)
+            continue
+        flag = flag_of(f, fl)
+        kind = _TYPES.get(f.type, f.type) if isinstance(f.type, str) else f.type
+        if isinstance(fl.value, str) and fl.value not in READERS or fl.value is None and not callable(kind):
+            raise ValueError(f"{directive.__name__}.{f.name}: option(value={fl.value!r}) is not allowed: a "
+                             f"callable or one of {', '.join(READERS)} (needed unless the field is int, float, "
+                             "str or bool)")
+        switch = kind is bool and fl.value is None
+        reader = READERS.get(fl.value, fl.value) if fl.value is not None else kind
+        kw = {"default": None} if switch else {"type": reader, "default": None,
+                                               **({"choices": list(fl.choices)} if fl.choices else {})}
+        default = None if fl.raw else fl.cli_default if fl.cli_default is not dataclasses.MISSING else f.default
+        yield dest_of(flag), _Entry(flag, switch, ("field", switch, fl.value if fl.value else kind, fl.choices), kw,
+                                    ""), True, (fl.help, "required" if default is dataclasses.MISSING else default)
+
+
+def _help(e: _Entry) -> str:
+    """The help of each op that takes the flag (one text when they agree), then the defaults."""
+    texts: dict[str, list] = {}
+    for op, (text, _) in e.owners.items():
+        texts.setdefault(text, []).append(op)
+    out = "; ".join(t if len(texts) == 1 else f"{', '.join(ops)}: {t}" for t, ops in texts.items() if t)
+    shown: dict[str, list] = {}
+    for op, (_, d) in e.owners.items():
+        if d not in (None, "") and not (e.switch and d is False):
+            shown.setdefault("on" if d is True else str(d), []).append(op)
+    if shown:
+        every = len(shown) == 1 and len(next(iter(shown.values()))) == len(e.owners)
+        out += (f" (default {next(iter(shown))})" if every else
+                " (default " + "; ".join(f"{d} for {', '.join(ops)}" for d, ops in shown.items()) + ")")
+    return out.replace("%", "%%")
+
+
+def add_op_options(p: argparse.ArgumentParser, *, ops: tuple | None = None, joined_default: str = "",
+                   compile_cmd: bool = False) -> None:
+    """--op, --dtype, every op's problem-axis and directive flags, and every op's schedule flags.
+    `joined_default`: the text of a flag several axes share when it is not given (GEMM's --shape;
+    "" = it must be given). `compile_cmd`: axes with compile_flag=False are refused (still known:
+    a clear error, not "unrecognized")."""
+    from ..ops import registry
+    ops = registry.names() if ops is None else ops
+    p.add_argument("--op", default=ops[0] if ops else None, choices=list(ops),
+                   help="op from the registry (wmma_gen/ops/registry.py); a flag of another op is an error")
+    directives = {op: registry.directive_of(op) for op in ops}
+    sharing: dict[type, list] = {}
+    for op, d in directives.items():
+        sharing.setdefault(d, []).append(op)
+    p.add_argument("--dtype", required=True, help="input dtype: " + _dtypes(sharing))
+    entries: dict[str, _Entry] = {}
+    for op in ops:
+        ops_of_d = sharing[directives[op]]
+        group = f"{ops_of_d[0]} (--op {' | '.join(ops_of_d)})"
+        made = list(_axis_entries(op, registry.axes_of(op), joined_default, compile_cmd))
+        for dest, e, takes, shown in made + list(_directive_entries(directives[op])):
+            have = entries.setdefault(dest, dataclasses.replace(e, group=group))
+            if (have.flag, have.switch, have.reading) != (e.flag, e.switch, e.reading):
+                raise ValueError(f"flag {e.flag} (dest {dest}) of --op {op} is read as {e.reading}, but another op "
+                                 f"declares {have.flag} read as {have.reading}: one reading per flag")
+            if takes:
+                have.owners[op] = shown
+            else:
+                have.kernel_args.append(op)
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    table = {}
+    for dest, e in entries.items():
+        g = groups.get(e.group) or groups.setdefault(e.group, p.add_argument_group(e.group))
+        kw = dict(e.kw, help=_help(e) if e.owners else argparse.SUPPRESS)
+        g.add_argument(e.flag, dest=dest, action=_TRUE if e.switch else _STORE, **kw)
+        table[dest] = (e.flag, tuple(e.owners), tuple(e.kernel_args))
+    _add_schedule(p, ops, table)
     p.set_defaults(op_flags=table)
 
 
-def add_op_options(p: argparse.ArgumentParser, *, ops: tuple | None = None, shape_default: str = "",
-                   attention_sizes: bool = True) -> None:
-    """--op, --dtype, the GEMM and attention flags and every op's schedule flags.
-    `attention_sizes`: the command uses attention problem sizes (compile does not: they are
-    kernel arguments, so --heads/--seq-q/... are not offered there)."""
+def _dtypes(sharing: dict) -> str:
+    """--dtype's help: each directive's dtype choices (its `dtype` field's option), with its ops."""
+    from ..ops.contract import flags_of
+    by_choices: dict[tuple, list] = {}
+    for d, ops in sharing.items():
+        choices = next((fl.choices for f, fl in flags_of(d) if f.name == "dtype"), ())
+        if choices:
+            by_choices.setdefault(tuple(choices), []).extend(ops)
+    return "; ".join(f"{', '.join(c)} ({', '.join(ops)})" for c, ops in by_choices.items()) or "see the op's directive"
+
+
+def _add_schedule(p, ops, table: dict) -> None:
     from ..ops import registry
-    ops = registry.names() if ops is None else ops
-    p.add_argument("--op", default="gemm", choices=list(ops),
-                   help="op from the registry (wmma_gen/ops/registry.py); a flag of another op is an error")
-    p.add_argument("--dtype", required=True, help=f"input dtype: {', '.join(IN_DTYPES)} (attention: f16, bf16)")
-    gemm = (GemmDirective,)
-    batch_owners = gemm + ((AttentionDirective,) if attention_sizes else (KERNEL_ARG,))
-    g = p.add_argument_group("gemm (--op gemm)")
-    _flag(p, g, gemm, "--shape", default=shape_default, help="MxNxK (e.g. 256x256x256); M,N,K >= 1")
-    _flag(p, g, gemm, "--layout", type=str.upper, default="NN", help=f"{'|'.join(LAYOUTS)}: first letter A, second B; T = transposed")
-    _flag(p, g, batch_owners, "--batch", type=int_at_least(1, INT32_MAX), default=1,
-          help="batch (gemm" + (" and attention)" if attention_sizes else ")"))
-    _flag(p, g, gemm, "--acc", default="", help="accumulator: f32 (default for floats), f16/bf16 (gfx11), i32")
-    _flag(p, g, gemm, "--out-dtype", default="", help="output dtype (default: the accumulator)")
-    _flag(p, g, gemm, "--alpha", type=f32_exact, default=1.0, help="scale of A@B (exact in f32)")
-    _flag(p, g, gemm, "--beta", type=f32_exact, default=0.0, help="scale of C0 (exact in f32)")
-    _flag(p, g, gemm, "--bias", default="", choices=["", "n", "m"], help="bias along N (per column) or M (per row)")
-    _flag(p, g, gemm, "--activation", default="", choices=[""] + list(ACTIVATIONS),
-          help="as torch: gelu = exact erf (nn.GELU()), gelu_tanh = GELU(approximate='tanh')")
-    _flag(p, g, gemm, "--unsigned", action="store_true", help="integer inputs are unsigned")
-    att = (AttentionDirective,)
-    g = p.add_argument_group("attention (--op attention | attention_bwd)")
-    _flag(p, g, att, "--head-dim", type=int, default=64, help="a multiple of 16 from 16 to 512")
-    # without attention_sizes the size flags are still known, owned by no op: a clear error, not "unrecognized"
-    sizes, hide = (att, {}) if attention_sizes else ((KERNEL_ARG,), {"help": argparse.SUPPRESS})
-    _flag(p, g, sizes, "--heads", type=int_at_least(1, INT32_MAX), default=2, **{"help": "query heads", **hide})
-    _flag(p, g, sizes, "--kv-heads", type=int_at_least(1, INT32_MAX), default=1,
-          **{"help": "key/value heads (divides --heads: GQA/MQA)", **hide})
-    _flag(p, g, sizes, "--seq-q", type=int_at_least(0, INT32_MAX), default=40,
-          **{"help": "query length (0 allowed)", **hide})
-    _flag(p, g, sizes, "--seq-k", type=int_at_least(0, INT32_MAX), default=72,
-          **{"help": "key length (0 allowed)", **hide})
-    _flag(p, g, att, "--causal", action="store_true", help="bottom-right aligned causal mask")
-    _flag(p, g, att, "--window", default="",
-          help="LEFT,RIGHT sliding window (-1 = unbounded; write --window=-1,0 when LEFT is negative)")
-    _flag(p, g, att, "--attn-layout", default="bshd", choices=["bshd", "bhsd"])
-    _add_axes(p, ops)
-    _add_schedule(p, ops)
-
-
-def _add_axes(p, ops) -> None:
-    """A flag per problem axis of any op that no flag above declares (an op registered beyond
-    gemm and attention), owned by that op: its name, type, default and help come from the Axis."""
-    from ..ops import registry
-    table = dict(p.get_default("op_flags") or {})
-    dest_of = {flag: dest for dest, (flag, _) in table.items()}
-    g = None
-    for op in ops:
-        for a in registry.axes_of(op):
-            if a.flag in dest_of:     # a flag declared above (e.g. --batch): this op takes it too
-                flag, owners = table[dest_of[a.flag]]
-                if dest_of[a.flag] == a.name and KERNEL_ARG not in owners:
-                    table[a.name] = (flag, owners + (("axis", op),))
-                    p.set_defaults(op_flags=table)
-                continue
-            g = g or p.add_argument_group("problem sizes of other ops (their Problem's axes)")
-            _flag(p, g, (("axis", op),), a.flag, dest=a.name, type=a.type, default=None,
-                  help=f"{op}: {a.help or a.name} (default {a.default})".replace("%", "%%"))
-            table = dict(p.get_default("op_flags"))
-            dest_of[a.flag] = a.name
-
-
-def _spaces(ops) -> dict[str, tuple]:
-    """op -> its SPACE, from the light spec modules (the registry's loaders import MLIR)."""
-    from ..ops import registry
-    return {op: registry.space_of(op) for op in ops}
-
-
-def _add_schedule(p, ops) -> None:
     g = p.add_argument_group("schedule (default: the op's tuned or default schedule; each flag is a knob of "
                              "the ops named in its help)")
-    _flag(p, g, (SCHEDULE_JSON,), "--schedule-json", type=schedule_json, default=None,
-          help="a schedule of --op as JSON text or a path to a JSON file")
+    g.add_argument("--schedule-json", action=_STORE, type=schedule_json, default=None,
+                   help="a schedule of --op as JSON text or a path to a JSON file")
+    table["schedule_json"] = ("--schedule-json", (EVERY_OP,), ())
     knobs: dict[str, dict] = {}
-    for op, space in _spaces(ops).items():
-        for k in space:
+    for op in ops:
+        for k in registry.space_of(op):
             knobs.setdefault(k.name, {})[op] = k
     for name, per_op in knobs.items():
+        if name in table:
+            raise ValueError(f"knob {name} of --op {', '.join(per_op)} has the dest of flag {table[name][0]}: "
+                             "rename one")
         kinds = {type(k.domain[0]) for k in per_op.values()}
         text = "; ".join(f"{op}: {k.doc.splitlines()[0]} ({'|'.join(map(str, k.domain))})" for op, k in per_op.items())
-        _flag(p, g, (("knob", name),), f"--{name.replace('_', '-')}", dest=name,
-              type=kinds.pop() if len(kinds) == 1 else str, default=None, help=text.replace("%", "%%"))
+        flag = f"--{name.replace('_', '-')}"
+        g.add_argument(flag, dest=name, action=_STORE, type=kinds.pop() if len(kinds) == 1 else str, default=None,
+                       help=text.replace("%", "%%"))
+        table[name] = (flag, tuple(per_op), ())
 
 
-def _applies(owners: tuple, spec: "OpSpec", dest: str = "") -> bool:
-    """The flag belongs to the op: its directive class, its knobs, one of its problem axes or
-    --schedule-json; for an op whose directive owns no flag here (paged_attention, mla) also a flag
-    named after a field of its directive (--head-dim, --causal, ...)."""
-    import dataclasses
-    knob_flag = any(isinstance(o, tuple) and o[0] == "knob" for o in owners)   # another op's knob of that name
-    if dest and not _declares(spec) and not knob_flag and dataclasses.is_dataclass(spec.directive) and \
-            dest in {f.name for f in dataclasses.fields(spec.directive)} and KERNEL_ARG not in owners:
-        return True
-    knobs = {k.name for k in spec.space}
-    return any(o is spec.directive or o == SCHEDULE_JSON or o == ("axis", spec.name)
-               or (isinstance(o, tuple) and o[0] == "knob" and o[1] in knobs) for o in owners)
-
-
-def _declares(spec: "OpSpec") -> bool:
-    """The op's directive class owns flags above (gemm, attention): only those are its flags."""
-    return spec.directive in (GemmDirective, AttentionDirective)
+def _takes(owners: tuple, spec: "OpSpec") -> bool:
+    return spec.name in owners or EVERY_OP in owners
 
 
 def op_spec(args) -> "OpSpec":
@@ -169,13 +209,13 @@ def op_spec(args) -> "OpSpec":
     from ..ops import registry
     spec = registry.get(args.op)
     table, given = args.op_flags, getattr(args, "given_flags", None) or {}
-    bad = [table[d][0] for d in given if d in table and not _applies(table[d][1], spec, d)]
+    bad = [table[d][0] for d in given if d in table and not _takes(table[d][1], spec)]
     if bad:
-        takes = [flag for d, (flag, owners) in table.items() if _applies(owners, spec, d)]
+        takes = [flag for flag, owners, _ in table.values() if _takes(owners, spec)]
         e = ScheduleError("--op", args.op, f"flags of {args.op}: {', '.join(takes)}")
-        sizes = [table[d][0] for d in given if d in table and KERNEL_ARG in table[d][1]]
-        note = (f" ({', '.join(sizes)}: attention sizes are kernel arguments, so one code object serves every "
-                "size)" if sizes and spec.directive is AttentionDirective else "")
+        sizes = [table[d][0] for d in given if d in table and spec.name in table[d][2]]
+        note = (f" ({', '.join(sizes)}: {spec.name} sizes are kernel arguments, so one code object serves every "
+                "size)" if sizes else "")
         e.args = (f"{', '.join(bad)} {'does' if len(bad) == 1 else 'do'} not apply to --op {args.op}; "
                   f"--op {args.op} takes {', '.join(takes)} (besides the common flags: see --help){note}",)
         raise e

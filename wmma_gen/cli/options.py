@@ -1,6 +1,6 @@
 """Shared CLI options: argument types checked at parse time, output. The per-op flags of
-check/compile/analyze (directive and schedule flags, derived from each op's tables) live in
-op_options.py."""
+check/compile/analyze (problem-axis, directive and schedule flags, generated from each op's
+declarations) live in op_options.py; a directive option may name a reader here (op_options.READERS)."""
 from __future__ import annotations
 
 import argparse

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from ..errors import CompileError
 from .amdgpu_ops import AmdgpuOps
+from .lean_ops import GpuOps, LlvmOps, RocdlOps, lazy_dialect_modules
 from .provider_id import _PACKAGE, _distribution, _llvm_version
 
 __all__ = ["ir", "passmanager", "arith", "math", "memref", "scf", "vector", "_gpu_ops_gen", "_amdgpu_ops_gen",
@@ -42,7 +43,10 @@ __all__ = ["ir", "passmanager", "arith", "math", "memref", "scf", "vector", "_gp
 SETTING = "WMMA_GEN_MLIR_PROVIDER"
 PROVIDERS = ("flydsl", "mlir")                     # the order `auto` tries them in: the default first
 _INSTALL = {"flydsl": "pip install flydsl", "mlir": "pip install mlir-gml"}
-_DIALECTS = ("arith", "math", "memref", "scf", "vector", "_gpu_ops_gen", "_rocdl_ops_gen", "_llvm_ops_gen")
+_DIALECTS = ("arith", "math", "memref", "scf", "vector")
+# Dialect modules the bindings would import on first sight of their ops: placeholders instead
+# (lean_ops.py; the generated LLVM/ROCDL/GPU op modules were ~100 ms CPU of a first compile's imports).
+_LAZY_DIALECTS = ("llvm", "rocdl", "gpu", "builtin")
 # Ops a kernel needs the provider to have registered (the ROCDL/AMDGPU side of the build).
 _REQUIRED_OPS = ("gpu.module", "amdgpu.wmma", "amdgpu.lds_barrier", "rocdl.workgroup.id.x", "llvm.call_intrinsic")
 
@@ -129,8 +133,10 @@ def _select():
 
 
 NAME, ir, passmanager, _mods = _select()
-arith, math, memref, scf, vector = (_mods[d] for d in ("arith", "math", "memref", "scf", "vector"))
-_gpu_ops_gen, _rocdl_ops_gen, _llvm_ops_gen = (_mods[d] for d in ("_gpu_ops_gen", "_rocdl_ops_gen", "_llvm_ops_gen"))
+lazy_dialect_modules(_PACKAGE[NAME], _LAZY_DIALECTS)
+arith, math, memref, scf, vector = (_mods[d] for d in _DIALECTS)
+# the ops wmma_gen emits, not the whole dialects (same names and call signatures)
+_gpu_ops_gen, _rocdl_ops_gen, _llvm_ops_gen = GpuOps(ir), RocdlOps(ir), LlvmOps(ir)
 try:
     _amdgpu_ops_gen = importlib.import_module(f"{_PACKAGE[NAME]}.dialects._amdgpu_ops_gen")
 except ImportError:      # FlyDSL: the dialect is registered, its Python op classes are not shipped

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import importlib.util
 import os
 import shutil
 import stat
@@ -58,13 +59,12 @@ def _candidates():
     on_path = shutil.which("ld.lld")
     if on_path:
         yield "path", (on_path,)
-    try:
-        import ziglang  # noqa: F401  (PyPI package shipping a zig binary with lld inside)
-        zig = Path(ziglang.__file__).parent / "zig"
+    # PyPI package shipping a zig binary with lld inside: found, not imported (nothing in it is used)
+    spec = importlib.util.find_spec("ziglang")
+    if spec is not None and spec.submodule_search_locations:
+        zig = Path(list(spec.submodule_search_locations)[0]) / "zig"
         if zig.exists():
             yield "ziglang", (str(zig), "ld.lld")
-    except ImportError:
-        pass
 
 
 def _private(p: Path) -> bool:

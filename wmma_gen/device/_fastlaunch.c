@@ -15,8 +15,10 @@
  *     launcher(pointers, stream=None)     pointers: one address per offset (int, None = 0, or an
  *                                         object with data_ptr(), e.g. a torch tensor)
  *     shape_key(head, tensors)            the torch lane's call-site key (torch/replay.py's twin)
- *     lookup(entries, head, tensors)      (key, entries.get(key))
- *     run(entry, tensors, device, stream, env)   a call-site cache hit: outputs allocated, fire
+ *     lookup(entries, head, tensors[, stream, env])   (key, entries.get(key), outputs of run or None):
+ *                                         the addresses and device the key read are the hit's
+ *     run(entry, tensors, device, stream, env)   a call-site cache hit: outputs allocated (torch's
+ *                                         low-overhead allocator when recorded, or a kept buffer), fire
  *     fire(plan, values, stream)          plan: ((launcher, indices), ...); launcher k gets
  *                                         values[i] for i in its indices. A launcher that is not
  *                                         a Launcher (the emulator's Python closure) is called
@@ -47,7 +49,7 @@ typedef struct {
 } Launcher;
 
 static PyTypeObject LauncherType;
-static PyObject *gen_name, *scratch_name, *device_name, *requires_grad_name, *data_ptr_name, *shape_name, *stride_name, *dtype_name;
+static PyObject *get_device_name, *gen_name, *scratch_name, *device_name, *requires_grad_name, *data_ptr_name, *shape_name, *stride_name, *dtype_name;
 
 /* An address from an int, None (0) or an object with data_ptr(); -1 with an exception set. */
 static int as_addr(PyObject *o, uint64_t *out) {
@@ -195,14 +197,10 @@ static PyTypeObject LauncherType = {
     .tp_getset = Launcher_getset,
 };
 
-/* fire(plan, values, stream): every launch of a call shape with its addresses picked by index. */
-static PyObject *fire(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "fire(plan: tuple, values: tuple, stream)");
-        return NULL;
-    }
-    PyObject *plan = args[0], *values = args[1], *s = args[2];
-    Py_ssize_t nv = PyTuple_GET_SIZE(values);
+/* fire_addrs: every launch of `plan` ((launcher, indices), ...) with addrs[i] for index i (nv addresses).
+ * A Launcher is patched and launched in C; any other launcher (the emulator's Python closure) is called
+ * with a tuple of ints. */
+static PyObject *fire_addrs(PyObject *plan, const uint64_t *addrs, Py_ssize_t nv, PyObject *s) {
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(plan); k++) {
         PyObject *step = PyTuple_GET_ITEM(plan, k);
         if (!PyTuple_Check(step) || PyTuple_GET_SIZE(step) != 2 || !PyTuple_Check(PyTuple_GET_ITEM(step, 1))) {
@@ -211,48 +209,62 @@ static PyObject *fire(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
         }
         PyObject *launcher = PyTuple_GET_ITEM(step, 0), *idx = PyTuple_GET_ITEM(step, 1);
         Py_ssize_t n = PyTuple_GET_SIZE(idx);
-        if (Py_TYPE(launcher) == &LauncherType) {
-            Launcher *l = (Launcher *)launcher;
-            if (n != l->nptr) {
-                PyErr_Format(PyExc_ValueError, "plan entry %zd has %zd indices: its kernel takes %zd", k, n, l->nptr);
-                return NULL;
-            }
-            for (Py_ssize_t i = 0; i < n; i++) {
-                Py_ssize_t j = PyLong_AsSsize_t(PyTuple_GET_ITEM(idx, i));
-                if (j < 0 || j >= nv) {
-                    if (!PyErr_Occurred()) PyErr_Format(PyExc_IndexError, "value index %zd out of %zd", j, nv);
-                    return NULL;
-                }
-                if (put(l, i, PyTuple_GET_ITEM(values, j)) < 0) return NULL;
-            }
-            void *stream;
-            if (as_stream(l, s, &stream) < 0) return NULL;
-            PyObject *r = go(l, stream);
-            if (r == NULL) return NULL;
-            Py_DECREF(r);
-            continue;
+        int native = Py_TYPE(launcher) == &LauncherType;
+        if (native && n != ((Launcher *)launcher)->nptr) {
+            PyErr_Format(PyExc_ValueError, "plan entry %zd has %zd indices: its kernel takes %zd", k, n,
+                         ((Launcher *)launcher)->nptr);
+            return NULL;
         }
-        PyObject *ptrs = PyTuple_New(n);        /* a Python launch closure: a tuple of ints */
-        if (ptrs == NULL) return NULL;
+        PyObject *ptrs = native ? NULL : PyTuple_New(n);        /* a Python launch closure: a tuple of ints */
+        if (!native && ptrs == NULL) return NULL;
         for (Py_ssize_t i = 0; i < n; i++) {
             Py_ssize_t j = PyLong_AsSsize_t(PyTuple_GET_ITEM(idx, i));
-            uint64_t a;
             if (j < 0 || j >= nv) {
                 if (!PyErr_Occurred()) PyErr_Format(PyExc_IndexError, "value index %zd out of %zd", j, nv);
-                Py_DECREF(ptrs);
+                Py_XDECREF(ptrs);
                 return NULL;
             }
-            if (as_addr(PyTuple_GET_ITEM(values, j), &a) < 0) { Py_DECREF(ptrs); return NULL; }
-            PyObject *v = PyLong_FromUnsignedLongLong(a);
+            if (native) {
+                memcpy(((Launcher *)launcher)->buf + ((Launcher *)launcher)->offsets[i], &addrs[j], 8);
+                continue;
+            }
+            PyObject *v = PyLong_FromUnsignedLongLong(addrs[j]);
             if (v == NULL) { Py_DECREF(ptrs); return NULL; }
             PyTuple_SET_ITEM(ptrs, i, v);
         }
-        PyObject *r = PyObject_CallFunctionObjArgs(launcher, ptrs, s, NULL);
-        Py_DECREF(ptrs);
+        PyObject *r;
+        if (native) {
+            void *stream;
+            if (as_stream((Launcher *)launcher, s, &stream) < 0) return NULL;
+            r = go((Launcher *)launcher, stream);
+        } else {
+            r = PyObject_CallFunctionObjArgs(launcher, ptrs, s, NULL);
+            Py_DECREF(ptrs);
+        }
         if (r == NULL) return NULL;
         Py_DECREF(r);
     }
     Py_RETURN_TRUE;
+}
+
+#define MAX_VALUES 256
+
+/* fire(plan, values, stream): every launch of a call shape with its addresses picked by index
+ * (values: ints, None = 0, or objects with data_ptr()). */
+static PyObject *fire(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "fire(plan: tuple, values: tuple, stream)");
+        return NULL;
+    }
+    Py_ssize_t nv = PyTuple_GET_SIZE(args[1]);
+    if (nv > MAX_VALUES) {
+        PyErr_Format(PyExc_ValueError, "fire takes at most %d values, not %zd", MAX_VALUES, nv);
+        return NULL;
+    }
+    uint64_t addrs[MAX_VALUES];
+    for (Py_ssize_t i = 0; i < nv; i++)
+        if (as_addr(PyTuple_GET_ITEM(args[1], i), &addrs[i]) < 0) return NULL;
+    return fire_addrs(args[0], addrs, nv, args[2]);
 }
 
 /* shape_key(head, tensors): head + one bytes object holding, per tensor, its rank, shape, strides,
@@ -273,14 +285,62 @@ static int put_ints(PyObject *seq, int64_t *w, Py_ssize_t *at) {
     return 0;
 }
 
-static int put_flag(PyObject *t, PyObject *name, int64_t *w, Py_ssize_t *at, int call) {
-    PyObject *v = call ? PyObject_CallMethodNoArgs(t, name) : PyObject_GetAttr(t, name);
-    if (v == NULL) return -1;
-    long long x = PyBool_Check(v) ? (v == Py_True) : PyLong_AsLongLong(v);
-    Py_DECREF(v);
-    if (x == -1 && PyErr_Occurred()) return -1;
-    w[(*at)++] = x;
-    return 0;
+/* The key of (head, tensors); each tensor's data_ptr() into addrs[i] (0 for None: at most MAX_VALUES
+ * tensors) and a new reference to tensors[0]'s device into *dev0 when dev0 is not NULL. */
+static PyObject *build_key(PyObject *head, PyObject *ts, uint64_t *addrs, PyObject **dev0) {
+    int64_t w[KEY_WORDS];
+    Py_ssize_t at = 0;
+    if (PyTuple_GET_SIZE(ts) > MAX_VALUES) {
+        PyErr_Format(PyExc_ValueError, "a key takes at most %d tensors", MAX_VALUES);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(ts); i++) {
+        PyObject *t = PyTuple_GET_ITEM(ts, i);
+        if (at + 8 > KEY_WORDS) { PyErr_SetString(PyExc_ValueError, "too many tensors for one key"); goto fail; }
+        if (t == Py_None) { w[at++] = -1; addrs[i] = 0; continue; }
+        PyObject *shape = PyObject_GetAttr(t, shape_name);
+        if (shape == NULL) goto fail;
+        w[at++] = PyTuple_Check(shape) ? PyTuple_GET_SIZE(shape) : -2;
+        int bad = put_ints(shape, w, &at);
+        Py_DECREF(shape);
+        if (bad) goto fail;
+        PyObject *stride = PyObject_CallMethodNoArgs(t, stride_name);
+        if (stride == NULL) goto fail;
+        bad = put_ints(stride, w, &at);
+        Py_DECREF(stride);
+        if (bad || at + 5 > KEY_WORDS) {
+            if (!bad) PyErr_SetString(PyExc_ValueError, "too many tensor dims for one key");
+            goto fail;
+        }
+        PyObject *dtype = PyObject_GetAttr(t, dtype_name);
+        if (dtype == NULL) goto fail;
+        w[at++] = (int64_t)(intptr_t)dtype;
+        Py_DECREF(dtype);        /* a torch dtype outlives the process's tensors: its address is its identity */
+        PyObject *device = PyObject_GetAttr(t, device_name);
+        if (device == NULL) goto fail;
+        /* torch.device's hash is std::hash<c10::Device>: (type << 16 | index), one value per device */
+        Py_hash_t h = PyObject_Hash(device);
+        if (i == 0 && dev0 != NULL) *dev0 = device;      /* the outputs' device (run) */
+        else Py_DECREF(device);
+        if (h == -1 && PyErr_Occurred()) goto fail;
+        if (as_addr(t, &addrs[i]) < 0) goto fail;
+        w[at++] = (int64_t)(addrs[i] & 15);
+    }
+    Py_ssize_t nh = PyTuple_GET_SIZE(head);
+    PyObject *k = PyTuple_New(nh + 1);
+    if (k == NULL) goto fail;
+    for (Py_ssize_t i = 0; i < nh; i++) {
+        PyObject *h = PyTuple_GET_ITEM(head, i);
+        Py_INCREF(h);
+        PyTuple_SET_ITEM(k, i, h);
+    }
+    PyObject *b = PyBytes_FromStringAndSize((const char *)w, (Py_ssize_t)(at * sizeof(int64_t)));
+    if (b == NULL) { Py_DECREF(k); goto fail; }
+    PyTuple_SET_ITEM(k, nh, b);
+    return k;
+fail:
+    if (dev0 != NULL) Py_CLEAR(*dev0);
+    return NULL;
 }
 
 static PyObject *shape_key(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
@@ -288,68 +348,34 @@ static PyObject *shape_key(PyObject *mod, PyObject *const *args, Py_ssize_t narg
         PyErr_SetString(PyExc_TypeError, "shape_key(head: tuple, tensors: tuple)");
         return NULL;
     }
-    PyObject *head = args[0], *ts = args[1];
-    int64_t w[KEY_WORDS];
-    Py_ssize_t at = 0;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(ts); i++) {
-        PyObject *t = PyTuple_GET_ITEM(ts, i);
-        if (at + 8 > KEY_WORDS) { PyErr_SetString(PyExc_ValueError, "too many tensors for one key"); return NULL; }
-        if (t == Py_None) { w[at++] = -1; continue; }
-        PyObject *shape = PyObject_GetAttr(t, shape_name);
-        if (shape == NULL) return NULL;
-        w[at++] = PyTuple_Check(shape) ? PyTuple_GET_SIZE(shape) : -2;
-        int bad = put_ints(shape, w, &at);
-        Py_DECREF(shape);
-        if (bad) return NULL;
-        PyObject *stride = PyObject_CallMethodNoArgs(t, stride_name);
-        if (stride == NULL) return NULL;
-        bad = put_ints(stride, w, &at);
-        Py_DECREF(stride);
-        if (bad || at + 5 > KEY_WORDS) {
-            if (!bad) PyErr_SetString(PyExc_ValueError, "too many tensor dims for one key");
-            return NULL;
-        }
-        PyObject *dtype = PyObject_GetAttr(t, dtype_name);
-        if (dtype == NULL) return NULL;
-        w[at++] = (int64_t)(intptr_t)dtype;
-        Py_DECREF(dtype);        /* a torch dtype outlives the process's tensors: its address is its identity */
-        PyObject *device = PyObject_GetAttr(t, device_name);
-        if (device == NULL) return NULL;
-        /* torch.device's hash is std::hash<c10::Device>: (type << 16 | index), one value per device */
-        Py_hash_t h = PyObject_Hash(device);
-        Py_DECREF(device);
-        if (h == -1 && PyErr_Occurred()) return NULL;
-        w[at++] = (int64_t)h;
-        if (put_flag(t, data_ptr_name, w, &at, 1)) return NULL;
-        w[at - 1] &= 15;
-    }
-    Py_ssize_t nh = PyTuple_GET_SIZE(head);
-    PyObject *k = PyTuple_New(nh + 1);
-    if (k == NULL) return NULL;
-    for (Py_ssize_t i = 0; i < nh; i++) {
-        PyObject *h = PyTuple_GET_ITEM(head, i);
-        Py_INCREF(h);
-        PyTuple_SET_ITEM(k, i, h);
-    }
-    PyObject *b = PyBytes_FromStringAndSize((const char *)w, (Py_ssize_t)(at * sizeof(int64_t)));
-    if (b == NULL) { Py_DECREF(k); return NULL; }
-    PyTuple_SET_ITEM(k, nh, b);
-    return k;
+    uint64_t addrs[MAX_VALUES];
+    return build_key(args[0], args[1], addrs, NULL);
 }
 
 /* run(entry, tensors, device, stream, env) -> [outputs] or None
- * entry: (token, outs ((shape, strides, dtype), ...), plan, scratch, ...) as torch/replay.py records;
+ * entry: (token, outs, plan, scratch, ...) as torch/replay.py records, each of outs a (shape, strides,
+ * dtype) to allocate or a tensor to hand out as it is (a kept buffer: replay.py's record);
  * env: (gen [int], captures [int], empty_strided, held). None (nothing done) when the token is stale
- * (token.gen != gen[0]) or has scratch buffers: replay.py's Python path handles those. */
+ * (token.gen != gen[0]) or has scratch buffers: replay.py's Python path handles those.
+ * run_addrs is run with the tensors' addresses already read (lookup's key read them). */
 static PyObject *kw_dtype_device;
 
-static PyObject *run(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 5 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) < 4 || !PyTuple_Check(args[1])
-            || !PyTuple_Check(args[4]) || PyTuple_GET_SIZE(args[4]) != 4) {
-        PyErr_SetString(PyExc_TypeError, "run(entry: tuple of 4 or more, tensors: tuple, device, stream, env: 4-tuple)");
-        return NULL;
-    }
-    PyObject *entry = args[0], *ts = args[1], *device = args[2], *stream = args[3], *env = args[4];
+/* (shape, strides, dtype, fast, index): fast(shape, strides, dtype) when it gives a tensor on device
+ * `index` (get_device(); torch's _empty_strided_cuda allocates on the current GPU, which may be
+ * another), else NULL with no exception set: the caller allocates with empty_strided. */
+static PyObject *fast_alloc(PyObject *o) {
+    PyObject *args[3] = {PyTuple_GET_ITEM(o, 0), PyTuple_GET_ITEM(o, 1), PyTuple_GET_ITEM(o, 2)};
+    PyObject *t = PyObject_Vectorcall(PyTuple_GET_ITEM(o, 3), args, 3, NULL);
+    if (t == NULL) { PyErr_Clear(); return NULL; }
+    PyObject *where = PyObject_CallMethodNoArgs(t, get_device_name);
+    int same = where != NULL && PyObject_RichCompareBool(where, PyTuple_GET_ITEM(o, 4), Py_EQ) == 1;
+    Py_XDECREF(where);
+    if (!same) { PyErr_Clear(); Py_DECREF(t); return NULL; }
+    return t;
+}
+
+static PyObject *run_addrs(PyObject *entry, PyObject *ts, PyObject *device, PyObject *stream, PyObject *env,
+                           uint64_t *addrs) {
     PyObject *token = PyTuple_GET_ITEM(entry, 0), *outs = PyTuple_GET_ITEM(entry, 1), *plan = PyTuple_GET_ITEM(entry, 2);
     PyObject *gen = PyObject_GetAttr(token, gen_name);
     if (gen == NULL) return NULL;
@@ -363,72 +389,107 @@ static PyObject *run(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
     if (has < 0) return NULL;
     if (!same || has || !PyTuple_Check(outs) || !PyTuple_Check(plan)) Py_RETURN_NONE;
     Py_ssize_t nt = PyTuple_GET_SIZE(ts), no = PyTuple_GET_SIZE(outs);
-    PyObject *made = PyList_New(no), *values = PyTuple_New(nt + no + 1);
-    if (made == NULL || values == NULL) { Py_XDECREF(made); Py_XDECREF(values); return NULL; }
-    for (Py_ssize_t i = 0; i < nt; i++) {
-        PyObject *t = PyTuple_GET_ITEM(ts, i);
-        Py_INCREF(t);
-        PyTuple_SET_ITEM(values, i, t);
+    if (nt + no + 1 > MAX_VALUES) {
+        PyErr_Format(PyExc_ValueError, "run takes at most %d tensors and outputs", MAX_VALUES - 1);
+        return NULL;
     }
-    Py_INCREF(Py_None);
-    PyTuple_SET_ITEM(values, nt + no, Py_None);
+    PyObject *made = PyList_New(no);
+    if (made == NULL) return NULL;
     PyObject *empty = PyTuple_GET_ITEM(env, 2);
     for (Py_ssize_t i = 0; i < no; i++) {
-        PyObject *o = PyTuple_GET_ITEM(outs, i);
-        if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 3) {
-            PyErr_SetString(PyExc_TypeError, "outs entries must be (shape, strides, dtype)");
+        PyObject *o = PyTuple_GET_ITEM(outs, i), *t;
+        if (!PyTuple_Check(o)) {                  /* a kept buffer */
+            Py_INCREF(o);
+            t = o;
+        } else if (PyTuple_GET_SIZE(o) != 3 && PyTuple_GET_SIZE(o) != 5) {
+            PyErr_SetString(PyExc_TypeError, "outs entries must be (shape, strides, dtype[, fast, index]) or a tensor");
             goto fail;
+        } else {
+            t = PyTuple_GET_SIZE(o) == 5 ? fast_alloc(o) : NULL;
+            if (t == NULL) {
+                PyObject *call[4] = {PyTuple_GET_ITEM(o, 0), PyTuple_GET_ITEM(o, 1), PyTuple_GET_ITEM(o, 2), device};
+                t = PyObject_Vectorcall(empty, call, 2, kw_dtype_device);
+                if (t == NULL) goto fail;
+            }
         }
-        PyObject *call[4] = {PyTuple_GET_ITEM(o, 0), PyTuple_GET_ITEM(o, 1), PyTuple_GET_ITEM(o, 2), device};
-        PyObject *t = PyObject_Vectorcall(empty, call, 2, kw_dtype_device);
-        if (t == NULL) goto fail;
         PyList_SET_ITEM(made, i, t);
-        Py_INCREF(t);
-        PyTuple_SET_ITEM(values, nt + i, t);
+        if (as_addr(t, &addrs[nt + i]) < 0) goto fail;
     }
+    addrs[nt + no] = 0;
     PyObject *caps = PyList_GET_ITEM(PyTuple_GET_ITEM(env, 1), 0);
     int capturing = PyObject_IsTrue(caps);
     if (capturing < 0) goto fail;
     if (capturing) {          /* a graph capture: its replays write these (device/operand.py) */
+        PyObject *values = PyTuple_New(nt + no);
+        if (values == NULL) goto fail;
+        for (Py_ssize_t i = 0; i < nt + no; i++) {
+            PyObject *v = i < nt ? PyTuple_GET_ITEM(ts, i) : PyList_GET_ITEM(made, i - nt);
+            Py_INCREF(v);
+            PyTuple_SET_ITEM(values, i, v);
+        }
         PyObject *r = PyObject_Call(PyTuple_GET_ITEM(env, 3), values, NULL);
+        Py_DECREF(values);
         if (r == NULL) goto fail;
         Py_DECREF(r);
     }
-    PyObject *fargs[3] = {plan, values, stream};
-    PyObject *r = fire(mod, fargs, 3);
+    PyObject *r = fire_addrs(plan, addrs, nt + no + 1, stream);
     if (r == NULL) goto fail;
     Py_DECREF(r);
-    Py_DECREF(values);
     return made;
 fail:
     Py_DECREF(made);
-    Py_DECREF(values);
     return NULL;
 }
 
-/* lookup(entries, head, tensors[, stream, env]) -> (key, entry or None, outputs or None): the call's key,
- * its entry and, with stream and env given and a recorded entry, the outputs of running it (run). */
-static PyObject *lookup(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
-    if ((nargs != 3 && nargs != 5) || !PyDict_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "lookup(entries: dict, head: tuple, tensors: tuple[, stream, env])");
+static int run_args_ok(PyObject *entry, PyObject *ts, PyObject *env) {
+    return PyTuple_Check(entry) && PyTuple_GET_SIZE(entry) >= 4 && PyTuple_Check(ts) && PyTuple_Check(env)
+        && PyTuple_GET_SIZE(env) == 4;
+}
+
+static PyObject *run(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5 || !run_args_ok(args[0], args[1], args[4])) {
+        PyErr_SetString(PyExc_TypeError, "run(entry: tuple of 4 or more, tensors: tuple, device, stream, env: 4-tuple)");
         return NULL;
     }
-    PyObject *k = shape_key(mod, args + 1, 2);
+    Py_ssize_t nt = PyTuple_GET_SIZE(args[1]);
+    if (nt > MAX_VALUES) {
+        PyErr_Format(PyExc_ValueError, "run takes at most %d tensors", MAX_VALUES);
+        return NULL;
+    }
+    uint64_t addrs[MAX_VALUES];
+    for (Py_ssize_t i = 0; i < nt; i++)
+        if (as_addr(PyTuple_GET_ITEM(args[1], i), &addrs[i]) < 0) return NULL;
+    return run_addrs(args[0], args[1], args[2], args[3], args[4], addrs);
+}
+
+/* lookup(entries, head, tensors[, stream, env]) -> (key, entry or None, outputs or None): the call's key,
+ * its entry and, with stream and env given and a recorded entry, the outputs of running it (run), with
+ * the addresses and the device the key read. */
+static PyObject *lookup(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    if ((nargs != 3 && nargs != 5) || !PyDict_Check(args[0]) || !PyTuple_Check(args[1]) || !PyTuple_Check(args[2])
+            || (nargs == 5 && (!PyTuple_Check(args[4]) || PyTuple_GET_SIZE(args[4]) != 4))) {
+        PyErr_SetString(PyExc_TypeError, "lookup(entries: dict, head: tuple, tensors: tuple[, stream, env: 4-tuple])");
+        return NULL;
+    }
+    uint64_t addrs[MAX_VALUES];
+    PyObject *device = NULL;
+    PyObject *k = build_key(args[1], args[2], addrs, &device);
     if (k == NULL) return NULL;
     PyObject *e = PyDict_GetItemWithError(args[0], k);
-    if (e == NULL && PyErr_Occurred()) { Py_DECREF(k); return NULL; }
+    if (e == NULL && PyErr_Occurred()) { Py_DECREF(k); Py_XDECREF(device); return NULL; }
     PyObject *made = NULL;
-    if (nargs == 5 && e != NULL && PyTuple_Check(e) && PyTuple_GET_SIZE(e) >= 4) {
-        PyObject *ts = args[2];
-        PyObject *device = PyTuple_GET_SIZE(ts) ? PyObject_GetAttr(PyTuple_GET_ITEM(ts, 0), device_name) : NULL;
-        if (device == NULL) { Py_DECREF(k); return NULL; }
+    if (nargs == 5 && e != NULL && run_args_ok(e, args[2], args[4])) {
+        if (device == NULL) {
+            PyErr_SetString(PyExc_TypeError, "lookup: the first tensor of a recorded key is None");
+            Py_DECREF(k);
+            return NULL;
+        }
         Py_INCREF(e);            /* kept while run may call Python (held), which could drop it from entries */
-        PyObject *rargs[5] = {e, ts, device, args[3], args[4]};
-        made = run(mod, rargs, 5);
-        Py_DECREF(device);
+        made = run_addrs(e, args[2], device, args[3], args[4], addrs);
         Py_DECREF(e);
-        if (made == NULL) { Py_DECREF(k); return NULL; }
+        if (made == NULL) { Py_DECREF(k); Py_DECREF(device); return NULL; }
     }
+    Py_XDECREF(device);
     PyObject *r = PyTuple_Pack(3, k, e ? e : Py_None, made ? made : Py_None);
     Py_DECREF(k);
     Py_XDECREF(made);
@@ -517,6 +578,8 @@ PyMODINIT_FUNC PyInit__fastlaunch(void) {
     device_name = PyUnicode_InternFromString("device");
     requires_grad_name = PyUnicode_InternFromString("requires_grad");
     gen_name = PyUnicode_InternFromString("gen");
+    get_device_name = PyUnicode_InternFromString("get_device");
+    if (!get_device_name) return NULL;
     scratch_name = PyUnicode_InternFromString("scratch");
     if (!device_name || !requires_grad_name || !gen_name || !scratch_name) return NULL;
     if (!data_ptr_name || !shape_name || !stride_name || !dtype_name) return NULL;

@@ -92,13 +92,14 @@ def shape_key_python(head: tuple, tensors: tuple) -> tuple:
 def run_python(entry: tuple, tensors: tuple, device, stream, env: tuple):
     """The Python twin of _fastlaunch.run: a call-site cache hit (torch/replay.py's entry
     (token, outs, plan, scratch, ...); env (gen [int], captures [int], empty_strided, held)): the
-    outputs allocated, held during a capture, every launch fired; None when the token is stale
+    outputs allocated (an entry of outs that is a tensor, not (shape, strides, dtype): handed out as
+    it is), held during a capture, every launch fired; None when the token is stale
     or needs scratch (replay.py's slow path)."""
     token, outs, plan = entry[:3]
     gen, captures, empty, held = env
     if token.gen != gen[0] or token.scratch:
         return None
-    made = [empty(shape, strides, dtype=dtype, device=device) for shape, strides, dtype in outs]
+    made = [empty(o[0], o[1], dtype=o[2], device=device) if type(o) is tuple else o for o in outs]   # o: kept
     values = (*tensors, *made, None)
     if captures[0]:
         held(*values)

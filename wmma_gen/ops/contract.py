@@ -24,13 +24,51 @@ from ..errors import ScheduleError
 @dataclass(frozen=True)
 class Axis:
     """One size of an op's Problem: its field name, Python type, CLI flag, the value a
-    `check`/`analyze` uses when the flag is not given, and the sweep's default values."""
+    `check`/`analyze` uses when the flag is not given, and the sweep's default values.
+    bounds: (lo, hi) an int axis's flag accepts (argparse refuses others, naming the flag); () = any
+    value of its type. compile_flag=False: `wmma-gen compile` refuses the flag -- a kernel argument
+    no code object depends on (the op's key ignores it: one object serves every value)."""
     name: str
     type: type
     flag: str
     default: Any
     sweep: tuple = ()
     help: str = ""
+    bounds: tuple = ()
+    compile_flag: bool = True
+
+
+I32_MAX = 2**31 - 1     # sizes that are i32 kernel arguments (Axis.bounds)
+
+
+@dataclass(frozen=True)
+class Flag:
+    """The CLI flag of one directive field, declared on the field with `option(...)`: `check`,
+    `compile` and `analyze` offer it for every op whose directive declares it (cli/op_options.py
+    reads these; an op or a field adds its flag with no cli/ edit). flag: "" = --<field name>;
+    value: how the text is read -- None (the field's type; a bool field is a switch), a callable
+    (text -> value; ValueError refuses it) or a name of the CLI's shared readers ("f32_exact",
+    "upper"); choices: the allowed values argparse checks; cli_default: the value when the flag
+    is not given (MISSING: the field's default; a field with neither must be given); raw: the
+    op's OpSpec.cli_values reads the flag's text, which is not this field's value (attention's
+    --window LEFT,RIGHT sets window and the problem's sides). On the `dtype` field only `help` and
+    `choices` count: they describe the common --dtype."""
+    help: str
+    flag: str = ""
+    value: Any = None
+    choices: tuple = ()
+    cli_default: Any = field(default_factory=lambda: dataclasses.MISSING)   # MISSING as a value
+    raw: bool = False
+
+
+def option(default: Any = dataclasses.MISSING, help: str = "", **kw) -> Any:
+    """A directive field with its CLI flag (Flag's fields as keywords): `acc: str = option("", "accumulator")`."""
+    return dataclasses.field(default=default, metadata={"flag": Flag(help, **kw)})
+
+
+def flags_of(directive: type) -> tuple:
+    """((field, Flag), ...) of a directive class, in field order: the fields declared with `option`."""
+    return tuple((f, f.metadata["flag"]) for f in dataclasses.fields(directive) if "flag" in f.metadata)
 
 
 @dataclass(frozen=True)

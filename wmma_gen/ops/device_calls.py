@@ -131,11 +131,22 @@ def replay(token: "Prepacked", ptrs: dict, stream, alloc=None) -> bool:
     return token.run(ptrs, stream, alloc)
 
 
-def placement() -> tuple:
-    """What besides the operands decides where an unrouted call runs: the routing of
-    device/select.routed and, for CPU operands, WMMA_GEN_ARCH (part of every call key)."""
+def placement(first=None) -> tuple:
+    """What besides the operands decides where a call runs: the routing of device/select.routed
+    (its device and arch) and, for CPU operands, WMMA_GEN_ARCH (part of every call key).
+    first: the call's first operand when it is a torch tensor: one not on the CPU (a GPU
+    tensor: its own device and arch decide) skips the environment read, which costs about
+    as much as a launch (os.environ.get of a missing name raises and catches a KeyError)."""
     route = current_route()
-    return (None if route is None else id(route[0]), os.environ.get("WMMA_GEN_ARCH") if route is None else None)
+    if route is not None:
+        # the block's arch picks the kernels: `routed(dev, "gfx1201")` and `routed(dev)` on one
+        # device must not share entries; without one, a device with no arch of its own compiles
+        # for WMMA_GEN_ARCH (select.arch_of), read only then
+        dev, arch = route
+        if arch is None and getattr(dev, "arch", None) is None:
+            arch = os.environ.get("WMMA_GEN_ARCH")
+        return (id(dev), arch)
+    return (None, None) if first is not None and not first.is_cpu else (None, os.environ.get("WMMA_GEN_ARCH"))
 
 
 def fast_call(key: tuple, device, ptrs: dict, stream, alloc=None):

@@ -75,6 +75,11 @@ def axes_of(name: str) -> tuple:
     return _light(name, "AXES", "problem_axes")
 
 
+def directive_of(name: str) -> type:
+    """The op's directive class (its fields' `option`s are CLI flags) without loading its builder."""
+    return _light(name, "DIRECTIVE", "directive")
+
+
 def sibling(name: str, module: str):
     """The module `module` beside the op's spec module (its folder's sweep_axes, recorded, ...), or
     None when the op has none (or was registered as an object, without a folder)."""

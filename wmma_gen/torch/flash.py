@@ -31,14 +31,15 @@ DTYPES = ("f16", "bf16")
 _FWD = ("Q", "K", "V", "O", "LSE")      # the forward's pointer arguments a replayed call fills
 
 
-def _attention(q, k, v, *rest, key=None):
+def _attention(q, k, v, *rest, key=None, lse_seen=True):
     """The forward op, straight when nothing needs torch's dispatcher (runtime.direct); a
-    straight call is remembered under the front end's replay `key` (replay.py)."""
+    straight call is remembered under the front end's replay `key` (replay.py), its lse kept
+    for every hit when no caller of the key sees it (lse_seen False; the key must say so)."""
     if key is None:               # autograd to record (eager Function) or the dispatcher's turn
         return attention_ops.attention_any(q, k, v, *rest)
     out, lse, token = attention_ops.attention_call(q, k, v, *rest)
     if key:                       # () = straight but not replayable (varlen: offsets are data)
-        replay.record(key, token, _FWD, out, lse)
+        replay.record(key, token, _FWD, out, lse, kept=() if lse_seen else (1,))
     return out, lse
 
 
@@ -48,7 +49,7 @@ def _replay_key(front: str, q, k, v, *args):
     end keys only calls whose q, k, v reach the kernels unchanged (a negative scale negates q)."""
     if _is_compiling() or runtime._native_mode(q, k, v) != STRAIGHT:      # runtime.direct, inline
         return None, None
-    key, entry, made = native.lookup(replay._entries, (front, _placement(), *args), (q, k, v), stream_of(q),
+    key, entry, made = native.lookup(replay._entries, (front, _placement(q), *args), (q, k, v), stream_of(q),
                                      replay._ENV)                             # replay.lookup_run, inline
     if made is None and entry is not None:        # stale, or scratch to allocate
         made = replay.hit(key, (q, k, v), q.device, stream_of(q), entry)
@@ -129,7 +130,7 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     if (s_aux is None and learnable_sink is None and q_descale is None and k_descale is None and v_descale is None
             and (softmax_scale is None or type(softmax_scale) in (float, int) and softmax_scale > 0)):
         key, done = _replay_key("flash_attn_func", q, k, v, dropout_p, softmax_scale, causal,
-                                tuple(window_size or ()), softcap, alibi_slopes is None)
+                                tuple(window_size or ()), softcap, alibi_slopes is None, bool(return_attn_probs))
         if done is not None:      # a repeat of a known shape key: allocated and enqueued (replay.py)
             return (done[0], done[1], None) if return_attn_probs else done[0]
     q, softmax_scale = signed_scale(q, softmax_scale)     # q itself when the call was keyed (scale > 0)
@@ -159,7 +160,7 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     left, right = _window(window_size)
     scale = float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(d)
     out, lse = _attention(q, k, v, None, None, q.shape[1], k.shape[1], bool(causal), left, right, scale, "bshd",
-                          cap, *([sinks] if sinks is not None else []), key=key)
+                          cap, *([sinks] if sinks is not None else []), key=key, lse_seen=bool(return_attn_probs))
     return (out, lse, None) if return_attn_probs else out
 
 
@@ -259,7 +260,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     d = query.shape[-1]
     s = float(scale) if scale is not None else 1.0 / math.sqrt(d)
     out, _ = _attention(query, key, value, None, None, sq, key.shape[2], causal, left, right, s, "bhsd", 0.0,
-                        key=rkey)
+                        key=rkey, lse_seen=False)
     return out
 
 

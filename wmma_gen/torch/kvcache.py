@@ -199,7 +199,8 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
             and alibi_slopes is None and (num_splits is None or type(num_splits) is int and num_splits == 0)
             and k_descale is None and v_descale is None and s_aux is None and learnable_sink is None):
         key, done = kvcache_replay.keyed(q, k_cache, v_cache, k, v, cache_seqlens, block_table, out, softmax_scale,
-                                         causal, tuple(window_size or ()), softcap, bool(fp8_wmma))
+                                         causal, tuple(window_size or ()), softcap, bool(fp8_wmma),
+                                         bool(return_softmax_lse))
         if done is not None:      # a repeat of a known key: appended, allocated and enqueued
             return done if return_softmax_lse else done[0]
     from .flash import check_sinks
@@ -243,7 +244,8 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     if (scales is None or scales.dim() == 2) and direct(q, out):
         o, lse, token = _paged_body(q, k_pages, v_pages, table, lens, scales, *opts, out=out)
         if scales is None and sinks is None:
-            kvcache_replay.remember(key, token, table, out, o, lse, block_table is None, table.shape[1] * k_pages.shape[1])
+            kvcache_replay.remember(key, token, table, out, o, lse, block_table is None, table.shape[1] * k_pages.shape[1],
+                                    lse_seen=bool(return_softmax_lse))
         out = o
     elif scales is None or scales.dim() == 2:
         out, lse = into(out, *torch.ops.wmma_gen.paged_attention(q, k_pages, v_pages, table, lens, scales, *opts))

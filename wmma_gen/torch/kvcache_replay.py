@@ -68,11 +68,13 @@ def keyed(q, k_cache, v_cache, k, v, cache_seqlens, block_table, out, softmax_sc
     return key, ((out, made[0]) if out is not None else (made[0], made[1]))
 
 
-def remember(key, token, table, out, o, lse, contiguous: bool, capacity: int) -> None:
+def remember(key, token, table, out, o, lse, contiguous: bool, capacity: int, lse_seen: bool = True) -> None:
     """After the full call of `key`: what a hit re-runs (the paged kernel's token), with the
-    contiguous cache's table kept (a caller's block table is passed per call)."""
+    contiguous cache's table kept (a caller's block table is passed per call); an lse no caller
+    of the key sees (return_softmax_lse False, part of the key) is one buffer kept for every hit."""
     if key is None or token is None:
         return
     names = NAMES + (("O", "LSE") if out is not None else ("O", "LSE"))     # out: an input; else allocated
     outputs = (lse,) if out is not None else (o, lse)
-    replay.record(key, token, names, *outputs, extra=(table if contiguous else None, capacity))
+    replay.record(key, token, names, *outputs, extra=(table if contiguous else None, capacity),
+                  kept=() if lse_seen else (len(outputs) - 1,))

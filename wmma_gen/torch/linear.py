@@ -35,7 +35,7 @@ def linear(x, weight, bias=None, activation=None):
     checked = False
     if mode != DISPATCH:          # a repeat of a known shape key: checks done once (replay.py)
         if mode == STRAIGHT:      # a recorded key: outputs allocated, kernels enqueued (replay.py)
-            key, entry, made = native.lookup(replay._entries, ("linear", _placement(), activation, mode),
+            key, entry, made = native.lookup(replay._entries, ("linear", _placement(x), activation, mode),
                                              (x, weight, bias), stream_of(x), replay._ENV)
             if made is None and entry is not None:
                 made = replay.hit(key, (x, weight, bias), x.device, stream_of(x), entry)   # stale / scratch

@@ -126,8 +126,16 @@ def launch_stream(handle):
         _local.stream = prev
 
 
+# The current stream of a GPU as its raw handle, without building a torch.cuda.Stream (a
+# per-call Python object: microseconds): torch/csrc/cuda/Module.cpp's _cuda_getCurrentRawStream,
+# what torch.compile's generated code calls per launch (`get_raw_stream`). CUDA/ROCm builds only.
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
 def stream_of(t: torch.Tensor):
     if t.is_cuda:
+        if _raw_stream is not None:
+            return _raw_stream(t.get_device())
         return torch.cuda.current_stream(t.device).cuda_stream
     return _local.stream
 

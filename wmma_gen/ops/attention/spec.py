@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from ...attention_common import tune_parts
+from ...attention_common.directive import AttentionDirective as DIRECTIVE  # noqa: F401  (light: registry.directive_of)
 from ...attention_common.problem import AttentionProblem, as_problem
 from ...attention_common.spec_parts import (AXES, bucket, check, flops_of, gate_problems, key_of, selftest_of,
                                             sizes)

@@ -7,6 +7,7 @@ from functools import partial
 
 from ...attention_common import spec_parts as fwd
 from ...attention_common import tune_parts
+from ...attention_common.directive import AttentionDirective as DIRECTIVE  # noqa: F401  (light: registry.directive_of)
 from ...attention_common.spec_parts import AXES  # noqa: F401  (the forward's Problem and flags)
 from ..contract import ModelEstimate, OpSpec
 

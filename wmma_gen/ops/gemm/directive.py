@@ -11,6 +11,7 @@ import struct
 from dataclasses import asdict, dataclass
 
 from ...errors import ScheduleError
+from ..contract import option
 
 IN_DTYPES = ("f16", "bf16", "i8", "i4", "fp8", "bf8")
 ACC_DTYPES = ("f32", "f16", "bf16", "i32")
@@ -39,15 +40,17 @@ class GemmDirective:
     A is M x K (stored K x M when layout[0] == 'T'), B is K x N (stored N x K when
     layout[1] == 'T'). Integer inputs are signed unless `unsigned` is set.
     """
-    dtype: str
-    acc: str = ""            # "" -> default_acc(dtype)
-    layout: str = "NN"
-    out_dtype: str = ""      # "" -> acc
-    alpha: float = 1.0
-    beta: float = 0.0
-    bias: str = ""           # "" | "n" | "m"
-    activation: str = ""     # "" | relu | gelu (erf) | gelu_tanh | silu
-    unsigned: bool = False
+    # each option(...) is the field's CLI flag (contract.Flag; check/compile/analyze --op gemm)
+    dtype: str = option(help="input dtype", choices=IN_DTYPES)
+    acc: str = option("", "accumulator: f32 (default for floats), f16/bf16 (gfx11), i32")   # "" -> default_acc(dtype)
+    layout: str = option("NN", f"{'|'.join(LAYOUTS)}: first letter A, second B; T = transposed", value="upper")
+    out_dtype: str = option("", "output dtype (default: the accumulator)")                   # "" -> acc
+    alpha: float = option(1.0, "scale of A@B (exact in f32)", value="f32_exact")
+    beta: float = option(0.0, "scale of C0 (exact in f32)", value="f32_exact")
+    bias: str = option("", "bias along N (per column) or M (per row)", choices=("", "n", "m"))
+    activation: str = option("", "as torch: gelu = exact erf (nn.GELU()), gelu_tanh = GELU(approximate='tanh')",
+                             choices=("",) + ACTIVATIONS)
+    unsigned: bool = option(False, "integer inputs are unsigned")
     op: str = "gemm"
 
     def __post_init__(self):

@@ -3,7 +3,8 @@
 registry.py names this module; `spec()` imports the heavy parts (MLIR builder) lazily."""
 from __future__ import annotations
 
-from ..contract import Axis, ModelEstimate, OpSpec
+from ..contract import I32_MAX, Axis, ModelEstimate, OpSpec
+from .directive import GemmDirective as DIRECTIVE  # noqa: F401  (light: registry.directive_of)
 from .problem import GemmProblem, as_problem
 from .schedule import SPACE  # noqa: F401  (light: registry.space_of)
 
@@ -11,7 +12,7 @@ from .schedule import SPACE  # noqa: F401  (light: registry.space_of)
 AXES = (Axis("m", int, "--shape", 256, (1024, 2048, 4096), "rows of A and C"),
         Axis("n", int, "--shape", 256, (1024, 2048, 4096), "columns of B and C"),
         Axis("k", int, "--shape", 256, (1024, 2048, 4096), "reduction length"),
-        Axis("batch", int, "--batch", 1, (1,), "independent products"))
+        Axis("batch", int, "--batch", 1, (1,), "independent products", (1, I32_MAX)))
 
 
 def build(d, s, target, key):

@@ -31,18 +31,21 @@ from ...attention_common.paged_directive import (BLOCK_SIZES, DTYPES, KV_DTYPES,
                                                 check_flags, check_one_of)
 from ...errors import ScheduleError
 from ...knobs import JsonRecord
+from ..contract import option
 
 HEAD_DIMS = tuple(range(64, 577, 64))
 
 
 @dataclass(frozen=True)
 class MLADirective(JsonRecord):
-    dtype: str
-    head_dim: int = 576
-    head_dim_v: int = 512
-    block_size: int = 64
-    kv_dtype: str = ""
-    causal: bool = False
+    # each option(...) is the field's CLI flag (ops/contract.Flag; check/compile/analyze --op mla)
+    dtype: str = option(help="input dtype", choices=DTYPES)
+    head_dim: int = option(576, "Q / latent width: a multiple of 64 from 64 to 576")
+    head_dim_v: int = option(512, "V width (the first head_dim_v values of each latent row): a multiple of 64, "
+                             "at most --head-dim")
+    block_size: int = option(64, "rows per cache block", choices=BLOCK_SIZES)
+    kv_dtype: str = option("", "cache dtype: '' = --dtype, or fp8e4m3 / fp8e5m2")
+    causal: bool = option(False, "bottom-right aligned causal mask")
 
     def __post_init__(self):
         check_cache(self, HEAD_DIMS)

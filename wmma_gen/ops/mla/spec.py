@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..contract import Axis, ModelEstimate, OpSpec
+from ..contract import I32_MAX, Axis, ModelEstimate, OpSpec
+from .directive import MLADirective as DIRECTIVE  # noqa: F401  (light: registry.directive_of)
 
 SHORTER = 7   # each next sequence of a Problem is this much shorter (never below 0)
 
@@ -23,10 +24,12 @@ class MLAProblem:
     seq_len: int
 
 
-AXES = (Axis("batch", int, "--batch", 2, (1, 16), "sequences"),
-        Axis("heads", int, "--heads", 16, (16, 128), "query heads (all share the latent)"),
-        Axis("seq_q", int, "--seq-q", 1, (1,), "new query tokens per sequence (1..16)"),
-        Axis("seq_len", int, "--seq-len", 40, (1024, 8192), "cached length of the longest sequence"))
+# Axis(name, type, flag, default, sweep, help, bounds, compile_flag): sizes are kernel arguments only
+AXES = (Axis("batch", int, "--batch", 2, (1, 16), "sequences", (1, I32_MAX), False),
+        Axis("heads", int, "--heads", 16, (16, 128), "query heads (all share the latent)", (1, I32_MAX), False),
+        Axis("seq_q", int, "--seq-q", 1, (1,), "new query tokens per sequence (1..16)", (0, I32_MAX), False),
+        Axis("seq_len", int, "--seq-len", 40, (1024, 8192), "cached length of the longest sequence", (0, I32_MAX),
+             False))
 
 
 def as_problem(p) -> MLAProblem:

@@ -10,12 +10,15 @@
       row tiles x split workgroups of `waves` waves (kernel.py: one per (sequence, kv head, row
       tile, split)); the split is the smallest split_kv value whose waves reach
       FILL_WAVES_PER_SIMD on every SIMD of the target (Target.cus [SPEC] x Target.simds_per_cu
-      [ISA3], targets.py), at most 16 (the knob's largest) and at most one per MIN_SPLIT_KEYS
-      cache positions (max_blocks * block_size). Decode has few (sequence, kv head) pairs at
+      [ISA3], targets.py), at most 64 (the knob's largest) and at most one per MIN_SPLIT_KEYS
+      cache positions (max_blocks * block_size). The cap was 16 until issue 38: at batch 1 with 8
+      kv heads that is 128 one-wave workgroups on gfx1100's 192 SIMDs, and an fp8 cache (half the
+      bytes, widened in registers) became 'latency' limited at 1.18x the f16 cache's model time
+      (32 / 64 splits: 1.86x / 1.95x, results/paged_attention_table.md, source = model). Decode has few (sequence, kv head) pairs at
       small batch, so the key range is what spreads over the GPU; the combine is deterministic.
       Prefill chunks (more than 64 packed rows) have row tiles enough: no split. Without the
       batch / kv heads, or on a target whose CU count is not public, one split per SPLIT_KEYS
-      positions (the capacity-only rule).
+      positions, at most 16 (the capacity-only rule, as before the cap grew).
       FILL_WAVES_PER_SIMD and MIN_SPLIT_KEYS are choices, not hardware facts: 4 resident waves
       per SIMD keep loads in flight while others compute (at 2, the model -- source = model --
       ranked the fp8-cache decode at batch 8-32 up to 2.4x slower than the capacity-only rule;
@@ -39,7 +42,8 @@ from .schedule import SPACE, PagedSchedule
 SPLITS = dict((k.name, k.domain) for k in SPACE)["split_kv"]
 FILL_WAVES_PER_SIMD = 4
 MIN_SPLIT_KEYS = 64      # 4 key tiles of 16 (block_n) per split at least
-SPLIT_KEYS = 512         # the capacity-only rule: one split per 512 positions
+SPLIT_KEYS = 512         # the capacity-only rule: one split per 512 positions,
+CAPACITY_MAX_SPLIT = 16  # at most 16 of them (its cap before issue 38)
 MAX_SPLIT_ROWS = 64      # more packed rows per (sequence, kv head): a prefill chunk, no split
 
 
@@ -54,7 +58,7 @@ def split_for(t: Target, waves: int, frags_q: int, group_rows: int, capacity: in
     if group_rows > MAX_SPLIT_ROWS:
         return 1
     if pairs is None or t.cus is None:
-        return _at_most(capacity // SPLIT_KEYS)
+        return _at_most(min(capacity // SPLIT_KEYS, CAPACITY_MAX_SPLIT))
     if isinstance(pairs, bool) or not isinstance(pairs, int) or pairs < 1:
         raise ScheduleError("batch x kv_heads", pairs, "a positive integer ((sequence, kv head) pairs)")
     row_tiles = -(-max(group_rows, 1) // (16 * waves * frags_q))

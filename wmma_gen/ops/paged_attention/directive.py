@@ -45,17 +45,19 @@ from ...attention_common.paged_directive import (BLOCK_SIZES, DTYPES, KV_DTYPES,
                                                 check_flags, check_one_of)
 from ...errors import ScheduleError
 from ...knobs import JsonRecord
+from ..contract import option
 
 HEAD_DIMS = tuple(range(16, 257, 16))
 
 
 @dataclass(frozen=True)
 class PagedAttentionDirective(JsonRecord):
-    dtype: str
-    head_dim: int
-    block_size: int = 16
-    kv_dtype: str = ""          # "" = same as dtype
-    causal: bool = True
+    # each option(...) is the field's CLI flag (ops/contract.Flag; check/compile/analyze --op paged_attention)
+    dtype: str = option(help="input dtype", choices=DTYPES)
+    head_dim: int = option(help=f"a multiple of 16 from 16 to {HEAD_DIMS[-1]}", cli_default=64)
+    block_size: int = option(16, "rows per cache block", choices=BLOCK_SIZES)
+    kv_dtype: str = option("", "cache dtype: '' = --dtype, or fp8e4m3 / fp8e5m2")
+    causal: bool = option(True, "bottom-right aligned causal mask")
     window: bool = False
     softcap: bool = False
     return_lse: bool = False

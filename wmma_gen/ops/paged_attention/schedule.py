@@ -20,7 +20,9 @@ SPACE: tuple[Knob, ...] = (
     Knob("waves", (1, 2, 4), "waves per workgroup; each owns frags_q blocks of 16 packed query rows"),
     Knob("frags_q", (1, 2), "16-row query blocks per wave (FQ)"),
     Knob("load_bits", (32, 64, 128), "width of each global load per lane, in bits"),
-    split_kv("(sequence, kv head)", "the dense forward's deterministic combine kernel"),
+    # up to 64: a batch-1 decode has few (sequence, kv head) pairs, and 16 splits of them leave SIMDs idle
+    # (Llama-3-8B, 8 kv heads: 128 one-wave workgroups for gfx1100's 192 SIMDs; defaults.split_for)
+    split_kv("(sequence, kv head)", "the dense forward's deterministic combine kernel", (1, 2, 4, 8, 16, 32, 64)),
     Knob("prefetch", (True, False), "issue the next tile's K/V loads before this tile's math (its registers\n"
          "stay live across it) or load each tile right before storing it to LDS"),
     Knob("q_in", ("regs", "lds"), "Q^T fragments kept in registers for the whole loop, or staged once in LDS\n"

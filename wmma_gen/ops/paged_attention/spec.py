@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..contract import Axis, ModelEstimate, OpSpec
+from ..contract import I32_MAX, Axis, ModelEstimate, OpSpec
+from .directive import PagedAttentionDirective as DIRECTIVE  # noqa: F401  (light: registry.directive_of)
 
 SHORTER = 7   # each next sequence of a Problem is this much shorter (never below 0)
 
@@ -33,11 +34,13 @@ class PagedProblem:
             raise ScheduleError("kv_heads", self.kv_heads, f"a positive divisor of heads={self.heads} (GQA/MQA)")
 
 
-AXES = (Axis("batch", int, "--batch", 3, (1, 16), "sequences"),
-        Axis("heads", int, "--heads", 4, (32,), "query heads"),
-        Axis("kv_heads", int, "--kv-heads", 2, (8,), "key/value heads (divides heads)"),
-        Axis("seq_q", int, "--seq-q", 1, (1,), "new query tokens per sequence (1..16)"),
-        Axis("seq_len", int, "--seq-len", 40, (1024, 8192), "cached length of the longest sequence"))
+# Axis(name, type, flag, default, sweep, help, bounds, compile_flag): sizes are kernel arguments only
+AXES = (Axis("batch", int, "--batch", 3, (1, 16), "sequences", (1, I32_MAX), False),
+        Axis("heads", int, "--heads", 4, (32,), "query heads", (1, I32_MAX), False),
+        Axis("kv_heads", int, "--kv-heads", 2, (8,), "key/value heads (divides heads)", (1, I32_MAX), False),
+        Axis("seq_q", int, "--seq-q", 1, (1,), "new query tokens per sequence (1..16)", (0, I32_MAX), False),
+        Axis("seq_len", int, "--seq-len", 40, (1024, 8192), "cached length of the longest sequence", (0, I32_MAX),
+             False))
 
 
 def as_problem(p) -> PagedProblem:
