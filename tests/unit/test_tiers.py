@@ -36,14 +36,21 @@ def test_every_collected_folder_keeps_fast_tests(request):
     """Judged on the folders this run collected whole (every test_*.py in them): `pytest -m "not slow"`
     runs something of every folder."""
     seen = request.config.stash[TIERS]
-    root = Path(__file__).resolve().parents[1]
-    whole = [f for f in seen["folders"]
-             if {p.relative_to(root).as_posix() for p in (root / f).glob("test_*.py")} <= seen["files"]]
-    empty = sorted(f for f in whole if seen["folders"][f]["fast"] == 0)
+    empty = sorted(f for f in _whole_folders(seen) if seen["folders"][f]["fast"] == 0)
     assert not empty, f"test folders with no test outside the slow tier: {empty} ({seen['folders']})"
 
 
+def _whole_folders(seen: dict) -> list[str]:
+    """The folders this run collected whole (every test_*.py in them): a run of a few files of a
+    folder says nothing about the folder's split."""
+    root = Path(__file__).resolve().parents[1]
+    return [f for f in seen["folders"]
+            if {p.relative_to(root).as_posix() for p in (root / f).glob("test_*.py")} <= seen["files"]]
+
+
 def test_the_slow_tier_holds_the_heavy_grids(request):
-    folders = request.config.stash[TIERS]["folders"]
-    if "compile" in folders:
-        assert folders["compile"]["slow"] > 0 and folders["compile"]["fast"] > 0, folders["compile"]
+    """Judged on tests/compile when this run collected it whole."""
+    seen = request.config.stash[TIERS]
+    if "compile" in _whole_folders(seen):
+        assert seen["folders"]["compile"]["slow"] > 0 and seen["folders"]["compile"]["fast"] > 0, \
+            seen["folders"]["compile"]
