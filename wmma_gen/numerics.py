@@ -34,9 +34,6 @@ from __future__ import annotations
 
 import numpy as np
 
-# bits per stored value of each dtype name (i4 packs two per byte)
-BITS = {"f16": 16, "bf16": 16, "i8": 8, "fp8": 8, "bf8": 8, "i4": 4, "f32": 32, "i32": 32}
-
 __all__ = [
     "f16_bits_to_f32", "f32_to_f16_bits", "f64_to_f16_bits",
     "bf16_bits_to_f32", "f32_to_bf16_bits", "f64_to_bf16_bits",

@@ -7,7 +7,8 @@ import numpy as np
 
 from wmma_gen.ops.gemm import epilogue
 from wmma_gen.ops.gemm.directive import ACTIVATIONS
-from wmma_gen.ops.gemm.erf import ERFC_COEFFS, erfc_f32, gelu_f32
+from wmma_gen.ops.gemm.erf import ERFC_COEFFS
+from wmma_gen.ops.gemm.erf_f32 import erfc_f32, gelu_f32
 from wmma_gen.ops.gemm.reference import ACTIVATION_FNS
 
 _ERFC = np.frompyfunc(math.erfc, 1, 1)
@@ -30,7 +31,7 @@ def test_constants_meet_the_published_bound_in_float64():
 
 
 def test_f32_evaluation_error():
-    """The kernel's op order in f32 (erf.erfc_f32 / gelu_f32), dense over the range where GELU
+    """The kernel's op order in f32 (erf_f32.erfc_f32 / gelu_f32), dense over the range where GELU
     output is not yet x or 0 in f32 (and a bit beyond)."""
     x = np.linspace(-14.0, 14.0, 2_000_001).astype(np.float32).astype(np.float64)
     e = erfc_f32(x).astype(np.float64)

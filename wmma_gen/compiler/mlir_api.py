@@ -33,6 +33,7 @@ from pathlib import Path
 
 from ..errors import CompileError
 from .amdgpu_ops import AmdgpuOps
+from .ir_without_numpy import import_ir
 from .lean_ops import GpuOps, LlvmOps, RocdlOps, lazy_dialect_modules
 from .provider_id import _PACKAGE, _distribution, _llvm_version
 
@@ -74,7 +75,7 @@ def _import(name: str):
     """(ir, passmanager, {dialect module name: module}) of provider `name`."""
     pkg = _PACKAGE[name]
     with _bare_parent(pkg):
-        ir_mod = importlib.import_module(f"{pkg}.ir")
+        ir_mod = import_ir(pkg)               # numpy stays unimported (ir_without_numpy.py)
         pm_mod = importlib.import_module(f"{pkg}.passmanager")
         dialects = {d: importlib.import_module(f"{pkg}.dialects.{d}") for d in _DIALECTS}
     return ir_mod, pm_mod, dialects

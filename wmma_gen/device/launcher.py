@@ -34,12 +34,14 @@ from typing import Mapping
 import numpy as np
 
 from ..errors import DeviceError
-from ..kernels.signature import NUMPY_STORAGE, SCALAR_BYTES, KArg, Problem, Signature
+from ..kernels.signature import SCALAR_BYTES, STORAGE, KArg, Problem, Signature
 from .base import Buffer, Device, Timing
 from .kernargs import explicit_args
 from .operand import Operand, as_operand
 
 MAX_SPAN_ELEMS = 2 ** 31 - 1
+# numpy dtypes a host array of each storage dtype may have (kernels/signature.STORAGE)
+NUMPY_STORAGE = {name: tuple(np.dtype(t) for t in types) for name, types in STORAGE.items()}
 # operand dtypes each storage dtype accepts (same bytes)
 ACCEPTS = {"f16": ("f16",), "bf16": ("bf16",), "f32": ("f32",), "i32": ("i32",), "i8": ("i8", "u8"),
            "i4": ("u8", "i8"), "fp8": ("u8", "fp8"), "bf8": ("u8", "bf8")}

@@ -26,7 +26,7 @@ from .dlpack import read_dlpack
 
 DEVICES = ("cpu", "rocm")
 
-# storage dtype names (kernels/signature.NUMPY_STORAGE) of the element types users pass
+# storage dtype names (kernels/signature.STORAGE) of the element types users pass
 _NUMPY = {np.dtype(np.float16): "f16", np.dtype(np.float32): "f32", np.dtype(np.int32): "i32",
           np.dtype(np.uint32): "i32", np.dtype(np.int8): "i8", np.dtype(np.uint8): "u8",
           np.dtype(np.uint16): "bf16", np.dtype(np.int16): "bf16", np.dtype(np.float64): "f64"}

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from ..compiler.mlir_api import ir
 from ..compiler.mlir_api import arith
 
-from ..numerics import BITS
+from ..dtype_bits import BITS
 from . import irb, saddr
 
 MAX_OPERAND_BITS = 16   # byte offsets < 2 * 2**31 (see the module docstring)

@@ -18,23 +18,23 @@ object metadata); the launcher checks each one against the metadata's value kind
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable, Mapping
-
-import numpy as np
 
 from ..errors import ScheduleError
 
 ROLES = ("in", "out", "inout", "workspace", "scalar")
 Problem = Mapping[str, int]
 
-# numpy dtypes a host array of each storage dtype may have (same bytes, any signedness)
-NUMPY_STORAGE: dict[str, tuple[np.dtype, ...]] = {
-    "f16": (np.dtype(np.float16),), "bf16": (np.dtype(np.uint16), np.dtype(np.int16)),
-    "f32": (np.dtype(np.float32),), "i32": (np.dtype(np.int32), np.dtype(np.uint32)),
-    "i8": (np.dtype(np.int8), np.dtype(np.uint8)), "i4": (np.dtype(np.uint8), np.dtype(np.int8)),
-    "fp8": (np.dtype(np.uint8),), "bf8": (np.dtype(np.uint8),),
+# names of the numpy dtypes a host array of each storage dtype may have (same bytes, any
+# signedness); names, so that builders declare signatures without importing numpy (the
+# launcher, device/launcher.py, makes them dtypes)
+STORAGE: dict[str, tuple[str, ...]] = {
+    "f16": ("float16",), "bf16": ("uint16", "int16"), "f32": ("float32",), "i32": ("int32", "uint32"),
+    "i8": ("int8", "uint8"), "i4": ("uint8", "int8"), "fp8": ("uint8",), "bf8": ("uint8",),
 }
+STORAGE_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4, "i8": 1, "i4": 1, "fp8": 1, "bf8": 1}   # i4: packed bytes
 SCALAR_BYTES = {"i32": 4, "f32": 4}
 
 
@@ -59,8 +59,8 @@ class KArg:
         if self.role == "scalar":
             if self.dtype not in SCALAR_BYTES:
                 raise ValueError(f"KArg {self.name}: scalar dtype={self.dtype!r}: one of {', '.join(SCALAR_BYTES)}")
-        elif self.dtype not in NUMPY_STORAGE or self.shape is None:
-            raise ValueError(f"KArg {self.name}: a buffer needs a storage dtype in {', '.join(NUMPY_STORAGE)} "
+        elif self.dtype not in STORAGE or self.shape is None:
+            raise ValueError(f"KArg {self.name}: a buffer needs a storage dtype in {', '.join(STORAGE)} "
                              f"and a shape function (got dtype={self.dtype!r})")
         if self.init not in ("poison", "zero"):
             raise ValueError(f"KArg {self.name}: init={self.init!r}: 'poison' or 'zero'")
@@ -72,8 +72,7 @@ class KArg:
         return self.role != "scalar"
 
     def nbytes(self, problem: Problem) -> int:
-        n = int(np.prod(self.shape(problem), dtype=np.int64))
-        return n * NUMPY_STORAGE[self.dtype][0].itemsize
+        return math.prod(int(x) for x in self.shape(problem)) * STORAGE_BYTES[self.dtype]
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ its spec.py and registry.py names that module in one line.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
@@ -130,6 +131,27 @@ class Tuning:
 
 
 _TUNINGS: dict = {}   # op name -> Tuning loaded from its module
+
+
+class Deferred:
+    """An OpSpec callable named by module and attribute, imported on its first call: an op's
+    host side (the numpy API, the reference, the device-call plan) stays out of what building
+    and compiling its kernels imports (issue 36 item 5: a first compile's imports)."""
+    __slots__ = ("module", "attr", "_fn")
+
+    def __init__(self, module: str, attr: str):
+        self.module, self.attr, self._fn = module, attr, None
+
+    def resolve(self) -> Callable:
+        if self._fn is None:
+            self._fn = getattr(importlib.import_module(self.module), self.attr)
+        return self._fn
+
+    def __call__(self, *args, **kwargs):
+        return self.resolve()(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Deferred({self.module}.{self.attr})"
 
 
 @dataclass(frozen=True)

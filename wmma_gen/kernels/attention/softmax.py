@@ -14,9 +14,9 @@ Masked scores are -inf before the max, so they give P = 0 exactly and never NaN.
 """
 from __future__ import annotations
 
+import array
 import math
 
-import numpy as np
 from ...compiler.mlir_api import ir
 from ...compiler.mlir_api import _rocdl_ops_gen as rocdl
 from ...compiler.mlir_api import arith, memref, vector
@@ -44,7 +44,7 @@ def mask_tile(s: ir.Value, rel, count, kt: int, low=None) -> ir.Value:
     base = arith.index_cast(i32, iadd(rel, 16 * kt))
     count = arith.index_cast(i32, count)
     offs = arith.ConstantOp(irb.vec(8, i32), ir.DenseElementsAttr.get(
-        np.arange(8, dtype="int32"), type=irb.vec(8, i32))).result
+        array.array("i", range(8)), type=irb.vec(8, i32))).result      # C int: 32-bit, as i32
     keys = arith.addi(splat(base, 8), offs)
     ok = arith.cmpi(arith.CmpIPredicate.ult, keys, splat(count, 8))
     if low is not None:

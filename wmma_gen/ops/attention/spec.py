@@ -13,7 +13,7 @@ from ...attention_common.directive import AttentionDirective as DIRECTIVE  # noq
 from ...attention_common.problem import AttentionProblem, as_problem
 from ...attention_common.spec_parts import (AXES, bucket, check, flops_of, gate_problems, key_of, selftest_of,
                                             sizes)
-from ..contract import ModelEstimate, OpSpec
+from ..contract import Deferred, ModelEstimate, OpSpec
 from .schedule import SPACE  # noqa: F401  (light: registry.space_of)
 
 
@@ -83,11 +83,12 @@ def torch_sdpa(torch, r):
 
 
 def spec() -> OpSpec:
-    from .api import attention
     from ...attention_common.directive import AttentionDirective
-    from .plans import forward_plan
-    from ...attention_common.reference import attention_forward
     from .schedule import SPACE, AttentionSchedule
+    # the host side (numpy), imported on its first call
+    attention = Deferred(f"{__package__}.api", "attention")
+    forward_plan = Deferred(f"{__package__}.plans", "forward_plan")
+    attention_forward = Deferred("wmma_gen.attention_common.reference", "attention_forward")
     return OpSpec(
         "attention", "flash-attention forward (FA-2): O = softmax(Q K^T * scale) V, LSE", "loop",
         AttentionDirective, AttentionSchedule, SPACE, AttentionProblem, AXES, build, key_of, check, estimate,

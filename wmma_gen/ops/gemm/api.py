@@ -24,27 +24,12 @@ from ...device.launcher import launch
 from ...device.select import arch_of, get_device
 from ...errors import ScheduleError
 from ...knobs import as_schedule
-from ...targets import get_target
 from .build import GemmKernel, compile_gemm
-from .defaults import fitted_default
+from .defaults import default_schedule, fit_schedule  # noqa: F401  (the API's names; numpy-free there)
 from .directive import LAYOUTS, GemmDirective
 from .problem import GemmProblem, as_problem
 from .schedule import Schedule
 from .signature import spec_key
-
-
-# --- schedules ------------------------------------------------------------------------
-def fit_schedule(d: GemmDirective, arch: str, problem) -> Schedule:
-    """The built-in default (wmma_gen.ops.gemm.defaults.LARGE) fitted to `problem` (a
-    GemmProblem); raises ScheduleError naming the failing check."""
-    return fitted_default(d, get_target(arch), problem)
-
-
-def default_schedule(d: GemmDirective, arch: str, problem) -> Schedule:
-    """schedules_db.lookup (exported tuned schedules) when present, else fit_schedule."""
-    from .lookup import lookup
-    found = lookup(arch, d, problem)
-    return found if found is not None else fit_schedule(d, arch, problem)
 
 
 # --- launching a compiled GEMM -------------------------------------------------------------

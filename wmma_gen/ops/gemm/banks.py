@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ...numerics import BITS
+from ...dtype_bits import BITS
 from ...targets import Target
 from .directive import GemmDirective
 from .schedule import Schedule

@@ -9,8 +9,8 @@ scheduler the kernel builder asks for: chosen here because it was measured on th
 """
 from __future__ import annotations
 
-from ...numerics import BITS
-from ...targets import Target
+from ...dtype_bits import BITS
+from ...targets import Target, get_target
 from .directive import GemmDirective
 from .problem import as_problem
 from .schedule import KNOBS, Schedule, vgpr_estimate
@@ -86,6 +86,19 @@ def fitted_default(d: GemmDirective, t: Target, problem, base: Schedule = LARGE)
 #   with a hazard v_nop the emulator runs (docs/mlir_providers.md).
 ILP_VGPR_LIMIT = 200
 ILP_EXCEPT = {("gfx12", 16, 16, "NN"), ("gfx12", 16, 32, "NN")}
+
+
+def fit_schedule(d: GemmDirective, arch: str, problem) -> Schedule:
+    """The built-in default (LARGE) fitted to `problem` (a GemmProblem); raises ScheduleError
+    naming the failing check."""
+    return fitted_default(d, get_target(arch), problem)
+
+
+def default_schedule(d: GemmDirective, arch: str, problem) -> Schedule:
+    """schedules_db.lookup (exported tuned schedules) when present, else fit_schedule."""
+    from .lookup import lookup
+    found = lookup(arch, d, problem)
+    return found if found is not None else fit_schedule(d, arch, problem)
 
 
 def sched_strategy(d: GemmDirective, s: Schedule, t: Target, key=None) -> str | None:

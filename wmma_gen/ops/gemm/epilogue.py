@@ -53,7 +53,7 @@ def _div(a, b):
 
 def _gelu_erf(x):
     """x * (x >= 0 ? 1 - e/2 : e/2) with e = erfc(|x| / sqrt 2); the op-by-op f32 model and its
-    measured error are erf.gelu_f32 (the negative tail keeps relative accuracy: 1 + erf = e)."""
+    measured error are erf_f32.gelu_f32 (the negative tail keeps relative accuracy: 1 + erf = e)."""
     f32, one, half = _f32(), irb.cf(1.0, _f32()), irb.cf(0.5, _f32())
     t = _div(one, mmath.fma(mmath.absf(x), irb.cf(0.5 * INV_SQRT2, f32), one))   # 1 / (1 + z/2)
     p = irb.cf(ERFC_COEFFS[-1], f32)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from ...knobs import Knob, KnobSchedule
-from ...numerics import BITS
+from ...dtype_bits import BITS
 from ...targets import Target
 from .directive import GemmDirective
 from .problem import as_problem

@@ -23,7 +23,7 @@ from typing import Mapping
 
 from ...errors import ScheduleError
 from ...kernels.signature import KArg, Signature
-from ...numerics import BITS
+from ...dtype_bits import BITS
 from .directive import GemmDirective
 from .schedule import Schedule
 

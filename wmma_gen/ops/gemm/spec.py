@@ -3,7 +3,7 @@
 registry.py names this module; `spec()` imports the heavy parts (MLIR builder) lazily."""
 from __future__ import annotations
 
-from ..contract import I32_MAX, Axis, ModelEstimate, OpSpec
+from ..contract import I32_MAX, Axis, Deferred, ModelEstimate, OpSpec
 from .directive import GemmDirective as DIRECTIVE  # noqa: F401  (light: registry.directive_of)
 from .problem import GemmProblem, as_problem
 from .schedule import SPACE  # noqa: F401  (light: registry.space_of)
@@ -66,7 +66,7 @@ def gate_problems(d, s, key) -> list[GemmProblem]:
 
 def default_schedule(d, arch: str, p):
     """The API's choice for the problem p (a GemmProblem or a study's stored mapping)."""
-    from .api import default_schedule as default
+    from .defaults import default_schedule as default
     return default(d, arch, as_problem(p))
 
 
@@ -119,12 +119,12 @@ def selftest(arch: str) -> list:
 
 
 def spec() -> OpSpec:
-    from .api import gemm
     from .directive import GemmDirective
-    from .plan import gemm_plan
-    from .reference import gemm_reference
     from .schedule import SPACE, Schedule
-    from .torch_baseline import torch_matmul
+    # the host side (numpy), imported on its first call
+    gemm, gemm_plan = Deferred(f"{__package__}.api", "gemm"), Deferred(f"{__package__}.plan", "gemm_plan")
+    gemm_reference = Deferred(f"{__package__}.reference", "gemm_reference")
+    torch_matmul = Deferred(f"{__package__}.torch_baseline", "torch_matmul")
     return OpSpec(
         "gemm", "C = act(alpha * A @ B + beta * C0 + bias) on WMMA", "gemm", GemmDirective, Schedule, SPACE,
         GemmProblem, AXES, build, key_of, check, estimate, flops, bucket, default_schedule, gate_problems,

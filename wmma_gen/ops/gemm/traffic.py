@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from ...numerics import BITS
+from ...dtype_bits import BITS
 from ...targets import Target
 from .directive import GemmDirective
 from .problem import as_problem
