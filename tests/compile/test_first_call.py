@@ -140,3 +140,46 @@ print(json.dumps([gen, all(op in text for op in ("gpu.func", "gpu.block_id", "ll
                          env={**__import__("os").environ, "WMMA_GEN_CACHE_DIR": str(tmp_path)})
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [[], True, True]
+
+
+@pytest.mark.parametrize("op", ["gemm", "attention"])
+def test_a_first_compile_in_a_fresh_interpreter_imports_no_numpy(op, tmp_path):
+    """What the bench's "first compile's imports" row times (bench/first_call.py): the op's spec,
+    its default schedule, key, MLIR build and compile to a code object, cold cache -- with no
+    numpy (it was ~80 ms CPU of a bare interpreter's first compile: the bindings' ir module,
+    numerics' dtype table, the signature's dtypes, the spec's host-side fields)."""
+    code = f"""
+import sys, json
+from wmma_gen.ops import registry
+from wmma_gen.ops.compile_op import compile_op
+spec = registry.get({op!r})
+d, p = spec.selftest("gfx1100")[0]
+s = spec.default_schedule(d, "gfx1100", p)
+cs = compile_op(spec, d, s, spec.key_of(d, s, p), "gfx1100")
+print(json.dumps([sorted(m for m in sys.modules if m.split(".")[0] == "numpy"), all(len(k.hsaco) > 0 for _, k in cs.compiled)]))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env={**__import__("os").environ, "WMMA_GEN_CACHE_DIR": str(tmp_path)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [[], True]
+
+
+def test_the_bindings_elements_attr_builders_work_after_importing_ir_without_numpy():
+    """compiler/ir_without_numpy.py: the four ElementsAttr builders upstream registers only when
+    numpy imports are registered lazily, and build what upstream's build (numpy imported then)."""
+    pkg = mlir_api._PACKAGE[mlir_api.NAME]
+    code = f"""
+import sys, json
+from wmma_gen.compiler.mlir_api import ir
+before = "numpy" in sys.modules
+from {pkg}.ir import AttrBuilder
+with ir.Context() as ctx:
+    built = [str(AttrBuilder.get(k)([3, 1, 2], ctx))
+             for k in ("F64ElementsAttr", "I32ElementsAttr", "I64ElementsAttr", "IndexElementsAttr")]
+print(json.dumps([before, built]))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [False, [
+        "dense<[3.000000e+00, 1.000000e+00, 2.000000e+00]> : tensor<3xf64>", "dense<[3, 1, 2]> : tensor<3xi32>",
+        "dense<[3, 1, 2]> : tensor<3xi64>", "dense<[3, 1, 2]> : tensor<3xindex>"]]
