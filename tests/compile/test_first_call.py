@@ -156,12 +156,14 @@ spec = registry.get({op!r})
 d, p = spec.selftest("gfx1100")[0]
 s = spec.default_schedule(d, "gfx1100", p)
 cs = compile_op(spec, d, s, spec.key_of(d, s, p), "gfx1100")
-print(json.dumps([sorted(m for m in sys.modules if m.split(".")[0] == "numpy"), all(len(k.hsaco) > 0 for _, k in cs.compiled)]))
+built = sys.modules["wmma_gen.ops.compile_op"].STATS["built"]
+print(json.dumps([sorted(m for m in sys.modules if m.split(".")[0] == "numpy"), built,
+                  all(len(k.hsaco) > 0 for _, k in cs.compiled)]))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          env={**__import__("os").environ, "WMMA_GEN_CACHE_DIR": str(tmp_path)})
     assert out.returncode == 0, out.stderr[-2000:]
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == [[], True]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [[], 1, True]     # built here, no numpy
 
 
 def test_the_bindings_elements_attr_builders_work_after_importing_ir_without_numpy():
