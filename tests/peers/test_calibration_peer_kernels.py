@@ -2,22 +2,16 @@
 CK's and hipBLASLt's derived from their published tiles, the loop finder on a small ISA, and AITER's backward
 compiled here when its source is given (WMMA_GEN_AITER_SRC) and Triton is installed."""
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from bench_import import bench_module
 
 
 @pytest.fixture(scope="module")
 def K():
-    sys.path.insert(0, str(BENCH))
-    try:
-        import calibration_peer_kernels
-        yield calibration_peer_kernels
-    finally:
-        sys.path.remove(str(BENCH))
+    with bench_module("calibration_peer_kernels") as module:
+        yield module
 
 
 def test_ck_tile_counts_follow_the_tile(K):

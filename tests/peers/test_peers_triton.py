@@ -2,13 +2,13 @@
 match numpy (issue #17 item 4): f16 and bf16 against a float64 reference, i8 exactly; the gfx1201
 objects also decode as LLVM prints them. Needs the `peers` extra (triton); skipped without it."""
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from bench_import import BENCH, bench_module
+
 pytest.importorskip("triton")
-BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 @pytest.fixture(scope="module")
@@ -16,12 +16,10 @@ def peers_triton(tmp_path_factory):
     import os
     old = os.environ.get("TRITON_CACHE_DIR")
     os.environ["TRITON_CACHE_DIR"] = str(tmp_path_factory.mktemp("triton_cache"))
-    sys.path.insert(0, str(BENCH))
     try:
-        import peers_triton
-        yield peers_triton
+        with bench_module("peers_triton") as module:
+            yield module
     finally:
-        sys.path.remove(str(BENCH))
         if old is None:
             os.environ.pop("TRITON_CACHE_DIR", None)
         else:

@@ -4,22 +4,18 @@ WMMA_GEN_VLLM_DIST the loader must say so (None) and leave sys.modules alone; wi
 launch must compile and its main loop must be counted per key as ours is (issue 38 item 3)."""
 import os
 import sys
-from pathlib import Path
 
 import pytest
 
+from bench_import import bench_module
+
 pytest.importorskip("triton")
-BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 @pytest.fixture(scope="module")
 def pv():
-    sys.path.insert(0, str(BENCH))
-    try:
-        import peers_vllm_paged
-        yield peers_vllm_paged
-    finally:
-        sys.path.remove(str(BENCH))
+    with bench_module("peers_vllm_paged") as module:
+        yield module
 
 
 def test_absent_or_incomplete_distribution_is_none(pv, tmp_path, monkeypatch):
