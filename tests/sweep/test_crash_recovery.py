@@ -49,7 +49,9 @@ class FakeObjective:
         trial.set_user_attr("evaluated_by", os.getpid())
         self.calls += 1
         if self.calls == self.hang_at:
-            Path(self.mark).write_text(str(trial.number))
+            # written whole, then renamed: the test polls for the file and reads it at once
+            Path(self.mark + ".part").write_text(str(trial.number))
+            os.replace(self.mark + ".part", self.mark)
             time.sleep(600)
         if s.problems(self.d, self.target, self.p):
             raise optuna.TrialPruned("validate")

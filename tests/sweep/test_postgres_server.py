@@ -183,7 +183,9 @@ class Fake:
             with open(self.log, "a") as f:
                 f.write(json.dumps({"pid": os.getpid(), "trial": trial.number, "key": s.to_json()}) + "\n")
         if self.calls == self.hang_at:
-            Path(self.mark).write_text(str(trial.number))
+            # written whole, then renamed: the test polls for the file and reads it at once
+            Path(self.mark + ".part").write_text(str(trial.number))
+            os.replace(self.mark + ".part", self.mark)
             time.sleep(600)
         if self.pause_all:
             time.sleep(self.pause)
