@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
 import math
 import os
 import subprocess
@@ -49,6 +48,9 @@ import pandas as pd
 from wmma_gen.model import calibration as C, params
 from wmma_gen.ops import calibration_points as CP
 from wmma_gen.targets import TARGETS, get_target
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import results_header  # noqa: E402  (bench/: the provenance line)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -235,8 +237,8 @@ def _summary(df: pd.DataFrame, role_fit: bool) -> str:
 def report(df: pd.DataFrame, f: C.Fit, bands: dict, check: list[str], points_csv: Path,
            misses: list[str] = (), exposed: float | None = None, exposed_from: tuple = ()) -> str:
     L = ["# Model calibration against published measurements", "",
-         "Written by `python bench/calibrate.py` on " + datetime.date.today().isoformat() + " (model state: `"
-         + _state() + "`; MLIR provider " + _provider() + "). Every estimate here is "
+         results_header.line("model, published", _provider()), "",
+         "Model state: `" + _state() + "`. Every estimate here is "
          "**source=model** (no GPU); every published figure is **someone else's measurement** on a real GPU, "
          f"from `{points_csv.relative_to(ROOT) if points_csv.is_relative_to(ROOT) else points_csv}` (source per row). "
          "GEMM and attention rows estimate *our* default kernel for the same problem, not the library's or "
