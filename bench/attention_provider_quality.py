@@ -125,7 +125,7 @@ def main() -> None:
     df.to_csv(out / "attention_provider_quality.csv", index=False)
     idents = ", ".join(f"`{v}` = {df[df.variant == v].identity.iloc[0]}" for v in variants)
     md = ("# Attention main-loop quality, providers side by side\n\n"
-          + results_header.line("compiler output", f"variants {idents}") + "\n\n"
+          + results_header.line("compiler output", idents) + "\n\n"
           "Static analysis (no GPU).\n\n" + markdown(wide))
     (out / "attention_provider_quality.md").write_text(md)
     pd.set_option("display.width", 250)

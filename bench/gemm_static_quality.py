@@ -126,7 +126,7 @@ def main() -> None:
     df.to_csv(out / "gemm_static_quality.csv", index=False)
     idents = ", ".join(f"`{p}` = {df[df.provider == p].identity.iloc[0]}" for p in providers)
     md = ("# GEMM main-loop quality, providers side by side\n\n"
-          + results_header.line("compiler output", f"providers {idents}") + "\n\n"
+          + results_header.line("compiler output", idents) + "\n\n"
           "Static analysis (no GPU).\n\n" + markdown(wide))
     (out / "gemm_static_quality.md").write_text(md)
     pd.set_option("display.width", 250)

@@ -172,7 +172,7 @@ def main() -> None:
     pd.concat([ours, tri]).to_csv(out / "gemm_vs_triton.csv", index=False)
     idents = ", ".join(f"`{p}` = {ours[ours.provider == p].versions.iloc[0]}" for p in providers)
     md = (f"# {a.arch} GEMM at {SIZE}^3 vs Triton's best mask-free config\n\n"
-          + results_header.line("compiler output", f"providers {idents}") + "\n\n"
+          + results_header.line("compiler output", idents) + "\n\n"
           f"{tri.versions.iloc[0]} ({len(tri) // len(best)} configs per "
           f"dtype and layout, best = highest density without spills). Density: main-loop "
           f"v_wmma per issued instruction; static analysis (no GPU).\n\n"

@@ -26,7 +26,7 @@ def bench():
 
 
 def committed() -> list[Path]:
-    return sorted(p for p in RESULTS.rglob("*") if p.is_file() and p != INDEX)
+    return sorted(p for p in RESULTS.rglob("*") if p.is_file() and p != INDEX and not p.name.startswith("."))
 
 
 def md_files() -> list[Path]:
@@ -136,3 +136,9 @@ def test_readme_figure_is_in_the_linked_file_and_in_what_the_bench_wrote(line, f
 
 def test_the_readme_quotes_figures_this_test_checks():
     assert len(quoted_figures()) >= 10     # the host-cost line: if it moves, the check must follow it
+
+
+def test_registry_runs_the_default_provider(bench):
+    regenerate, _ = bench
+    from wmma_gen.compiler import mlir_api
+    assert regenerate.DEFAULT_PROVIDER == mlir_api.PROVIDERS[0]
