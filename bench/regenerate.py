@@ -121,13 +121,14 @@ REGISTRY: tuple[Entry, ...] = (
     Entry("calibrate", ("python", "bench/calibrate.py"),
           ("model_calibration.csv", "model_calibration.md", "model_calibration.png"), "model, published",
           "the model's fit against published measurements", needs=("triton", "aiter"), minutes=6),
-    Entry("peers", ("python", "bench/peers.py"), ("peers.csv", "peers.md"), "compiler output, model, emulator",
-          "Triton GEMM/FA kernels compiled here beside ours, emulator-checked", needs=("triton",), minutes=25),
+    # before peers: bench/peers.py takes its problems from these ladders
     Entry("ladders_gfx1100", CLI + ("sweep", "--quick", "--arch", "gfx1100", "--results", "{tmp}", "--no-progress"),
           tuple(f"gfx1100/{op}_ladder.{ext}" for op in ("gemm", "attention", "attention_bwd") for ext in ("csv", "png")),
           "model, emulator", "example ladders of the quick sweep (README's main job)", minutes=2,
           collect=tuple((f"gfx1100/{op}_ladder.{ext}", f"gfx1100/{op}_ladder.{ext}")
                         for op in ("gemm", "attention", "attention_bwd") for ext in ("csv", "png"))),
+    Entry("peers", ("python", "bench/peers.py"), ("peers.csv", "peers.md"), "compiler output, model, emulator",
+          "Triton GEMM/FA kernels compiled here beside ours, emulator-checked", needs=("triton",), minutes=25),
     Entry("tuner_efficiency", ("python", "bench/tuner_efficiency.py"), ("tuner_efficiency.csv",), "model",
           "TPE (50 trials) vs exhaustive best on the model objective", needs=("manual",), minutes=60),
     Entry("launch_overhead", ("python", "bench/launch_overhead.py"), ("launch_overhead.md",), "host CPU time",
