@@ -65,6 +65,11 @@ def _module(mod: str):
     return lambda: None if importlib.util.find_spec(mod) else f"the `{mod}` package"
 
 
+def _fastlaunch() -> str | None:
+    built = list((ROOT / "wmma_gen" / "device").glob("_fastlaunch*.so"))
+    return None if built else "the C launcher built in place (`python setup.py build_ext --inplace`)"
+
+
 # need -> a check returning None when met here, else what is missing. `timing` and `manual` are never met by a
 # plain run: host-time figures want an idle machine, records are re-made only on purpose.
 NEEDS = {
@@ -72,6 +77,7 @@ NEEDS = {
     "triton": _module("triton"),
     "vllm": _env_path("WMMA_GEN_VLLM_DIST", "a vLLM wheel or sdist (`pip download vllm --no-deps --only-binary :all:`)"),
     "aiter": _env_path("WMMA_GEN_AITER_SRC", "a ROCm/aiter checkout or bare git dir"),
+    "fastlaunch": _fastlaunch,
     "timing": lambda: "host timing: an idle machine (load average < 1) and --timing",
     "manual": lambda: "a record: re-made on purpose only (see `what`), never by a full run",
     "checkouts": lambda: "checkouts of the two commits a before/after record compares (run the command in each)",
@@ -132,9 +138,9 @@ REGISTRY: tuple[Entry, ...] = (
     Entry("tuner_efficiency", ("python", "bench/tuner_efficiency.py"), ("tuner_efficiency.csv",), "model",
           "TPE (50 trials) vs exhaustive best on the model objective", needs=("manual",), minutes=60),
     Entry("launch_overhead", ("python", "bench/launch_overhead.py"), ("launch_overhead.md",), "host CPU time",
-          "host time per call through the HIP stand-in (README quotes it)", needs=("timing",), minutes=3),
+          "host time per call through the HIP stand-in (README quotes it)", needs=("timing", "fastlaunch"), minutes=3),
     Entry("first_call", ("python", "bench/first_call.py", "--runs", "5"), ("first_call.md",), "host CPU time",
-          "first call in a fresh process (README quotes it)", needs=("timing",), minutes=2),
+          "first call in a fresh process (README quotes it)", needs=("timing", "fastlaunch"), minutes=2),
     Entry("compile_time", ("python", "bench/compile_time.py"), ("compile_time.csv",), "host wall time",
           "per-candidate compile time before/after compile-once", needs=("timing",), minutes=3),
     Entry("contract", ("python", "bench/contract.py"), ("contract_bench.csv",), "host wall time",
