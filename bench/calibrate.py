@@ -130,6 +130,29 @@ def shipped_schedules_only():
                     os.environ[k] = v
 
 
+def clock_floors(points) -> dict[str, list[tuple[float, str]]]:
+    """{arch: [(GHz, point id)]}: the clock each published figure proves at least (model/calibration.py,
+    "clock floors"): the figure over the TFLOP/s per GHz its kernel can issue at efficiency 1 with no stall.
+    A GEMM point counts 2MNK FLOPs, every one done by a v_wmma: its kernel issues at most the dense WMMA
+    rate (targets.py peak / boost clock). A point whose peer kernel's loops are counted
+    (calibration_peer_kernels.recorded_floor: AITER's backward, compiler output recorded) uses those loops'
+    VALU-pipe clocks. Microbenchmarks set their clock themselves (fit:clock)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import calibration_peer_kernels as K
+    counted = {pid: (arch, per_ghz) for pid, arch, per_ghz, _ in (K.recorded_floor(),)}
+    out: dict[str, list[tuple[float, str]]] = {}
+    for p in points:
+        t = get_target(p.arch)
+        if p.id in counted and counted[p.id][0] == p.arch:
+            per_ghz = counted[p.id][1]
+        elif p.kind == "library_gemm":
+            per_ghz = t.peak_tflops(p.dtype) / t.boost_ghz
+        else:
+            continue
+        out.setdefault(p.arch, []).append((p.tflops / per_ghz, p.id))
+    return out
+
+
 def estimates(points, cal: C.Calibration) -> dict[str, tuple[float, str, str]]:
     with C.use(cal):
         return {p.id: estimate_point(p) for p in points}
@@ -140,10 +163,11 @@ def run(points_csv: Path, out: Path) -> dict:
     from wmma_gen.ops import calibration_ranking as R
     exposed, exposed_from = R.fit_lds_exposed(points)
     raw = estimates(points, C.NOMINAL)
-    # microbenchmark clocks first (fit step 1), then estimates at those clocks for step 2
-    micro = C.fit([p for p in points if p.role == "fit:clock"], {}, {k: v[0] for k, v in raw.items()})
+    floors = clock_floors(points)
+    # microbenchmark clocks raised to the clock floors first (fit step 1), then estimates at those clocks for step 2
+    micro = C.fit([p for p in points if p.role == "fit:clock"], {}, {k: v[0] for k, v in raw.items()}, floors)
     clocked = estimates(points, C.Calibration(True, {"gemm": 1.0, "loop": 1.0}, {}, dict(micro.sustained_ghz)))
-    f = C.fit(points, {k: v[0] for k, v in clocked.items()}, {k: v[0] for k, v in raw.items()})
+    f = C.fit(points, {k: v[0] for k, v in clocked.items()}, {k: v[0] for k, v in raw.items()}, floors)
     trial = estimates(points, C.Calibration(True, f.efficiency, {}, dict(f.sustained_ghz)))
     bands = {fam: C.band_from([p.tflops / trial[p.id][0] for p in points if p.fit and p.family == fam])
              for fam in f.efficiency}
@@ -151,8 +175,11 @@ def run(points_csv: Path, out: Path) -> dict:
     tri = triton_peer_estimates(points)        # cross-check only: not part of the fit
     rows = []
     for p in points:
-        # microbenchmark rows have no band: the WMMA-only kernel reproduces the stored clock (1 MHz) -> +-0.5%
-        band = C.factors(get_target(p.arch), p.family).band if p.op != C.PEAK else (0.995, 1.005)
+        # a microbenchmark row that set its target's clock has no band: the WMMA-only kernel reproduces the stored
+        # clock (1 MHz) -> +-0.5%; one below a clock floor reads the gemm band (calibration.band_family)
+        band = C.factors(get_target(p.arch), C.band_family(p.family)).band
+        if p.op == C.PEAK and f.clock_how[p.arch].startswith("microbenchmark"):
+            band = (0.995, 1.005)
         after = stored[p.id][0]
         ratio = p.tflops / after
         rows.append({"id": p.id, "arch": p.arch, "kind": p.kind, "implementation": p.implementation, "op": p.op,
@@ -172,8 +199,8 @@ def run(points_csv: Path, out: Path) -> dict:
     sys.path.insert(0, str(ROOT / "bench"))
     from calibration_misses import section      # the out-of-band points, explained with instruction counts
     (out / "model_calibration.md").write_text(report(df, f, bands, check, points_csv, section(df, points, exposed),
-                                                     exposed, exposed_from))
-    return {"df": df, "fit": f, "bands": bands, "check": check, "lds_exposed": exposed}
+                                                     exposed, exposed_from, floors))
+    return {"df": df, "fit": f, "bands": bands, "check": check, "lds_exposed": exposed, "floors": floors}
 
 
 def _triton_cols(t, published: float) -> dict:
@@ -233,7 +260,8 @@ def _summary(df: pd.DataFrame, role_fit: bool) -> str:
 
 
 def report(df: pd.DataFrame, f: C.Fit, bands: dict, check: list[str], points_csv: Path,
-           misses: list[str] = (), exposed: float | None = None, exposed_from: tuple = ()) -> str:
+           misses: list[str] = (), exposed: float | None = None, exposed_from: tuple = (),
+           floors: dict | None = None) -> str:
     L = ["# Model calibration against published measurements", "",
          "Written by `python bench/calibrate.py` on " + datetime.date.today().isoformat() + " (model state: `"
          + _state() + "`; MLIR provider " + _provider() + "). Every estimate here is "
@@ -264,6 +292,7 @@ def report(df: pd.DataFrame, f: C.Fit, bands: dict, check: list[str], points_csv
     if exposed is not None:
         L.append(f"| lds_exposed (share of the CU's LDS clocks the WMMAs do not hide) | {exposed:.2f} "
                  f"| published tiles of {' '.join(exposed_from)} (held-out tiles: checked, below) | params.LDS_EXPOSED |")
+    L += ["", *floor_lines(floors or {}, f)]
     nodata = [a for a, t in TARGETS.items() if not t.sustained_ghz]
     L += ["", f"Targets without any point ({', '.join(nodata)}): boost clock, fitted efficiencies, band stretched "
           "by the lowest/highest sustained/boost ratio measured.", "",
@@ -283,6 +312,25 @@ def report(df: pd.DataFrame, f: C.Fit, bands: dict, check: list[str], points_csv
     L += ["", *misses, "## Sources", ""] + [f"* {r.id}: {r.source_title} -- {r.source_link}" for r in df.itertuples()]
     L += ["", "Plot: `model_calibration.png` (published vs estimate, before and after; fit and held-out marked).", ""]
     return "\n".join(L)
+
+
+def floor_lines(floors: dict, f: C.Fit) -> list[str]:
+    """Markdown: the clock floor each published figure proves (clock_floors), per target, beside the fit's clock."""
+    if not floors:
+        return []
+    sys.path.insert(0, str(ROOT / "bench"))
+    import calibration_peer_kernels as K
+    pid, _, per_ghz, how = K.recorded_floor()
+    L = ["Clock floors (model/calibration.py): a published figure F needs clock >= F / (TFLOP/s per GHz its "
+         "kernel issues at efficiency 1 with no stall) -- a GEMM's 2MNK FLOPs at the dense WMMA rate (targets.py), "
+         f"or the counted loops of the peer kernel ({pid}: {how}; {per_ghz:.2f} TFLOP/s per GHz). The sustained "
+         "clock is at least the highest floor, capped at boost:", ""]
+    for arch, fl in sorted(floors.items()):
+        top = max(fl)
+        L.append(f"* {arch}: " + ", ".join(f"{pid_} {g:.3f}" for g, pid_ in sorted(fl, reverse=True))
+                 + f" GHz; highest {top[0]:.3f} ({top[1]}), boost {TARGETS[arch].boost_ghz}, "
+                 f"fit {f.sustained_ghz.get(arch, 0.0):.3f} GHz")
+    return L
 
 
 def plot(df: pd.DataFrame, path: Path) -> None:

@@ -86,11 +86,14 @@ def _our_estimate(p: CP.Point):
 @pytest.mark.parametrize("point", [p for p in CP.load_points() if p.fit], ids=lambda p: p.id)
 def test_stored_parameters_reproduce_the_fit_points_within_the_band(point):
     """The model as shipped (sustained clocks, efficiencies) lands every fit row inside the band
-    (microbenchmark rows: the generated WMMA-only loop kernel, to the 1 MHz the clock is stored with)."""
+    (microbenchmark rows: the generated WMMA-only loop kernel, to the 1 MHz the clock is stored with, or
+    below it where a clock floor raised the target's clock above the microbenchmark's -- never above it)."""
     est = _our_estimate(point)
     ratio = point.tflops / est
     if point.op == C.PEAK:
-        assert ratio == pytest.approx(1.0, abs=0.005)
+        floored = get_target(point.arch).sustained_source.startswith("lower bound")
+        assert ratio < 0.995 if floored else ratio == pytest.approx(1.0, abs=0.005)
+        assert ratio <= 1.005
     else:
         lo, hi = C.band_for(point.arch, point.family)
         assert lo <= ratio <= hi, f"{point.id}: published/estimate {ratio:.3f} outside {lo}..{hi}; rerun bench/calibrate.py"
