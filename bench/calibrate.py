@@ -14,20 +14,22 @@ What is estimated for each point (all source=model, no GPU involved):
                    the nearest bucket, else the built-in default. The lookup sees the shipped files
                    only while this runs (shipped_schedules_only: $WMMA_GEN_SCHEDULES and the user
                    data dir hidden), so a user's own exports never change the calibration
-  peer_attention   OUR default attention forward/backward through the registry's estimate
-                   (model/loop_kernel.py) -- not the peer kernel. Their registry default_schedule
-                   is the built-in table (ops/attention*/defaults.py), not the shipped files
-so a ratio mixes the model's error with the difference between our kernel and the peer's. As a
-cross-check (not fitted, nothing stored changes), the peer_attention points whose peer is a Triton
-kernel also get the model's estimate of OUR OWN Triton FA-2 kernel (bench/peers_triton.py, forward
-or backward) compiled here offline for the point's arch and problem and estimated exactly as
-bench/peers.py does (model/loop_kernel.py, "loop" family efficiency and band), and its ratio;
-"n/a (no triton)" when Triton is not installed.
+  peer_attention   a Triton peer (tutorial 06, AITER prefill, tuned Triton backward): OUR OWN Triton
+                   FA-2 kernel of the same family (bench/peers_triton.py, forward or backward)
+                   compiled here offline for the point's arch and problem and estimated exactly as
+                   bench/peers.py does (model/loop_kernel.py, "loop" family) -- the measured family,
+                   not the peer's own code (measured_family; needs Triton, else the fit refuses);
+                   any other peer (CK, HIP, assembly): OUR default attention forward/backward through
+                   the registry's estimate (model/loop_kernel.py; built-in table, ops/attention*/defaults.py)
+so a ratio mixes the model's error with what differs between the kernel estimated and the peer's.
+Every row also reports our default kernel's estimate and ratio (what wmma_gen runs), and the
+Triton estimate alone ("n/a (no triton)" when Triton is not installed).
 
 Steps: (0) the model's lds_exposed share (params.py) from the fit points' published library tiles
 (ops/calibration_ranking.fit_lds_exposed: the smallest value ranking each pick above every smaller
 per-wave tile; held-out tiles only checked); (1) estimates uncalibrated (boost clock, efficiency 1);
-(2) sustained clocks from the fit:clock rows (microbenchmarks); (3) log least squares for the family
+(2) sustained clocks from the fit:clock rows (microbenchmarks), raised to the clock floors the published
+figures prove (clock_floors; capped at boost); (3) log least squares for the family
 efficiencies and the clocks of targets with fit rows but no microbenchmark; (4) band = fit-row ratio range +-margin;
 (5) estimates with the values stored in targets.py / params.py (what the model uses), checked
 against the fit. Writes results/model_calibration.{md,csv,png} and prints the fit.
@@ -51,6 +53,9 @@ from wmma_gen.ops import calibration_points as CP
 from wmma_gen.targets import TARGETS, get_target
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from calibration_basis import (NO_TRITON, TRITON_PEERS, NeedsTriton, clock_floors, floor_lines,  # noqa: E402,F401
+                               is_triton_peer, measured_family, triton_peer_estimates)
 
 
 def estimate_point(p: CP.Point) -> tuple[float, str, str]:
@@ -64,66 +69,6 @@ def estimate_point(p: CP.Point) -> tuple[float, str, str]:
     e = spec.estimate_of(d, s, problem, p.arch)
     sched = s.to_json() if hasattr(s, "to_json") else repr(s)
     return e.tflops, e.limiter, sched
-
-
-TRITON_PEERS = ("Triton fused-attention tutorial 06", "Triton/AITER FA prefill", "tuned Triton FA backward")
-NO_TRITON = "n/a (no triton)"
-
-
-_PEERS: list = []     # one bench/peers.Peers per process: its Triton objects compile once
-
-
-def triton_peer_estimates(points, cal: C.Calibration = C.CALIBRATED) -> dict[str, tuple]:
-    """{point id: (TFLOP/s or None, config or why not)} for the points whose peer is a Triton kernel:
-    our Triton FA-2 forward/backward compiled for the point (bench/peers.py Peers) and estimated by
-    peers.peer_estimate under `cal` (default: the stored calibration; source=model)."""
-    pts = [p for p in points if is_triton_peer(p)]
-    try:
-        import triton  # noqa: F401
-    except ImportError:
-        return {p.id: (None, NO_TRITON) for p in pts}
-    sys.path.insert(0, str(ROOT / "bench"))
-    import peers
-    if not _PEERS:
-        _PEERS.append(peers.Peers())
-    out = {}
-    with C.use(cal):
-        for p in pts:
-            c = p.config
-            q = dict(op=p.op, arch=p.arch, dtype=p.dtype, batch=c["batch"], heads=c["heads"], seq=c["seq"],
-                     head_dim=c["head_dim"], causal=bool(c["causal"]))
-            ck, _, cfg = _PEERS[0].get(q)
-            e = peers.peer_estimate(ck, cfg, q)
-            out[p.id] = (e.tflops, " ".join(f"{k}={v}" for k, v in cfg.items()))
-    return out
-
-
-def is_triton_peer(p) -> bool:
-    return p.kind == "peer_attention" and p.implementation in TRITON_PEERS
-
-
-class NeedsTriton(RuntimeError):
-    """The loop family is fitted on the Triton peers' estimates: without Triton there is no fit."""
-
-
-def measured_family(points, ours: dict, tri: dict) -> dict[str, float]:
-    """{id: TFLOP/s} of the kernel family each point measured (the fit's and the band's basis, issue 38
-    item 4a): our Triton FA-2 kernel of the same family for a Triton peer, our default kernel otherwise
-    (library GEMMs, CK, hand-written and HIP attention, microbenchmarks). Fitting the loop efficiency on our
-    own forward made it absorb the Triton loops' looseness (published / our Triton FA-2 estimate ~1.2 on
-    all three archs, consistently), which then under-estimated every compiled kernel of our structure
-    (CK's FMHA, gcnasm's HIP v39)."""
-    out = {}
-    for p in points:
-        if is_triton_peer(p):
-            if tri[p.id][0] is None:
-                raise NeedsTriton(f"{p.id}: the loop family is fitted on the model's estimate of the Triton peer's "
-                                  "family (bench/peers_triton.py); install Triton (the `peers` extra: "
-                                  "pip install 'triton>=3.9')")
-            out[p.id] = tri[p.id][0]
-        else:
-            out[p.id] = ours[p.id][0]
-    return out
 
 
 def fit_estimate(p: CP.Point) -> float:
@@ -168,29 +113,6 @@ def shipped_schedules_only():
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
-
-
-def clock_floors(points) -> dict[str, list[tuple[float, str]]]:
-    """{arch: [(GHz, point id)]}: the clock each published figure proves at least (model/calibration.py,
-    "clock floors"): the figure over the TFLOP/s per GHz its kernel can issue at efficiency 1 with no stall.
-    A GEMM point counts 2MNK FLOPs, every one done by a v_wmma: its kernel issues at most the dense WMMA
-    rate (targets.py peak / boost clock). A point whose peer kernel's loops are counted
-    (calibration_peer_kernels.recorded_floor: AITER's backward, compiler output recorded) uses those loops'
-    VALU-pipe clocks. Microbenchmarks set their clock themselves (fit:clock)."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    import calibration_peer_kernels as K
-    counted = {pid: (arch, per_ghz) for pid, arch, per_ghz, _ in (K.recorded_floor(),)}
-    out: dict[str, list[tuple[float, str]]] = {}
-    for p in points:
-        t = get_target(p.arch)
-        if p.id in counted and counted[p.id][0] == p.arch:
-            per_ghz = counted[p.id][1]
-        elif p.kind == "library_gemm":
-            per_ghz = t.peak_tflops(p.dtype) / t.boost_ghz
-        else:
-            continue
-        out.setdefault(p.arch, []).append((p.tflops / per_ghz, p.id))
-    return out
 
 
 def estimates(points, cal: C.Calibration) -> dict[str, tuple[float, str, str]]:
@@ -361,25 +283,6 @@ def report(df: pd.DataFrame, f: C.Fit, bands: dict, check: list[str], points_csv
     L += ["", *misses, "## Sources", ""] + [f"* {r.id}: {r.source_title} -- {r.source_link}" for r in df.itertuples()]
     L += ["", "Plot: `model_calibration.png` (published vs estimate, before and after; fit and held-out marked).", ""]
     return "\n".join(L)
-
-
-def floor_lines(floors: dict, f: C.Fit) -> list[str]:
-    """Markdown: the clock floor each published figure proves (clock_floors), per target, beside the fit's clock."""
-    if not floors:
-        return []
-    sys.path.insert(0, str(ROOT / "bench"))
-    import calibration_peer_kernels as K
-    pid, _, per_ghz, how = K.recorded_floor()
-    L = ["Clock floors (model/calibration.py): a published figure F needs clock >= F / (TFLOP/s per GHz its "
-         "kernel issues at efficiency 1 with no stall) -- a GEMM's 2MNK FLOPs at the dense WMMA rate (targets.py), "
-         f"or the counted loops of the peer kernel ({pid}: {how}; {per_ghz:.2f} TFLOP/s per GHz). The sustained "
-         "clock is at least the highest floor, capped at boost:", ""]
-    for arch, fl in sorted(floors.items()):
-        top = max(fl)
-        L.append(f"* {arch}: " + ", ".join(f"{pid_} {g:.3f}" for g, pid_ in sorted(fl, reverse=True))
-                 + f" GHz; highest {top[0]:.3f} ({top[1]}), boost {TARGETS[arch].boost_ghz}, "
-                 f"fit {f.sustained_ghz.get(arch, 0.0):.3f} GHz")
-    return L
 
 
 def plot(df: pd.DataFrame, path: Path) -> None:
