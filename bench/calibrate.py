@@ -189,6 +189,12 @@ def _triton_cell(r) -> str:
 def compare_stored(f: C.Fit, bands: dict, exposed: float | None = None) -> list[str]:
     """Differences between the fit and the values the model uses (targets.py, params.py)."""
     issues = []
+    try:
+        import triton
+        if triton.__version__ != params.FIT_TRITON:
+            issues.append(f"params.FIT_TRITON={params.FIT_TRITON} but this fit compiled with Triton {triton.__version__}")
+    except ImportError:
+        pass    # measured_family refused already
     if exposed is not None and not math.isclose(params.LDS_EXPOSED, exposed):
         issues.append(f"params.LDS_EXPOSED={params.LDS_EXPOSED} but the fit gives {exposed}")
     for arch, ghz in f.sustained_ghz.items():

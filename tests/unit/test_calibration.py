@@ -83,7 +83,10 @@ def _fit_estimate(p: CP.Point):
     finally:
         sys.path.remove(str(ROOT / "bench"))
     if calibrate.is_triton_peer(p):
-        pytest.importorskip("triton")
+        triton = pytest.importorskip("triton")
+        if triton.__version__ != params.FIT_TRITON:
+            pytest.skip(f"{p.id}: fitted with Triton {params.FIT_TRITON}, {triton.__version__} installed: "
+                        "rerun bench/calibrate.py and store its fit")
     return calibrate.fit_estimate(p)
 
 
