@@ -160,7 +160,7 @@ def band_bounds(arch: str, family: str, dtype: str, tflops: float) -> tuple[floa
 @dataclass(frozen=True)
 class Fit:
     sustained_ghz: dict      # arch -> GHz
-    clock_how: dict          # arch -> "microbenchmark <ids>" | "fitted from <ids>"
+    clock_how: dict          # arch -> "microbenchmark <ids>" | "fitted from <ids>" | "lower bound ..." | "boost clock ..."
     efficiency: dict         # family -> factor
     efficiency_from: dict    # family -> point ids
 
