@@ -151,3 +151,74 @@ def test_registry_lookups_of_another_op_are_the_listed_ones():
                                          f"{sorted(found - REGISTRY_LOOKUPS)}"
     assert not REGISTRY_LOOKUPS - found, f"no longer looked up (remove from REGISTRY_LOOKUPS): " \
                                          f"{sorted(REGISTRY_LOOKUPS - found)}"
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """module -> the wmma_gen modules it imports (anywhere in the file). `from p import a, b` names
+    the submodules p.a, p.b when each is one, else p itself; an import of the module's own parent
+    package (its __init__ runs first anyway) and of the lazy re-export (wmma_gen) are not arrows."""
+    modules = {_module(p)[0]: p for p in PKG.rglob("*.py")}
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for name, path in modules.items():
+        pkg = _module(path)[1]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = pkg.split(".")[:len(pkg.split(".")) - (node.level - 1)]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                subs = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in modules]
+                targets = subs if len(subs) == len(node.names) else [target, *subs]
+            else:
+                continue
+            graph[name] |= {t for t in targets if t in modules and t != name and t not in LAZY_REEXPORT
+                            and not name.startswith(t + ".")}
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_circle_scan_finds_a_circle():
+    g = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert _circles(g) == [["a", "b", "c"]]
+
+
+def test_no_import_circle():
+    graph = _import_graph()
+    assert len(graph) > 100 and graph["wmma_gen.ops.gemm.spec"], "the scan sees the package's modules and imports"
+    circles = _circles(graph)
+    assert not circles, "import circles (move the shared piece into a module both import, or pass it in):\n" + \
+        "\n".join(" <-> ".join(c) + "   [" + "; ".join(f"{m} -> {sorted(graph[m] & set(c))}" for m in c) + "]"
+                  for c in circles)
