@@ -222,3 +222,40 @@ def test_no_import_circle():
     assert not circles, "import circles (move the shared piece into a module both import, or pass it in):\n" + \
         "\n".join(" <-> ".join(c) + "   [" + "; ".join(f"{m} -> {sorted(graph[m] & set(c))}" for m in c) + "]"
                   for c in circles)
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _private_imports() -> list[str]:
+    """`from <module> import _name` (or through a `_private` module) where <module> belongs to
+    another package than the importer (a subpackage is another package); dunder names excepted."""
+    modules = {_module(p)[0] for p in PKG.rglob("*.py")}
+    packages = {_module(p)[0] for p in PKG.rglob("__init__.py")}
+    found = []
+    for path in sorted(PKG.rglob("*.py")):
+        name, pkg = _module(path)
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = pkg.split(".")[:len(pkg.split(".")) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "wmma_gen":
+                continue
+            owner = target if target in packages else target.rpartition(".")[0]
+            for a in node.names:
+                via = [c for c in target.split(".") if _private(c)]
+                sub = f"{target}.{a.name}" in modules          # `from pkg import module`: owned by pkg
+                if (_private(a.name) or via) and (target if sub else owner) != pkg:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} {name} imports {a.name} from {target}")
+    return found
+
+
+def test_no_private_name_is_imported_from_another_package():
+    found = _private_imports()
+    assert not found, "private names imported across packages (give them a public name where they are " \
+                      "defined):\n" + "\n".join(found)

@@ -34,8 +34,8 @@ import math
 from dataclasses import dataclass
 
 from ...compiler.mlir_api import ir
-from ...compiler.mlir_api import _amdgpu_ops_gen as amdgpu
-from ...compiler.mlir_api import _gpu_ops_gen as gpu
+from ...compiler.mlir_api import amdgpu_ops as amdgpu
+from ...compiler.mlir_api import gpu_ops as gpu
 from ...compiler.mlir_api import arith, memref, scf, vector
 
 from ...kernels import attention_blocks as ab
