@@ -46,6 +46,14 @@ def _module(path: Path) -> tuple[str, str]:
     return ".".join(parts), ".".join(parts[:-1])
 
 
+def _from_target(node: ast.ImportFrom, pkg: str) -> str:
+    """The dotted module a `from ... import` names, its relative dots resolved from `pkg`."""
+    if not node.level:
+        return node.module or ""
+    base = pkg.split(".")[:len(pkg.split(".")) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def _imports(path: Path):
     name, pkg = _module(path)
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -53,11 +61,7 @@ def _imports(path: Path):
             for a in node.names:
                 yield node.lineno, a.name
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = pkg.split(".")[:len(pkg.split(".")) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _from_target(node, pkg)
             yield node.lineno, target
             for a in node.names:        # `from . import x` / `from ..ops import gemm`: x may be a module
                 yield node.lineno, f"{target}.{a.name}"
@@ -165,11 +169,7 @@ def _import_graph() -> dict[str, set[str]]:
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = pkg.split(".")[:len(pkg.split(".")) - (node.level - 1)]
-                    target = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    target = node.module or ""
+                target = _from_target(node, pkg)
                 subs = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in modules]
                 targets = subs if len(subs) == len(node.names) else [target, *subs]
             else:
@@ -239,11 +239,7 @@ def _private_imports() -> list[str]:
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if not isinstance(node, ast.ImportFrom):
                 continue
-            if node.level:
-                base = pkg.split(".")[:len(pkg.split(".")) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _from_target(node, pkg)
             if target.split(".")[0] != "wmma_gen":
                 continue
             owner = target if target in packages else target.rpartition(".")[0]
