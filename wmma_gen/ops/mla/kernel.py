@@ -52,7 +52,7 @@ from .schedule import BLOCK_N, LDS_PAD, MLASchedule
 from .signature import SCALARS, buffer_names, mla_signature
 
 LOG2E = 1.0 / math.log(2.0)
-E4M3_SHIFT = 256.0   # fp8_widen: E4M3 bits widened to halves are x * 2**-8
+E4M3_SHIFT = fp8_widen.E4M3_SCALE   # E4M3 bits widened to halves are x * 2**-8
 
 
 def kernel_name(d, s: MLASchedule) -> str:
