@@ -142,3 +142,24 @@ def test_registry_runs_the_default_provider(bench):
     regenerate, _ = bench
     from wmma_gen.compiler import mlir_api
     assert regenerate.DEFAULT_PROVIDER == mlir_api.PROVIDERS[0]
+
+
+def _rows(text: str, first: str) -> dict:
+    """{(arch, hd): cells} of the markdown table rows starting with `| gfx` in `text`."""
+    out = {}
+    for ln in text.splitlines():
+        if ln.startswith(first):
+            cells = [c.strip() for c in ln.strip("|").split("|")]
+            out[(cells[0], cells[1].split()[0])] = cells
+    return out
+
+
+def test_large_head_dims_doc_table_is_what_the_bench_wrote():
+    """docs/large_head_dims.md quotes results/large_head_dims.md (bench/large_hd_table.py) row by row:
+    schedule, VGPRs, LDS, loop counts and model TFLOP/s (the doc leaves out the spills column)."""
+    doc = _rows((ROOT / "docs" / "large_head_dims.md").read_text().split("## Backward")[0], "| gfx")
+    res = _rows((RESULTS / "large_head_dims.md").read_text(), "| gfx")
+    assert doc and set(doc) == set(res)
+    for k, cells in doc.items():
+        r = res[k]
+        assert cells[2:] == [r[2], r[3], r[5], r[6], r[7]], (k, cells, r)
