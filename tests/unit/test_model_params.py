@@ -32,3 +32,12 @@ def test_known_cycle_counts():
 def test_unknown_arch_lists_known():
     with pytest.raises(ValueError, match="gfx1100"):
         params_for("gfx9000")
+
+
+def test_measured_values_are_the_cited_figures_in_the_model_units():
+    # SOURCES [CC7600]: RX 7600 L2 2.13 TB/s, Infinity Cache 984 GB/s; [CCSH]: Strix Halo MALL ~1 TB/s
+    from wmma_gen.model.params import MEASURED, is_assumption
+    assert PARAMS["gfx1102"].l2_bytes_per_clk * TARGETS["gfx1102"].boost_ghz * 1e9 == pytest.approx(2.13e12, rel=1e-3)
+    assert (PARAMS["gfx1102"].mall_bw_gbs, PARAMS["gfx1151"].mall_bw_gbs) == (984, 1000)
+    assert all(not is_assumption(arch, name) for name, arch in MEASURED)
+    assert is_assumption("gfx1100", "l2_bytes_per_clk") and is_assumption("gfx1201", "mall_bw_gbs")

@@ -34,9 +34,17 @@ def test_flips_names_the_variations_that_reverse_a_ranking():
         return p.l2_bytes_per_clk / 20.0, 95.0
     found = robustness.flips("gfx1100", figures)
     assert [(f.parameter, f.factor) for f in found] == [("l2_bytes_per_clk", 0.5)]
-    assert found[0].mine == pytest.approx(params.PARAMS["gfx1100"].l2_bytes_per_clk / 40.0)
+    assert found[0].mine == pytest.approx(params.PARAMS["gfx1100"].l2_bytes_per_clk // 2 / 20.0)   # int field
     assert "l2_bytes_per_clk x0.5" in str(found[0])
 
 
 def test_flips_is_empty_for_a_win_no_assumption_reverses():
     assert robustness.flips("gfx1201", lambda: (params.params_for("gfx1201").vmem_latency_clk, 1.0)) == []
+
+
+def test_a_value_measured_on_that_product_is_not_varied():
+    # gfx1102's L2 bandwidth is measured (params.MEASURED); gfx1100's is only scaled from it
+    def figures(arch):
+        return lambda: (params.params_for(arch).l2_bytes_per_clk, 0.75 * params.PARAMS[arch].l2_bytes_per_clk)
+    assert robustness.flips("gfx1102", figures("gfx1102")) == []
+    assert [(f.parameter, f.factor) for f in robustness.flips("gfx1100", figures("gfx1100"))] == [("l2_bytes_per_clk", 0.5)]

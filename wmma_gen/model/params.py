@@ -12,6 +12,25 @@ Sources:
           verified against an AMD document).
   [ISA3]  RDNA3 ISA guide: wave32 VALU issues one instruction per clock per SIMD; WMMA
           occupies the VALU for rate-derived cycles (see `wmma_cycles`).
+  [CC3]   Chips and Cheese, "Microbenchmarking AMD's RDNA 3 Graphics Architecture" (2023-01-07,
+          chipsandcheese.com/p/microbenchmarking-amds-rdna-3-graphics-architecture), RX 7900 XTX,
+          Nemes's Vulkan suite + OpenCL: per-level figures only in charts; text: the WGP's LDS is two
+          64 KB blocks, one per CU, each 32 banks x 32 bit; L1/L2 bandwidth ~2x RX 6900 XT's;
+          Infinity Cache 1.8x (pure reads).
+  [CC3P]  Chips and Cheese, "Latency Testing is Hard (RDNA 3 Power Saving)" (2023-06-14,
+          chipsandcheese.com/p/latency-testing-is-hard-rdna-3-power-saving), RX 7900 XTX in its high
+          power state, pointer chase, vector path: Infinity Cache 150.3 ns, VRAM (1 GB) 234.55 ns.
+  [CC7600] Chips and Cheese, "AMD's RX 7600: Small RDNA 3 Appears" (2023-06-04,
+          chipsandcheese.com/p/amds-rx-7600-small-rdna-3-appears), RX 7600 (Navi 33, gfx1102), all
+          WGPs loaded: L2 2.13 TB/s, Infinity Cache 984 GB/s (clock not stated).
+  [CCSH]  Chips and Cheese, "Strix Halo's Memory Subsystem" (2025-10-31,
+          chipsandcheese.com/p/strix-halos-memory-subsystem-tackling), Ryzen AI MAX+ 395 (gfx1151):
+          Nemes's Vulkan bandwidth test "just under 1 TB/s" from Infinity Cache (2 GHz FCLK,
+          512 B/clk to the fabric by their reading).
+  [CCR4]  Chips and Cheese, "AMD's RDNA4 Architecture (Video)" (2025-03-05,
+          chipsandcheese.com/p/amds-rdna4-architecture-video): RDNA 1-3 have 1 MB of L2 per shader
+          engine; RDNA4 doubles the banks per L2 slice (2x bandwidth per slice) and the L2 per shader
+          engine, so L2 bandwidth per MB is unchanged; AMD "also increased" MALL bandwidth (no figure).
 
 Derived, not stored: WMMA issue cycles per instruction come from targets.Target.rate and the
 instruction's K (`wmma_cycles`), so the peak and the model can never disagree.
@@ -56,17 +75,21 @@ class ModelParams:
 
 SOURCES: dict[str, str] = {
     "lds_bytes_per_cu": "[RDNA] 128 KiB per WGP, half per CU in CU mode",
-    "lds_banks": "[RDNA] 64 banks per WGP -> 32 per CU (CU mode); assumption for the per-CU split",
+    "lds_banks": "[RDNA] 64 banks per WGP; [CC3] 32 of them in the 64 KB block of each CU",
     "lds_bank_bytes": "[RDNA] 4-byte banks",
-    "lds_latency_clk": "assumption: ~64 clocks DS load-to-use",
-    "vmem_latency_clk": "assumption: ~500 clocks global load-to-use (L2 hit mix)",
-    "l0_bytes_per_clk": "assumption: 128 B/clk vector L0 per CU",
+    "lds_latency_clk": "assumption: ~64 clocks DS load-to-use ([CC3] measured RX 7900 XTX LDS latency, chart only)",
+    "vmem_latency_clk": "assumption: ~500 clocks global load-to-use (L2 hit mix); [CC3P] RX 7900 XTX vector path: "
+                        "Infinity Cache 150.3 ns = 376 clk, VRAM 234.55 ns = 586 clk at 2.5 GHz; its L2 latency is chart only",
+    "l0_bytes_per_clk": "assumption: 128 B/clk vector L0 per CU ([CC3] L0 bandwidth chart only)",
     "vmem_min_clk": "assumption: 4 clocks address processing per wave32 VMEM instruction",
     "l2_bytes": "[TPU] L2 size of the product in targets.py; gfx1103/gfx1152: assumption 2 MB (as Strix Point)",
-    "l2_bytes_per_clk": "assumption: 64 B/clk per L2 channel, channels scaled with the memory bus",
+    "l2_bytes_per_clk": "gfx1102: [CC7600] 2.13 TB/s / 2.655 GHz (targets.py boost; the article gives no clock) = 802 "
+                        "B/clk; other archs: assumption: as gfx1102 measured by [CC7600], 401 B/clk per MB of L2 "
+                        "([CCR4]: same bandwidth per MB on RDNA 3 and 4)",
     "mall_bytes": "[SPEC] AMD product pages: Infinity Cache 96/64/32 MB (RX 7900 XTX/7800 XT/7600), "
                   "64/32 MB (RX 9070 XT/9060 XT); [TPU] 32 MB MALL on Strix Halo, none on Strix Point",
-    "mall_bw_gbs": "assumption: 2.5x the DRAM bandwidth (AMD quotes higher peaks; sustained is lower)",
+    "mall_bw_gbs": "gfx1102: [CC7600] 984 GB/s; gfx1151: [CCSH] ~1000 GB/s; other archs: assumption: as gfx1102 "
+                   "measured by [CC7600], 984 GB/s per 128 bits of memory bus (gfx12: [CCR4] says higher, no figure)",
     "dram_efficiency": "assumption: 85% of peak DRAM bandwidth is achievable by a streaming kernel",
     "max_workgroups_per_cu": "assumption: 16 workgroup slots per CU",
     "valu_clk": "[ISA3] wave32 VALU issues one instruction per clock (VOPD pairs count once)",
@@ -87,27 +110,46 @@ SOURCES: dict[str, str] = {
 LDS_EXPOSED = 0.2
 
 
-def _p(arch: str, l2_mib: float, l2_clk: int, mall_mib: int, **kw) -> ModelParams:
+# L2: [CC7600] measured 2.13 TB/s on the RX 7600's 2 MB L2; per clock at its boost (targets.py gfx1102, 2.655
+# GHz; the article states no clock) that is 802.3 B/clk, 401.1 per MB. [CCR4]: RDNA 1-3 build 1 MB per shader
+# engine and RDNA4 doubles both the banks and the capacity of a slice, so the other archs scale by L2 MB.
+L2_B_PER_CLK_PER_MB = 2.13e12 / 2.655e9 / 2
+# MALL: [CC7600] 984 GB/s from Navi 33's 128-bit bus; [CCSH] ~1000 GB/s on Strix Halo (256-bit LPDDR5X, its own
+# figure). The others scale gfx1102's per bus bit (Infinity Cache slices sit with the memory channels).
+MALL_GBS_PER_BUS_BIT = 984 / 128
+# (field, arch) pairs a published measurement of that very product gives; every other pair of a field whose
+# SOURCES row says "assumption" is varied by model/robustness.py.
+MEASURED = frozenset({("l2_bytes_per_clk", "gfx1102"), ("mall_bw_gbs", "gfx1102"), ("mall_bw_gbs", "gfx1151")})
+
+
+def _p(arch: str, l2_mib: float, mall_mib: int, mall_gbs: float, **kw) -> ModelParams:
     base = dict(lds_bytes_per_cu=65536, lds_banks=32, lds_bank_bytes=4, lds_latency_clk=64,
                 vmem_latency_clk=500, l0_bytes_per_clk=128, vmem_min_clk=4, dram_efficiency=0.85,
                 max_workgroups_per_cu=16, valu_clk=1, launch_overhead_us=4.0, lds_exposed=LDS_EXPOSED)
     base.update(kw)
-    mall_bw = 2.5 * get_target(arch).mem_bw_gbs if mall_mib else 0.0
-    return ModelParams(arch=arch, l2_bytes=int(l2_mib * 2**20), l2_bytes_per_clk=l2_clk,
-                       mall_bytes=mall_mib * 2**20, mall_bw_gbs=mall_bw, **base)
+    return ModelParams(arch=arch, l2_bytes=int(l2_mib * 2**20), l2_bytes_per_clk=round(L2_B_PER_CLK_PER_MB * l2_mib),
+                       mall_bytes=mall_mib * 2**20, mall_bw_gbs=float(mall_gbs), **base)
 
 
+_BUS = MALL_GBS_PER_BUS_BIT
 PARAMS: dict[str, ModelParams] = {p.arch: p for p in (
-    _p("gfx1100", 6, 2048, 96),   # Navi 31: 6 MB L2 [TPU], 96 MB Infinity Cache [SPEC]
-    _p("gfx1101", 4, 1536, 64),   # Navi 32: 4 MB L2, 64 MB IC
-    _p("gfx1102", 2, 1024, 32),   # Navi 33: 2 MB L2, 32 MB IC
-    _p("gfx1103", 2, 1024, 0),    # Phoenix: L2 unknown in targets.py -> assumption: 2 MB as Strix Point; no MALL
-    _p("gfx1150", 2, 1024, 0),    # Strix Point: 2 MB L2, no MALL
-    _p("gfx1151", 2, 1024, 32),   # Strix Halo: 2 MB L2, 32 MB MALL
-    _p("gfx1152", 2, 1024, 0),    # Krackan Point: L2 unknown -> assumption: 2 MB as Strix Point; no MALL
-    _p("gfx1200", 4, 1024, 32),   # Navi 44: 4 MB L2, 32 MB IC
-    _p("gfx1201", 8, 2048, 64),   # Navi 48: 8 MB L2, 64 MB IC
+    _p("gfx1100", 6, 96, 384 * _BUS),  # Navi 31: 6 MB L2 [TPU], 96 MB Infinity Cache [SPEC], 384-bit bus
+    _p("gfx1101", 4, 64, 256 * _BUS),  # Navi 32: 4 MB L2, 64 MB IC, 256-bit
+    _p("gfx1102", 2, 32, 984),         # Navi 33: 2 MB L2, 32 MB IC, 128-bit; L2 and IC bandwidth measured [CC7600]
+    _p("gfx1103", 2, 0, 0),            # Phoenix: L2 unknown in targets.py -> assumption: 2 MB as Strix Point; no MALL
+    _p("gfx1150", 2, 0, 0),            # Strix Point: 2 MB L2, no MALL
+    _p("gfx1151", 2, 32, 1000),        # Strix Halo: 2 MB L2, 32 MB MALL measured ~1 TB/s [CCSH]
+    _p("gfx1152", 2, 0, 0),            # Krackan Point: L2 unknown -> assumption: 2 MB as Strix Point; no MALL
+    _p("gfx1200", 4, 32, 128 * _BUS),  # Navi 44: 4 MB L2, 32 MB IC, 128-bit
+    _p("gfx1201", 8, 64, 256 * _BUS),  # Navi 48: 8 MB L2, 64 MB IC, 256-bit
 )}
+
+
+def is_assumption(arch: str, name: str) -> bool:
+    """Whether `name`'s value for `arch` is a guess (SOURCES says "assumption" and no measurement of
+    that product gives it): the parameters model/robustness.py varies."""
+    mixed = {field for field, _ in MEASURED}   # measured on some products, assumed on the others
+    return (SOURCES[name].startswith("assumption") or name in mixed) and (name, arch) not in MEASURED
 
 
 _CHANGED: contextvars.ContextVar[dict] = contextvars.ContextVar("wmma_gen_model_params", default={})

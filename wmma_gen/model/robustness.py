@@ -1,7 +1,8 @@
 """Does a model-ranked win survive the model's own guesses? (issue 25 item 3)
 
 The GPU-less model (ops/*/model.py) rests on parameters no document here confirms: the rows of
-params.SOURCES marked "assumption" (L2 bandwidth per clock, latencies, MALL bandwidth, ...). A
+params.SOURCES marked "assumption" (latencies, L0 bandwidth, DRAM efficiency, ...; L2 and MALL bandwidth
+on every product but the ones measured, params.MEASURED). A
 tuned schedule that beats the default only because one of those guesses happens to favour it is
 not evidence: gfx1100 f16 4096^3 ranked a 4-tiles-per-wave 128x32 tile above the 16-tiles-per-wave
 default purely on `l2_bytes_per_clk` = 2048 (at 1024 the default wins by 1.5x), while published
@@ -19,7 +20,8 @@ from typing import Callable
 
 from . import params
 
-ASSUMPTIONS = tuple(k for k, v in params.SOURCES.items() if v.startswith("assumption"))
+# fields that are a guess on at least one arch; flips() varies those that are one on its arch
+ASSUMPTIONS = tuple(k for k in params.SOURCES if any(params.is_assumption(a, k) for a in params.PARAMS))
 FACTORS = (0.5, 2.0)
 
 
@@ -39,7 +41,7 @@ def flips(arch: str, figures: Callable[[], tuple[float, float]]) -> list[Flip]:
     (tuned, default) TFLOP/s from the model, computed inside the call -- gives tuned < default."""
     base = params.params_for(arch)
     out = []
-    for name in ASSUMPTIONS:
+    for name in (n for n in ASSUMPTIONS if params.is_assumption(arch, n)):
         value = getattr(base, name)
         for f in FACTORS:
             with params.changed(arch, **{name: type(value)(value * f)}):
