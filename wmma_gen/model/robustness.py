@@ -4,8 +4,9 @@ The GPU-less model (ops/*/model.py) rests on parameters no document here confirm
 params.SOURCES marked "assumption" (latencies, L0 bandwidth, DRAM efficiency, ...; L2 and MALL bandwidth
 on every product but the ones measured, params.MEASURED). A
 tuned schedule that beats the default only because one of those guesses happens to favour it is
-not evidence: gfx1100 f16 4096^3 ranked a 4-tiles-per-wave 128x32 tile above the 16-tiles-per-wave
-default purely on `l2_bytes_per_clk` = 2048 (at 1024 the default wins by 1.5x), while published
+not evidence: gfx1100 f16 4096^3 ranks a one-wave 128x32 tile without LDS 1.13x above the default
+purely on `l2_bytes_per_clk` (2407, scaled from the RX 7600's measured L2; 2048 before: the same;
+below ~1490 the default wins, at 1024 by 1.46x; source=model, issue 38), while published
 tuned configurations measured on a real RX 7900 XTX never pick fewer than 8 WMMA tiles per wave
 (adelj88/rocm_wmma_gemm's tuned configs; rocBLAS's 4096^3 kernel is MT128x128, tinygrad #5569).
 
