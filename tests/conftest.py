@@ -2,6 +2,7 @@
 and tmp dir per test session, the emulator-backed HIP stand-in (tests/hipstub) built once per session
 for every test folder, the slow/fast tiers of tests/tiers.py applied at collection, and the cyclic
 garbage collector kept off what earlier tests left alive."""
+import atexit
 import gc
 import os
 import re
@@ -187,3 +188,8 @@ def pytest_runtest_protocol(item, nextitem):
     yield
     gc.collect()
     gc.freeze()
+
+
+# At exit, the interpreter's last collection must see everything again: a frozen binding object
+# outliving it is reported as a leak (nanobind's "leaked N instances" for Triton's IR objects).
+atexit.register(gc.unfreeze)
