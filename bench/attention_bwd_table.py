@@ -16,7 +16,6 @@ Companion of bench/attention_table.py (forward). Writes results/attention_bwd_ta
 from __future__ import annotations
 
 import argparse
-import datetime
 from pathlib import Path
 
 import pandas as pd
@@ -27,6 +26,8 @@ from wmma_gen.ops import registry
 from wmma_gen.attention_common.directive import AttentionDirective
 from wmma_gen.ops.attention_bwd.run import build_backward, make_spec
 from wmma_gen.targets import get_target
+
+import results_header  # bench/: the provenance line
 
 ARCHS = ("gfx1100", "gfx1151", "gfx1201")
 OUT = Path("results")
@@ -73,10 +74,10 @@ def main(argv=None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     df.to_csv(out / "attention_bwd_table.csv", index=False)
     head = ("# Attention backward: default kernels (compiler ISA; model estimate, source=model) beside "
-            "published real-GPU figures measured by others\n\nFLOPs = 2.5x the forward's (10*D per visible "
-            "(query, key) pair); model = calibrated estimate, not a measurement.\n\n"
-            f"`python bench/attention_bwd_table.py`, {datetime.date.today().isoformat()}; MLIR provider "
-            f"{mlir_api.provider().identity}; model calibration of that day (results/model_calibration.md).\n\n")
+            "published real-GPU figures measured by others\n\n"
+            + results_header.line("compiler output, model, published", mlir_api.provider().identity)
+            + "\n\nFLOPs = 2.5x the forward's (10*D per visible "
+            "(query, key) pair); model = calibrated estimate, not a measurement. Model calibration of that day (results/model_calibration.md).\n\n")
     cols = list(df.columns)
     table = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     table += ["| " + " | ".join(str(v) for v in r) + " |" for r in df.itertuples(index=False)]

@@ -15,7 +15,6 @@ takes the edge path on exactly those tiles). Source: compiler output, static (no
 from __future__ import annotations
 
 import argparse
-import datetime
 import sys
 from pathlib import Path
 
@@ -28,6 +27,8 @@ from wmma_gen.model.attention_band import key_span  # noqa: E402
 from wmma_gen.model.isa_loop import find_main_loop  # noqa: E402
 from wmma_gen.ops import registry  # noqa: E402
 from wmma_gen.ops.compile_op import compile_op  # noqa: E402
+
+import results_header  # noqa: E402  (bench/: the provenance line)
 
 ARCHS = ("gfx1100", "gfx1151", "gfx1201")
 # (head_dim, causal, batch, heads, seq): the calibration points' forward problems (tutorial 06: d64
@@ -80,9 +81,9 @@ def main(argv=None) -> int:
             "density_body", "density_edge_trip", "trips", "edge_trips", "density_all_trips"]
     table = "\n".join(["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
                       + ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in df.to_dict("records")])
-    text = (f"# Attention forward density with the edge-mask block\n\n`python bench/attention_edge_density.py`, "
-            f"{datetime.date.today()}; provider {df.provider.iloc[0]} ({df.versions.iloc[0]}), the default. Source: "
-            "compiler output, static analysis (no GPU). Our default forward (registry default_schedule) per problem, "
+    text = ("# Attention forward density with the edge-mask block\n\n"
+            + results_header.line("compiler output", df.versions.iloc[0]) + "\n\n"
+            f"Provider {df.provider.iloc[0]}, the default; static analysis (no GPU). Our default forward (registry default_schedule) per problem, "
             "trips per head. density_body = v_wmma / issued instructions of the loop body (the figure quoted before); "
             "density_edge_trip = a trip that also runs the edge-mask block; density_all_trips = over every trip, "
             "edge trips being the key tiles that cross seq_k or the causal diagonal (bench docstring).\n\n"

@@ -17,7 +17,6 @@ results/attention_provider_quality.{csv,md}.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import sys
 from pathlib import Path
@@ -27,6 +26,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from provider_workers import PROVIDERS, installed, run_workers  # noqa: E402
+import results_header  # noqa: E402
 ARCHS = ("gfx1100", "gfx1151", "gfx1201")
 HEAD_DIMS = (64, 128)
 KEY = ["arch", "dtype", "head_dim", "causal", "kernel"]
@@ -123,10 +123,10 @@ def main() -> None:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     df.to_csv(out / "attention_provider_quality.csv", index=False)
-    idents = "; ".join(f"`{v}` = {df[df.variant == v].identity.iloc[0]}" for v in variants)
-    md = (f"# Attention main-loop quality, providers side by side\n\n`python bench/attention_provider_quality.py`, "
-          f"{datetime.date.today().isoformat()}; variants: {idents}. Source: compiler output, static analysis "
-          "(no GPU).\n\n" + markdown(wide))
+    idents = ", ".join(f"`{v}` = {df[df.variant == v].identity.iloc[0]}" for v in variants)
+    md = ("# Attention main-loop quality, providers side by side\n\n"
+          + results_header.line("compiler output", idents) + "\n\n"
+          "Static analysis (no GPU).\n\n" + markdown(wide))
     (out / "attention_provider_quality.md").write_text(md)
     pd.set_option("display.width", 250)
     print(wide.to_string(index=False))

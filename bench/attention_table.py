@@ -22,7 +22,6 @@ Writes results/attention_table.csv and results/attention_table.md.
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import math
 from pathlib import Path
 
@@ -34,6 +33,8 @@ from wmma_gen.ops.attention.defaults import default_schedule
 from wmma_gen.attention_common.directive import AttentionDirective
 from wmma_gen.ops.attention.model import estimate_attention
 from wmma_gen.targets import get_target
+
+import results_header  # bench/: the provenance line
 
 ARCHS = ("gfx1100", "gfx1151", "gfx1201")
 HEAD_DIMS = (64, 128)
@@ -91,8 +92,9 @@ def markdown(df: pd.DataFrame) -> str:
     head = [
         "# Attention forward: default schedules vs published figures",
         "",
-        f"`python bench/attention_table.py`, {_dt.date.today().isoformat()}; MLIR provider {_provider()}; model "
-        "calibration of that day (results/model_calibration.md).",
+        results_header.line("compiler output, model, published", _provider()),
+        "",
+        "Model calibration of that day (results/model_calibration.md).",
         "",
         "Sources, per column group: **ours** = this repository's default schedule, figures read from the",
         "compiler's ISA (no GPU); **model** = wmma_gen.model estimate of that code object for B=1, H=16",

@@ -190,11 +190,45 @@ def pipe_clocks(loop: dict, arch: str, dtype: str) -> float:
     return loop["wmma"] * wmma_cycles(get_target(arch), dtype, "f32") + (loop["valu"] + 3 * loop["trans"]) * p.valu_clk
 
 
+# Compiler output recorded here so the calibration needs neither the AITER source nor Triton (CI has no
+# network): the two WMMA loops of `bwd_kernel_fused_noncausal` (ROCm/aiter e4048607a5, bwd.py) with PR #4242's
+# tuned config, compiled by Triton 3.9.0 for gfx1151 f16 (`loops`: v_wmma, VALU, transcendental per trip).
+# `aiter_bwd` compiles it again when WMMA_GEN_AITER_SRC is set and says whether the counts still match.
+AITER_BWD_RECORDED = {"arch": "gfx1151", "dtype": "f16", "triton": "3.9.0", "aiter": "e4048607a5",
+                      "dkdv": dict(wmma=16, valu=265, trans=8), "dq": dict(wmma=12, valu=139, trans=8)}
+AITER_BWD_POINT = "fa-1151-bwd"
+
+
+def bwd_tflops_per_ghz(dkdv: dict, dq: dict, cfg: dict, warps: int, arch: str, dtype: str) -> float:
+    """TFLOP/s per GHz the two loops can issue at efficiency 1 with no stall (model/loop_kernel.py's VALU-pipe
+    term) at the PR #4242 problem, FLOPs counted as AITER's bench_mha does (10 x D per (query, key) pair: 2.5 x
+    the forward's 4 x D). Grid (heads, seq / BLOCK_N1); each program runs seq / BLOCK_M1 dK/dV trips and seq /
+    BLOCK_N2 dQ trips, its `warps` waves spread evenly over the SIMDs."""
+    from wmma_gen.targets import get_target
+    t, q = get_target(arch), AITER_PROBLEM
+    s, d, h = q["seq"], q["head_dim"], q["heads"]
+    flops = 10 * d * q["batch"] * h * s * s
+    wave_clocks = s // cfg["BLOCK_M1"] * pipe_clocks(dkdv, arch, dtype) + s // cfg["BLOCK_N2"] * pipe_clocks(dq, arch, dtype)
+    simd_clocks = q["batch"] * h * (s // cfg["BLOCK_N1"]) * warps * wave_clocks / (t.cus * t.simds_per_cu)
+    return flops / simd_clocks / 1e3
+
+
+def recorded_floor() -> tuple[str, str, float, str]:
+    """(point id, arch, TFLOP/s per GHz at efficiency 1, how) of the recorded tuned AITER backward: the
+    published figure over it is the clock its loops need (a clock floor, model/calibration.fit)."""
+    r = AITER_BWD_RECORDED
+    cfg, warps = AITER_BWD["tuned"][0], AITER_BWD["tuned"][1]
+    per_ghz = bwd_tflops_per_ghz(r["dkdv"], r["dq"], cfg, warps, r["arch"], r["dtype"])
+    how = (f"AITER's fused backward (PR #4242 tuned config) compiled by Triton {r['triton']}: dK/dV loop "
+           f"{r['dkdv']['wmma']} v_wmma + {r['dkdv']['valu']} VALU ({r['dkdv']['trans']} transcendental), dQ loop "
+           f"{r['dq']['wmma']} + {r['dq']['valu']} ({r['dq']['trans']}) per trip")
+    return AITER_BWD_POINT, r["arch"], per_ghz, how
+
+
 def aiter_bwd(arch: str = "gfx1151", dtype: str = "f16") -> dict | None:
     """{config: figures} of AITER's fused non-causal backward at the PR #4242 problem, or None (why printed).
-    bound_tflops[GHz]: the published problem's FLOPs (10 x D per (query, key) pair, as AITER's bench_mha
-    counts: 2.5 x the forward's 4 x D) over the VALU-pipe clocks of every trip of both loops, spread evenly over
-    the SIMDs, at that clock -- efficiency 1, no stall: the most those loops can issue at that clock."""
+    bound_tflops[GHz]: bwd_tflops_per_ghz x that clock -- the most those loops can issue at that clock;
+    `recorded` (tuned config at the recorded arch/dtype): whether the counts equal AITER_BWD_RECORDED."""
     src = os.environ.get("WMMA_GEN_AITER_SRC")
     if not src or not Path(src).exists():
         print("calibration_peer_kernels: WMMA_GEN_AITER_SRC (a ROCm/aiter checkout or bare git dir) not set: "
@@ -209,21 +243,22 @@ def aiter_bwd(arch: str = "gfx1151", dtype: str = "f16") -> dict | None:
     from wmma_gen.model import calibration as C
     from wmma_gen.targets import get_target
     t, q = get_target(arch), AITER_PROBLEM
-    s, d, h = q["seq"], q["head_dim"], q["heads"]
-    flops = 10 * d * q["batch"] * h * s * s
     out = {}
     with _aiter_module(Path(src)) as bwd:
         for name, (cfg, warps, stages, wpe, published) in AITER_BWD.items():
-            ck = _compile_fused_noncausal(bwd.bwd_kernel_fused_noncausal, arch, dtype, cfg, warps, stages, wpe, h, d)
+            ck = _compile_fused_noncausal(bwd.bwd_kernel_fused_noncausal, arch, dtype, cfg, warps, stages, wpe,
+                                          q["heads"], q["head_dim"])
             isa = ck.asm["amdgcn"]
             md = parse_isa_metadata(isa)
             dkdv, dq = loops(isa)[:2]
-            # grid (heads, seq / BLOCK_N1); each program: seq / BLOCK_M1 dK/dV trips and seq / BLOCK_N2 dQ trips
-            wave_clocks = s // cfg["BLOCK_M1"] * pipe_clocks(dkdv, arch, dtype) + s // cfg["BLOCK_N2"] * pipe_clocks(dq, arch, dtype)
-            simd_clocks = q["batch"] * h * (s // cfg["BLOCK_N1"]) * warps * wave_clocks / (t.cus * t.simds_per_cu)
+            per_ghz = bwd_tflops_per_ghz(dkdv, dq, cfg, warps, arch, dtype)
             clocks = {"sustained": C.factors(t, "loop").clock_ghz, "boost": t.boost_ghz}
+            keys = ("wmma", "valu", "trans")
+            rec = AITER_BWD_RECORDED
+            recorded = (None if name != "tuned" or (arch, dtype) != (rec["arch"], rec["dtype"]) else
+                        all({k: L[k] for k in keys} == rec[n] for n, L in (("dkdv", dkdv), ("dq", dq))))
             out[name] = dict(config=cfg, num_warps=warps, num_stages=stages, waves_per_eu=wpe, published=published,
                              vgprs=md.vgpr_count, spills=md.vgpr_spill_count + md.sgpr_spill_count, dkdv=dkdv, dq=dq,
-                             bound_tflops={k: flops / (simd_clocks / (g * 1e9)) / 1e12 for k, g in clocks.items()},
-                             clocks=clocks, clock_needed=published / (flops / simd_clocks / 1e3))
+                             bound_tflops={k: per_ghz * g for k, g in clocks.items()}, clocks=clocks,
+                             clock_needed=published / per_ghz, recorded=recorded)
     return out

@@ -262,9 +262,11 @@ def main(argv=None) -> int:
                     f"{statistics.median(r['cpu'] - r['stub_cpu'] for r in first) + extra['cpu']:.3f}"
                     f" | {', '.join(m for m in rec['preloaded'] if m.startswith('wmma_gen')) or 'none'} (and the stdlib) |")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    text = ("First call in a fresh process (source: host wall time and process CPU time on this machine, no GPU; "
+    import results_header
+    text = ("# First call in a fresh process\n\n" + results_header.line("host CPU time, host wall time") + "\n\n"
+            "First call in a fresh process (source: host wall time and process CPU time on this machine, no GPU; "
             f"median of {a.runs} fresh interpreters, .pyc cached; load average {load:.1f} at the end). "
-            "`python bench/first_call.py`\n\n" + "\n".join(rows) + "\n")
+            "\n\n" + "\n".join(rows) + "\n")
     print(text)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(text)

@@ -15,7 +15,6 @@ output, static analysis. Writes results/gemm_static_quality.{csv,md}.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import sys
 from pathlib import Path
@@ -25,6 +24,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from provider_workers import installed, run_workers  # noqa: E402
+import results_header  # noqa: E402
 ARCHS = ("gfx1100", "gfx1151", "gfx1201")
 LAYOUTS = ("NN", "NT", "TN", "TT")
 DEFAULT = "default"
@@ -124,11 +124,10 @@ def main() -> None:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     df.to_csv(out / "gemm_static_quality.csv", index=False)
-    idents = "; ".join(f"`{p}` = {df[df.provider == p].identity.iloc[0]}" for p in providers)
-    stamp = datetime.date.today().isoformat()
-    md = (f"# GEMM main-loop quality, providers side by side\n\n`python bench/gemm_static_quality.py`, {stamp}; "
-          f"providers: {idents}. Source: compiler output, static analysis (no GPU).\n\n"
-          + markdown(wide))
+    idents = ", ".join(f"`{p}` = {df[df.provider == p].identity.iloc[0]}" for p in providers)
+    md = ("# GEMM main-loop quality, providers side by side\n\n"
+          + results_header.line("compiler output", idents) + "\n\n"
+          "Static analysis (no GPU).\n\n" + markdown(wide))
     (out / "gemm_static_quality.md").write_text(md)
     pd.set_option("display.width", 250)
     print(wide.to_string(index=False))

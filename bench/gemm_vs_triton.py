@@ -16,7 +16,6 @@ results/gemm_vs_triton.{csv,md}.
 from __future__ import annotations
 
 import argparse
-import datetime
 import itertools
 import json
 import sys
@@ -28,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from provider_workers import installed, run_workers  # noqa: E402
 from peers_common import static  # noqa: E402
+import results_header  # noqa: E402
 
 SIZE = 4096
 LAYOUTS = ("NN", "NT", "TN", "TT")
@@ -170,13 +170,12 @@ def main() -> None:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     pd.concat([ours, tri]).to_csv(out / "gemm_vs_triton.csv", index=False)
-    idents = "; ".join(f"`{p}` = {ours[ours.provider == p].versions.iloc[0]}" for p in providers)
-    cmd = ("python bench/gemm_vs_triton.py" + (" --quick" if a.quick else "")
-           + (f" --triton-from {a.triton_from}" if a.triton_from else ""))
-    md = (f"# {a.arch} GEMM at {SIZE}^3 vs Triton's best mask-free config\n\n`{cmd}`, "
-          f"{datetime.date.today().isoformat()}; {tri.versions.iloc[0]} ({len(tri) // len(best)} configs per "
-          f"dtype and layout, best = highest density without spills); providers: {idents}. Density: main-loop "
-          f"v_wmma per issued instruction. Source: compiler output, static analysis (no GPU).\n\n"
+    idents = ", ".join(f"`{p}` = {ours[ours.provider == p].versions.iloc[0]}" for p in providers)
+    md = (f"# {a.arch} GEMM at {SIZE}^3 vs Triton's best mask-free config\n\n"
+          + results_header.line("compiler output", idents) + "\n\n"
+          f"{tri.versions.iloc[0]} ({len(tri) // len(best)} configs per "
+          f"dtype and layout, best = highest density without spills). Density: main-loop "
+          f"v_wmma per issued instruction; static analysis (no GPU).\n\n"
           + markdown(table) + shipped_note(ours, a.dtype) + "\n## Triton, every config\n\n"
           + markdown(tri[["dtype", "layout", "config", "vgprs", "spills", "loop_wmma", "loop_issued", "density"]]
                      .sort_values(["dtype", "layout", "density"], ascending=[True, True, False])))

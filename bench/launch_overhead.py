@@ -331,13 +331,15 @@ def main(argv=None) -> int:
     from wmma_gen.device import native
     load = "load average " + " / ".join(f"{a:.1f}" for a in os.getloadavg()[:1] + load0) + " (end / start, 1 min)"
     launch = "C Launcher (device/_fastlaunch.c)" if native.launcher_module() else "pure-Python launch (extension not built)"
-    text = ("Host time per call through real hip-python + HipDevice into the HIP stand-in, hipModuleLaunchKernel a "
+    import results_header
+    text = ("# Host time per call\n\n" + results_header.line("host CPU time") + "\n\n"
+            "Host time per call through real hip-python + HipDevice into the HIP stand-in, hipModuleLaunchKernel a "
             f"no-op in C; wmma_gen launches through the {launch}; {load} "
             f"(source: host CPU time of the process on this machine, no GPU; {args.rounds} interleaved rounds of "
             f"{args.calls} calls, numpy mode {max(3, args.calls // 20)}; ref = torch's own op on the same tensors, "
             "CPU; `torch`, `ref f16`, `ref f32`: grad off by one `torch.no_grad()` block around each round's calls, "
             "as in an inference step; `/call`: `with torch.no_grad():` entered per call). "
-            "`python bench/launch_overhead.py`\n\n" + "\n".join(rows) + "\n\n" + "\n".join(steps) + "\n")
+            "\n\n" + "\n".join(rows) + "\n\n" + "\n".join(steps) + "\n")
     print(text)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(text)

@@ -27,9 +27,7 @@ results/paged_attention_table.md.
 """
 from __future__ import annotations
 
-import datetime
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -268,11 +266,12 @@ def main() -> None:
     sys.path.insert(0, str(Path(__file__).parent))
     import peers_vllm_paged
     vllm = peers_vllm_paged.load()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    import results_header
     text = [
         "# Paged decode attention: model estimates and published figures",
         "",
-        f"Written by `python bench/paged_attention_table.py` on {datetime.date.today()} at commit {commit}. "
+        results_header.line("model, compiler output, published"),
+        "",
         "No GPU was used: **every figure of ours is a model estimate (source = model), never a measurement**; "
         "the split-KV combine kernel is not in it. Published figures are others' measurements on real GPUs, "
         "quoted with their links and conditions.",

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 import peers_bwd
+import results_header
 from peers_common import as_compiled, label, operand, static  # noqa: F401  (peers.label etc. for callers)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -270,7 +271,8 @@ def row(peers: Peers, q: dict, run_emu: bool, emu_done: dict) -> dict:
 
 def report(df: pd.DataFrame, version: str) -> str:
     L = ["# Peers side by side: Triton kernels compiled here vs ours", "",
-         f"Written by `python bench/peers.py` with Triton {version} (wmma_gen state `{_state()}`), no GPU. Static columns are compiler output "
+         results_header.line("compiler output, model, emulator"), "",
+         f"Triton {version} (wmma_gen state `{_state()}`), no GPU. Static columns are compiler output "
          "(VGPRs, spills, main-loop WMMA density = v_wmma per issued instruction of the steady-state loop, load "
          "widths in that loop as b<bits>x<count>, cold compile seconds on this machine, 2 shared cores). **Estimates are "
          "source=model** (our GPU-less model, calibrated; [low..high] is the calibration band): Triton's objects "

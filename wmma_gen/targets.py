@@ -203,8 +203,12 @@ _R12 = {"f16": 1024, "bf16": 1024, "fp8": 2048, "bf8": 2048, "i8": 2048, "i4": 4
 # [CALIB] sustained WMMA clocks: bench/calibrate.py fits them on docs/calibration/points.csv (others'
 # published measurements; ids name the rows); results/model_calibration.md holds the fit. None elsewhere.
 _SUSTAINED = {
-    "gfx1151": "WMMA microbenchmark 36-37 TFLOP/s bf16/fp16/int8 (max of 3, 9-21% thermal swing), as quoted in "
-               "issue #17: 36.5 / 59.4 nominal x 2.9 GHz (row mb-1151-bf16)",
+    "gfx1151": "lower bound from published kernels (model/calibration.fit clock floors): AITER's Triton FA backward "
+               "20.812 TFLOP/s with ROCm/aiter PR #4242's tuned config (row fa-1151-bwd) needs 2.140 GHz for its loops "
+               "as compiled here (Triton 3.9.0: v_wmma + VALU per trip, efficiency 1, no stall); rocm_wmma_gemm "
+               "8192^3 f16 41.8 TFLOP/s, as quoted in issue #17 (row lib-1151-rwg-8192), needs 2.041 GHz at the dense "
+               "WMMA rate. Both above the WMMA microbenchmark's 36-37 TFLOP/s (max of 3, 9-21% thermal swing), as "
+               "quoted in issue #17: 36.5 / 59.4 nominal x 2.9 GHz = 1.782 GHz (row mb-1151-bf16)",
     "gfx1201": "bf16 WMMA microbenchmark 200 TFLOP/s, as quoted in issue #17: 200 / 194.6 nominal x 2.97 GHz "
                "(row mb-1201-bf16); above the product page's boost clock",
     "gfx1100": "the boost clock: fitted (log least squares with the family efficiencies) to torch.matmul fp16 "
@@ -233,7 +237,7 @@ TARGETS: dict[str, Target] = {t.arch: t for t in (
            vgpr_granule=16, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x43, l2_bytes=2 << 20),
     # Radeon 8060S (Strix Halo): 40 CU, 2.9 GHz, LPDDR5X-8000 256-bit = 256 GB/s [SPEC]
     Target("gfx1151", "Radeon 8060S (Strix Halo)", "gfx11", 40, 2.9, 256.0, wmma=_gfx11_instrs(), rate=_R11, elf_mach=0x4a,
-           l2_bytes=2 << 20, infinity_cache_bytes=32 << 20, sustained_ghz=1.782, sustained_source=_SUSTAINED["gfx1151"]),
+           l2_bytes=2 << 20, infinity_cache_bytes=32 << 20, sustained_ghz=2.14, sustained_source=_SUSTAINED["gfx1151"]),
     # Radeon 860M (Krackan Point, Ryzen AI 7 350): 8 CU, 3.0 GHz, LPDDR5X-8000 128-bit = 128 GB/s [SPEC];
     # 1024 VGPRs/SIMD [LLVM]; L2 [UNKNOWN]; no Infinity Cache on the product page
     Target("gfx1152", "Radeon 860M (Krackan Point)", "gfx11", 8, 3.0, 128.0, vgprs_per_simd=1024, vgpr_granule=16,

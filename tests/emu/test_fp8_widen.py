@@ -10,7 +10,7 @@ import pytest
 
 from wmma_gen.compiler import compile_mlir
 from wmma_gen.compiler.mlir_api import ir
-from wmma_gen.compiler.mlir_api import _gpu_ops_gen as gpu
+from wmma_gen.compiler.mlir_api import gpu_ops as gpu
 from wmma_gen.compiler.mlir_api import memref
 from wmma_gen.emu.api import run_code_object
 from wmma_gen.kernels import fp8_widen, irb

@@ -56,16 +56,30 @@ def test_loops_lists_every_wmma_loop_in_order(K):
     assert L[0]["valu"] >= 2 and L[0]["issued"] == 4
 
 
+def test_the_recorded_aiter_counts_set_gfx1151s_clock_floor(K):
+    """The recorded compiler output of AITER's tuned backward (no source, no Triton needed): its loops need
+    published / (TFLOP/s per GHz) GHz, the highest floor of gfx1151 -- the sustained clock targets.py stores."""
+    from wmma_gen.targets import get_target
+    pid, arch, per_ghz, how = K.recorded_floor()
+    t = get_target(arch)
+    assert pid == "fa-1151-bwd" and "Triton" in how
+    needed = K.AITER_BWD["tuned"][4] / per_ghz
+    assert t.sustained_ghz == pytest.approx(needed, abs=0.0005) and needed < t.boost_ghz
+    # the dense WMMA rate alone bounds it far higher: the VALU work of the loops sets this floor
+    assert per_ghz < t.peak_tflops("f16") / t.boost_ghz / 2
+
+
 @pytest.mark.skipif(not os.environ.get("WMMA_GEN_AITER_SRC"), reason="WMMA_GEN_AITER_SRC not set")
-def test_aiter_backward_needs_more_than_the_sustained_clock(K, tmp_path, monkeypatch):
-    """AITER's fused non-causal backward with PR #4242's tuned config, compiled for gfx1151: two WMMA loops,
-    and the published 20.812 TFLOP/s is above what they issue at the model's gfx1151 sustained clock at
-    efficiency 1, below what they issue at boost; the PR's baseline config fits under its bound."""
+def test_aiter_backward_compiled_here_matches_the_recorded_counts(K, tmp_path, monkeypatch):
+    """AITER's fused non-causal backward with PR #4242's tuned config, compiled for gfx1151: two WMMA loops
+    with the recorded counts, so the published 20.812 TFLOP/s needs the model's gfx1151 sustained clock (its
+    floor) at efficiency 1, less than boost; the PR's baseline config fits under its bound."""
     pytest.importorskip("triton")
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
     r = K.aiter_bwd("gfx1151", "f16")
     t, b = r["tuned"], r["baseline"]
-    assert t["dkdv"]["wmma"] > 0 and t["dq"]["wmma"] > 0
-    assert t["bound_tflops"]["sustained"] < t["published"] < t["bound_tflops"]["boost"]
-    assert t["clocks"]["sustained"] < t["clock_needed"] < t["clocks"]["boost"]
+    assert t["recorded"] is True, (t["dkdv"], t["dq"], K.AITER_BWD_RECORDED)
+    assert t["bound_tflops"]["sustained"] == pytest.approx(t["published"], rel=0.001)
+    assert t["clock_needed"] == pytest.approx(t["clocks"]["sustained"], abs=0.0005)
+    assert t["published"] < t["bound_tflops"]["boost"] and t["clock_needed"] < t["clocks"]["boost"]
     assert b["published"] < b["bound_tflops"]["sustained"]

@@ -219,6 +219,26 @@ def test_the_calibration_cross_check_estimates_our_triton_peers(peers_triton, mo
     assert calibrate.triton_peer_estimates(picked) == {p: (None, "n/a (no triton)") for p in est}
 
 
+def test_the_fit_basis_is_the_measured_kernel_family(peers_triton, monkeypatch):
+    """bench/calibrate.py measured_family (issue 38 item 4a): a Triton peer's point is estimated with our
+    Triton kernel of its family, every other point with our default kernel; without Triton the fit refuses,
+    naming the point and the extra to install."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    import calibrate
+    from wmma_gen.ops.calibration_points import load_points
+    pts = {p.id: p for p in load_points()}
+    picked = [pts[i] for i in ("fa-1201-aiter", "fa-1201-ck")]
+    ours = calibrate.estimates(picked, calibrate.C.CALIBRATED)
+    tri = calibrate.triton_peer_estimates(picked)
+    basis = calibrate.measured_family(picked, ours, tri)
+    assert basis == {"fa-1201-aiter": tri["fa-1201-aiter"][0], "fa-1201-ck": ours["fa-1201-ck"][0]}
+    assert basis["fa-1201-aiter"] < ours["fa-1201-aiter"][0]       # the Triton loop issues more per v_wmma
+    assert calibrate.fit_estimate(pts["fa-1201-aiter"]) == pytest.approx(basis["fa-1201-aiter"], rel=1e-9)
+    monkeypatch.setitem(sys.modules, "triton", None)
+    with pytest.raises(calibrate.NeedsTriton, match="fa-1201-aiter.*triton>=3.9"):
+        calibrate.measured_family(picked, ours, calibrate.triton_peer_estimates(picked))
+
+
 def test_the_calibration_report_has_the_triton_columns():
     """results/model_calibration.md (bench/calibrate.py) explains the column and fills it for every
     point whose peer is a Triton kernel, with est / ratio."""

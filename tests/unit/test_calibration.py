@@ -74,23 +74,33 @@ def test_target_without_a_point_gets_a_wider_band():
     assert lo < params.BAND["gemm"][0] and hi >= params.BAND["gemm"][1]
 
 
-def _our_estimate(p: CP.Point):
+def _fit_estimate(p: CP.Point):
+    """The model's estimate of the kernel family p measured (bench/calibrate.py measured_family): our
+    Triton FA-2 kernel for a Triton peer (needs Triton), our default kernel otherwise."""
     sys.path.insert(0, str(ROOT / "bench"))
     try:
-        from calibrate import estimate_point
+        import calibrate
     finally:
         sys.path.remove(str(ROOT / "bench"))
-    return estimate_point(p)[0]
+    if calibrate.is_triton_peer(p):
+        triton = pytest.importorskip("triton")
+        if triton.__version__ != params.FIT_TRITON:
+            pytest.skip(f"{p.id}: fitted with Triton {params.FIT_TRITON}, {triton.__version__} installed: "
+                        "rerun bench/calibrate.py and store its fit")
+    return calibrate.fit_estimate(p)
 
 
 @pytest.mark.parametrize("point", [p for p in CP.load_points() if p.fit], ids=lambda p: p.id)
 def test_stored_parameters_reproduce_the_fit_points_within_the_band(point):
     """The model as shipped (sustained clocks, efficiencies) lands every fit row inside the band
-    (microbenchmark rows: the generated WMMA-only loop kernel, to the 1 MHz the clock is stored with)."""
-    est = _our_estimate(point)
+    (microbenchmark rows: the generated WMMA-only loop kernel, to the 1 MHz the clock is stored with, or
+    below it where a clock floor raised the target's clock above the microbenchmark's -- never above it)."""
+    est = _fit_estimate(point)
     ratio = point.tflops / est
     if point.op == C.PEAK:
-        assert ratio == pytest.approx(1.0, abs=0.005)
+        floored = get_target(point.arch).sustained_source.startswith("lower bound")
+        assert ratio < 0.995 if floored else ratio == pytest.approx(1.0, abs=0.005)
+        assert ratio <= 1.005
     else:
         lo, hi = C.band_for(point.arch, point.family)
         assert lo <= ratio <= hi, f"{point.id}: published/estimate {ratio:.3f} outside {lo}..{hi}; rerun bench/calibrate.py"

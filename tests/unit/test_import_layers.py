@@ -46,6 +46,14 @@ def _module(path: Path) -> tuple[str, str]:
     return ".".join(parts), ".".join(parts[:-1])
 
 
+def _from_target(node: ast.ImportFrom, pkg: str) -> str:
+    """The dotted module a `from ... import` names, its relative dots resolved from `pkg`."""
+    if not node.level:
+        return node.module or ""
+    base = pkg.split(".")[:len(pkg.split(".")) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def _imports(path: Path):
     name, pkg = _module(path)
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -53,11 +61,7 @@ def _imports(path: Path):
             for a in node.names:
                 yield node.lineno, a.name
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = pkg.split(".")[:len(pkg.split(".")) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _from_target(node, pkg)
             yield node.lineno, target
             for a in node.names:        # `from . import x` / `from ..ops import gemm`: x may be a module
                 yield node.lineno, f"{target}.{a.name}"
@@ -151,3 +155,103 @@ def test_registry_lookups_of_another_op_are_the_listed_ones():
                                          f"{sorted(found - REGISTRY_LOOKUPS)}"
     assert not REGISTRY_LOOKUPS - found, f"no longer looked up (remove from REGISTRY_LOOKUPS): " \
                                          f"{sorted(REGISTRY_LOOKUPS - found)}"
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """module -> the wmma_gen modules it imports (anywhere in the file). `from p import a, b` names
+    the submodules p.a, p.b when each is one, else p itself; an import of the module's own parent
+    package (its __init__ runs first anyway) and of the lazy re-export (wmma_gen) are not arrows."""
+    modules = {_module(p)[0]: p for p in PKG.rglob("*.py")}
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for name, path in modules.items():
+        pkg = _module(path)[1]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                target = _from_target(node, pkg)
+                subs = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in modules]
+                targets = subs if len(subs) == len(node.names) else [target, *subs]
+            else:
+                continue
+            graph[name] |= {t for t in targets if t in modules and t != name and t not in LAZY_REEXPORT
+                            and not name.startswith(t + ".")}
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_circle_scan_finds_a_circle():
+    g = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert _circles(g) == [["a", "b", "c"]]
+
+
+def test_no_import_circle():
+    graph = _import_graph()
+    assert len(graph) > 100 and graph["wmma_gen.ops.gemm.spec"], "the scan sees the package's modules and imports"
+    circles = _circles(graph)
+    assert not circles, "import circles (move the shared piece into a module both import, or pass it in):\n" + \
+        "\n".join(" <-> ".join(c) + "   [" + "; ".join(f"{m} -> {sorted(graph[m] & set(c))}" for m in c) + "]"
+                  for c in circles)
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _private_imports() -> list[str]:
+    """`from <module> import _name` (or through a `_private` module) where <module> belongs to
+    another package than the importer (a subpackage is another package); dunder names excepted."""
+    modules = {_module(p)[0] for p in PKG.rglob("*.py")}
+    packages = {_module(p)[0] for p in PKG.rglob("__init__.py")}
+    found = []
+    for path in sorted(PKG.rglob("*.py")):
+        name, pkg = _module(path)
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            target = _from_target(node, pkg)
+            if target.split(".")[0] != "wmma_gen":
+                continue
+            owner = target if target in packages else target.rpartition(".")[0]
+            for a in node.names:
+                via = [c for c in target.split(".") if _private(c)]
+                sub = f"{target}.{a.name}" in modules          # `from pkg import module`: owned by pkg
+                if (_private(a.name) or via) and (target if sub else owner) != pkg:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} {name} imports {a.name} from {target}")
+    return found
+
+
+def test_no_private_name_is_imported_from_another_package():
+    found = _private_imports()
+    assert not found, "private names imported across packages (give them a public name where they are " \
+                      "defined):\n" + "\n".join(found)

@@ -60,7 +60,8 @@ def _packed_abs_rowsum(do, layout: str):
     return a.reshape(-1, a.shape[-1])
 
 
-def _err(out, ref, tol: float) -> tuple[float, float]:
+def max_error(out, ref, tol: float) -> tuple[float, float]:
+    """(max |out - ref|, that over tol): one row of an attention check."""
     e = float(np.abs(np.asarray(out, np.float64) - ref).max(initial=0.0))
     return e, e / tol if tol else (0.0 if e == 0 else np.inf)
 
@@ -90,12 +91,12 @@ def check_attention(problem: dict, *, dtype="f16", layout="bshd", causal=False, 
     ro, rl = attention_forward(*f64, **kw, **sk)
     u = UNIT[dtype]
     otol = 3 * u * max(np.abs(f64[2]).max(initial=0.0), 1.0)       # Sk = 0 leaves v empty
-    rows = [("o", *_err(o, ro, otol), otol)]
+    rows = [("o", *max_error(o, ro, otol), otol)]
     fin = np.isfinite(rl)
     same_dead = lse is None or bool(np.array_equal(np.isneginf(lse), ~fin))   # None: a kernel without LSE
     ltol = 1e-5 * (1 + np.abs(rl[fin]).max(initial=0.0) + (softcap or 0.0))
     if lse is not None:
-        rows.append(("lse", *_err(lse[fin], rl[fin], ltol), ltol))
+        rows.append(("lse", *max_error(lse[fin], rl[fin], ltol), ltol))
     if backward:
         do = np.random.default_rng(seed + 1).standard_normal(o.shape).astype(np.float16 if dtype == "f16" else np.float32)
         if dtype == "bf16":
@@ -108,13 +109,13 @@ def check_attention(problem: dict, *, dtype="f16", layout="bshd", causal=False, 
         refs = attention_backward(*f64, np.asarray(o, np.float64), np.asarray(do, np.float64), rl, **kw)
         for name, g, r in zip(("dq", "dk", "dv"), grads, refs):
             tol = 8 * u * np.abs(r).max(initial=0.0) + 1e-3
-            rows.append((name, *_err(g, r, tol), tol))
+            rows.append((name, *max_error(g, r, tol), tol))
         if s_aux is not None and len(grads) == 4:
             dof = np.asarray(do, np.float64)
             rds = sink_gradient(ro, dof, rl, sk["s_aux"], layout=layout, k=f64[1])
             w = np.exp(sk["s_aux"].astype(np.float64)[:, None] - _packed_lse(rl)) * _packed_abs_rowsum(dof, layout).T
             tol = float(otol * w.sum(axis=1).max(initial=0.0)) + 1e-5 * np.abs(rds).max(initial=0.0)
-            rows.append(("ds_aux", *_err(grads[3], rds, tol), tol))
+            rows.append(("ds_aux", *max_error(grads[3], rds, tol), tol))
     worst = max(rows, key=lambda r: r[2])
     from ..device.select import get_device
     # a HipDevice knows whether it is a GPU or the emulator-backed stand-in (device/hip.py)

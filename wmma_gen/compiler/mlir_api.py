@@ -1,11 +1,12 @@
 """The MLIR Python bindings wmma_gen builds and compiles with, from one provider.
 
-Every module of wmma_gen imports `ir`, `passmanager` and the dialect modules from here,
-never from a provider package directly. Providers, in the order `auto` tries them:
+Every module of wmma_gen imports `ir`, `passmanager`, the dialect modules and the op builders
+(`gpu_ops`, `llvm_ops`, `rocdl_ops`, `amdgpu_ops`) from here, never from a provider package
+directly. Providers, in the order `auto` tries them:
 
 - `flydsl`: the upstream MLIR bindings embedded in AMD's FlyDSL wheel (`flydsl._mlir`;
   PyPI `flydsl`, Apache-2.0, the default install). LLVM 24 here. It ships no generated AMDGPU
-  op module, so `_amdgpu_ops_gen` is wmma_gen's own builder for the AMDGPU ops it uses
+  op module, so `amdgpu_ops` is wmma_gen's own builder for the AMDGPU ops it uses
   (compiler/amdgpu_ops.py).
 - `mlir`: the upstream `mlir` package (PyPI `mlir-gml`, extra `wmma-gen[mlir]`; or LLVM's
   official wheels). LLVM 23 here.
@@ -37,8 +38,8 @@ from .ir_without_numpy import import_ir
 from .lean_ops import GpuOps, LlvmOps, RocdlOps, lazy_dialect_modules
 from .provider_id import _PACKAGE, _distribution, _llvm_version
 
-__all__ = ["ir", "passmanager", "arith", "math", "memref", "scf", "vector", "_gpu_ops_gen", "_amdgpu_ops_gen",
-           "_rocdl_ops_gen", "_llvm_ops_gen", "SETTING", "PROVIDERS", "MlirProviderError", "Provider", "provider",
+__all__ = ["ir", "passmanager", "arith", "math", "memref", "scf", "vector", "gpu_ops", "amdgpu_ops",
+           "rocdl_ops", "llvm_ops", "SETTING", "PROVIDERS", "MlirProviderError", "Provider", "provider",
            "requested", "rocdl_problem", "require_rocdl"]
 
 SETTING = "WMMA_GEN_MLIR_PROVIDER"
@@ -136,12 +137,13 @@ def _select():
 NAME, ir, passmanager, _mods = _select()
 lazy_dialect_modules(_PACKAGE[NAME], _LAZY_DIALECTS)
 arith, math, memref, scf, vector = (_mods[d] for d in _DIALECTS)
-# the ops wmma_gen emits, not the whole dialects (same names and call signatures)
-_gpu_ops_gen, _rocdl_ops_gen, _llvm_ops_gen = GpuOps(ir), RocdlOps(ir), LlvmOps(ir)
+# the ops wmma_gen emits, not the whole dialects (same names and call signatures as the provider's
+# generated _gpu_ops_gen / _rocdl_ops_gen / _llvm_ops_gen modules, which stay unimported)
+gpu_ops, rocdl_ops, llvm_ops = GpuOps(ir), RocdlOps(ir), LlvmOps(ir)
 try:
-    _amdgpu_ops_gen = importlib.import_module(f"{_PACKAGE[NAME]}.dialects._amdgpu_ops_gen")
+    amdgpu_ops = importlib.import_module(f"{_PACKAGE[NAME]}.dialects._amdgpu_ops_gen")
 except ImportError:      # FlyDSL: the dialect is registered, its Python op classes are not shipped
-    _amdgpu_ops_gen = AmdgpuOps(ir)
+    amdgpu_ops = AmdgpuOps(ir)
 
 
 @dataclass(frozen=True)

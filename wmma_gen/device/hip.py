@@ -42,6 +42,7 @@ import numpy as np
 from ..errors import DeviceError
 from ..targets import TARGETS
 from .base import Arg, Buffer, Device, Timing
+from .hip_call import hip_check, hip_text
 from .hip_capture import HipCapture, HipGraph  # noqa: F401  (HipGraph: what end_capture returns)
 from .hip_timing import (GpuTiming, TimingProtocol, launches_per_pair, rotation_bytes,  # noqa: F401
                          sets_needed)
@@ -66,25 +67,6 @@ def import_hip():
     return hip
 
 
-def _text(value) -> str:
-    value = value[-1] if isinstance(value, tuple) else value     # hip-python 10: (hipSuccess, CStr)
-    value = value.decode() if hasattr(value, "decode") else value
-    return "" if value is None else str(value)
-
-
-def _check(hip, result, call: str):
-    """Unpack a hip-python `(err, *values)` result, raising DeviceError on failure."""
-    err, values = (result[0], result[1:]) if isinstance(result, tuple) else (result, ())
-    if err != hip.hipError_t.hipSuccess:
-        try:
-            text = _text(hip.hipGetErrorString(err))
-        except Exception:  # error text is best effort; the code itself is reported
-            text = ""
-        name = getattr(err, "name", str(err))
-        raise DeviceError(f"{call} failed: {name} ({int(getattr(err, 'value', 0))}): {text}".rstrip(": "))
-    return values[0] if len(values) == 1 else values
-
-
 def timing_source(device_name: str) -> str:
     """"hip" for a real GPU; "emulator" for a runtime whose device name carries EMULATED_MARK."""
     return "emulator" if EMULATED_MARK in device_name else "hip"
@@ -92,10 +74,10 @@ def timing_source(device_name: str) -> str:
 
 def _device_props(hip, i: int):
     try:
-        return _check(hip, hip.hipGetDeviceProperties(i), "hipGetDeviceProperties")
+        return hip_check(hip, hip.hipGetDeviceProperties(i), "hipGetDeviceProperties")
     except TypeError:     # hip-python before 6.x: hipGetDeviceProperties(prop, deviceId)
         props = hip.hipDeviceProp_t()
-        _check(hip, hip.hipGetDeviceProperties(props, i), "hipGetDeviceProperties")
+        hip_check(hip, hip.hipGetDeviceProperties(props, i), "hipGetDeviceProperties")
         return props
 
 
@@ -106,11 +88,11 @@ def visible_devices() -> tuple[list[tuple[str, str]], str]:
     except DeviceError as e:
         return [], str(e)
     try:
-        n = _check(hip, hip.hipGetDeviceCount(), "hipGetDeviceCount")
+        n = hip_check(hip, hip.hipGetDeviceCount(), "hipGetDeviceCount")
         found = []
         for i in range(n):
             props = _device_props(hip, i)
-            found.append((_text(props.gcnArchName).split(":")[0], _text(props.name)))
+            found.append((hip_text(props.gcnArchName).split(":")[0], hip_text(props.name)))
     except DeviceError as e:
         return [], f"HIP runtime reports no usable GPU: {e}"
     except Exception as e:  # the HIP runtime library may be missing although hip-python imports
@@ -145,17 +127,17 @@ class HipDevice(HipCapture, Device):
         self.source = timing_source(self.device_name)
         self.note = (f"GPU time between hipEvents on {self.arch}" if self.source == "hip"
                      else f"{EMULATED_NOTE} ({self.device_name})")
-        _check(hip, hip.hipSetDevice(device_id), "hipSetDevice")
-        self.stream = _check(hip, hip.hipStreamCreate(), "hipStreamCreate")
+        hip_check(hip, hip.hipSetDevice(device_id), "hipSetDevice")
+        self.stream = hip_check(hip, hip.hipStreamCreate(), "hipStreamCreate")
         self._ptrs: dict[int, object] = {}
         self._functions: dict[str, tuple[object, object]] = {}   # compiled.key -> (module, function)
 
     # ---- memory -----------------------------------------------------------------------------
     def _alloc(self, nbytes: int) -> int:
         size = max(nbytes, 1)
-        ptr = _check(self.hip, self.hip.hipMalloc(size), f"hipMalloc({nbytes})")
+        ptr = hip_check(self.hip, self.hip.hipMalloc(size), f"hipMalloc({nbytes})")
         try:
-            _check(self.hip, self.hip.hipMemset(ptr, 0, size), "hipMemset")
+            hip_check(self.hip, self.hip.hipMemset(ptr, 0, size), "hipMemset")
         except DeviceError:
             self.hip.hipFree(ptr)
             raise
@@ -163,13 +145,13 @@ class HipDevice(HipCapture, Device):
         return int(ptr)
 
     def _free(self, buf: Buffer) -> None:
-        _check(self.hip, self.hip.hipFree(self._ptrs.pop(buf.addr)), "hipFree")
+        hip_check(self.hip, self.hip.hipFree(self._ptrs.pop(buf.addr)), "hipFree")
 
     def _copy(self, dst, src, nbytes: int, kind: str) -> None:
         hip = self.hip
-        _check(hip, hip.hipMemcpyAsync(dst, src, nbytes, getattr(hip.hipMemcpyKind, f"hipMemcpy{kind}"),
+        hip_check(hip, hip.hipMemcpyAsync(dst, src, nbytes, getattr(hip.hipMemcpyKind, f"hipMemcpy{kind}"),
                                        self.stream), f"hipMemcpyAsync {kind}")
-        _check(hip, hip.hipStreamSynchronize(self.stream), "hipStreamSynchronize")
+        hip_check(hip, hip.hipStreamSynchronize(self.stream), "hipStreamSynchronize")
 
     def _copy_in(self, buf: Buffer, raw: memoryview) -> None:
         host = np.frombuffer(raw, dtype=np.uint8)
@@ -181,7 +163,7 @@ class HipDevice(HipCapture, Device):
         return host.tobytes()
 
     def sync(self) -> None:
-        _check(self.hip, self.hip.hipDeviceSynchronize(), "hipDeviceSynchronize")
+        hip_check(self.hip, self.hip.hipDeviceSynchronize(), "hipDeviceSynchronize")
 
     # ---- code objects -----------------------------------------------------------------------
     def _check_code_object(self, kernel) -> None:
@@ -201,9 +183,9 @@ class HipDevice(HipCapture, Device):
         hit = self._functions.get(kernel.key)
         if hit is None:
             self._check_code_object(kernel)
-            module = _check(self.hip, self.hip.hipModuleLoadData(kernel.hsaco), "hipModuleLoadData")
+            module = hip_check(self.hip, self.hip.hipModuleLoadData(kernel.hsaco), "hipModuleLoadData")
             try:
-                fn = _check(self.hip, self.hip.hipModuleGetFunction(module, kernel.name.encode()),
+                fn = hip_check(self.hip, self.hip.hipModuleGetFunction(module, kernel.name.encode()),
                             f"hipModuleGetFunction({kernel.name})")
             except DeviceError:
                 self.hip.hipModuleUnload(module)
@@ -226,7 +208,7 @@ class HipDevice(HipCapture, Device):
         return grid, block, (extra, arg_buf, size)    # the buffers live as long as the tuple
 
     def _launch(self, kernel, fn, grid, block, extra) -> None:
-        _check(self.hip, self.hip.hipModuleLaunchKernel(fn, *grid, *block, 0, self.stream, None,
+        hip_check(self.hip, self.hip.hipModuleLaunchKernel(fn, *grid, *block, 0, self.stream, None,
                                                         ctypes.addressof(extra[0])),
                f"hipModuleLaunchKernel({kernel.name})")
 
@@ -240,7 +222,7 @@ class HipDevice(HipCapture, Device):
                               "move the tensors to the GPU first (wmma_gen never copies them silently)")
         grid, block, extra = self._packed(kernel, grid, block, args)
         fn = self.function(kernel)
-        _check(self.hip, self.hip.hipModuleLaunchKernel(fn, *grid, *block, 0, self.stream if stream is None else stream,
+        hip_check(self.hip, self.hip.hipModuleLaunchKernel(fn, *grid, *block, 0, self.stream if stream is None else stream,
                                                         None, ctypes.addressof(extra[0])),
                f"hipModuleLaunchKernel({kernel.name})")
 
@@ -264,7 +246,7 @@ class HipDevice(HipCapture, Device):
                     err = hip.hipError_t(code)
                 except ValueError:       # a code hip-python's enum lacks: reported as the number
                     raise DeviceError(f"hipModuleLaunchKernel({kernel.name}) failed: hipError_t {code}") from None
-                _check(hip, (err,), f"hipModuleLaunchKernel({kernel.name})")
+                hip_check(hip, (err,), f"hipModuleLaunchKernel({kernel.name})")
             return native.Launcher(call, int(fn), template.grid, template.block, template.segment, template.offsets,
                                    int(own), on_error)
         buf = ctypes.create_string_buffer(bytes(template.segment), len(template.segment))
@@ -279,7 +261,7 @@ class HipDevice(HipCapture, Device):
             pack(fmt, buf, 0, *pointers)
             err = call(fn, gx, gy, gz, bx, by, bz, 0, own if stream is None else stream, None, addr)
             if err[0] != ok:
-                _check(hip, err, f"hipModuleLaunchKernel({kernel.name})")
+                hip_check(hip, err, f"hipModuleLaunchKernel({kernel.name})")
         return launch
 
     def enqueue_template(self, kernel, template, ptrs: dict, stream=None, host: bool = False) -> None:
@@ -291,16 +273,16 @@ class HipDevice(HipCapture, Device):
         launch(tuple(ptrs[n] for n in template.pointers), stream)
 
     def _events(self):
-        return [_check(self.hip, self.hip.hipEventCreate(), "hipEventCreate") for _ in range(2)]
+        return [hip_check(self.hip, self.hip.hipEventCreate(), "hipEventCreate") for _ in range(2)]
 
     def _pair_ms(self, events, run) -> float:
         """Run `run()` between one event pair on the stream; the pair's span in ms."""
         hip, (start, stop) = self.hip, events
-        _check(hip, hip.hipEventRecord(start, self.stream), "hipEventRecord")
+        hip_check(hip, hip.hipEventRecord(start, self.stream), "hipEventRecord")
         run()
-        _check(hip, hip.hipEventRecord(stop, self.stream), "hipEventRecord")
-        _check(hip, hip.hipEventSynchronize(stop), "hipEventSynchronize")
-        return float(_check(hip, hip.hipEventElapsedTime(start, stop), "hipEventElapsedTime"))
+        hip_check(hip, hip.hipEventRecord(stop, self.stream), "hipEventRecord")
+        hip_check(hip, hip.hipEventSynchronize(stop), "hipEventSynchronize")
+        return float(hip_check(hip, hip.hipEventElapsedTime(start, stop), "hipEventElapsedTime"))
 
     def launch(self, kernel, grid, block, args: Sequence[Arg]) -> Timing:
         grid, block, extra = self._packed(kernel, grid, block, args)

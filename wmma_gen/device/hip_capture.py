@@ -13,12 +13,8 @@ device/operand.py capture_keep): replays write them, so none may be freed while 
 from __future__ import annotations
 
 from ..errors import DeviceError
+from .hip_call import hip_check
 from .operand import start_keep, stop_keep
-
-
-def _check(hip, result, call: str):
-    from .hip import _check as check
-    return check(hip, result, call)
 
 
 class HipGraph:
@@ -29,7 +25,7 @@ class HipGraph:
         self.keep_alive = list(keep_alive)   # every buffer the captured kernels name (released by close)
 
     def launch(self, stream=None) -> None:
-        _check(self.hip, self.hip.hipGraphLaunch(self.exe, self.stream if stream is None else stream),
+        hip_check(self.hip, self.hip.hipGraphLaunch(self.exe, self.stream if stream is None else stream),
                "hipGraphLaunch")
 
     def close(self) -> None:
@@ -49,7 +45,7 @@ class HipCapture:
         modes = {"global": 0, "thread_local": 1, "relaxed": 2}
         if mode not in modes:
             raise DeviceError(f"capture mode={mode!r} is not allowed: one of {', '.join(modes)}")
-        _check(self.hip, self.hip.hipStreamBeginCapture(self.stream if stream is None else stream,
+        hip_check(self.hip, self.hip.hipStreamBeginCapture(self.stream if stream is None else stream,
                                                         self.hip.hipStreamCaptureMode(modes[mode])),
                "hipStreamBeginCapture")
         start_keep()
@@ -57,16 +53,16 @@ class HipCapture:
     def end_capture(self, stream=None) -> "HipGraph":
         """hipStreamEndCapture + hipGraphInstantiate: the captured work as a graph to replay."""
         keep = stop_keep()
-        graph = _check(self.hip, self.hip.hipStreamEndCapture(self.stream if stream is None else stream),
+        graph = hip_check(self.hip, self.hip.hipStreamEndCapture(self.stream if stream is None else stream),
                        "hipStreamEndCapture")
         try:
-            exe = _check(self.hip, self.hip.hipGraphInstantiate(graph, 0), "hipGraphInstantiate")[0]
+            exe = hip_check(self.hip, self.hip.hipGraphInstantiate(graph, 0), "hipGraphInstantiate")[0]
         except DeviceError:
             self.hip.hipGraphDestroy(graph)
             raise
         return HipGraph(self.hip, graph, exe, self.stream, keep)
 
     def is_capturing(self, stream=None) -> bool:
-        status = _check(self.hip, self.hip.hipStreamIsCapturing(self.stream if stream is None else stream),
+        status = hip_check(self.hip, self.hip.hipStreamIsCapturing(self.stream if stream is None else stream),
                         "hipStreamIsCapturing")
         return int(getattr(status, "value", status)) != 0

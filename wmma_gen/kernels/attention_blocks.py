@@ -28,8 +28,8 @@ Per-query row reductions are the lane's own values plus one `swap_halves`.
 from __future__ import annotations
 
 from ..compiler.mlir_api import ir
-from ..compiler.mlir_api import _amdgpu_ops_gen as amdgpu
-from ..compiler.mlir_api import _rocdl_ops_gen as rocdl
+from ..compiler.mlir_api import amdgpu_ops as amdgpu
+from ..compiler.mlir_api import rocdl_ops as rocdl
 from ..compiler.mlir_api import arith, vector
 
 from . import irb, saddr
@@ -125,7 +125,7 @@ def recomputed(v):
     LangRef, "Inline Assembler Expressions": `sideeffect`), so per-lane values needed only after
     the key loop or inside its boundary-tile branch are recomputed there from the thread id
     instead of being held live across the loop (LLVM 24 otherwise spills them at head dim 256)."""
-    from ..compiler.mlir_api import _llvm_ops_gen as llvm
+    from ..compiler.mlir_api import llvm_ops as llvm
     x = arith.index_cast(i32_type(), v)
     y = llvm.InlineAsmOp(i32_type(), [x], "v_mov_b32 $0, $1", "=v,v", has_side_effects=True).result
     return arith.index_cast(irb.index(), y)

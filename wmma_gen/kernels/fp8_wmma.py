@@ -32,14 +32,14 @@ llvm/llvm-project#78414):
 from __future__ import annotations
 
 from ..compiler.mlir_api import ir
-from ..compiler.mlir_api import _llvm_ops_gen as llvm
-from ..compiler.mlir_api import _rocdl_ops_gen as rocdl
+from ..compiler.mlir_api import llvm_ops as llvm
+from ..compiler.mlir_api import rocdl_ops as rocdl
 from ..compiler.mlir_api import arith, vector
 
 from . import attention_blocks as ab
 from . import irb
 from .attention_blocks import iadd, perm_b32
-from .staging.kv_tiles import _slots   # the copy plans' thread -> (row group, column) map
+from .staging.kv_tiles import thread_slots   # the copy plans' thread -> (row group, column) map
 
 E4M3_MAX = 448.0        # OCP FP8 E4M3 largest finite value (S.1111.110 = 1.75 * 2**8)
 AMAX_FLOOR = 2.0 ** -24  # an all-zero query row: scale stays finite, q8 = 0
@@ -118,7 +118,7 @@ def store_transposed(p, lds, tid, vals: list) -> None:
     thread's row group as one g-byte store (g = 4: three v_perm_b32; g = 2: one; g = 1: a byte
     store)."""
     i8, i16, i32 = (ir.IntegerType.get_signless(n) for n in (8, 16, 32))
-    for ps, (r0, col) in enumerate(_slots(p, tid)):
+    for ps, (r0, col) in enumerate(thread_slots(p, tid)):
         for k in range(p.cpt):
             c0 = iadd(col, k * p.lpr * p.w)
             chunk = [vals[(ps * p.g + e) * p.cpt + k] for e in range(p.g)]

@@ -9,7 +9,7 @@ are kept K-contiguous as [outer][k] so every fragment read is one contiguous vec
 from __future__ import annotations
 
 from ..compiler.mlir_api import ir
-from ..compiler.mlir_api import _amdgpu_ops_gen as amdgpu
+from ..compiler.mlir_api import amdgpu_ops as amdgpu
 from ..compiler.mlir_api import arith, vector
 
 from .. import layouts

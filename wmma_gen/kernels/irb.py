@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from ..compiler.mlir_api import ir
 from ..compiler.mlir_api import arith, scf
-from ..compiler.mlir_api import _llvm_ops_gen as llvm
-from ..compiler.mlir_api import _rocdl_ops_gen as rocdl
+from ..compiler.mlir_api import llvm_ops as llvm
+from ..compiler.mlir_api import rocdl_ops as rocdl
 
 _ELEM_TYPES = {
     # storage element type of each dtype name in memory (memref element type)

@@ -16,8 +16,8 @@ B operand over its rows, meets its A operand in the same order. One definition: 
 from __future__ import annotations
 
 from ..compiler.mlir_api import ir
-from ..compiler.mlir_api import _llvm_ops_gen as llvm
-from ..compiler.mlir_api import _rocdl_ops_gen as rocdl
+from ..compiler.mlir_api import llvm_ops as llvm
+from ..compiler.mlir_api import rocdl_ops as rocdl
 from ..compiler.mlir_api import arith, vector
 
 from . import irb

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..compiler.mlir_api import _gpu_ops_gen as gpu, ir, provider
+from ..compiler.mlir_api import gpu_ops as gpu, ir, provider
 
 # Target features per LLVM major version of the loaded provider (#rocdl.target `features`,
 # a subtarget feature string as llc's -mattr takes; unlisted: the chip's defaults).

@@ -24,7 +24,7 @@ stays a flat memref view (ops/attention/kernel.epilogue says why).
 from __future__ import annotations
 
 from ..compiler.mlir_api import ir
-from ..compiler.mlir_api import _llvm_ops_gen as llvm
+from ..compiler.mlir_api import llvm_ops as llvm
 from ..compiler.mlir_api import arith
 
 from . import irb

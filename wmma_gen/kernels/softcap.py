@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-from ..compiler.mlir_api import _rocdl_ops_gen as rocdl
+from ..compiler.mlir_api import rocdl_ops as rocdl
 from ..compiler.mlir_api import arith, vector
 
 from . import irb

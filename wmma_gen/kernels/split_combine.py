@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..compiler.mlir_api import ir
-from ..compiler.mlir_api import _gpu_ops_gen as gpu
-from ..compiler.mlir_api import _rocdl_ops_gen as rocdl
+from ..compiler.mlir_api import gpu_ops as gpu
+from ..compiler.mlir_api import rocdl_ops as rocdl
 from ..compiler.mlir_api import arith, memref, scf, vector
 
 from . import attention_blocks as ab

@@ -11,6 +11,12 @@ docs/calibration/points.csv). A calibrated estimate is still an estimate: source
                  boost it is the target's share of the family efficiency misfit, not a clock --
                  issue 38 found gfx1100 at 2.674 GHz over 2.5 that way; a microbenchmark may go
                  above boost, as partner cards do); the boost clock where no point exists.
+                 Clock floors (issue 38 item 4): a published figure F of a kernel whose work per
+                 clock we can count proves clock >= F / (TFLOP/s per GHz that kernel issues at
+                 efficiency 1 with no stall) -- a GEMM's 2MNK FLOPs at the dense WMMA rate, or a
+                 peer kernel's counted loops (bench/calibrate.py clock_floors). The clock is at
+                 least the highest floor of its target, capped at boost: a microbenchmark reading
+                 below it (gfx1151's, 9-21% thermal swing) is raised to it, a fitted clock pinned.
   efficiency     per kernel family ("gemm": ops/gemm/model.py, "loop": model/loop_kernel.py;
                  params.EFFICIENCY): what the model does not see (dependency stalls, barrier skew,
                  scheduling), fitted on the family's fit points. It divides the compute time only;
@@ -22,7 +28,7 @@ docs/calibration/points.csv). A calibrated estimate is still an estimate: source
 
 The fit (`fit`) is log least squares: unknowns log efficiency[family] and log clock ratio of
 the targets with fit points but no microbenchmark; observations log(measured / estimate at the
-microbenchmark clocks). The points reach it as plain data (`Observation`): the table is read
+microbenchmark clocks, raised to their floors). The points reach it as plain data (`Observation`): the table is read
 one layer up, by ops/calibration_points.py, which asks the registry for each op's band and
 config reader (model imports nothing from ops). bench/calibrate.py runs the fit and writes
 results/model_calibration.md;
@@ -154,15 +160,17 @@ def band_bounds(arch: str, family: str, dtype: str, tflops: float) -> tuple[floa
 @dataclass(frozen=True)
 class Fit:
     sustained_ghz: dict      # arch -> GHz
-    clock_how: dict          # arch -> "microbenchmark <ids>" | "fitted from <ids>"
+    clock_how: dict          # arch -> "microbenchmark <ids>" | "fitted from <ids>" | "lower bound ..." | "boost clock ..."
     efficiency: dict         # family -> factor
     efficiency_from: dict    # family -> point ids
 
 
-def fit(points: list[Observation], clocked: dict[str, float], raw: dict[str, float]) -> Fit:
+def fit(points: list[Observation], clocked: dict[str, float], raw: dict[str, float],
+        floors: dict[str, list[tuple[float, str]]] | None = None) -> Fit:
     """Fit clocks and efficiencies. `raw[id]`: the uncalibrated estimate (boost clock, efficiency 1);
-    `clocked[id]`: the estimate at the microbenchmark clocks with efficiency 1 (= raw where a
-    target has no microbenchmark). Pure arithmetic: numpy least squares in log space."""
+    `clocked[id]`: the estimate at the clocks of step 1 (microbenchmarks, raised to their floors) with
+    efficiency 1 (= raw where a target has neither). `floors[arch]`: (GHz, point id) lower bounds that
+    published figures prove (module doc, "clock floors"). Pure arithmetic: numpy least squares in log space."""
     import numpy as np
     ratio: dict[str, list[float]] = {}
     how: dict[str, str] = {}
@@ -171,33 +179,59 @@ def fit(points: list[Observation], clocked: dict[str, float], raw: dict[str, flo
             ratio.setdefault(p.arch, []).append(p.tflops / raw[p.id])
             how[p.arch] = (how.get(p.arch, "microbenchmark") + " " + p.id)
     clock = {a: math.exp(sum(map(math.log, v)) / len(v)) for a, v in ratio.items()}
+    floor = {a: _floor(a, fl) for a, fl in (floors or {}).items() if fl}
+    for a in clock:
+        if a in floor and floor[a][0] > clock[a]:
+            how[a] = (f"lower bound {floor[a][0] * get_target(a).boost_ghz:.3f} GHz from {floor[a][1]} "
+                      f"(above the {how[a]} clock {clock[a] * get_target(a).boost_ghz:.3f} GHz)")
+            clock[a] = floor[a][0]
     fitpts = [p for p in points if p.role in ("fit:gemm", "fit:loop")]
     fams = sorted({p.family for p in fitpts})
     free = sorted({p.arch for p in fitpts} - set(clock))
-    at_boost: list[str] = []
-    while True:     # clocks bounded by the boost clock (module doc): pin the highest offender, refit
-        x, cols = _solve(fitpts, fams, free, clocked, np)
-        over = [a for a in free if x[cols.index(a)] > 0.0]
-        if not over:
+    pinned: dict[str, str] = {}
+    while True:     # clocks within [floor, boost] (module doc): pin the worst offender, refit
+        x, cols = _solve(fitpts, fams, free, clocked, np, {a: clock[a] for a in pinned})
+        off = {a: e for a in free if (e := _outside(x[cols.index(a)], floor.get(a)))}
+        if not off:
             break
-        worst = max(over, key=lambda a: x[cols.index(a)])
+        worst = max(off, key=lambda a: abs(off[a]))
         free.remove(worst)
-        at_boost.append(worst)
+        src = " ".join(p.id for p in fitpts if p.arch == worst)
+        if x[cols.index(worst)] > 0.0:
+            clock[worst] = 1.0
+            pinned[worst] = (f"boost clock: the fit from {src} went above it, and only a microbenchmark "
+                             "may put a clock there")
+        else:
+            clock[worst] = floor[worst][0]
+            pinned[worst] = (f"lower bound {floor[worst][0] * get_target(worst).boost_ghz:.3f} GHz from "
+                             f"{floor[worst][1]}: the fit from {src} went below it")
     eff = {f: float(math.exp(x[cols.index(f)])) for f in fams}
     for a in free:
         clock[a] = float(math.exp(x[cols.index(a)]))
         how[a] = "fitted from " + " ".join(p.id for p in fitpts if p.arch == a)
-    for a in at_boost:
-        clock[a] = 1.0
-        how[a] = ("boost clock: the fit from " + " ".join(p.id for p in fitpts if p.arch == a)
-                  + " went above it, and only a microbenchmark may put a clock there")
+    how.update(pinned)
     return Fit({a: get_target(a).boost_ghz * r for a, r in clock.items()}, how, eff,
                {f: [p.id for p in fitpts if p.family == f] for f in fams})
 
 
-def _solve(fitpts, fams: list, free: list, clocked: dict, np):
+def _outside(log_ratio: float, floor: tuple[float, str] | None) -> float:
+    """How far (log) a fitted clock ratio lies outside [floor, boost]; 0.0 inside."""
+    if log_ratio > 0.0:
+        return log_ratio
+    lo = math.log(floor[0]) if floor else -math.inf
+    return log_ratio - lo if log_ratio < lo else 0.0
+
+
+def _floor(arch: str, floors: list[tuple[float, str]]) -> tuple[float, str]:
+    """(clock ratio to boost, point id) of the highest floor, capped at the boost clock (1.0)."""
+    ghz, pid = max(floors)
+    return min(ghz / get_target(arch).boost_ghz, 1.0), pid
+
+
+def _solve(fitpts, fams: list, free: list, clocked: dict, np, pinned: dict | None = None):
     """Log least squares: columns log efficiency[family] + log clock ratio of the `free` targets (a
-    target not free stays at its clocked estimate: microbenchmark clock or boost)."""
+    target not free stays at its clocked estimate: microbenchmark clock or boost; `pinned` arch -> clock
+    ratio moves its rows' estimates from boost to that clock)."""
     cols = fams + free
     A = np.zeros((len(fitpts), len(cols)))
     b = np.zeros(len(fitpts))
@@ -205,7 +239,7 @@ def _solve(fitpts, fams: list, free: list, clocked: dict, np):
         A[i, cols.index(p.family)] = 1.0
         if p.arch in free:
             A[i, cols.index(p.arch)] = 1.0
-        b[i] = math.log(p.tflops / clocked[p.id])
+        b[i] = math.log(p.tflops / clocked[p.id]) - math.log((pinned or {}).get(p.arch, 1.0))
     return (np.linalg.lstsq(A, b, rcond=None)[0] if len(cols) else np.zeros(0)), cols
 
 

@@ -5,6 +5,7 @@ allowed, never a silent conversion (window_size=(1.5, 0) is not (1, 0), '40' is 
     check_window(window_size) -> (left, right)     None or two ints >= -1 (-1: unbounded)
     check_max_seqlen(name, value) -> int           an int >= 0
     signed_scale(q, softmax_scale) -> (q, scale)   a negative scale as -q and |scale| (exact)
+    check_sinks(s_aux, learnable_sink, heads, q)   None or a floating (heads,) tensor on q's device
 
 One rule for a negative softmax scale in every attention entry point (numpy: wmma_gen.attention,
 attention_backward, paged_attention; torch: this lane): accepted and computed exactly by negating q
@@ -60,3 +61,20 @@ def signed_scale(q: Tensor, softmax_scale):
     if q.dtype in FP8:                 # no arithmetic on fp8: flip the sign bit of every byte
         return (q.view(torch.uint8) ^ 0x80).view(q.dtype), -s
     return -q, -s
+
+
+def check_sinks(s_aux, learnable_sink, heads: int, q):
+    """flash-attn's sink vector (s_aux, alias learnable_sink): None, or a floating (heads,)
+    tensor on q's device (f32 or the input dtype; the kernels read it as f32)."""
+    if s_aux is not None and learnable_sink is not None:
+        raise ValueError("learnable_sink is not allowed together with s_aux: they name the same sink logits")
+    s = s_aux if s_aux is not None else learnable_sink
+    if s is None:
+        return None
+    if not isinstance(s, torch.Tensor) or not s.is_floating_point() or tuple(s.shape) != (heads,):
+        shape = tuple(s.shape) if isinstance(s, torch.Tensor) else type(s).__name__
+        raise ValueError(f"s_aux={shape} is not allowed: a floating tensor of shape ({heads},), one sink logit per "
+                         "query head")
+    if s.device != q.device:
+        raise ValueError(f"s_aux.device={s.device} is not allowed: {q.device}, the device of q")
+    return s

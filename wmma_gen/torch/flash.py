@@ -22,7 +22,7 @@ from ..attention_common.inputs import check_softcap
 from ..device import native
 from ..ops.device_calls import placement as _placement
 from . import attention_ops, replay, runtime
-from .args import check_max_seqlen, check_window, signed_scale
+from .args import check_max_seqlen, check_sinks, check_window, signed_scale
 from .flash_fp8 import FP8, flash_attn_fp8
 from .out_arg import check_out, into
 from .runtime import STRAIGHT, _is_compiling, check_dtype, check_tensors, direct, stream_of
@@ -78,23 +78,6 @@ def _check(q, k, v, rank: int, layout_doc: str, names=("q", "k", "v")) -> int:
         raise ValueError(f"{nk}.shape={tuple(k.shape)}, {nv}.shape={tuple(v.shape)}: their head_dim must be {d} "
                          f"like {nq}'s")
     return d
-
-
-def check_sinks(s_aux, learnable_sink, heads: int, q):
-    """flash-attn's sink vector (s_aux, alias learnable_sink): None, or a floating (heads,)
-    tensor on q's device (f32 or the input dtype; the kernels read it as f32)."""
-    if s_aux is not None and learnable_sink is not None:
-        raise ValueError("learnable_sink is not allowed together with s_aux: they name the same sink logits")
-    s = s_aux if s_aux is not None else learnable_sink
-    if s is None:
-        return None
-    if not isinstance(s, torch.Tensor) or not s.is_floating_point() or tuple(s.shape) != (heads,):
-        shape = tuple(s.shape) if isinstance(s, torch.Tensor) else type(s).__name__
-        raise ValueError(f"s_aux={shape} is not allowed: a floating tensor of shape ({heads},), one sink logit per "
-                         "query head")
-    if s.device != q.device:
-        raise ValueError(f"s_aux.device={s.device} is not allowed: {q.device}, the device of q")
-    return s
 
 
 def _looks_like_bhsd(q, k) -> bool:

@@ -49,7 +49,7 @@ from torch import Tensor
 
 from ..ops.paged_attention.directive import BLOCK_SIZES
 from ..ops.paged_attention.inputs import MAX_SQ
-from .args import check_window, signed_scale
+from .args import check_sinks, check_window, signed_scale
 from .fp8_scales import FP8, paged_kv_scales
 from .out_arg import check_out, into
 from . import kvcache_replay
@@ -203,7 +203,6 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
                                          bool(return_softmax_lse))
         if done is not None:      # a repeat of a known key: appended, allocated and enqueued
             return done if return_softmax_lse else done[0]
-    from .flash import check_sinks
     _refuse(rotary_cos=rotary_cos, rotary_sin=rotary_sin, cache_batch_idx=cache_batch_idx,
             cache_leftpad=cache_leftpad, alibi_slopes=alibi_slopes, num_splits=num_splits)
     check_tensors(q=q, k_cache=k_cache, v_cache=v_cache, k=k, v=v, block_table=block_table,

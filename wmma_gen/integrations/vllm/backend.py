@@ -1,5 +1,5 @@
-"""The vLLM attention backend class, its metadata and the metadata builder (vLLM 0.32's
-v1/attention/backend.py contract; the kernels' calls are in impl.py).
+"""The vLLM attention backend class and the metadata builder (vLLM 0.32's
+v1/attention/backend.py contract; the kernels' calls are in impl.py, the metadata in metadata.py).
 
 vLLM hands each layer its cache in the logical order (num_blocks, kv_heads, block_size,
 2 * head_size) (K in the first head_size of the last axis, V in the second), laid out in memory as
@@ -8,7 +8,6 @@ call reads; LBHNC also works: the kernels take any outer strides).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 import torch
@@ -17,24 +16,7 @@ from vllm.v1.attention.backend import (AttentionBackend, AttentionCGSupport, Att
 from vllm.v1.kv_cache_layout import KVCacheLayout
 
 from ...ops.paged_attention.directive import BLOCK_SIZES, HEAD_DIMS
-
-# vLLM's cache dtype names -> the torch fp8 dtype the cache bytes hold (OCP E4M3 / E5M2: what
-# wmma_gen's paged kernel dequantises; "fp8" means E4M3 in vLLM, vllm/config/cache.py CacheDType)
-FP8_CACHE = {"fp8": torch.float8_e4m3fn, "fp8_e4m3": torch.float8_e4m3fn, "fp8_e5m2": torch.float8_e5m2}
-
-
-@dataclass
-class WmmaGenMetadata:
-    """Per batch, shared by the layers of one KV cache group; tensors are vLLM's own (persistent
-    buffers under graph capture), nothing is copied."""
-    num_actual_tokens: int
-    max_query_len: int
-    query_start_loc: torch.Tensor   # (batch + 1,) int32: cu_seqlens_q
-    max_seq_len: int
-    seq_lens: torch.Tensor          # (batch,) int32: keys per sequence (cached + new) -> seqused_k
-    block_table: torch.Tensor       # (batch, max_blocks) int32
-    slot_mapping: torch.Tensor      # (num_tokens,) int64: where each new token's K/V go
-    causal: bool = True
+from .metadata import FP8_CACHE, WmmaGenMetadata
 
 
 class WmmaGenMetadataBuilder(AttentionMetadataBuilder[WmmaGenMetadata]):

@@ -21,7 +21,7 @@ import torch
 from vllm.v1.attention.backend import AttentionImpl, AttentionType
 
 from ...torch import flash_attn_varlen_func
-from .backend import FP8_CACHE, WmmaGenMetadata
+from .metadata import FP8_CACHE, WmmaGenMetadata
 
 FP8_E4M3_MAX = 448.0    # largest finite OCP E4M3 value (OCP 8-bit FP spec, table 2)
 FP8_E5M2_MAX = 57344.0  # largest finite OCP E5M2 value

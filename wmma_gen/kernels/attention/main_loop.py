@@ -5,7 +5,7 @@ boundary-tile mask, the online softmax and O^T += V^T P^T, with one (`_tile_kv1`
 from __future__ import annotations
 
 from ...compiler.mlir_api import ir
-from ...compiler.mlir_api import _amdgpu_ops_gen as amdgpu
+from ...compiler.mlir_api import amdgpu_ops as amdgpu
 from ...compiler.mlir_api import arith, scf
 from .. import attention_blocks as ab
 from .. import attention_dsplit as dsplit

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...compiler.mlir_api import ir
-from ...compiler.mlir_api import _amdgpu_ops_gen as amdgpu
+from ...compiler.mlir_api import amdgpu_ops as amdgpu
 from ...compiler.mlir_api import scf, vector
 
 from ...kernels import attention_blocks as ab

@@ -18,7 +18,7 @@ import array
 import math
 
 from ...compiler.mlir_api import ir
-from ...compiler.mlir_api import _rocdl_ops_gen as rocdl
+from ...compiler.mlir_api import rocdl_ops as rocdl
 from ...compiler.mlir_api import arith, memref, vector
 
 from ...kernels import irb

@@ -116,7 +116,7 @@ def _divmod(tid, n: int, limit: int):
     return q, irb.sub(tid, imul(q, n))
 
 
-def _slots(p: TileCopy, tid) -> list:
+def thread_slots(p: TileCopy, tid) -> list:
     """(first tile row of the group, first column) per pass of this thread."""
     grp, lane = _divmod(tid, p.lpr, p.threads)
     col = imul(lane, p.w)
@@ -134,7 +134,7 @@ def lane_offsets(p: TileCopy, t: GlobalTensor, tid, base, last_row) -> list:
     t's pointer: base (elements of row 0 of the sequence, e.g. t.row_base(b, start, h)) +
     min(row, last_row) * t.row_stride + column. Loop-invariant: computed once."""
     out = []
-    for r0, col in _slots(p, tid):
+    for r0, col in thread_slots(p, tid):
         for e in range(p.g):
             row = imin(iadd(r0, e), last_row)
             out.append(t.byte_offset(iadd(base, iadd(imul(row, t.row_stride), col))))
@@ -169,7 +169,7 @@ def store(p: TileCopy, lds, tid, vals: list, buf=0) -> None:
     """Write the registers `load` returned (as f16 bit patterns) into the LDS tile whose first
     LDS row is `buf` (0, or the second buffer's with kv_buffers=2)."""
     f16 = ir.F16Type.get()
-    for ps, (r0, col) in enumerate(_slots(p, tid)):
+    for ps, (r0, col) in enumerate(thread_slots(p, tid)):
         for k in range(p.cpt):
             c = iadd(col, k * p.lpr * p.w)
             chunk = [vals[(ps * p.g + e) * p.cpt + k] for e in range(p.g)]
@@ -195,7 +195,7 @@ def load_lds(p: TileCopy, lds, tid, et=None) -> list:
     the K tile, ops/mla/kernel.py)."""
     et = et or ir.F16Type.get()
     vals = []
-    for r0, col in _slots(p, tid):
+    for r0, col in thread_slots(p, tid):
         for e in range(p.g):
             vals += [vector.load(irb.vec(p.w, et), lds, [iadd(r0, e), iadd(col, k * p.lpr * p.w)])
                      for k in range(p.cpt)]

@@ -64,7 +64,7 @@ from __future__ import annotations
 import math
 
 from ...compiler.mlir_api import ir
-from ...compiler.mlir_api import _gpu_ops_gen as gpu
+from ...compiler.mlir_api import gpu_ops as gpu
 from ...compiler.mlir_api import arith, memref, scf, vector
 
 from ...kernels import attention_blocks as ab

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 def report(cs, d, s, p, arch: str) -> tuple[str, dict]:
     """(text, data) of `wmma-gen analyze --op attention` for the set's forward kernel on p."""
+    from ...attention_common.spec_parts import sizes
     from .model import estimate_attention
-    from .spec import sizes
     ck = cs.kernel("attention")
     e = estimate_attention(ck, d, s, sizes(d, p), arch)
     f = e.figures

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from wmma_gen import hostdata
-from wmma_gen.attention_common.check import UNIT, AttentionCheck, _err
+from wmma_gen.attention_common.check import UNIT, AttentionCheck, max_error
 
 
 def offsets(lengths) -> np.ndarray:
@@ -48,18 +48,18 @@ def check_varlen(gp: dict, d, *, window, arch: str, device, seed: int, schedule)
     ro, rl = attention_forward(*f64, **kw)
     u = UNIT[d.dtype]
     otol = 3 * u * max(np.abs(f64[2]).max(initial=0.0), 1.0)
-    rows = [("o", *_err(o, ro, otol), otol)]
+    rows = [("o", *max_error(o, ro, otol), otol)]
     fin = np.isfinite(rl)
     same_dead = bool(np.array_equal(np.isneginf(lse), ~fin))
     ltol = 1e-5 * (1 + np.abs(rl[fin]).max(initial=0.0) + (cap or 0.0))
-    rows.append(("lse", *_err(lse[fin], rl[fin], ltol), ltol))
+    rows.append(("lse", *max_error(lse[fin], rl[fin], ltol), ltol))
     if backward:
         do = draw(int(cu_q[-1]), gp["heads"])
         grads = bwd(q, k, v, o, do, lse, dtype=dt, arch=arch, device=device, schedule=schedule, **kw)
         refs = attention_backward(*f64, np.asarray(o, np.float64), np.asarray(do, np.float64), rl, **kw)
         for name, g, r in zip(("dq", "dk", "dv"), grads, refs):
             tol = 8 * u * np.abs(r).max(initial=0.0) + 1e-3
-            rows.append((name, *_err(g, r, tol), tol))
+            rows.append((name, *max_error(g, r, tol), tol))
     worst = max(rows, key=lambda r: r[2])
     src = getattr(get_device(device), "source", "emulator")
     return AttentionCheck(same_dead and all(r[2] <= 1.0 for r in rows), worst[1], worst[3], worst[0], src)

@@ -141,7 +141,7 @@ def build_module(name: str, arch: str, args: tuple[KArg, ...], lds: list[tuple[l
     """The module (kernels/module.py) holding one kernel `name`; `body(vals, lds_refs)` emits the kernel body
     given {arg name: block argument} and the LDS memrefs (shape, dtype) in order. `sched_strategy`: LLVM's
     "amdgpu-sched-strategy" function attribute ("" keeps LLVM's default scheduler)."""
-    from ...compiler.mlir_api import _gpu_ops_gen as gpu, ir     # the bindings load on a build, not on a launch
+    from ...compiler.mlir_api import gpu_ops as gpu, ir     # the bindings load on a build, not on a launch
     from ...kernels import irb
     from ...kernels.module import gpu_module_text
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...compiler.mlir_api import ir
-from ...compiler.mlir_api import _gpu_ops_gen as gpu
+from ...compiler.mlir_api import gpu_ops as gpu
 from ...compiler.mlir_api import arith, memref
 
 from ...kernels import attention_mask as am

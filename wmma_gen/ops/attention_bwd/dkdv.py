@@ -20,7 +20,7 @@ written by exactly one workgroup: no atomics, bit-identical for any dispatch ord
 from __future__ import annotations
 
 from ...compiler.mlir_api import ir
-from ...compiler.mlir_api import _gpu_ops_gen as gpu
+from ...compiler.mlir_api import gpu_ops as gpu
 from ...compiler.mlir_api import arith, scf
 
 from ...kernels import irb

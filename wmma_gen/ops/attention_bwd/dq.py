@@ -17,7 +17,7 @@ down the accumulator rows and the per-query LSE and Di are one scalar per lane:
 from __future__ import annotations
 
 from ...compiler.mlir_api import ir
-from ...compiler.mlir_api import _gpu_ops_gen as gpu
+from ...compiler.mlir_api import gpu_ops as gpu
 from ...compiler.mlir_api import arith, scf
 
 from ...kernels import irb

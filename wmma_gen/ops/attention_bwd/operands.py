@@ -17,7 +17,7 @@ and its K elements in the order of layouts.b_coord.
 from __future__ import annotations
 
 from ...compiler.mlir_api import ir
-from ...compiler.mlir_api import _rocdl_ops_gen as rocdl
+from ...compiler.mlir_api import rocdl_ops as rocdl
 from ...compiler.mlir_api import arith, math, vector
 
 from ...kernels import irb
@@ -54,7 +54,7 @@ def opaque_uniform(v):
     copy stay where it stands. GlobalRows of the dK/dV kernel's key tile are the same for every
     query tile, and LLVM's LICM would otherwise hoist all D/16 K and V fragments (2 x D/2 VGPRs)
     out of the query-tile loop (LLVM LangRef, "Inline Assembler Expressions": `sideeffect`)."""
-    from ...compiler.mlir_api import _llvm_ops_gen as llvm
+    from ...compiler.mlir_api import llvm_ops as llvm
     x = arith.index_cast(i32(), v)
     y = llvm.InlineAsmOp(i32(), [x], "s_mov_b32 $0, $1", "=s,s", has_side_effects=True).result
     return arith.index_cast(irb.index(), y)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...compiler.mlir_api import _gpu_ops_gen as gpu, ir, scf
+from ...compiler.mlir_api import gpu_ops as gpu, ir, scf
 from ...kernels import irb
 from ...kernels.fragments import load_fragment_global, load_fragment_lds, storage_elems, wmma
 from ...kernels.saddr import pointer_type as global_pointer_type

@@ -4,11 +4,10 @@ never a measurement."""
 from __future__ import annotations
 
 
-def report(cs, d, s, p, arch: str) -> tuple[str, dict]:
-    """(text, data) of `wmma-gen analyze --op gemm` for the set's kernel on the GemmProblem p."""
+def report(k, d, s, p, arch: str) -> tuple[str, dict]:
+    """(text, data) of `wmma-gen analyze --op gemm` for the compiled kernel k (spec.kernel_of) on
+    the GemmProblem p."""
     from .model import estimate
-    from .spec import kernel_of
-    k = kernel_of(cs, d, p)
     e = estimate(k, d, s, arch, p)
     data = {"arch": arch, "directive": d.to_dict(), "problem": p.as_dict(), "schedule": s.to_dict(),
             "kernel_key": k.compiled.key, "metadata": k.compiled.metadata.to_dict(), "estimate": e.to_dict()}

@@ -79,7 +79,7 @@ def host_bytes(d, p) -> int:
 
 def report(cs, d, s, p, arch: str):
     from .report import report as analyze_report
-    return analyze_report(cs, d, s, as_problem(p), arch)
+    return analyze_report(kernel_of(cs, d, p), d, s, as_problem(p), arch)
 
 
 def schedule_problems(d, s, p, target) -> list[str]:

@@ -15,7 +15,7 @@ waves in program order; on hardware this follows the AMDGPU memory model (AMDGPU
 """
 from __future__ import annotations
 
-from ...compiler.mlir_api import _gpu_ops_gen as gpu, arith, ir, memref, scf
+from ...compiler.mlir_api import gpu_ops as gpu, arith, ir, memref, scf
 from ...kernels import irb
 from ...kernels.globalmem import write
 from .directive import GemmDirective

@@ -19,7 +19,7 @@ Per-wave VGPRs at D = 576, W = 4: Q^T 9 fragments x 2 (was x 4 as bf16/f16 on gf
 from __future__ import annotations
 
 from ...compiler.mlir_api import ir
-from ...compiler.mlir_api import _amdgpu_ops_gen as amdgpu
+from ...compiler.mlir_api import amdgpu_ops as amdgpu
 from ...compiler.mlir_api import memref
 
 from ...kernels import attention_blocks as ab

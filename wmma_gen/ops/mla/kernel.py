@@ -34,8 +34,8 @@ import math
 from dataclasses import replace
 
 from ...compiler.mlir_api import ir
-from ...compiler.mlir_api import _amdgpu_ops_gen as amdgpu
-from ...compiler.mlir_api import _gpu_ops_gen as gpu
+from ...compiler.mlir_api import amdgpu_ops as amdgpu
+from ...compiler.mlir_api import gpu_ops as gpu
 from ...compiler.mlir_api import arith, memref, scf, vector
 
 from ...kernels import attention_blocks as ab
@@ -52,7 +52,7 @@ from .schedule import BLOCK_N, LDS_PAD, MLASchedule
 from .signature import SCALARS, buffer_names, mla_signature
 
 LOG2E = 1.0 / math.log(2.0)
-E4M3_SHIFT = 256.0   # fp8_widen: E4M3 bits widened to halves are x * 2**-8
+E4M3_SHIFT = fp8_widen.E4M3_SCALE   # E4M3 bits widened to halves are x * 2**-8
 
 
 def kernel_name(d, s: MLASchedule) -> str:

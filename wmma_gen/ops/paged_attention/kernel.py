@@ -34,12 +34,13 @@ import math
 from dataclasses import dataclass
 
 from ...compiler.mlir_api import ir
-from ...compiler.mlir_api import _amdgpu_ops_gen as amdgpu
-from ...compiler.mlir_api import _gpu_ops_gen as gpu
+from ...compiler.mlir_api import amdgpu_ops as amdgpu
+from ...compiler.mlir_api import gpu_ops as gpu
 from ...compiler.mlir_api import arith, memref, scf, vector
 
 from ...kernels import attention_blocks as ab
 from ...kernels import irb
+from ...kernels.fp8_widen import E4M3_SCALE
 from ...kernels.attention import LDS_PAD, operands, softmax
 from ...kernels.staging import kv_tiles
 from ...kernels.attention.bounds import lane_band, masked, tile_range
@@ -57,7 +58,7 @@ from .signature import F32_SCALARS, SCALARS, buffer_names, paged_signature
 
 LOG2E = 1.0 / math.log(2.0)
 GLOBAL_PTRS = ("Q", "K_cache", "V_cache")
-E4M3_SHIFT = 256.0   # cache_tiles: E4M3 bits widened to halves are x * 2**-8
+E4M3_SHIFT = E4M3_SCALE   # cache_tiles (kernels/fp8_widen.py): E4M3 bits widened to halves are x * 2**-8
 
 
 def kernel_name(d, s: PagedSchedule) -> str:
