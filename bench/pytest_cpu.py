@@ -14,6 +14,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import resource
 import time
 
@@ -27,6 +28,12 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def _plain(nodeid: str) -> str:
+    """The node id without the `@<group>` suffix pytest-xdist's loadgroup adds to an xdist_group's
+    tests (tests/tiers.py GROUPS and SHARED_SETUP), so they match `pytest --co -q` output."""
+    return re.sub(r"@[\w./-]+\.py(::\w+)?$", "", nodeid)
+
+
 def _write(row: dict) -> None:
     row["worker"] = os.environ.get("PYTEST_XDIST_WORKER", "")
     with open(OUT, "a") as f:
@@ -37,7 +44,7 @@ def _write(row: dict) -> None:
 def pytest_runtest_protocol(item, nextitem):
     cpu, wall = _cpu(), time.perf_counter()
     yield
-    _write({"id": item.nodeid, "cpu": round(_cpu() - cpu, 3), "wall": round(time.perf_counter() - wall, 3)})
+    _write({"id": _plain(item.nodeid), "cpu": round(_cpu() - cpu, 3), "wall": round(time.perf_counter() - wall, 3)})
 
 
 def pytest_collection_finish(session):
@@ -55,7 +62,7 @@ def main(argv=None) -> None:
         for line in open(name):
             row = json.loads(line)
             if "id" in row:
-                tests[row["id"]] = row
+                tests[_plain(row["id"])] = row
             else:
                 collect.append(row["collect_cpu"])
     if a.ids:

@@ -1,6 +1,9 @@
 """Shared fixtures: the tests' kernel cache (content-keyed, kept across runs, shared by pytest-xdist workers), user dirs
 and tmp dir per test session, the emulator-backed HIP stand-in (tests/hipstub) built once per session
-for every test folder, and the slow/fast tiers of tests/tiers.py applied at collection."""
+for every test folder, the slow/fast tiers of tests/tiers.py applied at collection, and the cyclic
+garbage collector kept off what earlier tests left alive."""
+import atexit
+import gc
 import os
 import re
 import sys
@@ -171,3 +174,22 @@ def pytest_collection_modifyitems(config, items):
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
     config.stash[tiers.STASH] = seen
+
+
+# ---- the garbage collector between tests (docs/testing.md, "Where the time goes") ------------
+@pytest.hookimpl(hookwrapper=True, trylast=True)   # innermost: bench/pytest_cpu.py counts it in the test
+def pytest_runtest_protocol(item, nextitem):
+    # A worker keeps millions of objects alive across tests (the shared emulator device's decoded
+    # programs and their bound closures, torch, the collected items), and every full collection
+    # traverses all of them: ~0.1-0.8 s each, about a quarter of a worker's CPU. After each test,
+    # collect what it left in cycles (a full pass over the objects created since the last freeze
+    # only), then freeze the survivors so later passes skip them. Frozen objects that die later
+    # are still freed by their reference counts; only a cycle among them stays until the end.
+    yield
+    gc.collect()
+    gc.freeze()
+
+
+# At exit, the interpreter's last collection must see everything again: a frozen binding object
+# outliving it is reported as a leak (nanobind's "leaked N instances" for Triton's IR objects).
+atexit.register(gc.unfreeze)

@@ -15,6 +15,7 @@ import pytest
 from optuna.trial import TrialState
 
 from autotune.study import Hooks, run_sweep
+from wmma_gen.cli.main import main
 
 from test_postgres_server import ROOT, Fake, _free_port, config, pg_server, pg_url, the_study  # noqa: F401
 
@@ -24,20 +25,33 @@ def cli(*argv, timeout: float = 600) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=timeout)
 
 
-def test_ladder_and_export_come_from_the_database_alone(pg_url, tmp_path):
+def in_process(capsys, *argv) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of main(argv) in this process (argparse's refusals exit 2)."""
+    try:
+        rc = main([str(a) for a in argv])
+    except SystemExit as e:
+        rc = e.code
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+# ladder and export in-process (a subprocess each cost ~2 s of imports): their real entry point is
+# driven by test_a_bad_storage_url_is_refused_in_one_line_by_every_command
+def test_ladder_and_export_come_from_the_database_alone(pg_url, tmp_path, capsys):
     run_sweep(config(pg_url, tmp_path / "sweep", 6), Hooks(objective=functools.partial(Fake, pause=0.0)))
     complete = sorted(t.number for t in the_study(pg_url).get_trials() if t.state == TrialState.COMPLETE)
-    r = cli("ladder", "--storage", pg_url, "--arch", "gfx1100", "--op", "gemm", "--top-k", 50,
-            "--results", tmp_path / "elsewhere", "--json")
-    assert r.returncode == 0, r.stderr
-    (info,) = json.loads(r.stdout)
+    capsys.readouterr()
+    rc, out, err = in_process(capsys, "ladder", "--storage", pg_url, "--arch", "gfx1100", "--op", "gemm",
+                              "--top-k", 50, "--results", tmp_path / "elsewhere", "--json")
+    assert rc == 0, err
+    (info,) = json.loads(out)
     df = pd.read_parquet(info["ladder"]["parquet"])
     assert info["rows"] == len(df) and sorted(df["trial"]) == complete
     assert (tmp_path / "elsewhere" / "gfx1100" / "gemm_ladder.png").is_file()
     assert not (tmp_path / "sweep" / "gfx1100").exists()               # nothing came from a results dir
     out = tmp_path / "schedules"
-    r = cli("export", "--arch", "gfx1100", "--storage", pg_url, "--out", out)
-    assert r.returncode == 0, r.stderr
+    rc, _, err = in_process(capsys, "export", "--arch", "gfx1100", "--storage", pg_url, "--out", out)
+    assert rc == 0, err
     doc = json.loads((out / "gfx1100-gemm-f16.json").read_text())
     best = df[df["rank"] == 1].iloc[0]
     assert [e["trial"] for e in doc["entries"]] == [int(best["trial"])]
@@ -54,13 +68,11 @@ def test_a_bad_storage_url_is_refused_in_one_line_by_every_command(command, tmp_
     assert "Traceback" not in r.stderr and "secret" not in r.stderr
 
 
-def test_dashboard_without_the_extra_says_how_to_install_it(tmp_path):
-    journal = tmp_path / "optuna.journal"
-    code = ("import sys; sys.modules['optuna_dashboard'] = None; from wmma_gen.cli.main import main; "
-            f"sys.exit(main(['dashboard', '--storage', {str(journal)!r}]))")
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2
-    assert r.stderr.strip() == ("wmma-gen dashboard: error: optuna-dashboard is not installed: "
+def test_dashboard_without_the_extra_says_how_to_install_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "optuna_dashboard", None)      # `import optuna_dashboard` fails
+    rc, _, err = in_process(capsys, "dashboard", "--storage", tmp_path / "optuna.journal")
+    assert rc == 2
+    assert err.strip() == ("wmma-gen dashboard: error: optuna-dashboard is not installed: "
                                 "pip install 'wmma-gen[dashboard]' (or: pip install optuna-dashboard)")
 
 

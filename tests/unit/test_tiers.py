@@ -32,6 +32,14 @@ def test_grouped_tests_are_one_tier():
         assert len(kinds) == 1 and kinds <= {(True, True), (False, True)}, (f, kinds)
 
 
+def test_every_shared_setup_file_is_collected(request):
+    """A renamed file in tiers.SHARED_SETUP would silently go back to building its fixture per worker."""
+    seen = request.config.stash[TIERS]
+    whole = set(_whole_folders(seen))
+    missing = [f for f in tiers.SHARED_SETUP if f.split("/")[0] in whole and f not in seen["files"]]
+    assert not missing, f"tests/tiers.py SHARED_SETUP names files this run did not collect: {missing}"
+
+
 def test_every_collected_folder_keeps_fast_tests(request):
     """Judged on the folders this run collected whole (every test_*.py in them): `pytest -m "not slow"`
     runs something of every folder."""
