@@ -23,6 +23,10 @@ prefix (a complete trailing record without its newline is kept; a record glued b
 one is salvaged), saves the original next to it as `<journal>.torn-<time>.bak`, and prints one
 warning line. Anything else that does not read as a journal is a StorageError.
 
+Journal lock: appends and the repair take `<journal>.lock` (journal_lock.OwnedLock, Optuna's lock
+file with its owner inside); a re-run after kill -9 breaks a lock whose owner on this host is gone
+at once, with one line, instead of waiting out Optuna's 30 s grace period.
+
 Claims: trial claims (budget count + ask + dedup, runner.py) of every process on this host are
 serialised by an exclusive flock on `<file>.claim` next to a journal or sqlite file; on
 PostgreSQL, of every process on every host, by an advisory lock, with a claims table that keeps
@@ -222,14 +226,14 @@ def scan_journal(data: bytes, path: Path) -> tuple[bytes, int, int]:
 
 def repair_journal(path: str | Path) -> str | None:
     """Cut a torn tail (see module doc); returns the warning line printed, or None if whole."""
-    from optuna.storages.journal import JournalFileSymlinkLock
+    from .journal_lock import OwnedLock
     path = Path(path)
     if not path.is_file() or path.stat().st_size == 0:
         return None
     data = path.read_bytes()
     if scan_journal(data, path)[0] == data:     # whole (the common case): no lock needed
         return None
-    lock = JournalFileSymlinkLock(str(path))
+    lock = OwnedLock(str(path))
     lock.acquire()                          # no append is in progress while we look and cut
     try:
         data = path.read_bytes()
@@ -262,13 +266,15 @@ def open_storage(url: str, repair: bool = True):
     if is_rdb(url):
         return _open_rdb(url)
     from optuna.storages.journal import JournalFileBackend
+
+    from .journal_lock import OwnedLock
     path = Path(url)
     check_journal(path, scan=not repair)          # repair scans (and raises on worse damage)
     path.parent.mkdir(parents=True, exist_ok=True)
     if repair:
         repair_journal(path)
     try:
-        storage = optuna.storages.JournalStorage(JournalFileBackend(str(path)))
+        storage = optuna.storages.JournalStorage(JournalFileBackend(str(path), lock_obj=OwnedLock(str(path))))
     except Exception as e:
         raise StorageError(f"journal {path} cannot be replayed ({type(e).__name__}: {e}); move it away to start "
                            "fresh or restore a backup") from None
