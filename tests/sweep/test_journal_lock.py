@@ -11,6 +11,8 @@ import threading
 import pytest
 
 from autotune.journal_lock import LOCK_SUFFIX, OwnedLock
+from autotune.runner import counted
+from autotune.study import Hooks, run_sweep
 
 NEVER = 3600.0     # a grace period no test waits out
 
@@ -143,3 +145,20 @@ def test_many_waiters_on_a_dead_lock_break_it_once_and_hold_it_one_at_a_time(tmp
     assert most[0] == 1
     assert len([b for b in broke if b]) == 1
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_sweep_rerun_after_a_kill_inside_the_journal_lock_takes_it_and_finishes(tmp_path, capsys):
+    """The sweep's own storage (autotune/storage.py) uses the lock: a re-run on a journal whose
+    lock a killed sweep left behind finishes its budget and says once whose lock it took."""
+    from test_crash_recovery import FakeObjective, config, trials_of
+    results = tmp_path / "results"
+    journal = results / "optuna.journal"
+    run_sweep(config(str(journal), results, 2), Hooks(objective=FakeObjective))
+    proc = _hold(journal, "os.kill(os.getpid(), signal.SIGKILL)")      # killed mid-append
+    proc.wait()
+    capsys.readouterr()
+    r = run_sweep(config(str(journal), results, 4), Hooks(objective=FakeObjective))
+    notes = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("note: journal lock")]
+    assert len(notes) == 1 and f"left by pid {proc.pid}" in notes[0]
+    assert not os.path.exists(str(journal) + LOCK_SUFFIX)
+    assert sum(counted(t) for t in trials_of(str(journal))) == 4, r
