@@ -1,20 +1,23 @@
-"""The journal's write lock, which a re-run after kill -9 takes at once (issue: journal5).
+"""The journal's write lock, which a re-run after kill -9 takes at once (task journal5).
 
 Optuna's JournalFileSymlinkLock (optuna/storages/journal/_file.py) is a symlink `<journal>.lock`
 that names nobody: a process killed while holding it (kill -9, the OOM killer, a lost SSH session)
-leaves it behind, and the next sweep waits out the 30 s grace period before it breaks it, silently.
+leaves it behind, and the next sweep waits out the 30 s grace period before it breaks it (Optuna
+logs "taking longer than 10.0 seconds" meanwhile, not why).
 
 OwnedLock is the same lock file, created atomically with its owner inside: a temp file holding
-"host pid start-time nonce" is hard-linked to `<journal>.lock` (link(2) fails with EEXIST if the
-lock exists, as symlink(2) does for Optuna's lock, so the two kinds still exclude each other).
-A waiter that finds a lock naming this host and a pid that is gone (or reused: the start time in
-/proc/<pid>/stat differs, or a zombie) breaks it at once and prints one line naming the holder.
-A lock from another host, from a live pid, or without an owner (Optuna's own symlink) keeps
-Optuna's rule: broken after `grace_period` seconds without change.
+"host boot-id pid start-time nonce" is hard-linked to `<journal>.lock` (link(2) fails with EEXIST
+if the lock exists, as symlink(2) does for Optuna's lock, so the two kinds exclude each other;
+where hard links fail, a symlink whose target is that line). A waiter that finds a lock naming
+this host and boot and a pid that is gone (or reused: the start time in /proc/<pid>/stat differs;
+or a zombie) breaks it at once and prints one line naming the holder. A lock from another host or
+boot, from a live pid, or without an owner (Optuna's own symlink) keeps Optuna's rule: broken
+after `grace_period` seconds without change, also with one line.
 
-Breaking is serialised on this host by an flock on `<journal>.lock.break`, and the lock is
-renamed away only if it is still the file judged stale (same inode, time and owner line), so two re-runs cannot both
-break it and then remove each other's fresh lock.
+Breaking is serialised on this host by an flock on `<journal>.lock.break` (left in place, like the
+`.claim` file), and the lock is renamed away only if it is still the file judged stale (same
+inode, time and owner line, whose nonce tells a fresh lock on a reused inode apart), so two
+re-runs cannot both break it and then remove each other's fresh lock.
 """
 from __future__ import annotations
 
@@ -59,9 +62,19 @@ def _alive(pid: int, start: str) -> bool:
     return True
 
 
+def _boot_id() -> str:
+    """This boot of this machine (/proc/sys/kernel/random/boot_id, random(4)): tells two machines
+    with one hostname apart, and a lock from before a reboot."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            return f.read().strip()[:8] or "-"
+    except OSError:
+        return "-"
+
+
 def owner_line() -> str:
     pid = os.getpid()
-    return f"{socket.gethostname()} {pid} {_start_time(pid) or '-'} {uuid.uuid4().hex}\n"
+    return f"{socket.gethostname()} {_boot_id()} {pid} {_start_time(pid) or '-'} {uuid.uuid4().hex}\n"
 
 
 def ident(lock_file: str) -> tuple | None:
@@ -79,14 +92,20 @@ def ident(lock_file: str) -> tuple | None:
     return st.st_ino, st.st_dev, st.st_mtime_ns, content
 
 
-def owner_of(content: str) -> tuple[str, int, str] | None:
-    """(host, pid, start) from an OwnedLock's line; None for Optuna's symlink (a path), a file
-    still being written, or anything else."""
+def owner_of(content: str) -> tuple[str, str, int, str] | None:
+    """(host, boot, pid, start) from an OwnedLock's line; None for Optuna's symlink (a path) or
+    anything else."""
     try:
-        host, pid, start, _nonce = content.split()
-        return host, int(pid), start
+        host, boot, pid, start, _nonce = content.split()
+        return host, boot, int(pid), start
     except ValueError:
         return None
+
+
+def gone(owner: tuple[str, str, int, str]) -> bool:
+    """The owner ran on this machine in this boot and its process is gone (or the pid reused)."""
+    host, boot, pid, start = owner
+    return host == socket.gethostname() and boot == _boot_id() and not _alive(pid, start)
 
 
 class OwnedLock(BaseJournalFileLock):
@@ -108,14 +127,14 @@ class OwnedLock(BaseJournalFileLock):
             if now is None:
                 continue                        # released meanwhile: try again at once
             owner = owner_of(now[3])
-            if owner and owner[0] == socket.gethostname() and not _alive(owner[1], owner[2]):
-                self._break(now, f"note: journal lock {self._lock_file} was left by pid {owner[1]} on "
+            if owner and gone(owner):
+                self._break(now, f"note: journal lock {self._lock_file} was left by pid {owner[2]} on "
                                  f"{owner[0]}, which is gone; taking it over")
                 continue
             if now != seen:
                 seen, since = now, time.monotonic()
             elif time.monotonic() - since > self.grace_period:     # Optuna's rule
-                holder = f"pid {owner[1]} on {owner[0]}" if owner else "an unknown process"
+                holder = f"pid {owner[2]} on {owner[0]}" if owner else "an unknown process"
                 self._break(now, f"note: journal lock {self._lock_file} held by {holder} unchanged for "
                                  f"{self.grace_period:g} s; breaking it")
                 seen = None
@@ -132,16 +151,20 @@ class OwnedLock(BaseJournalFileLock):
         os.unlink(gone)
 
     def _try_link(self) -> bool:
-        d = os.path.dirname(os.path.abspath(self._lock_file))
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=".lock-owner-")
+        d, name = os.path.split(os.path.abspath(self._lock_file))
+        line = owner_line()
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{name}-owner-")
         try:
-            os.write(fd, owner_line().encode())
+            os.write(fd, line.encode())
             os.close(fd)
-            os.link(tmp, self._lock_file)
+            try:
+                os.link(tmp, self._lock_file)
+            except OSError as e:
+                if e.errno == errno.EEXIST:
+                    return False
+                os.symlink(line.strip(), self._lock_file)   # no hard links here: the owner as the target
             return True
-        except OSError as e:
-            if e.errno != errno.EEXIST:
-                raise
+        except FileExistsError:
             return False
         finally:
             os.unlink(tmp)

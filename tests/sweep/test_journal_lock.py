@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from autotune.journal_lock import LOCK_SUFFIX, OwnedLock
+from autotune.journal_lock import LOCK_SUFFIX, OwnedLock, _boot_id
 from autotune.runner import counted
 from autotune.study import Hooks, run_sweep
 
@@ -74,7 +74,7 @@ def test_lock_naming_another_host_waits_out_the_grace_period(tmp_path, capsys):
     journal = tmp_path / "optuna.journal"
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                           text=True).stdout.strip()                # a pid that is gone here
-    _planted(journal, f"not-{socket.gethostname()} {dead} - 0123\n")
+    _planted(journal, f"not-{socket.gethostname()} - {dead} - 0123\n")
     lock = OwnedLock(str(journal), grace_period=0.5)
     t = _acquire_in_thread(lock)
     t.join(timeout=60)
@@ -89,7 +89,7 @@ def test_reused_pid_counts_as_gone(tmp_path):
     journal = tmp_path / "optuna.journal"
     if not os.path.isdir("/proc/self"):
         pytest.skip("no /proc: a pid's start time is not known")
-    _planted(journal, f"{socket.gethostname()} {os.getpid()} 1 0123\n")   # our pid, another start time
+    _planted(journal, f"{socket.gethostname()} {_boot_id()} {os.getpid()} 1 0123\n")   # our pid, another start
     lock = OwnedLock(str(journal), grace_period=NEVER)
     t = _acquire_in_thread(lock)
     t.join(timeout=60)
@@ -162,3 +162,23 @@ def test_sweep_rerun_after_a_kill_inside_the_journal_lock_takes_it_and_finishes(
     assert len(notes) == 1 and f"left by pid {proc.pid}" in notes[0]
     assert not os.path.exists(str(journal) + LOCK_SUFFIX)
     assert sum(counted(t) for t in trials_of(str(journal))) == 4, r
+
+
+def test_without_hard_links_the_owner_is_a_symlinks_target_and_still_read(tmp_path, monkeypatch):
+    journal = tmp_path / "optuna.journal"
+
+    def no_link(src, dst):
+        raise PermissionError(1, "Operation not permitted")     # what link(2) gives on e.g. some FUSE mounts
+    monkeypatch.setattr(os, "link", no_link)
+    ours = OwnedLock(str(journal))
+    ours.acquire()
+    assert f" {os.getpid()} " in os.readlink(str(journal) + LOCK_SUFFIX)
+    ours.release()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    os.symlink(f"{socket.gethostname()} {_boot_id()} {dead} - 0123", str(journal) + LOCK_SUFFIX)
+    lock = OwnedLock(str(journal), grace_period=NEVER)
+    t = _acquire_in_thread(lock)
+    t.join(timeout=60)
+    assert not t.is_alive() and f"left by pid {dead} on" in lock.broken
+    lock.release()
