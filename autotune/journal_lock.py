@@ -79,17 +79,22 @@ def owner_line() -> str:
 
 def ident(lock_file: str) -> tuple | None:
     """What the lock file is now: (inode, device, mtime, content) -- content is the owner line
-    of an OwnedLock or the target of Optuna's symlink; None if there is no lock file."""
+    of an OwnedLock, the target of Optuna's symlink, or "" if unreadable (another user's lock:
+    the grace rule); None if there is no lock file."""
     try:
         st = os.lstat(lock_file)
-        if os.path.islink(lock_file):
-            content = os.readlink(lock_file)
-        else:
-            with open(lock_file) as f:
-                content = f.read()
-    except OSError:
+    except FileNotFoundError:
         return None
-    return st.st_ino, st.st_dev, st.st_mtime_ns, content
+    try:
+        if os.path.islink(lock_file):
+            return st.st_ino, st.st_dev, st.st_mtime_ns, os.readlink(lock_file)
+        with open(lock_file) as f:
+            st = os.fstat(f.fileno())           # the file read, even if the lock changed since lstat
+            return st.st_ino, st.st_dev, st.st_mtime_ns, f.read()
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError):
+        return st.st_ino, st.st_dev, st.st_mtime_ns, ""
 
 
 def owner_of(content: str) -> tuple[str, str, int, str] | None:
@@ -143,12 +148,12 @@ class OwnedLock(BaseJournalFileLock):
             sleep = min(sleep * 2, 1.0)
 
     def release(self) -> None:
-        gone = f"{self._lock_file}.{uuid.uuid4().hex}.rename"      # rename first, as Optuna does
+        aside = f"{self._lock_file}.{uuid.uuid4().hex}.rename"      # rename first, as Optuna does
         try:
-            os.rename(self._lock_file, gone)
+            os.rename(self._lock_file, aside)
         except OSError:
             raise RuntimeError(f"journal lock {self._lock_file} was not held") from None
-        os.unlink(gone)
+        os.unlink(aside)
 
     def _try_link(self) -> bool:
         d, name = os.path.split(os.path.abspath(self._lock_file))
@@ -156,6 +161,7 @@ class OwnedLock(BaseJournalFileLock):
         fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{name}-owner-")
         try:
             os.write(fd, line.encode())
+            os.fchmod(fd, 0o644)                 # other users sharing the journal read the owner
             os.close(fd)
             try:
                 os.link(tmp, self._lock_file)
@@ -177,9 +183,9 @@ class OwnedLock(BaseJournalFileLock):
             fcntl.flock(fd, fcntl.LOCK_EX)
             if ident(self._lock_file) != judged:
                 return                           # released, or broken and retaken meanwhile
-            gone = f"{self._lock_file}.{uuid.uuid4().hex}.stale"
-            os.rename(self._lock_file, gone)
-            os.unlink(gone)
+            aside = f"{self._lock_file}.{uuid.uuid4().hex}.stale"
+            os.rename(self._lock_file, aside)
+            os.unlink(aside)
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
