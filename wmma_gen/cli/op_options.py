@@ -37,13 +37,14 @@ def _recording(base: type) -> type:
             if given is None:
                 given = {}
                 setattr(namespace, "given_flags", given)
-            given[self.dest] = self.option_strings[0]
+            given[self.dest] = option_string or self.option_strings[0]   # as typed: --no-causal
             super().__call__(parser, namespace, values, option_string)
     Recorded.__name__ = f"Recorded{base.__name__}"
     return Recorded
 
 
 _STORE, _TRUE = _recording(argparse._StoreAction), _recording(argparse._StoreTrueAction)
+_BOTH = _recording(argparse.BooleanOptionalAction)   # --NAME / --no-NAME: a switch some op defaults on
 
 
 def flag_of(f: dataclasses.Field, fl) -> str:
@@ -160,10 +161,16 @@ def add_op_options(p: argparse.ArgumentParser, *, ops: tuple | None = None, join
     for dest, e in entries.items():
         g = groups.get(e.group) or groups.setdefault(e.group, p.add_argument_group(e.group))
         kw = dict(e.kw, help=_help(e) if e.owners else argparse.SUPPRESS)
-        g.add_argument(e.flag, dest=dest, action=_TRUE if e.switch else _STORE, **kw)
+        g.add_argument(e.flag, dest=dest, action=_switch_action(e) if e.switch else _STORE, **kw)
         table[dest] = (e.flag, tuple(e.owners), tuple(e.kernel_args))
     _add_schedule(p, ops, table)
     p.set_defaults(op_flags=table)
+
+
+def _switch_action(e: _Entry) -> type:
+    """A switch that an op defaults on also gets --no-NAME (else it could not be turned off:
+    paged_attention's --causal); the others stay a plain --NAME."""
+    return _BOTH if any(d is True for _, d in e.owners.values()) else _TRUE
 
 
 def _dtypes(sharing: dict) -> str:
@@ -209,7 +216,7 @@ def op_spec(args) -> "OpSpec":
     from ..ops import registry
     spec = registry.get(args.op)
     table, given = args.op_flags, getattr(args, "given_flags", None) or {}
-    bad = [table[d][0] for d in given if d in table and not _takes(table[d][1], spec)]
+    bad = [given[d] for d in given if d in table and not _takes(table[d][1], spec)]
     if bad:
         takes = [flag for flag, owners, _ in table.values() if _takes(owners, spec)]
         e = ScheduleError("--op", args.op, f"flags of {args.op}: {', '.join(takes)}")

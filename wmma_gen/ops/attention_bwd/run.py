@@ -15,6 +15,7 @@ import numpy as np
 
 from ...compiler import compile_mlir
 from ...device.launcher import launch
+from ...device.select import get_device
 from ...kernels.signature import KernelSource
 from ...targets import get_target
 from ...attention_common.inputs import backward_inputs
@@ -83,9 +84,7 @@ receives every array the kernels read or wrote (delta, lse and sinks: api.sink_g
                           window=p.window is not None, varlen=p.varlen)
     s = schedule or default_schedule(arch, p.head_dim)
     kernels = compiled_kernels(spec, s)
-    if device is None:
-        from ...device.emu import EmuDevice
-        device = EmuDevice()
+    device = get_device(device)   # None: the process's shared default (decoded programs reused across calls)
     problem = {**p.sizes(), **p.kernel_values()}
     arrays = dict(inp.arrays)
     results = {} if results is None else results
