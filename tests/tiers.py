@@ -191,8 +191,8 @@ SLOW: dict[str, Fast] = {
     # --- fourth pass (issue 39 item 5) ---------------------------------------------------------
     # the real CLI sweep killed at a random moment and rerun: the journal's kill -9 and rerun (the
     # trial lost and retried exactly once) is test_crash_recovery's fast journal case, the CLI sweep
-    # end to end test_sweep.py's; a kill that lands inside Optuna's journal lock makes the rerun wait
-    # out the lock's 30 s grace, so this test took 3-38 s of wall on the same commit
+    # end to end test_sweep.py's; it costs 3-5 s of CPU (before autotune/journal_lock.py a kill inside
+    # the journal lock made the rerun wait out Optuna's 30 s grace: 3-38 s of wall on one commit)
     "sweep/test_resume.py::test_sigkill_then_rerun_keeps_finished_trials": None,
     # the decoder against LLVM's text (a second codegen per case): gfx1151 is gfx1100's WMMA and
     # encoding family (docs/targets.md), decoded by the same gfx11 tables the gfx1100 cases check
