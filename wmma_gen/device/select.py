@@ -25,6 +25,8 @@ from .base import Device
 KINDS = ("auto", "emu", "hip", "cuda")
 DEFAULT_EMU_ARCH = "gfx1100"
 _shared: dict[str, Device] = {}
+_shared_lock = threading.RLock()  # two threads asking at once must not build two devices for one GPU
+                                  # (re-entrant: "auto" asks for "hip" or "emu" while holding it)
 class _Route(threading.local):
     value = None        # a class default: reading it unset raises nothing (every call key reads it)
 
@@ -46,25 +48,29 @@ def get_device(kind: "str | Device | None" = "auto", device_id: int = 0) -> Devi
     if kind not in KINDS:
         raise ScheduleError("device", kind, f"one of {', '.join(KINDS)} (or a Device instance)")
     kind = "hip" if kind == "cuda" else kind
-    if kind == "auto":
-        if "auto" in _shared:
-            return _shared["auto"]
-        from .hip import real_gpu_visible
-        _shared["auto"] = dev = get_device("hip" if real_gpu_visible() else "emu")
-        return dev
-    slot = f"hip:{device_id}" if kind == "hip" else kind
+    slot = "auto" if kind == "auto" else f"hip:{device_id}" if kind == "hip" else kind
     dev = _shared.get(slot)
-    if dev is None:
-        if kind == "hip":
-            ok, reason = hip_status()
-            if not ok:
-                raise DeviceError(f"device=hip is not available: {reason}")
-            from .hip import HipDevice
-            dev = HipDevice(device_id)
-        else:
-            from .emu import EmuDevice
-            dev = EmuDevice()
-        _shared[slot] = dev
+    if dev is not None:
+        return dev
+    with _shared_lock:
+        return _shared.get(slot) or _create(kind, slot, device_id)
+
+
+def _create(kind: str, slot: str, device_id: int) -> Device:
+    """Build and keep the shared device of `slot` (the caller holds _shared_lock)."""
+    if kind == "auto":
+        from .hip import real_gpu_visible
+        dev = get_device("hip" if real_gpu_visible() else "emu")
+    elif kind == "hip":
+        ok, reason = hip_status()
+        if not ok:
+            raise DeviceError(f"device=hip is not available: {reason}")
+        from .hip import HipDevice
+        dev = HipDevice(device_id)
+    else:
+        from .emu import EmuDevice
+        dev = EmuDevice()
+    _shared[slot] = dev
     return dev
 
 
