@@ -40,7 +40,6 @@ import argparse
 import contextlib
 import math
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -211,20 +210,6 @@ def compare_stored(f: C.Fit, bands: dict, exposed: float | None = None) -> list[
     return issues
 
 
-def _provider() -> str:
-    from wmma_gen.compiler import mlir_api
-    return mlir_api.provider().identity
-
-
-def _state() -> str:
-    try:
-        rev = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True,
-                             text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        rev = "unknown"
-    return rev or "unknown"
-
-
 def _summary(df: pd.DataFrame, role_fit: bool) -> str:
     sub = df[(df["role"] != "held_out") == role_fit]
     if not len(sub):
@@ -239,8 +224,8 @@ def report(df: pd.DataFrame, f: C.Fit, bands: dict, check: list[str], points_csv
            misses: list[str] = (), exposed: float | None = None, exposed_from: tuple = (),
            floors: dict | None = None) -> str:
     L = ["# Model calibration against published measurements", "",
-         results_header.line("model, published", _provider()), "",
-         "Model state: `" + _state() + "`. Every estimate here is "
+         results_header.line("model, published"), "",
+         "Model state: `" + results_header.commit(dirty=True) + "`. Every estimate here is "
          "**source=model** (no GPU); every published figure is **someone else's measurement** on a real GPU, "
          f"from `{points_csv.relative_to(ROOT) if points_csv.is_relative_to(ROOT) else points_csv}` (source per row). "
          "Each row estimates the kernel family that was measured, as far as it compiles here: for a peer that "

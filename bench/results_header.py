@@ -31,9 +31,11 @@ def command(argv: list[str] | None = None) -> str:
     return " ".join(["python", name, *(shlex.quote(a) for a in argv[1:])])
 
 
-def commit() -> str:
+def commit(dirty: bool = False) -> str:
+    """HEAD's short hash; with `dirty`, `git describe --always --dirty` (marks uncommitted edits)."""
+    args = ["describe", "--always", "--dirty"] if dirty else ["rev-parse", "--short", "HEAD"]
     try:
-        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+        out = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True,
                              text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         out = ""
