@@ -23,7 +23,7 @@ WHY = {
                        "estimates 53.4 (the `after` column): the tutorial's loop is no looser than that proxy (0.090 v_wmma "
                        "per issued instruction against 0.079, 32 spills against 65). So no kernel difference we can count "
                        "explains 0.47; the estimate stays on the proxy (compiled and estimated at the current calibration "
-                       "on every run; the tutorial's estimates are recorded at commit ead8424's). What ran is unknown: "
+                       "on every run; the tutorial's estimates are recorded at commit ead8424's calibration). What ran is unknown: "
                        "the figure is second-hand (issue #17: no Triton version, config or clock). Its causal / "
                        "non-causal ratio (22.2 / 25.5 = 0.87) fits the tutorial's STAGE form, which skips the fully "
                        "masked blocks (best estimates 50.3 / 54.8 = 0.92); our own default is estimated faster still "
