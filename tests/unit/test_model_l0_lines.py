@@ -19,15 +19,15 @@ DEFAULT_LIKE = Schedule(block_m=128, block_n=256, block_k=32, waves_m=2, waves_n
 
 
 def test_lines_count_distinct_128_byte_lines():
-    assert l0_lines._lines([(4 * i, 4) for i in range(32)]) == 1            # a coalesced wave32 dword load
-    assert l0_lines._lines([(8192 * (i % 16), 16) for i in range(32)]) == 16  # 16 rows, lanes 16-31 repeat them
-    assert l0_lines._lines([(120, 16)]) == 2                                # a range across a line boundary
+    assert l0_lines._lines([(4 * i, 4) for i in range(32)], 128) == 1            # a coalesced wave32 dword load
+    assert l0_lines._lines([(8192 * (i % 16), 16) for i in range(32)], 128) == 16  # 16 rows, lanes 16-31 repeat them
+    assert l0_lines._lines([(120, 16)], 128) == 2                                # a range across a line boundary
 
 
 def test_direct_fragment_loads_gfx11_nn():
     """128x32 one wave, no LDS, NN f16 on gfx11: per K tile of 32, A = 8 fragments x 2 K steps x 2 b128 loads
     of 16 rows (16 lines each), B = 2 fragments x 2 K steps x 16 b16 loads of one 32-byte row piece (1 line)."""
-    ops, period = l0_lines.loads(GemmDirective("f16"), NO_LDS_128x32, "gfx11", 16, P4096)
+    ops, period = l0_lines.loads(GemmDirective("f16"), NO_LDS_128x32, "gfx11", 16, P4096, 128)
     a = [n for bits, n in ops if bits == 128]
     b = [n for bits, n in ops if bits == 16]
     assert len(a) == 32 * period and set(a) == {16}
@@ -41,7 +41,7 @@ def test_direct_fragment_loads_gfx11_nn():
 def test_gfx12_half_waves_read_the_other_k_half_of_the_same_rows():
     """gfx12 lanes 16-31 hold K 8-15 of the rows lanes 0-15 hold: a K-contiguous fragment load still touches
     16 lines (both halves of a 32-byte row piece share its line); a strided one touches 2 rows."""
-    ops, _ = l0_lines.loads(GemmDirective("f16"), NO_LDS_128x32, "gfx12", 16, P4096)
+    ops, _ = l0_lines.loads(GemmDirective("f16"), NO_LDS_128x32, "gfx12", 16, P4096, 128)
     assert {n for bits, n in ops if bits == 128} == {16}
     assert {n for bits, n in ops if bits == 16} == {2}
 
@@ -57,7 +57,7 @@ def test_the_line_count_scales_with_the_l0_rate():
 def test_staged_loads_use_the_kernels_thread_order():
     """The default's staged A tile (128 rows x 32 K f16, 64-byte row pieces, 256 threads): each thread loads
     two chunks along one row, so a wave's 32 lanes span 16 rows -> 16 lines per b128 load."""
-    ops, period = l0_lines.loads(GemmDirective("f16"), DEFAULT_LIKE, "gfx11", 16, P4096)
+    ops, period = l0_lines.loads(GemmDirective("f16"), DEFAULT_LIKE, "gfx11", 16, P4096, 128)
     a_loads = 2 * 8 * period   # 2 per wave, 8 waves, per K tile
     assert [n for _, n in ops[:a_loads // period]] == [16] * (a_loads // period)
 

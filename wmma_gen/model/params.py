@@ -61,6 +61,7 @@ class ModelParams:
     lds_latency_clk: int           # issue -> data for a DS load
     vmem_latency_clk: int          # issue -> data for a global load (L2 hit-ish average)
     l0_bytes_per_clk: int          # vector L0 / texture path bytes per clock per CU
+    l0_line_bytes: int             # L0 cache line: the unit a wave's lane addresses coalesce into
     vmem_min_clk: int              # address-processing floor per wave32 VMEM instruction
     l2_bytes: int                  # L2 capacity
     l2_bytes_per_clk: int          # aggregate L2 bandwidth per clock
@@ -90,6 +91,8 @@ SOURCES: dict[str, str] = {
     "l0_bytes_per_clk": "assumption: 128 B/clk vector L0 per CU, one 128-byte line per clock (ops/gemm/l0_lines.py) "
                         "as [RDNA] gives for RDNA 1 (RX 5700 XT: 9.76 TB/s = 128 B/clk per CU); RDNA 3/4: "
                         "[CC3] L0 bandwidth chart only",
+    "l0_line_bytes": "[RDNA] 128-byte L0 vector cache lines (whitepaper, RDNA 1; RDNA 3 doubled the L0 to 32 KiB "
+                     "per CU, the line size is not restated)",
     "vmem_min_clk": "assumption: 4 clocks address processing per wave32 VMEM instruction ([RDNA] slides give "
                     "RDNA 1's loads 32 addresses and 32 dwords per clock: 1 clock for a dword load)",
     "l2_bytes": "[TPU] L2 size of the product in targets.py; gfx1103/gfx1152: assumption 2 MB (as Strix Point)",
@@ -134,7 +137,7 @@ MEASURED = frozenset({("l2_bytes_per_clk", "gfx1102"), ("mall_bw_gbs", "gfx1102"
 
 def _p(arch: str, l2_mib: float, mall_mib: int, mall_gbs: float, **kw) -> ModelParams:
     base = dict(lds_bytes_per_cu=65536, lds_banks=32, lds_bank_bytes=4, lds_latency_clk=64,
-                vmem_latency_clk=500, l0_bytes_per_clk=128, vmem_min_clk=4, dram_efficiency=0.85,
+                vmem_latency_clk=500, l0_bytes_per_clk=128, l0_line_bytes=128, vmem_min_clk=4, dram_efficiency=0.85,
                 max_workgroups_per_cu=16, valu_clk=1, launch_overhead_us=4.0, lds_exposed=LDS_EXPOSED)
     base.update(kw)
     return ModelParams(arch=arch, l2_bytes=int(l2_mib * 2**20), l2_bytes_per_clk=round(L2_B_PER_CLK_PER_MB * l2_mib),
