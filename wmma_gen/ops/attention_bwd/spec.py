@@ -12,7 +12,11 @@ from ...attention_common.spec_parts import AXES  # noqa: F401  (the forward's Pr
 from ..contract import ModelEstimate, OpSpec
 
 KERNELS = ("prepass", "dkdv", "dq")    # launch order (`wmma-gen compile` writes one kernel: not this op)
+from ...attention_common.sweep_axes import SHARED as SWEEP_AXES  # noqa: F401  (light; no --softcap yet)
 from .schedule import SPACE  # noqa: F401  (light: registry.space_of)
+
+LIGHT_MODULES = {"problem_file": "wmma_gen.attention_common.problem_file",   # registry.light_module
+                 "recorded": ".recorded", "calibration_point": ".calibration_point"}
 
 
 def build(d, s, target, key=None):

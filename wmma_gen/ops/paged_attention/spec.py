@@ -14,6 +14,9 @@ from dataclasses import dataclass
 
 from ..contract import I32_MAX, Axis, ModelEstimate, OpSpec
 from .directive import PagedAttentionDirective as DIRECTIVE  # noqa: F401  (light: registry.directive_of)
+from .sweep_axes import SWEEP_AXES  # noqa: F401  (light: registry.sweep_axes_of)
+
+LIGHT_MODULES = {"recorded": ".recorded"}   # registry.light_module
 
 SHORTER = 7   # each next sequence of a Problem is this much shorter (never below 0)
 
