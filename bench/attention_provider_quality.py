@@ -48,7 +48,7 @@ def measure(arch: str, dtype: str, hd: int, causal: bool) -> list[dict]:
     from wmma_gen.ops.attention.defaults import default_schedule
     from wmma_gen.attention_common.directive import AttentionDirective
     from wmma_gen.ops.attention.kernel import build_attention
-    from wmma_gen.ops.attention_bwd.run import build_backward, make_spec
+    from wmma_gen.ops.attention_bwd.build import build_backward, make_spec
     from wmma_gen.targets import get_target
     t = get_target(arch)
     case = dict(arch=arch, dtype=dtype, head_dim=hd, causal=causal)
