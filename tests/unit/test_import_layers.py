@@ -13,7 +13,7 @@ PKG = ROOT / "wmma_gen"
 # low -> high; a module may import its own layer and any lower one. `ops` is the shared op
 # machinery (contract, registry, compile_op, plans, device_calls); `op` an op's own folder.
 LAYERS = (
-    {"errors", "dtype_bits", "numerics", "targets", "knobs", "layouts", "userdirs", "cachedir", "compare",
+    {"errors", "dtype_bits", "numerics", "targets", "knobs", "layouts", "userdirs", "cachedir", "cachetrim", "compare",
      "hostdata", "schedule_files"},
     {"codeobj"},
     {"compiler", "emu", "model"},
