@@ -230,7 +230,8 @@ def section(df, points, fitted: float | None = None) -> list[str]:
 def ranking(points, fitted: float | None = None) -> list[str]:
     """Markdown lines: at each point with a published tile (ops/calibration_ranking.PUBLISHED_TILE), the
     model's estimate and the main-loop density of that tile's analogue beside tiles with fewer WMMA fragments
-    per wave; flagged where one ranks at or above it. Fit and held-out points separately."""
+    per wave and tiles read without LDS; flagged where one ranks at or above it. Fit and held-out points
+    separately."""
     from wmma_gen.model import params
     from wmma_gen.ops import calibration_ranking as R, registry
     from autotune.loop_density import set_density
@@ -239,15 +240,18 @@ def ranking(points, fitted: float | None = None) -> list[str]:
     L = ["## Ranking at the published tiles", "",
          "Points whose source names the measured library's tuned tile (4x4 WMMA fragments per wave in every "
          "case). Our analogue of each (same block and waves, our default's other knobs) beside tiles with fewer "
-         "fragments per wave, at the point's problem: model estimate (source=model) and main-loop density "
-         "(compiler output). **misranked** = the model puts a smaller per-wave tile at or above the measured "
-         "library's pick. The model's `lds_exposed` share (params.py; the CU's LDS clocks per iteration a "
+         "fragments per wave and tiles whose waves read A and B straight from global memory (no LDS), at the "
+         "point's problem: model estimate (source=model) and main-loop density (compiler output). **misranked** "
+         "= the model puts one of them at or above the measured library's pick. The model's `lds_exposed` share (params.py; the CU's LDS clocks per iteration a "
          f"SIMD's WMMAs do not hide) is {params.LDS_EXPOSED}"
          + (f" (this run's fit: {fitted})" if fitted is not None else "")
          + ": the smallest value on a 0.05 grid that ranks the FIT points' tiles first "
          "(ops/calibration_ranking.fit_lds_exposed); the held-out points' tiles check it. "
          "Without the term (0.0) lib-1100-torch-f16 and lib-1201-hipblaslt-8192 ranked 256x64 4x2 waves first "
-         "and lib-1151-rwg-8192 tied 64x256 / 128x128 4x2 with its pick.", ""]
+         "and lib-1151-rwg-8192 tied 64x256 / 128x128 4x2 with its pick. The no-LDS tiles rank below the picks "
+         "because the model counts the 128-byte L0 lines each load touches (ops/gemm/l0_lines.py; [RDNA]: the L0 "
+         "reads one line per clock): counting lane bytes only, lib-1100-torch-f16 ranked the three per-wave "
+         "128x32 no-LDS tiles first (107.1 vs the pick's 102.3 TFLOP/s).", ""]
     for role in ("fit", "held-out"):
         sub = [p for p in pts if p.fit == (role == "fit")]
         bad = sum(bool(R.misranked(R.ranking(p))) for p in sub)
