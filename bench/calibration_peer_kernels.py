@@ -24,7 +24,6 @@ the named public source with the installed Triton 3.9 offline (triton.compile(AS
 """
 from __future__ import annotations
 
-import re
 
 # ROCm/aiter PR #4242 ("[gfx1151] [triton-fa]: tune FlashAttention backward configs", 2026-07-14): non-causal
 # backward on gfx1151 = 16x64 / 64x16 tiles, 4 warps, 2 stages, waves_per_eu 1; measured (median of 3, Radeon
@@ -86,8 +85,7 @@ def hipblaslt_counts(s: dict = HIPBLASLT) -> dict:
 def loops(isa: str) -> list[dict]:
     """Every loop with v_wmma, in program order (one entry per loop head: its shortest back-edge):
     v_wmma, issued instructions, VALU, transcendental, scratch loads -- as model/isa_loop.py classifies."""
-    from wmma_gen.model.isa_loop import _LABEL, classify, kernel_lines
-    trans = re.compile(r"^\s*v_(exp|log|rcp|rsq|sqrt|sin|cos)_")
+    from wmma_gen.model.isa_loop import _LABEL, classify, count_transcendental, kernel_lines
     lines = kernel_lines(isa)
     ops = [classify(t) for t in lines]
     labels = {m.group(1): i for i, t in enumerate(lines) if (m := _LABEL.match(t))}
@@ -103,7 +101,7 @@ def loops(isa: str) -> list[dict]:
         if n:
             out[j] = dict(wmma=n, issued=sum(o.kind != "hint" for o in body),
                           valu=sum(o.kind == "valu" for o in body),
-                          trans=sum(1 for x in lines[j + 1:i + 1] if trans.match(x)),
+                          trans=count_transcendental(body),
                           scratch=sum(o.kind == "scratch_load" for o in body))
     return [out[j] for j in sorted(out)]
 
