@@ -189,7 +189,9 @@ def aiter_recorded() -> dict:
 # the on-band loop of BLOCK_M == BLOCK_N runs once and is straight-line code): (v_wmma, issued, scratch loads,
 # global loads, LDS reads, LDS stores) per trip; VGPRs; spills = VGPR + SGPR spill count of the code object.
 # est: TFLOP/s, source=model, at the calibration stored at commit ead8424 (gfx1100 2.500 GHz, loop efficiency
-# 0.642), computed as bench/peers.py's peer_estimate computes our Triton forward (main loop x every trip).
+# 0.642), computed as bench/peers.py's peer_estimate computes our Triton forward (main loop x every trip) -- with the
+# model's transcendental count as it was then: for Triton's ISA it ran from the loop head to the kernel's end (fixed
+# since, issue 38), so these forward estimates may over-charge the VALU pipe; stale until re-recorded.
 TUT06_SOURCE = ("triton-lang/triton dc6ee3ed2c python/tutorials/06-fused-attention.py (tutorial 06), compiled by "
                 "Triton 3.9.0 for gfx1100 f16 B1 H8 S16384 d64")
 TUT06_FWD_FIELDS = ("causal", "block_m", "block_n", "num_warps", "tried", "vgprs", "spills", "loops", "est")
