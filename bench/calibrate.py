@@ -42,7 +42,6 @@ import math
 import os
 import sys
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -123,7 +122,7 @@ def estimates(points, cal: C.Calibration) -> dict[str, tuple[float, str, str]]:
 
 
 def run(points_csv: Path, out: Path) -> dict:
-    points = [replace(p, family="loop_triton") if is_triton_peer(p) else p for p in CP.load_points(points_csv)]
+    points = CP.load_points(points_csv)
     from wmma_gen.ops import calibration_ranking as R
     exposed, exposed_from = R.fit_lds_exposed(points)
     raw_ours = estimates(points, C.NOMINAL)
@@ -131,12 +130,12 @@ def run(points_csv: Path, out: Path) -> dict:
     floors = clock_floors(points)
     # microbenchmark clocks raised to the clock floors first (fit step 1), then estimates at those clocks for step 2
     micro = C.fit([p for p in points if p.role == "fit:clock"], {}, raw, floors)
-    at = C.Calibration(True, {"gemm": 1.0, "loop": 1.0, "loop_triton": 1.0}, {}, dict(micro.sustained_ghz))
+    at = C.Calibration(True, {"gemm": 1.0, "loop": 1.0}, {}, dict(micro.sustained_ghz))
     clocked = measured_family(points, estimates(points, at), triton_peer_estimates(points, at))
     f = C.fit(points, clocked, raw, floors)
     at = C.Calibration(True, f.efficiency, {}, dict(f.sustained_ghz))
     trial = measured_family(points, estimates(points, at), triton_peer_estimates(points, at))
-    bands = {fam: C.band_from([p.tflops / trial[p.id] for p in points if p.fit and p.family in _pooled(fam)])
+    bands = {fam: C.band_from([p.tflops / trial[p.id] for p in points if p.fit and p.family == fam])
              for fam in f.efficiency}
     stored = estimates(points, C.CALIBRATED)   # what the model uses today (targets.py, params.py)
     tri = triton_peer_estimates(points)
@@ -171,14 +170,6 @@ def run(points_csv: Path, out: Path) -> dict:
     (out / "model_calibration.md").write_text(report(df, f, bands, check, points_csv, section(df, points, exposed),
                                                      exposed, exposed_from, floors))
     return {"df": df, "fit": f, "bands": bands, "check": check, "lds_exposed": exposed, "floors": floors}
-
-
-LOOPS = ("loop", "loop_triton")
-
-
-def _pooled(fam: str) -> tuple:
-    """The families whose fit rows set `fam`'s band: the loop families pool theirs (one LLVM fit row has no spread)."""
-    return LOOPS if fam in LOOPS else (fam,)
 
 
 def _triton_cols(t, published: float) -> dict:

@@ -114,9 +114,8 @@ def peer_estimate(ck, cfg: dict, q: dict):
     from wmma_gen.model.loop_kernel import estimate_loop_kernel
     from wmma_gen.ops import registry
     from wmma_gen.targets import get_target
-    if q["op"] == "attention_bwd":   # Triton-compiled: the Triton loop family's efficiency and band
-        with C.use(_as_family(C.active(), "loop_triton")):
-            return peers_bwd.estimate(ck, cfg, q)
+    if q["op"] == "attention_bwd":
+        return peers_bwd.estimate(ck, cfg, q)
     t, esize = get_target(q["arch"]), (1 if q["dtype"] == "i8" else 2)
     if q["op"] == "gemm":
         m, n, k, bm, bn, bk = q["m"], q["n"], q["k"], cfg["bm"], cfg["bn"], cfg["bk"]
@@ -132,15 +131,12 @@ def peer_estimate(ck, cfg: dict, q: dict):
                            dict(batch=q["batch"], heads=q["heads"], kv_heads=q["heads"], seq_q=s, seq_k=s))
         kw = dict(total_trips=bh * per_head, workgroups=bh * -(-s // bm), l2_bytes=bh * per_head * 2 * bn * d * esize,
                   compulsory_bytes=4 * bh * s * d * esize + bh * s * 4, flops=flops)
-    fam = "gemm" if q["op"] == "gemm" else "loop_triton"
-    with C.use(_as_family(C.active(), fam)):
+    fam = "gemm" if q["op"] == "gemm" else "loop"
+    cal = C.active()
+    as_fam = replace(cal, efficiency={**cal.efficiency, "loop": cal.efficiency.get(fam, 1.0)},
+                     band={**cal.band, "loop": cal.band.get(fam, (math.nan, math.nan))})
+    with C.use(as_fam):
         return estimate_loop_kernel(as_compiled(ck), t, q["dtype"], lds_exposed=fam == "gemm", **kw)
-
-
-def _as_family(cal, fam: str):
-    """`cal` with model/loop_kernel.py's "loop" efficiency and band replaced by family `fam`'s."""
-    return replace(cal, efficiency={**cal.efficiency, "loop": cal.efficiency.get(fam, 1.0)},
-                   band={**cal.band, "loop": cal.band.get(fam, (math.nan, math.nan))})
 
 
 def emulate(ck, cfg: dict, q: dict) -> dict:

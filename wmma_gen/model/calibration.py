@@ -47,8 +47,7 @@ from ..targets import TARGETS, Target, get_target
 from . import params
 
 PEAK = "peak"                # the microbenchmark's family: a WMMA-only loop (the clock), no registry op
-BANDS = ("gemm", "loop", "loop_triton")   # the model bands; a registry op names its own (OpSpec.family);
-# loop_triton: model/loop_kernel.py on a Triton-compiled kernel (bench/peers.py), issue 38 item 4 family split
+BANDS = ("gemm", "loop")     # the model bands; a registry op names its own (OpSpec.family)
 BAND_MARGIN = 0.05
 
 

@@ -236,13 +236,11 @@ def wmma_cycles(t: Target, dtype: str, acc: str) -> float:
 # label comments) are unchanged, their estimates fall by 0.588 / 0.642 = 0.916x where compute-bound.
 EFFICIENCY: dict[str, float] = {
     "gemm": 0.915,   # fit rows lib-1100-torch-f16, lib-1151-rwg-8192, lib-1201-torch-f16
-    "loop": 0.588,   # EXPERIMENT placeholder
-    "loop_triton": 0.588,   # EXPERIMENT placeholder
+    "loop": 0.588,   # fit rows fa-1100-aiter, fa-1151-aiter, fa-1201-aiter (AITER's Triton forwards, measured_family)
 }
 BAND: dict[str, tuple[float, float]] = {   # published / calibrated estimate
     "gemm": (0.73, 1.18),
     "loop": (0.84, 1.13),
-    "loop_triton": (0.84, 1.13),
 }
 # The Triton that compiled the loop fit rows' estimates (bench/calibration_basis.measured_family): another version
 # compiles other loops, so bench/calibrate.py reports a refit and tests/unit/test_calibration.py skips those rows.
