@@ -1,8 +1,8 @@
 """Problem files: the exact problems a sweep tunes (`wmma-gen sweep --problems FILE`).
 
 A YAML or JSON list (JSON for a .json file, YAML otherwise); one item per problem: its `op`
-and that op's fields, read by the op's own row reader ops/<op>/problem_file.py (FIELDS,
-REQUIRED, read, from_fields; found beside the op's spec module by registry.sibling), e.g.
+and that op's fields, read by the op's own row reader (FIELDS, REQUIRED, read, from_fields: the
+module its spec declares as LIGHT_MODULES["problem_file"], registry.light_module), e.g.
 
     - {op: gemm, dtype: f16, m: 4096, n: 4096, k: 1024, layout: NT [NN], batch: 8 [1],
        epilogue: {bias: true [false], activation: gelu [null]}, out_dtype: f16 [the accumulator's]}
@@ -58,13 +58,13 @@ Problem = object          # any op's problem: frozen, with op, dtype, directive(
 
 
 def reader(op: str):
-    """The op's problem-file row reader: its own (ops/<op>/problem_file.py), else the one derived
+    """The op's problem-file row reader: its own (its spec's LIGHT_MODULES), else the one derived
     from its OpSpec (SpecReader below: the directive's fields plus the Problem's); None for an op
     the tuner cannot sweep."""
     from wmma_gen.ops import registry
     if op not in registry.tunable():
         return None
-    return registry.sibling(op, "problem_file") or spec_reader(op)
+    return registry.light_module(op, "problem_file") or spec_reader(op)
 
 
 def readable() -> tuple[str, ...]:

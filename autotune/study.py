@@ -64,7 +64,7 @@ def OPS() -> tuple[str, ...]:
 @dataclass(frozen=True, init=False)
 class SweepConfig:
     """One op's sweep: op-agnostic settings plus `axes`, the op's sweep-axis values (axis name ->
-    tuple; the axes an op declares are ops/<op>/sweep_axes.py SWEEP_AXES, its Tuning.items
+    tuple; the axes an op declares are its spec module's SWEEP_AXES, its Tuning.items
     crosses them). An axis not given takes the op's Tuning `quick` values. Axis values may also
     be passed as keywords (SweepConfig(arch, op="attention", head_dims=(64,))) and read as
     attributes (cfg.head_dims)."""

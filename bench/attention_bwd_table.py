@@ -24,7 +24,7 @@ from wmma_gen.compiler import compile_mlir, mlir_api
 from wmma_gen.model.isa_loop import find_main_loop
 from wmma_gen.ops import registry
 from wmma_gen.attention_common.directive import AttentionDirective
-from wmma_gen.ops.attention_bwd.run import build_backward, make_spec
+from wmma_gen.ops.attention_bwd.build import build_backward, make_spec
 from wmma_gen.targets import get_target
 
 import results_header  # bench/: the provenance line

@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from provider_workers import PROVIDERS, installed, run_workers  # noqa: E402
 import results_header  # noqa: E402
+from md_table import markdown_table  # noqa: E402
 ARCHS = ("gfx1100", "gfx1151", "gfx1201")
 HEAD_DIMS = (64, 128)
 KEY = ["arch", "dtype", "head_dim", "causal", "kernel"]
@@ -48,7 +49,7 @@ def measure(arch: str, dtype: str, hd: int, causal: bool) -> list[dict]:
     from wmma_gen.ops.attention.defaults import default_schedule
     from wmma_gen.attention_common.directive import AttentionDirective
     from wmma_gen.ops.attention.kernel import build_attention
-    from wmma_gen.ops.attention_bwd.run import build_backward, make_spec
+    from wmma_gen.ops.attention_bwd.build import build_backward, make_spec
     from wmma_gen.targets import get_target
     t = get_target(arch)
     case = dict(arch=arch, dtype=dtype, head_dim=hd, causal=causal)
@@ -97,11 +98,6 @@ def side_by_side(df: pd.DataFrame, variants) -> pd.DataFrame:
     return wide.reset_index()
 
 
-def markdown(df: pd.DataFrame) -> str:
-    head = "| " + " | ".join(map(str, df.columns)) + " |\n|" + "---|" * len(df.columns) + "\n"
-    return head + "".join("| " + " | ".join(map(str, r)) + " |\n" for r in df.itertuples(index=False))
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--arch", nargs="+", default=list(ARCHS))
@@ -126,7 +122,7 @@ def main() -> None:
     idents = ", ".join(f"`{v}` = {df[df.variant == v].identity.iloc[0]}" for v in variants)
     md = ("# Attention main-loop quality, providers side by side\n\n"
           + results_header.line("compiler output", idents) + "\n\n"
-          "Static analysis (no GPU).\n\n" + markdown(wide))
+          "Static analysis (no GPU).\n\n" + markdown_table(wide))
     (out / "attention_provider_quality.md").write_text(md)
     pd.set_option("display.width", 250)
     print(wide.to_string(index=False))

@@ -27,7 +27,7 @@ Triton estimate alone ("n/a (no triton)" when Triton is not installed).
 
 Steps: (0) the model's lds_exposed share (params.py) from the fit points' published library tiles
 (ops/calibration_ranking.fit_lds_exposed: the smallest value ranking each pick above every smaller
-per-wave tile; held-out tiles only checked); (1) estimates uncalibrated (boost clock, efficiency 1);
+per-wave tile and every no-LDS tile; held-out tiles only checked); (1) estimates uncalibrated (boost clock, efficiency 1);
 (2) sustained clocks from the fit:clock rows (microbenchmarks), raised to the clock floors the published
 figures prove (clock_floors; capped at boost); (3) log least squares for the family
 efficiencies and the clocks of targets with fit rows but no microbenchmark; (4) band = fit-row ratio range +-margin;

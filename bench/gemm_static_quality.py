@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from provider_workers import installed, run_workers  # noqa: E402
 import results_header  # noqa: E402
+from md_table import markdown_table  # noqa: E402
 ARCHS = ("gfx1100", "gfx1151", "gfx1201")
 LAYOUTS = ("NN", "NT", "TN", "TT")
 DEFAULT = "default"
@@ -103,11 +104,6 @@ def side_by_side(df: pd.DataFrame, providers) -> pd.DataFrame:
     return wide.reset_index()
 
 
-def markdown(df: pd.DataFrame) -> str:
-    head = "| " + " | ".join(map(str, df.columns)) + " |\n|" + "---|" * len(df.columns) + "\n"
-    return head + "".join("| " + " | ".join(map(str, r)) + " |\n" for r in df.itertuples(index=False))
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--arch", nargs="+", default=list(ARCHS))
@@ -127,7 +123,7 @@ def main() -> None:
     idents = ", ".join(f"`{p}` = {df[df.provider == p].identity.iloc[0]}" for p in providers)
     md = ("# GEMM main-loop quality, providers side by side\n\n"
           + results_header.line("compiler output", idents) + "\n\n"
-          "Static analysis (no GPU).\n\n" + markdown(wide))
+          "Static analysis (no GPU).\n\n" + markdown_table(wide))
     (out / "gemm_static_quality.md").write_text(md)
     pd.set_option("display.width", 250)
     print(wide.to_string(index=False))

@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from provider_workers import installed, run_workers  # noqa: E402
 from peers_common import static  # noqa: E402
+from md_table import markdown_table  # noqa: E402
 import results_header  # noqa: E402
 
 SIZE = 4096
@@ -136,11 +137,6 @@ def shipped_note(ours: pd.DataFrame, dtypes) -> str:
     return "\nShipped tuned schedules (ops/gemm/lookup at 4096^3):\n\n" + "\n".join(lines) + "\n"
 
 
-def markdown(df: pd.DataFrame) -> str:
-    head = "| " + " | ".join(map(str, df.columns)) + " |\n|" + "---|" * len(df.columns) + "\n"
-    return head + "".join("| " + " | ".join(map(str, r)) + " |\n" for r in df.itertuples(index=False))
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--arch", default="gfx1100")
@@ -176,8 +172,8 @@ def main() -> None:
           f"{tri.versions.iloc[0]} ({len(tri) // len(best)} configs per "
           f"dtype and layout, best = highest density without spills). Density: main-loop "
           f"v_wmma per issued instruction; static analysis (no GPU).\n\n"
-          + markdown(table) + shipped_note(ours, a.dtype) + "\n## Triton, every config\n\n"
-          + markdown(tri[["dtype", "layout", "config", "vgprs", "spills", "loop_wmma", "loop_issued", "density"]]
+          + markdown_table(table) + shipped_note(ours, a.dtype) + "\n## Triton, every config\n\n"
+          + markdown_table(tri[["dtype", "layout", "config", "vgprs", "spills", "loop_wmma", "loop_issued", "density"]]
                      .sort_values(["dtype", "layout", "density"], ascending=[True, True, False])))
     (out / "gemm_vs_triton.md").write_text(md)
     pd.set_option("display.width", 250)

@@ -81,7 +81,7 @@ def bare_launcher(dev, token):
     """Exactly one hipModuleLaunchKernel (hip-python -> the C no-op) with a prepacked `extra`
     kernarg array, for the first kernel of a call the device path made (its Prepacked token):
     the C Launcher's members (device/_fastlaunch.c) or the Python closure's cells."""
-    from wmma_gen.device.hip import _PARAM_BUFFER_POINTER, _PARAM_BUFFER_SIZE, _PARAM_END
+    from wmma_gen.device.hip import launch_extra
     launch = token.launches[0][0]
     if hasattr(launch, "kernarg"):
         seg, (gx, gy, gz), (bx, by, bz) = launch.kernarg, launch.grid, launch.block
@@ -90,10 +90,7 @@ def bare_launcher(dev, token):
         cells = {name: cell.cell_contents for name, cell in zip(launch.__code__.co_freevars, launch.__closure__)}
         seg, f = bytes(cells["buf"].raw), cells["fn"]
         gx, gy, gz, bx, by, bz = (cells[k] for k in ("gx", "gy", "gz", "bx", "by", "bz"))
-    buf = ctypes.create_string_buffer(seg, len(seg))
-    size = ctypes.c_size_t(len(seg))
-    extra = (ctypes.c_void_p * 5)(_PARAM_BUFFER_POINTER, ctypes.addressof(buf), _PARAM_BUFFER_SIZE,
-                                  ctypes.addressof(size), _PARAM_END)
+    extra, buf, size = launch_extra(seg)
     hip = dev.hip
     addr, stream, ok = ctypes.addressof(extra), dev.stream, hip.hipError_t.hipSuccess
     keep = (buf, size, extra)

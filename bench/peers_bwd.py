@@ -132,7 +132,7 @@ def ours(q: dict) -> dict:
     from wmma_gen.compiler import compile_mlir
     from wmma_gen.model.calibration import band_bounds
     from wmma_gen.ops import registry
-    from wmma_gen.ops.attention_bwd.run import build_backward, make_spec
+    from wmma_gen.ops.attention_bwd.build import build_backward, make_spec
     spec, arch = registry.get("attention_bwd"), q["arch"]
     d = spec.directive(q["dtype"], q["head_dim"], causal=q["causal"], op="attention_bwd")
     s = spec.default_schedule(d, arch)

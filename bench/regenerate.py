@@ -76,7 +76,6 @@ NEEDS = {
     "providers": _provider_missing,
     "triton": _module("triton"),
     "vllm": _env_path("WMMA_GEN_VLLM_DIST", "a vLLM wheel or sdist (`pip download vllm --no-deps --only-binary :all:`)"),
-    "aiter": _env_path("WMMA_GEN_AITER_SRC", "a ROCm/aiter checkout or bare git dir"),
     "fastlaunch": _fastlaunch,
     "timing": lambda: "host timing: an idle machine (load average < 1) and --timing",
     "manual": lambda: "a record: re-made on purpose only (see `what`), never by a full run",
@@ -129,7 +128,7 @@ REGISTRY: tuple[Entry, ...] = (
           "attention main loops under both MLIR providers", needs=("providers",), minutes=6),
     Entry("calibrate", ("python", "bench/calibrate.py"),
           ("model_calibration.csv", "model_calibration.md", "model_calibration.png"), "model, published",
-          "the model's fit against published measurements", needs=("triton", "aiter"), minutes=6),
+          "the model's fit against published measurements", needs=("triton",), minutes=6),
     # before peers: bench/peers.py takes its problems from these ladders
     Entry("ladders_gfx1100", CLI + ("sweep", "--quick", "--arch", "gfx1100", "--results", "{tmp}", "--no-progress"),
           tuple(f"gfx1100/{op}_ladder.{ext}" for op in ("gemm", "attention", "attention_bwd") for ext in ("csv", "png")),

@@ -142,7 +142,7 @@ print(json.dumps([gen, all(op in text for op in ("gpu.func", "gpu.block_id", "ll
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [[], True, True]
 
 
-@pytest.mark.parametrize("op", ["gemm", "attention"])
+@pytest.mark.parametrize("op", ["gemm", "attention", "attention_bwd", "mla", "paged_attention"])
 def test_a_first_compile_in_a_fresh_interpreter_imports_no_numpy(op, tmp_path):
     """What the bench's "first compile's imports" row times (bench/first_call.py): the op's spec,
     its default schedule, key, MLIR build and compile to a code object, cold cache -- with no

@@ -20,7 +20,7 @@ def _operands(batch=2, sq=1, heads=4, kv_heads=2, d=32, blocks=6, bs=16, max_blo
 
 def test_the_paged_plan_is_the_specs_and_lives_in_the_shared_lru():
     from wmma_gen.ops.paged_attention.plan import paged_plan
-    assert registry.get("paged_attention").plan is paged_plan
+    assert registry.get("paged_attention").plan.resolve() is paged_plan      # contract.Deferred: imported on use
     seen = []
     plans.observers.append(lambda op, arch, call, plan: seen.append((op, call["operands"][0])))
     try:

@@ -1,5 +1,5 @@
 """Sweep axes from the op's declaration (ops/contract.py SweepAxis; issue 26): `wmma-gen sweep`
-derives each op's flags from its sweep_axes.py and fills SweepConfig.axes, which the op's
+derives each op's flags from its spec's SWEEP_AXES and fills SweepConfig.axes, which the op's
 Tuning.items crosses -- a new op (the dummy, registered by one line) gets `--lengths` with no
 tuner edit; paged_attention gets --batches and --kv-dtypes."""
 import json
@@ -85,7 +85,7 @@ def test_a_bad_kv_dtype_is_a_usage_error_naming_the_flag(value, why, capsys):
 
 
 def test_a_problems_file_row_of_the_dummy_is_read_from_its_spec(dummy, tmp_path, capsys):
-    """No problem_file.py in the dummy's folder: the row is its directive's and Problem's fields."""
+    """No problem_file module declared by the dummy: the row is its directive's and Problem's fields."""
     (tmp_path / "p.yaml").write_text("- {op: dummy, dtype: f16, n: 333}\n")
     rc = main(["sweep", "--arch", ARCH, "--problems", str(tmp_path / "p.yaml"), "--trials", "1", "--device", "emu",
                "--results", str(tmp_path / "results"), "--no-progress", "--json"])

@@ -25,7 +25,7 @@ from wmma_gen.attention_common.reference import attention_backward, attention_fo
 from wmma_gen.ops.attention.schedule import AttentionSchedule
 from wmma_gen.ops.attention.signature import attention_signature
 from wmma_gen.ops.attention_bwd.args import kernel_args
-from wmma_gen.ops.attention_bwd.run import make_spec
+from wmma_gen.ops.attention_bwd.build import make_spec
 from wmma_gen.ops.attention.device import attention_backward_into, attention_into
 
 ARCHS = ("gfx1100", "gfx1201")

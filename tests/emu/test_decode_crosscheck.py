@@ -133,7 +133,7 @@ def compiled(kind: str, arch: str, what: str):
         return compile_mlir(build_attention(AttentionDirective("f16", 64), AttentionSchedule(),
                                             get_target(arch)).mlir, arch, cache=False)
     from wmma_gen.ops.attention_bwd.defaults import default_schedule
-    from wmma_gen.ops.attention_bwd.run import build_backward, make_spec
+    from wmma_gen.ops.attention_bwd.build import build_backward, make_spec
     kernels = dict(build_backward(make_spec(arch, "f16", 64), default_schedule(arch, 64)).items())
     return compile_mlir(kernels[what].mlir, arch, cache=False)
 

@@ -251,3 +251,23 @@ def test_the_calibration_report_has_the_triton_columns():
     for pid in triton:
         assert re.search(r"\| \d+\.\d / \d+\.\d\d \|$", rows[pid]), rows[pid]
     assert rows["fa-1201-ck"].endswith("| - |")
+
+
+def test_the_model_charges_a_triton_loop_its_own_transcendentals(peers_triton, monkeypatch):
+    """model/loop_kernel.py on Triton's ISA (issue 38): its loop label carries LLVM's comment, which a second
+    text scan took for part of the label, so it never met the back-edge and charged every transcendental to the
+    kernel's end (98 per trip for this d128 forward, the AITER fit rows' proxy). Now: the loop body's only."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    import peers
+    from peers_common import as_compiled
+    from wmma_gen.model.isa_loop import count_transcendental, find_main_loop
+    cfg = dict(bm=64, bn=64, num_warps=4, num_stages=1)
+    ck, _ = peers_triton.compile_attention("gfx1100", "f16", 128, **cfg)
+    isa = as_compiled(ck).isa
+    L = find_main_loop(isa)
+    head = next(ln for ln in isa.splitlines() if ln.startswith(L.label + ":"))
+    assert "; =>This Inner Loop Header" in head           # the commented label form
+    assert L.transcendental > 0 and count_transcendental(L.outside) > 0     # the epilogue has its own
+    q = dict(op="attention", arch="gfx1100", dtype="f16", batch=1, heads=8, seq=4096, head_dim=128, causal=False)
+    e = peers.peer_estimate(ck, cfg, q)
+    assert e.figures["transcendental_per_trip"] == L.transcendental == count_transcendental(L.ops)

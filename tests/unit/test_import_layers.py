@@ -13,7 +13,7 @@ PKG = ROOT / "wmma_gen"
 # low -> high; a module may import its own layer and any lower one. `ops` is the shared op
 # machinery (contract, registry, compile_op, plans, device_calls); `op` an op's own folder.
 LAYERS = (
-    {"errors", "dtype_bits", "numerics", "targets", "knobs", "layouts", "userdirs", "cachedir", "compare",
+    {"errors", "dtype_bits", "numerics", "targets", "knobs", "layouts", "userdirs", "cachedir", "cachetrim", "compare",
      "hostdata", "schedule_files"},
     {"codeobj"},
     {"compiler", "emu", "model"},
@@ -228,19 +228,34 @@ def _private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
+def _helpers(folder: Path) -> list[Path]:
+    """tests/'s helper modules (stubs, peers, shared fixtures' code): not test files or conftest."""
+    return [p for p in folder.rglob("*.py") if not p.name.startswith("test_") and p.name != "conftest.py"]
+
+
+SCANNED = (PKG, ROOT / "autotune", ROOT / "bench")   # plus tests/'s helper modules (_helpers)
+# Private imports left on purpose, each with its reason; the set only shrinks.
+PRIVATE_LEFT = {
+    # the file and wmma_gen/model/ are another engineer's this session (cleanup6's brief): left for them
+    "bench/calibration_peer_kernels.py imports _LABEL from wmma_gen.model.isa_loop",
+}
+
+
 def _private_imports() -> list[str]:
     """`from <module> import _name` (or through a `_private` module) where <module> belongs to
-    another package than the importer (a subpackage is another package); dunder names excepted."""
-    modules = {_module(p)[0] for p in PKG.rglob("*.py")}
-    packages = {_module(p)[0] for p in PKG.rglob("__init__.py")}
+    another package than the importer (a subpackage is another package; bench/ scripts and tests/
+    helpers own no wmma_gen or autotune package); dunder names excepted."""
+    ours = [p for root in (PKG, ROOT / "autotune") for p in root.rglob("*.py")]
+    modules = {_module(p)[0] for p in ours}
+    packages = {_module(p)[0] for p in ours if p.name == "__init__.py"} | {"autotune"}
     found = []
-    for path in sorted(PKG.rglob("*.py")):
+    for path in sorted([p for root in SCANNED for p in root.rglob("*.py")] + _helpers(ROOT / "tests")):
         name, pkg = _module(path)
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if not isinstance(node, ast.ImportFrom):
                 continue
             target = _from_target(node, pkg)
-            if target.split(".")[0] != "wmma_gen":
+            if target.split(".")[0] not in ("wmma_gen", "autotune"):
                 continue
             owner = target if target in packages else target.rpartition(".")[0]
             for a in node.names:
@@ -251,7 +266,15 @@ def _private_imports() -> list[str]:
     return found
 
 
+def _unplaced(finding: str) -> str:
+    """A finding without its line number and importer module: "<path> imports <name> from <module>"."""
+    path, rest = finding.split(" ", 1)
+    return f"{path.rsplit(':', 1)[0]} imports {rest.split(' imports ', 1)[1]}"
+
+
 def test_no_private_name_is_imported_from_another_package():
-    found = _private_imports()
+    found = [f for f in _private_imports() if _unplaced(f) not in PRIVATE_LEFT]
+    left = {_unplaced(f) for f in _private_imports()}
+    assert not PRIVATE_LEFT - left, f"no longer imported (remove from PRIVATE_LEFT): {sorted(PRIVATE_LEFT - left)}"
     assert not found, "private names imported across packages (give them a public name where they are " \
                       "defined):\n" + "\n".join(found)

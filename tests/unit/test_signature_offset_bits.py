@@ -7,7 +7,7 @@ import pytest
 from wmma_gen.errors import ScheduleError
 from wmma_gen.kernels.signature import KArg, Signature
 from wmma_gen.ops.attention_bwd.args import SADDR_TENSORS, kernel_args
-from wmma_gen.ops.attention_bwd.run import make_spec
+from wmma_gen.ops.attention_bwd.build import make_spec
 
 
 def row_vector_signature():

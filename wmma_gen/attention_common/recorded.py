@@ -1,6 +1,6 @@
 """The dense attention row of a recorded problems file: a device call (the keywords of
 ops/attention/plans.forward_plan and ops/attention_bwd/plan.backward_plan) and its plan's problem ->
-problem_file.AttentionRow. Each op's recorded.py (registry.sibling, asked by
+problem_file.AttentionRow. Each op's recorded.py (registry.light_module, asked by
 wmma_gen.torch.record_problems) names its op."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The attention ops' sweep axes (`wmma-gen sweep --op attention / attention_bwd / paged_attention`):
-one study per (dtype, head dim, mask, softcap, Sq = Sk). Each op's sweep_axes.py (registry.sibling)
+one study per (dtype, head dim, mask, softcap, Sq = Sk). Each op's spec module
 picks its SWEEP_AXES from these. Light: read by the sweep's parser (ops/contract.py SweepAxis)."""
 from ..ops.contract import SweepAxis
 

@@ -27,7 +27,7 @@ QUICK = {"dtypes": "f16,i8", "shapes": "1024,2048", "trials": 12}          # gem
 DEFAULTS = {"dtypes": "f16,bf16,i8,i4", "shapes": "1024,2048,4096", "trials": 40}
 DEFAULT_OP = "gemm"   # what `sweep` tunes without --op and --quick (--quick: every sweepable op)
 # An op's sweep flags (--shapes, --head-dims, --batches, ...) are its SweepAxis declarations
-# (ops/<op>/sweep_axes.py SWEEP_AXES, read by registry.sweep_axes_of): no per-op flag list here.
+# (the op's spec module's SWEEP_AXES, read by registry.sweep_axes_of): no per-op flag list here.
 
 
 def register(sub) -> None:

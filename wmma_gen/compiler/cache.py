@@ -7,6 +7,7 @@ digest does not match is reported corrupt and rebuilt by the caller, never loade
 A cache directory that cannot be used (not writable, read-only file system, disk full, a file
 where the directory should be) does not stop a compile: the cache turns itself off, prints one
 warning line per directory and process to stderr, and every compile runs uncached.
+The default directory is size-capped, least recently used entries first (cachetrim.py).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .. import cachedir
+from .. import cachedir, cachetrim
 
 ENTRY_VERSION = 2            # 2: the payload is the code object + its metadata (no ISA text)
 _WARNED: set[str] = set()      # directories already reported unusable in this process
@@ -78,7 +79,10 @@ class KernelCache:
                 return "corrupt", None
             payload = dict(payload)
             payload["hsaco"] = base64.b64decode(payload["hsaco"]) if payload.get("hsaco") else None
+            cachetrim.used(p)          # last use: what the size cap keeps (cachetrim.py)
             return "hit", payload
+        except FileNotFoundError:      # removed since it was seen (the size cap): a miss
+            return "miss", None
         except (ValueError, KeyError, TypeError, OSError):
             return "corrupt", None
 
@@ -100,7 +104,9 @@ class KernelCache:
         try:
             with os.fdopen(fd, "w") as f:
                 json.dump(entry, f)
+                size = f.tell()
             os.replace(tmp, p)
+            cachetrim.wrote(p, size)
         except OSError as e:         # disk full, quota, ...: the compile itself succeeded
             Path(tmp).unlink(missing_ok=True)
             self.disabled = True

@@ -16,7 +16,7 @@ import os
 import tempfile
 from typing import Callable
 
-from .. import cachedir
+from .. import cachedir, cachetrim
 
 FILES_HASHED = [0]             # source files read by tree_hash in this process
 
@@ -28,6 +28,7 @@ def remembered(kind: str, facts: str, compute: Callable[[], str]) -> str:
     try:
         known = memo.read_text().strip()
         if known:
+            cachetrim.used(memo)        # last use: what the size cap keeps
             return known
     except OSError:
         pass
@@ -39,6 +40,7 @@ def remembered(kind: str, facts: str, compute: Callable[[], str]) -> str:
             with os.fdopen(fd, "w") as f:
                 f.write(value)
             os.replace(tmp, memo)           # atomic: a reader sees the whole answer or none
+            cachetrim.wrote(memo, len(value))
         except OSError:
             pass
     return value

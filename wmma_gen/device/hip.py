@@ -49,7 +49,20 @@ from .hip_timing import (GpuTiming, TimingProtocol, launches_per_pair, rotation_
 from .kernargs import check_launch, pack_kernargs
 from .native import launch_address, launcher_module
 
-_PARAM_BUFFER_POINTER, _PARAM_BUFFER_SIZE, _PARAM_END = 1, 2, 3   # hip_runtime_api.h
+PARAM_BUFFER_POINTER, PARAM_BUFFER_SIZE, PARAM_END = 1, 2, 3   # hip_runtime_api.h HIP_LAUNCH_PARAM_*
+
+
+def launch_extra(segment) -> tuple:
+    """(extra, buf, size): hipModuleLaunchKernel's `extra` array over a copy of the kernarg
+    `segment` (buf, patchable in place) and its size; the array points into the other two, so keep
+    all three alive as long as launches use it."""
+    buf = ctypes.create_string_buffer(bytes(segment), len(segment))
+    size = ctypes.c_size_t(len(segment))
+    extra = (ctypes.c_void_p * 5)(PARAM_BUFFER_POINTER, ctypes.addressof(buf), PARAM_BUFFER_SIZE,
+                                  ctypes.addressof(size), PARAM_END)
+    return extra, buf, size
+
+
 INSTALL_HINT = "pip install 'wmma-gen[hip]'"
 EMULATED_MARK = "[emulator-backed]"
 EMULATED_NOTE = "fake clock of an emulator-backed HIP runtime (no GPU): not a measurement"
@@ -201,11 +214,7 @@ class HipDevice(HipCapture, Device):
                               f"{self.arch}; compile for arch={self.arch}")
         grid, block = check_launch(kernel.metadata, grid, block)
         packed = pack_kernargs(kernel.metadata, self._pointer_values(args), grid, block)
-        arg_buf = ctypes.create_string_buffer(packed, len(packed))
-        size = ctypes.c_size_t(len(packed))
-        extra = (ctypes.c_void_p * 5)(_PARAM_BUFFER_POINTER, ctypes.addressof(arg_buf),
-                                      _PARAM_BUFFER_SIZE, ctypes.addressof(size), _PARAM_END)
-        return grid, block, (extra, arg_buf, size)    # the buffers live as long as the tuple
+        return grid, block, launch_extra(packed)    # the buffers live as long as the tuple
 
     def _launch(self, kernel, fn, grid, block, extra) -> None:
         hip_check(self.hip, self.hip.hipModuleLaunchKernel(fn, *grid, *block, 0, self.stream, None,
@@ -249,10 +258,7 @@ class HipDevice(HipCapture, Device):
                 hip_check(hip, (err,), f"hipModuleLaunchKernel({kernel.name})")
             return native.Launcher(call, int(fn), template.grid, template.block, template.segment, template.offsets,
                                    int(own), on_error)
-        buf = ctypes.create_string_buffer(bytes(template.segment), len(template.segment))
-        size = ctypes.c_size_t(len(template.segment))
-        extra = (ctypes.c_void_p * 5)(_PARAM_BUFFER_POINTER, ctypes.addressof(buf), _PARAM_BUFFER_SIZE,
-                                      ctypes.addressof(size), _PARAM_END)
+        extra, buf, size = launch_extra(template.segment)
         addr, (gx, gy, gz), (bx, by, bz) = ctypes.addressof(extra), template.grid, template.block
         pack, fmt, ok, call = struct.pack_into, template.fmt, hip.hipError_t.hipSuccess, hip.hipModuleLaunchKernel
         keep = (buf, size, extra)      # alive as long as the closure

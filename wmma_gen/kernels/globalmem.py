@@ -10,15 +10,7 @@ from ..compiler.mlir_api import arith, vector
 
 from . import irb, saddr
 from .global_tensor import GlobalTensor, Pos, _add, _nuw
-
-
-def chunk_width(total: int, align: int, load_bits: int, elem_bits: int) -> int:
-    """Largest power of two w <= load_bits/elem_bits dividing `total` (the run length) and
-    `align` (the row length and strides: chunks never straddle the edge or misalign)."""
-    w = max(1, load_bits // elem_bits)
-    while w > 1 and (total % w or align % w):
-        w //= 2
-    return w
+from .staging.tile_order import chunk_width
 
 
 def _mul(a, b):

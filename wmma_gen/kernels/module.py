@@ -32,6 +32,24 @@ def rocdl_target(arch: str) -> str:
     return f'#rocdl.target<chip = "{arch}"' + (f', features = "{features}">' if features else ">")
 
 
+def kernel_func(name: str, arg_types: list, threads: int, lds_types: list | None = None,
+                sched_strategy: str = ""):
+    """The gpu.func `name` of one kernel, block (threads, 1, 1), and its entry block (arguments
+    `arg_types`, then the LDS memrefs `lds_types`: its workgroup attributions; None leaves the
+    attribute out). `sched_strategy`: LLVM's "amdgpu-sched-strategy" ("": LLVM's default)."""
+    f = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(arg_types, [])),
+                      known_block_size=ir.DenseI32ArrayAttr.get([threads, 1, 1]))
+    f.attributes["sym_name"] = ir.StringAttr.get(name)
+    f.attributes["gpu.kernel"] = ir.UnitAttr.get()
+    if sched_strategy:
+        # `llvm.passthrough` (compile.lower makes it llvm.func's under both providers); a bare
+        # `passthrough` on gpu.func reaches LLVM 23 only
+        f.attributes["llvm.passthrough"] = ir.Attribute.parse(f'[["amdgpu-sched-strategy", "{sched_strategy}"]]')
+    if lds_types is not None:
+        f.attributes["workgroup_attributions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(lds_types))
+    return f.body.blocks.append(*arg_types, *(lds_types or ()))
+
+
 def gpu_module_text(name: str, arch: str, emit: Callable[[], None], location: str | None = None) -> str:
     """MLIR text of the module; `emit()` builds the kernel(s) at the gpu.module's insertion point
     (inside the MLIR context). Verified: a builder bug raises MLIRError with its diagnostics."""

@@ -32,6 +32,7 @@ from ..compiler.mlir_api import arith, memref, scf, vector
 
 from . import attention_blocks as ab
 from . import irb
+from .module import kernel_func
 from .attention_blocks import iadd, imul
 
 LOG2E = 1.0 / math.log(2.0)
@@ -48,11 +49,7 @@ def combine_function(name: str, bufs: list, scalars: tuple, threads: int, body: 
     """The gpu.func `name` (inside gpu_module_text's builder): pointer arguments `bufs` ((name,
     dtype) pairs), i32 `scalars`, block (threads, 1, 1); body(ptr, x) fills it (x: index values)."""
     types = [ab.pointer_type(dt) for _, dt in bufs] + [ab.i32_type()] * len(scalars)
-    f = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(types, [])),
-                      known_block_size=ir.DenseI32ArrayAttr.get([threads, 1, 1]))
-    f.attributes["sym_name"] = ir.StringAttr.get(name)
-    f.attributes["gpu.kernel"] = ir.UnitAttr.get()
-    block = f.body.blocks.append(*types)
+    block = kernel_func(name, types, threads)
     with ir.InsertionPoint(block):
         args = list(block.arguments)
         ptr = {n: ab.flat_view(a, dt) for (n, dt), a in zip(bufs, args, strict=False)}

@@ -25,6 +25,9 @@ _LABEL = re.compile(r"^([.\w$]+):")
 _WIDTH = re.compile(r"_(?:[bui])(\d+)$")
 _DWORD = re.compile(r"_dword(?:x(\d))?$")
 _COUNTER = re.compile(r"(vmcnt|lgkmcnt)\((\d+)\)")
+# quarter-rate transcendentals (LLVM SISchedule.td: "F16 or F32 transcendental instructions (these are
+# quarter rate)"); classify() keeps them "valu", model/loop_kernel.py charges them 3 clocks on top
+_TRANSCENDENTAL = re.compile(r"^v_(exp|log|rcp|rsq|sqrt|sin|cos)_")
 _HINTS = ("s_delay_alu", "s_clause", "s_nop", "s_wait_alu", "s_set_inst_prefetch_distance",
           "s_inst_prefetch", "s_waitcnt_depctr", "s_wait_idle", "s_sleep")
 
@@ -146,6 +149,11 @@ class LoopStats:
         return self.count("wmma")
 
     @property
+    def transcendental(self) -> int:
+        """Quarter-rate transcendentals (v_exp/v_log/v_rcp/v_rsq/v_sqrt/v_sin/v_cos) among `ops`."""
+        return count_transcendental(self.ops)
+
+    @property
     def issued(self) -> int:
         """Instructions that take an issue slot (hints excluded)."""
         return sum(1 for o in self.ops if o.kind != "hint")
@@ -168,6 +176,11 @@ class LoopStats:
                 "ds_read_widths": self.widths("ds_read"), "ds_write_widths": self.widths("ds_write"),
                 "global_load_bytes_per_wave": 32 * self.lane_bytes("vmem_load"),
                 "ds_bytes_per_wave": 32 * (self.lane_bytes("ds_read") + self.lane_bytes("ds_write"))}
+
+
+def count_transcendental(ops) -> int:
+    """Transcendental VALU instructions among `ops` (a loop body as find_main_loop returns it)."""
+    return sum(1 for o in ops if o.kind == "valu" and _TRANSCENDENTAL.match(o.mnemonic))
 
 
 def kernel_lines(isa: str) -> list[str]:
@@ -198,7 +211,7 @@ def find_main_loop(isa: str) -> LoopStats:
         body = [o for o in ops[j + 1:i + 1] if o is not None]
         key = (sum(o.kind == "wmma" for o in body), -len(body))
         if best is None or key > best[0]:
-            best = (key, lines[j].rstrip(":"), tuple(body), j, i)
+            best = (key, _LABEL.match(lines[j]).group(1), tuple(body), j, i)   # the name, not LLVM's comment
     if best is None:
         return LoopStats(False, "", tuple(o for o in ops if o is not None))
     _, label, body, j, i = best

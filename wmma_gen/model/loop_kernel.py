@@ -24,7 +24,6 @@ is divided by the fitted loop-kernel efficiency, and est_low / est_high carry th
 from __future__ import annotations
 
 import math
-import re
 
 from ..errors import ScheduleError
 from ..targets import Target
@@ -33,8 +32,6 @@ from .estimate import Estimate, loop_stats, vmem_clocks
 from .isa_loop import wave_iteration_clocks
 from .occupancy import busiest_simd_waves, occupancy
 from .params import params_for, wmma_cycles
-
-_TRANS = re.compile(r"^\s*v_(exp|log|rcp|rsq|sqrt|sin|cos)_")
 
 
 def estimate_loop_kernel(compiled, t: Target, dtype: str, *, total_trips: float, workgroups: int,
@@ -53,8 +50,7 @@ def estimate_loop_kernel(compiled, t: Target, dtype: str, *, total_trips: float,
     if occ.workgroups_per_cu < 1:
         raise ScheduleError("occupancy", occ.limits, "a workgroup that fits on a CU")
     cyc = wmma_cycles(t, dtype, "i32" if dtype in ("i8", "i4") else "f32")   # integer WMMA accumulates in i32
-    trans = sum(1 for line in c.isa.splitlines() if _TRANS.match(line)) if not loop.found else \
-        _count_trans_in_loop(c.isa, loop)
+    trans = loop.transcendental   # over the body the other terms read (the whole kernel when no loop is found)
     pipe = loop.count("wmma") * cyc + (loop.count("valu") + 3 * trans) * p.valu_clk
     cost = {"wmma": cyc, "valu": p.valu_clk, "hint": 0.0}
     alone = wave_iteration_clocks(loop.ops, cost, p.vmem_latency_clk, p.lds_latency_clk)
@@ -104,17 +100,3 @@ def resident_workgroups_per_cu(limit: int, workgroups: int, cus: int) -> int:
     every CU that deep (spread-first dispatch is the model's assumption; at least 1)."""
     return max(1, min(limit, -(-workgroups // cus)))
 
-
-def _count_trans_in_loop(isa: str, loop) -> int:
-    """Transcendental instructions between the loop label and its back-branch."""
-    lines = isa.splitlines()
-    start = next((i for i, s in enumerate(lines) if s.strip().rstrip(":") == loop.label), None)
-    if start is None:
-        return 0
-    count = 0
-    for s in lines[start + 1:]:
-        if _TRANS.match(s):
-            count += 1
-        if re.match(r"^\s*s_cbranch_\w+\s+" + re.escape(loop.label) + r"\b", s):
-            break
-    return count

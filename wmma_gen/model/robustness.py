@@ -4,10 +4,12 @@ The GPU-less model (ops/*/model.py) rests on parameters no document here confirm
 params.SOURCES marked "assumption" (latencies, L0 bandwidth, DRAM efficiency, ...; L2 and MALL bandwidth
 on every product but the ones measured, params.MEASURED). A
 tuned schedule that beats the default only because one of those guesses happens to favour it is
-not evidence: gfx1100 f16 4096^3 ranks a one-wave 128x32 tile without LDS 1.13x above the default
-purely on `l2_bytes_per_clk` (2407, scaled from the RX 7600's measured L2; 2048 before: the same;
-below ~1490 the default wins, at 1024 by 1.46x; source=model, issue 38), while published
-tuned configurations measured on a real RX 7900 XTX never pick fewer than 8 WMMA tiles per wave
+not evidence: gfx1100 f16 4096^3 ranked a one-wave 128x32 tile without LDS 1.13x above the default
+purely on `l2_bytes_per_clk` (2407, scaled from the RX 7600's measured L2; below ~1490 the default won;
+source=model, issue 38) until the model counted the 128-byte L0 lines its fragment loads touch
+(ops/gemm/l0_lines.py, [RDNA]: one line per clock): now 73.8 vs the default's 94.1 TFLOP/s, and only
+`l0_bytes_per_clk` x2 (an assumption: two lines per clock) puts it back above (107.1). Published tuned
+configurations measured on a real RX 7900 XTX never pick fewer than 8 WMMA tiles per wave
 (adelj88/rocm_wmma_gemm's tuned configs; rocBLAS's 4096^3 kernel is MT128x128, tinygrad #5569).
 
 `flips` varies each assumption by FACTORS, one at a time (the others stay at their values), and

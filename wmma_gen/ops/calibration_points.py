@@ -63,7 +63,7 @@ class Point:
 def reader(op: str):
     """The op's calibration_point module (KEYS, problem, directive) beside its spec; ValueError
     naming the ops that have one."""
-    module = registry.sibling(op, "calibration_point") if op in registry.names() else None
+    module = registry.light_module(op, "calibration_point") if op in registry.names() else None
     if module is None:
         raise ValueError(f"op={op!r} is not allowed: {PEAK} or one of {', '.join(point_ops())} (an op whose "
                          "folder has calibration_point.py)")
@@ -72,7 +72,7 @@ def reader(op: str):
 
 def point_ops() -> tuple[str, ...]:
     """The registry ops a calibration point can name (their folder reads its config)."""
-    return tuple(n for n in registry.names() if registry.sibling(n, "calibration_point") is not None)
+    return tuple(n for n in registry.names() if registry.light_module(n, "calibration_point") is not None)
 
 
 def family_of(op: str) -> str:

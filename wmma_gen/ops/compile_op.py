@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import cachedir
+from .. import cachedir, cachetrim
 from ..compiler.cache import KernelCache
 from ..compiler.disk_memo import tree_hash
 from ..compiler.kernel import CompiledKernel
@@ -164,6 +164,8 @@ def _from_index(path: Path, arch: str, mkey: tuple) -> tuple | None:
     when the entry does not answer this request."""
     try:
         entry = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None                                   # removed since it was seen (cachetrim): a miss
     except (OSError, ValueError) as e:
         raise IndexMismatch(f"unreadable ({type(e).__name__})") from None
     if not isinstance(entry, dict) or entry.get("version") != INDEX_VERSION:
@@ -191,6 +193,7 @@ def _from_index(path: Path, arch: str, mkey: tuple) -> tuple | None:
             raise IndexMismatch(f"kernel {name!r}: the object's symbol {payload['name']!r} is not {symbol!r}")
         # mlir "" : the text is not rebuilt on this path; CompiledSet.sources builds it on demand
         out.append((name, CompiledKernel(payload["name"], arch, "", payload["hsaco"], meta, key, tc, "hit", 0.0)))
+    cachetrim.used(path)                              # last use: what the size cap keeps
     return tuple(out)
 
 
@@ -204,7 +207,9 @@ def _write_index(path: Path, op: str, mkey: tuple, compiled) -> None:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
         with os.fdopen(fd, "w") as f:
             json.dump(entry, f)
+            size = f.tell()
         os.replace(tmp, path)
+        cachetrim.wrote(path, size)
     except OSError:
         pass
 

@@ -76,7 +76,7 @@ def flags_of(directive: type) -> tuple:
 class SweepAxis:
     """One axis of an op's sweep: `wmma-gen sweep` gets the flag (comma-separated values) and
     SweepConfig.axes[name] the tuple of values the op's Tuning.items crosses. An op declares
-    its axes as SWEEP_AXES in the light module <op folder>.sweep_axes (read without loading
+    its axes as SWEEP_AXES in its spec module (read by registry.sweep_axes_of without loading
     the builder or optuna, so `sweep --help` stays fast); the values without the flag are its
     Tuning's defaults / quick tables under `name`.
 

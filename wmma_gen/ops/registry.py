@@ -6,10 +6,13 @@ one `register` line below. Entries are loaded lazily (the module is imported on 
 so `wmma-gen --help` does not load MLIR. `register` also takes an OpSpec or a loader directly
 (a test's op outside the package registers the same way).
 
-Optional light modules beside an op's spec.py, found with `sibling` (an op without one simply
-lacks that use): sweep_axes.py (sweep flags), problem_file.py (problems-file rows),
-recorded.py (`problem_row(call, problem)`: wmma_gen.torch.record_problems), calibration_point.py
-(KEYS, `problem(config)`, `directive(dtype, config)`: ops/calibration_points.py's published points).
+An op's spec module declares, as light top-level names read without loading its builder:
+DIRECTIVE, AXES, SPACE (or its schedule module's), KERNELS, SWEEP_AXES (sweep flags) and
+LIGHT_MODULES, {role: module} naming the module that plays each optional role (an op without a
+role simply lacks that use; a name starting with "." is relative to the spec's package):
+"problem_file" (problems-file rows), "recorded" (`problem_row(call, problem)`:
+wmma_gen.torch.record_problems), "calibration_point" (KEYS, `problem(config)`,
+`directive(dtype, config)`: ops/calibration_points.py's published points). `light_module` reads it.
 """
 from __future__ import annotations
 
@@ -80,9 +83,26 @@ def directive_of(name: str) -> type:
     return _light(name, "DIRECTIVE", "directive")
 
 
+LIGHT_ROLES = ("problem_file", "recorded", "calibration_point")
+
+
+def light_module(name: str, role: str):
+    """The module the op's spec module declares for `role` (its LIGHT_MODULES), imported; None when
+    it declares none (or the op was registered as an object, without a spec module)."""
+    if role not in LIGHT_ROLES:
+        raise ValueError(f"role={role!r} is not allowed: one of {', '.join(LIGHT_ROLES)}")
+    declared = _light_opt(name, "LIGHT_MODULES") or {}
+    unknown = sorted(set(declared) - set(LIGHT_ROLES))
+    if unknown:
+        raise ValueError(f"op={name!r}: LIGHT_MODULES role(s) {', '.join(unknown)} are not allowed: "
+                         f"one of {', '.join(LIGHT_ROLES)}")
+    where = declared.get(role)
+    return None if where is None else importlib.import_module(where, _MODULES[name].rsplit(".", 1)[0])
+
+
 def sibling(name: str, module: str):
-    """The module `module` beside the op's spec module (its folder's sweep_axes, recorded, ...), or
-    None when the op has none (or was registered as an object, without a folder)."""
+    """Another op's module `module`, beside its spec module (a call-time lookup from one op folder
+    into another: tests/unit/test_import_layers.py REGISTRY_LOOKUPS), or None when it has none."""
     spec_module = _MODULES.get(name)
     if spec_module is None:
         return None
@@ -95,9 +115,9 @@ def sibling(name: str, module: str):
 
 
 def sweep_axes_of(name: str) -> tuple:
-    """The op's sweep axes (contract.SweepAxis: `wmma-gen sweep` flags, SweepConfig.axes keys) from
-    SWEEP_AXES in its folder's light sweep_axes module; () for an op without one (no sweep flags)."""
-    return tuple(getattr(sibling(name, "sweep_axes"), "SWEEP_AXES", ()))
+    """The op's sweep axes (contract.SweepAxis: `wmma-gen sweep` flags, SweepConfig.axes keys): its
+    spec module's light SWEEP_AXES; () for an op without one (no sweep flags)."""
+    return tuple(_light_opt(name, "SWEEP_AXES") or ())
 
 
 def one_kernel() -> tuple[str, ...]:

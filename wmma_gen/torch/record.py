@@ -40,7 +40,7 @@ class ProblemRecording:
 
     def observe(self, op: str, arch: str, call: dict, plan) -> None:
         """ops/plans.py observer: one call's problem (cheap: no checks, no compile)."""
-        reader = registry.sibling(op, "recorded")
+        reader = registry.light_module(op, "recorded")
         p = reader.problem_row(call, plan.problem) if reader is not None else None
         self.archs.add(arch)
         if p is None:

@@ -8,6 +8,9 @@ import numpy as np
 from wmma_gen.ops.contract import Axis, ModelEstimate, OpSpec
 
 from .kernel import SPACE, AxpySchedule, build_axpy
+from .sweep_axes import SWEEP_AXES  # noqa: F401  (light: registry.sweep_axes_of)
+
+LIGHT_MODULES = {"recorded": ".recorded", "calibration_point": ".calibration_point"}
 
 DTYPES = ("f16",)
 

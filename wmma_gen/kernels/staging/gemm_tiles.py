@@ -16,7 +16,8 @@ from ...compiler.mlir_api import arith, memref, vector
 from .. import irb
 from ..lanes import PERM_HI, PERM_LO, perm_b32
 from ..global_tensor import GlobalTensor, Pos
-from ..globalmem import chunk_width, concat, read_chunk
+from ..globalmem import concat, read_chunk
+from .tile_order import chunk_width, group_index, row_group
 
 
 @dataclass(frozen=True)
@@ -42,37 +43,14 @@ class TilePlan:
 def plan_tile(x: GlobalTensor, transpose: bool, rows: int, cols: int, load_bits: int, threads: int,
               store_bits: int = 16) -> TilePlan:
     w = chunk_width(cols, x.align, load_bits, x.elem_bits)
-    g = 1
-    if transpose:
-        # A thread that holds g consecutive k rows of the same w columns writes each column's
-        # g values with one store of up to `store_bits` instead of g scalar stores (fewer DS
-        # ops and lgkmcnt waits, more VALU packing); grow g while every thread has g chunks.
-        chunks = rows * cols // w
-        while (2 * g * x.elem_bits <= store_bits and rows % (2 * g) == 0
-               and chunks // (2 * g) >= threads and (chunks // (2 * g)) % threads == 0):
-            g *= 2
-    return TilePlan(x, transpose, rows, cols, w, threads, g)
+    return TilePlan(x, transpose, rows, cols, w, threads, row_group(transpose, rows, cols, w, threads, x.elem_bits,
+                                                                    store_bits))
 
 
 def _group_index(p: TilePlan, tid, i: int):
     """(first stored row, column, constant column offset) of this thread's i-th group of g
-    stacked chunks.
-
-    Thread-major order: a thread's groups are consecutive along the stored row, so they
-    share one row address and differ by constant byte offsets (the load's immediate; the
-    constant is returned apart when the thread's groups never wrap to the next row). Row
-    strides are run-time kernel arguments: the interleaved order (group tid + i*threads) put
-    each group on another row, and every such row address stayed live across the main loop
-    (measured: 77-221 spilled VGPRs for the default schedule)."""
-    per_row = p.cols // p.w
-    if p.per_thread * p.threads == p.groups and per_row % p.per_thread == 0:
-        q = irb.mul(tid, p.per_thread)
-        return irb.mul(irb.div(q, per_row), p.g), irb.mul(irb.rem(q, per_row), p.w), i * p.w
-    q = irb.add(irb.mul(tid, p.per_thread), i)
-    if p.per_thread * p.threads > p.groups:
-        # surplus threads repeat the last group: same values to the same LDS addresses
-        q = irb.minu(q, p.groups - 1)
-    return irb.mul(irb.div(q, per_row), p.g), irb.mul(irb.rem(q, per_row), p.w), 0
+    stacked chunks (tile_order.group_index, in IR)."""
+    return group_index(p.cols, p.w, p.g, p.threads, p.groups, p.per_thread, tid, i, irb)
 
 
 def load_tile(p: TilePlan, b, row0: Pos, col0: Pos, tid) -> list:

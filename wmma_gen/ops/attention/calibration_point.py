@@ -1,4 +1,4 @@
-"""How a published attention measurement of docs/calibration/points.csv reads (registry.sibling):
+"""How a published attention measurement of docs/calibration/points.csv reads (registry.light_module):
 attention_common/calibration_point.py's reading, op "attention"."""
 from __future__ import annotations
 

@@ -76,7 +76,7 @@ from ...kernels.attention.context import Ctx
 from ...kernels.attention.main_loop import main_loop
 from ...kernels.attention_blocks import iadd, imul
 from ...kernels.global_tensor import GlobalTensor
-from ...kernels.module import gpu_module_text
+from ...kernels.module import gpu_module_text, kernel_func
 from ...kernels.signature import KernelSource
 from ...targets import Target
 from .schedule import LDS_PAD, AttentionSchedule
@@ -122,17 +122,8 @@ def _kernel(d, s: AttentionSchedule, t: Target, name: str) -> None:
         lds_types.append(dsplit.lds_f32(dsplit.exchange_bytes(s.waves, s.frags_q, s.block_n) // 4))
     tail = tail_buffers(d, s)
     arg_types = buf_types + scalar_types + [ab.pointer_type(dt) for _, dt in tail]
-    f = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(arg_types, [])),
-                      known_block_size=ir.DenseI32ArrayAttr.get([s.threads, 1, 1]))
-    f.attributes["sym_name"] = ir.StringAttr.get(name)
-    f.attributes["gpu.kernel"] = ir.UnitAttr.get()
-    if s.sched != "default":
-        # `llvm.passthrough` (compile.lower makes it llvm.func's under both providers); a bare
-        # `passthrough` on gpu.func reaches LLVM 23 only, so sched was a no-op under FlyDSL
-        f.attributes["llvm.passthrough"] = ir.Attribute.parse(
-            f'[["amdgpu-sched-strategy", "{SCHED_STRATEGY[s.sched]}"]]')
-    f.attributes["workgroup_attributions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(lds_types))
-    block = f.body.blocks.append(*arg_types, *lds_types)
+    block = kernel_func(name, arg_types, s.threads, lds_types,
+                        SCHED_STRATEGY[s.sched] if s.sched != "default" else "")
     with ir.InsertionPoint(block):
         args = list(block.arguments)
         ptrs = dict(zip([n for n, _ in bufs], args[:len(bufs)], strict=True))

@@ -14,7 +14,12 @@ from ...attention_common.problem import AttentionProblem, as_problem
 from ...attention_common.spec_parts import (AXES, bucket, check, flops_of, gate_problems, key_of, selftest_of,
                                             sizes)
 from ..contract import Deferred, ModelEstimate, OpSpec
+from ...attention_common.sweep_axes import SHARED, SOFTCAP
 from .schedule import SPACE  # noqa: F401  (light: registry.space_of)
+
+SWEEP_AXES = SHARED + (SOFTCAP,)   # light: registry.sweep_axes_of
+LIGHT_MODULES = {"problem_file": "wmma_gen.attention_common.problem_file",   # registry.light_module
+                 "recorded": ".recorded", "calibration_point": ".calibration_point"}
 
 
 def build(d, s, target, key=None):

@@ -7,7 +7,7 @@ Di = rowsum(dO * O), a dK/dV kernel per key tile and a dQ kernel per query tile,
 The names below are imported on first use (PEP 562) so that the light modules (schedule,
 lookup) load without the MLIR bindings (`wmma-gen schedules list` stays fast).
 """
-_WHERE = {"BwdSpec": "args", "default_schedule": "defaults", "build_backward": "run", "make_spec": "run",
+_WHERE = {"BwdSpec": "args", "default_schedule": "defaults", "build_backward": "build", "make_spec": "build",
           "run_backward": "run", "AttentionBwdSchedule": "schedule"}
 __all__ = sorted(_WHERE)
 

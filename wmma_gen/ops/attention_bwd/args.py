@@ -143,20 +143,13 @@ def build_module(name: str, arch: str, args: tuple[KArg, ...], lds: list[tuple[l
     "amdgpu-sched-strategy" function attribute ("" keeps LLVM's default scheduler)."""
     from ...compiler.mlir_api import gpu_ops as gpu, ir     # the bindings load on a build, not on a launch
     from ...kernels import irb
-    from ...kernels.module import gpu_module_text
+    from ...kernels.module import gpu_module_text, kernel_func
 
     def emit():
         types = [_arg_type(a) for a in args]
         ws = ir.Attribute.parse("#gpu.address_space<workgroup>")
         lds_types = [ir.MemRefType.get(shape, irb.storage_type(dt), memory_space=ws) for shape, dt in lds]
-        f = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(types, [])),
-                          known_block_size=ir.DenseI32ArrayAttr.get([threads, 1, 1]))
-        f.attributes["sym_name"] = ir.StringAttr.get(name)
-        f.attributes["gpu.kernel"] = ir.UnitAttr.get()
-        if sched_strategy:   # `llvm.passthrough`: a bare `passthrough` on gpu.func reaches LLVM 23 only
-            f.attributes["llvm.passthrough"] = ir.Attribute.parse(f'[["amdgpu-sched-strategy", "{sched_strategy}"]]')
-        f.attributes["workgroup_attributions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(lds_types))
-        block = f.body.blocks.append(*types, *lds_types)
+        block = kernel_func(name, types, threads, lds_types, sched_strategy)
         with ir.InsertionPoint(block):
             bargs = list(block.arguments)
             body({a.name: v for a, v in zip(args, bargs[:len(args)], strict=True)}, bargs[len(args):])

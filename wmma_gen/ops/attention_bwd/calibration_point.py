@@ -1,4 +1,4 @@
-"""The backward's calibration points (registry.sibling): attention_common/calibration_point.py's
+"""The backward's calibration points (registry.light_module): attention_common/calibration_point.py's
 reading, op "attention_bwd"."""
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from ..plans import Plan, Step
 def backward_plan(arch, *, out_dtype, **call) -> Plan:
     from .defaults import default_schedule
     from .lookup import lookup
-    from .run import compiled_kernels, make_spec
+    from .build import compiled_kernels, make_spec
     p, varlen = attention_problem(**call)
     spec = make_spec(arch, call["dtype"], p["head_dim"], causal=call["causal"],
                      window=(p["window_left"], p["window_right"]) != (-1, -1), varlen=varlen,

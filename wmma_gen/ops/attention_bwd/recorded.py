@@ -1,4 +1,4 @@
-"""The backward's row of a recorded problems file (registry.sibling): attention_common/recorded.py's
+"""The backward's row of a recorded problems file (registry.light_module): attention_common/recorded.py's
 row, op "attention_bwd"."""
 from __future__ import annotations
 

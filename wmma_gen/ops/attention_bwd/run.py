@@ -1,4 +1,4 @@
-"""run_backward: check the arguments, build and compile the three kernels, launch them.
+"""run_backward: check the arguments, compile the three kernels (build.py), launch them.
 
     delta      = prepass(o, do)                                    # Di = rowsum(dO * O), f32
     dk, dv     = dkdv(q, k, v, do, lse, delta)                     # one workgroup per key tile
@@ -9,60 +9,14 @@ argument is wrong (ops/attention/inputs.backward_inputs raises first).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from ...compiler import compile_mlir
+from ...attention_common.inputs import backward_inputs
 from ...device.launcher import launch
 from ...device.select import get_device
-from ...kernels.signature import KernelSource
-from ...targets import get_target
-from ...attention_common.inputs import backward_inputs
-from .args import OUT_DTYPES, BwdSpec
+from .build import compiled_kernels, make_spec
 from .defaults import default_schedule
 from .schedule import AttentionBwdSchedule
-from ...errors import ScheduleError
-
-
-@dataclass(frozen=True)
-class BwdKernels:
-    prepass: KernelSource
-    dkdv: KernelSource
-    dq: KernelSource
-
-    def items(self):
-        return (("prepass", self.prepass), ("dkdv", self.dkdv), ("dq", self.dq))
-
-
-def build_backward(spec: BwdSpec, s: AttentionBwdSchedule) -> BwdKernels:
-    """The three kernel sources for one compile-time key (nothing is compiled here)."""
-    from .dkdv import build_dkdv          # the builders import the MLIR bindings: loaded on a build only
-    from .dq import build_dq
-    from .prepass import build_prepass
-    s.validate(spec.head_dim, spec.dtype, get_target(spec.arch))
-    return BwdKernels(build_prepass(spec, s), build_dkdv(spec, s), build_dq(spec, s))
-
-
-def compiled_kernels(spec: BwdSpec, s: AttentionBwdSchedule) -> dict:
-    """{name: (KernelSource, CompiledKernel)}: through ops/compile_op.py (LRU, disk index) when
-    the outputs are stored like the inputs (what the op's directive describes), else built and
-    compiled here (out="f32" is not a directive field)."""
-    if spec.out != "same":
-        return {n: (src, compile_mlir(src.mlir, spec.arch)) for n, src in build_backward(spec, s).items()}
-    from .. import registry
-    from ...attention_common.directive import AttentionDirective
-    from ..compile_op import compile_op
-    d = AttentionDirective(spec.dtype, spec.head_dim, causal=spec.causal, window=spec.window, varlen=spec.varlen,
-                           layout=spec.layout, op="attention_bwd", softcap=spec.softcap)
-    return compile_op(registry.get("attention_bwd"), d, s, None, spec.arch).pairs()
-
-
-def make_spec(arch: str, dtype: str, head_dim: int, *, causal=False, window=False, varlen=False,
-              layout="bshd", out="same", softcap=False) -> BwdSpec:
-    if out not in OUT_DTYPES:
-        raise ScheduleError("out_dtype", out, f"one of {', '.join(OUT_DTYPES)}")
-    return BwdSpec(arch, get_target(arch).family, dtype, head_dim, causal, window, varlen, layout, out, softcap)
 
 
 def run_backward(q, k, v, o, do, lse, *, scale=None, causal=False, window=None, cu_seqlens_q=None,

@@ -9,14 +9,18 @@ from ...attention_common import spec_parts as fwd
 from ...attention_common import tune_parts
 from ...attention_common.directive import AttentionDirective as DIRECTIVE  # noqa: F401  (light: registry.directive_of)
 from ...attention_common.spec_parts import AXES  # noqa: F401  (the forward's Problem and flags)
-from ..contract import ModelEstimate, OpSpec
+from ..contract import Deferred, ModelEstimate, OpSpec
 
 KERNELS = ("prepass", "dkdv", "dq")    # launch order (`wmma-gen compile` writes one kernel: not this op)
+from ...attention_common.sweep_axes import SHARED as SWEEP_AXES  # noqa: F401  (light; no --softcap yet)
 from .schedule import SPACE  # noqa: F401  (light: registry.space_of)
+
+LIGHT_MODULES = {"problem_file": "wmma_gen.attention_common.problem_file",   # registry.light_module
+                 "recorded": ".recorded", "calibration_point": ".calibration_point"}
 
 
 def build(d, s, target, key=None):
-    from .run import build_backward, make_spec
+    from .build import build_backward, make_spec
     bs = make_spec(target.arch, d.dtype, d.head_dim, causal=d.causal, window=d.window, varlen=d.varlen,
                    layout=d.layout, softcap=d.softcap)
     return dict(build_backward(bs, s).items())
@@ -25,7 +29,7 @@ def build(d, s, target, key=None):
 def signatures(d, s, target, key, symbols) -> dict:
     """What build declares per kernel, without MLIR (OpSpec.signatures: a cached launch)."""
     from .args import signature
-    from .run import make_spec
+    from .build import make_spec
     bs = make_spec(target.arch, d.dtype, d.head_dim, causal=d.causal, window=d.window, varlen=d.varlen,
                    layout=d.layout, softcap=d.softcap)
     return {k: signature(bs, s, k, symbols[k]) for k in KERNELS}
@@ -74,9 +78,9 @@ def default_schedule(d, arch: str, p=None):
 def spec() -> OpSpec:
     from ...attention_common.directive import AttentionDirective
     from ...attention_common.problem import AttentionProblem
-    from ...attention_common.reference import attention_backward
-    from .plan import backward_plan
-    from .api import attention_backward as api
+    api = Deferred(f"{__package__}.api", "attention_backward")      # host side: imported on first call
+    backward_plan = Deferred(f"{__package__}.plan", "backward_plan")
+    attention_backward = Deferred("wmma_gen.attention_common.reference", "attention_backward")
     from .schedule import SPACE, AttentionBwdSchedule
     return OpSpec(
         "attention_bwd", "flash-attention backward: dQ, dK, dV recomputed from the forward LSE", "loop",

@@ -33,7 +33,7 @@ from ...kernels import irb
 from ...kernels.fragments import load_fragment_global, load_fragment_lds, storage_elems, wmma
 from ...kernels.saddr import pointer_type as global_pointer_type
 from ...kernels.global_tensor import GlobalTensor, Pos
-from ...kernels.module import gpu_module_text
+from ...kernels.module import gpu_module_text, kernel_func
 from ...kernels.signature import KernelSource
 from ...kernels.staging.gemm_tiles import TilePlan, load_tile, plan_tile, store_tile
 from ...kernels.views import as_index, i32, pointer_type, strided_view
@@ -104,15 +104,7 @@ def _kernel(d: GemmDirective, s: Schedule, t: Target, key: GemmKey, name: str) -
                 ([_lds_type(d, s, s.block_n)] if "b" in s.lds else []) + \
                 ([ir.MemRefType.get([1], irb.storage_type("i32"), memory_space=ir.Attribute.parse(
                     "#gpu.address_space<workgroup>"))] if s.split_k > 1 else [])
-    f = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(arg_types, [])),
-                      known_block_size=ir.DenseI32ArrayAttr.get([s.threads, 1, 1]))
-    f.attributes["sym_name"] = ir.StringAttr.get(name)
-    f.attributes["gpu.kernel"] = ir.UnitAttr.get()
-    if (strategy := sched_strategy(d, s, t, key)) is not None:
-        # LLVM function attributes: `llvm.passthrough` on gpu.func (compile.lower makes it llvm.func's)
-        f.attributes["llvm.passthrough"] = ir.Attribute.parse(f'[["amdgpu-sched-strategy", "{strategy}"]]')
-    f.attributes["workgroup_attributions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(lds_types))
-    block = f.body.blocks.append(*arg_types, *lds_types)
+    block = kernel_func(name, arg_types, s.threads, lds_types, sched_strategy(d, s, t, key) or "")
     with ir.InsertionPoint(block):
         args = list(block.arguments)
         names = [n for n, _ in buffers] + list(scalars)

@@ -4,6 +4,7 @@
         pipe  = n_wmma * wmma_cycles + n_valu * valu_clk      VALU pipe occupancy
         alone = issue + stalls at s_waitcnt                     one wave's critical path
         vmem  = sum max(vmem_min_clk, 32 lanes * bytes / L0 B/clk)   CU texture/L0 path
+                + L0 line reads above that (l0_lines.py)      A/B loads whose lanes span rows
         lds   = sum bank-model clocks of the DS instructions   (banks.py)
     a CU running n workgroups (W = waves on its busiest SIMD), for `iters` iterations:
         lds   = iters * n * waves * lds                         lds_bandwidth
@@ -26,6 +27,10 @@ alone does not limit the WMMA pipe there (gfx1100 f16 4096^3: 0.18 at density 0.
 of the CU's LDS time the WMMAs of the other waves do not hide -- without it LDS and WMMA overlap fully
 and a wave tile of 4x2 fragments (0.75 fragment loads per WMMA) ranked above the 4x4 (0.5) that every
 published tuned library picks (issue 38).
+The L0 path counts the 128-byte lines each A/B load touches ([RDNA]: the L0 reads one line per clock;
+l0_lines.py): a one-wave 128x32 tile without LDS reads each A fragment as 16 rows per load, 16 lines for
+64 bytes of data per row pair, and 16 such waves per CU keep the L0 busier than their WMMAs (issue 38).
+Loads outside the loop (prologue) keep the lane-byte count.
 Assumptions and their sources: params.py; traffic model: traffic.py.
 Calibration (calibration.py): clocks are the target's sustained WMMA clock, the compute terms
 (rounds, peak floor) are divided by the fitted GEMM efficiency, and est_low / est_high are the
@@ -42,7 +47,7 @@ from ...model.isa_loop import LoopStats, wave_iteration_clocks
 from ...model.occupancy import busiest_simd_waves, occupancy
 from ...model.params import params_for, wmma_cycles
 from ...targets import Target, get_target
-from . import banks
+from . import banks, l0_lines
 from .directive import GemmDirective
 from .problem import as_problem
 from .schedule import Schedule
@@ -88,7 +93,10 @@ def estimate_from(loop: LoopStats, res: Resources, d: GemmDirective, s: Schedule
     cost = {"wmma": cyc, "valu": p.valu_clk, "hint": 0.0}
     pipe = loop.count("wmma") * cyc + loop.count("valu") * p.valu_clk
     alone = wave_iteration_clocks(loop.ops, cost, p.vmem_latency_clk, p.lds_latency_clk)
-    vmem = vmem_clocks(loop.ops, p)
+    # L0 line reads the lane-byte count misses (l0_lines.py: [RDNA] one 128-byte line per clock), per K tile
+    lines = l0_lines.extra_clocks(d, s, t, size, p)
+    tiles_per_iter = loop.wmma * ins.k / (s.frags_m * s.frags_n * s.block_k) if loop.wmma else k_wg / s.block_k
+    vmem = vmem_clocks(loop.ops, p) + lines["extra"] * tiles_per_iter
     if s.lds != "none":
         deg = banks.loop_degrees(s, d, t, loop.widths("ds_read"), loop.widths("ds_write"), p.lds_banks, p.lds_bank_bytes)
         lds = deg["ds_read"]["clocks"] + deg["ds_write"]["clocks"]
@@ -152,7 +160,7 @@ def estimate_from(loop: LoopStats, res: Resources, d: GemmDirective, s: Schedule
         "unroll": (loop.wmma / implied) if implied else 0.0, "wmma_cycles": cyc,
         "clocks_per_wave_iteration": {"valu_pipe": pipe, "wmma": loop.count("wmma") * cyc, "alone": alone,
                                       "vmem_path": vmem, "lds": lds},
-        "lds_conflicts": deg, "epilogue_clocks": {"alone": epi_alone, "pipe": epi_pipe, "vmem": epi_vmem},
+        "l0_lines_per_k_tile": lines, "lds_conflicts": deg, "epilogue_clocks": {"alone": epi_alone, "pipe": epi_pipe, "vmem": epi_vmem},
         "workgroups": n_wg, "workgroups_busiest_cu": busiest, "rounds": full + (1 if rem else 0),
         "round_limiter": kind_full, "tail_fraction": tail, "times_s": times, "peak_tflops": peak,
         "issue_share": _issue_share(loop, busiest_simd_waves(occ.workgroups_per_cu, occ.waves_per_workgroup,

@@ -35,6 +35,9 @@ def render(arch: str, d, s, e, p) -> str:
         f"  clocks: VALU pipe {clk['valu_pipe']:.0f} (wmma {clk['wmma']:.0f}), one wave alone {clk['alone']:.0f}, "
         f"VMEM path {clk['vmem_path']:.0f}, LDS {clk['lds']:.0f}",
     ]
+    if (ln := f.get("l0_lines_per_k_tile")) and ln["loads"]:
+        lines.append(f"  L0 lines per A/B load {ln['lines'] / ln['loads']:.1f} (ops/gemm/l0_lines.py: one L0 line "
+                     f"per clock), +{ln['extra']:.0f} clocks per wave and K tile over the lane bytes")
     if conf:
         lines.append("  LDS bank conflicts (layout assumption, ops/gemm/banks.py): "
                      + ", ".join(f"{k} x{v['degree']:.2f}" for k, v in conf.items()))

@@ -7,6 +7,10 @@ from ..contract import I32_MAX, Axis, Deferred, ModelEstimate, OpSpec
 from .directive import GemmDirective as DIRECTIVE  # noqa: F401  (light: registry.directive_of)
 from .problem import GemmProblem, as_problem
 from .schedule import SPACE  # noqa: F401  (light: registry.space_of)
+from .sweep_axes import SWEEP_AXES  # noqa: F401  (light: registry.sweep_axes_of)
+
+LIGHT_MODULES = {"problem_file": ".problem_file", "recorded": ".recorded",   # registry.light_module
+                 "calibration_point": ".calibration_point"}
 
 
 AXES = (Axis("m", int, "--shape", 256, (1024, 2048, 4096), "rows of A and C"),

@@ -43,7 +43,7 @@ from ...kernels import fp8_widen, fp8_wmma, irb, saddr
 from ...kernels.attention import softmax
 from ...kernels.attention_blocks import iadd, imin, imul
 from ...kernels.global_tensor import GlobalTensor
-from ...kernels.module import gpu_module_text
+from ...kernels.module import gpu_module_text, kernel_func
 from ...kernels.signature import KernelSource
 from ...kernels.staging import kv_tiles
 from ...targets import Target
@@ -86,12 +86,7 @@ def _kernel(d, s: MLASchedule, t: Target, name: str) -> None:
     lds_types = [_lds(BLOCK_N, d.head_dim + LDS_PAD, tile_et), _lds(d.head_dim_v, BLOCK_N + LDS_PAD, tile_et),
                  _lds(s.waves * 32, 8, f32)]
     arg_types = buf_types + scalar_types
-    f = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(arg_types, [])),
-                      known_block_size=ir.DenseI32ArrayAttr.get([s.threads, 1, 1]))
-    f.attributes["sym_name"] = ir.StringAttr.get(name)
-    f.attributes["gpu.kernel"] = ir.UnitAttr.get()
-    f.attributes["workgroup_attributions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(lds_types))
-    block = f.body.blocks.append(*arg_types, *lds_types)
+    block = kernel_func(name, arg_types, s.threads, lds_types)
     with ir.InsertionPoint(block):
         args = list(block.arguments)
         ptrs = dict(zip([n for n, _ in bufs], args[:len(bufs)], strict=True))

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..contract import I32_MAX, Axis, ModelEstimate, OpSpec
+from ..contract import I32_MAX, Axis, Deferred, ModelEstimate, OpSpec
 from .directive import MLADirective as DIRECTIVE  # noqa: F401  (light: registry.directive_of)
+from .sweep_axes import SWEEP_AXES  # noqa: F401  (light: registry.sweep_axes_of)
+
+LIGHT_MODULES = {"recorded": ".recorded"}   # registry.light_module
 
 SHORTER = 7   # each next sequence of a Problem is this much shorter (never below 0)
 
@@ -99,10 +102,10 @@ def default_schedule(d, arch: str, p=None):
 
 
 def spec() -> OpSpec:
-    from .api import mla_decode
     from .directive import MLADirective
-    from .plan import mla_plan
-    from .reference import mla_decode_reference
+    mla_decode = Deferred(f"{__package__}.api", "mla_decode")   # host side: imported on first call
+    mla_plan = Deferred(f"{__package__}.plan", "mla_plan")
+    mla_decode_reference = Deferred(f"{__package__}.reference", "mla_decode_reference")
     from .schedule import SPACE, MLASchedule
     return OpSpec(
         "mla", "MLA decode on a paged latent cache (DeepSeek-V2/V3): O = softmax(scale Q C^T) C[:, :Dv], LSE",

@@ -47,14 +47,6 @@ from .lookup import choose_schedule
 from .schedule import PagedSchedule
 
 
-def combine_directive(d):
-    """The dense forward's directive whose combine kernel finishes this op's partials (bshd O
-    (batch, Sq, heads, D) and LSE (batch, heads, Sq); varlen O (total_q, heads, D), LSE
-    (heads, total_q))."""
-    from ...attention_common.directive import AttentionDirective
-    return AttentionDirective(d.dtype, d.head_dim, return_lse=d.return_lse, varlen=d.varlen, sinks=d.sinks)
-
-
 def compile_paged(d, s: PagedSchedule, arch: str):
     """((KernelSource, CompiledKernel) of the paged kernel, same of its combine) through the one
     compile path of every op (ops/compile_op.py: memory LRU, disk index, content cache)."""

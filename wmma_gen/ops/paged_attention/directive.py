@@ -87,3 +87,11 @@ class PagedAttentionDirective(JsonRecord):
     def q_fp8(self) -> bool:
         """Q is given as fp8 bytes (used as it is by the fp8 WMMA)."""
         return self.q_dtype.startswith("fp8")
+
+
+def combine_directive(d):
+    """The dense forward's directive whose combine kernel finishes this op's partials (bshd O
+    (batch, Sq, heads, D) and LSE (batch, heads, Sq); varlen O (total_q, heads, D), LSE
+    (heads, total_q))."""
+    from ...attention_common.directive import AttentionDirective
+    return AttentionDirective(d.dtype, d.head_dim, return_lse=d.return_lse, varlen=d.varlen, sinks=d.sinks)

@@ -48,7 +48,7 @@ from ...kernels.attention.context import AttentionCtx
 from ...kernels.attention_blocks import iadd, imin, imul
 from ...kernels.fragments import flatten_rows, unflatten_rows
 from ...kernels.global_tensor import GlobalTensor
-from ...kernels.module import gpu_module_text
+from ...kernels.module import gpu_module_text, kernel_func
 from ...kernels.signature import KernelSource
 from ...kernels.softcap import softcap
 from ...targets import Target
@@ -120,12 +120,7 @@ def _kernel(d, s: PagedSchedule, t: Target, name: str) -> None:
     if s.q_in == "lds":
         lds_types.append(_lds(s.block_m, d.head_dim + LDS_PAD))
     arg_types = buf_types + scalar_types
-    f = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(arg_types, [])),
-                      known_block_size=ir.DenseI32ArrayAttr.get([s.threads, 1, 1]))
-    f.attributes["sym_name"] = ir.StringAttr.get(name)
-    f.attributes["gpu.kernel"] = ir.UnitAttr.get()
-    f.attributes["workgroup_attributions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(lds_types))
-    block = f.body.blocks.append(*arg_types, *lds_types)
+    block = kernel_func(name, arg_types, s.threads, lds_types)
     with ir.InsertionPoint(block):
         args = list(block.arguments)
         ptrs = dict(zip([n for n, _ in bufs], args[:len(bufs)], strict=True))

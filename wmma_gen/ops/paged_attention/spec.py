@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..contract import I32_MAX, Axis, ModelEstimate, OpSpec
+from ..contract import I32_MAX, Axis, Deferred, ModelEstimate, OpSpec
 from .directive import PagedAttentionDirective as DIRECTIVE  # noqa: F401  (light: registry.directive_of)
+from .sweep_axes import SWEEP_AXES  # noqa: F401  (light: registry.sweep_axes_of)
+
+LIGHT_MODULES = {"recorded": ".recorded"}   # registry.light_module
 
 SHORTER = 7   # each next sequence of a Problem is this much shorter (never below 0)
 
@@ -65,7 +68,7 @@ def sizes(d, p) -> dict:
 
 def build(d, s, target, key=None):
     from .. import registry     # the dense forward's split-KV combine, looked up (no op folder imported)
-    from .api import combine_directive
+    from .directive import combine_directive
     build_attention_combine = registry.sibling("attention", "combine").build_attention_combine
     from .kernel import build_paged_attention
     return {"paged": build_paged_attention(d, s, target), "combine": build_attention_combine(combine_directive(d), s,
@@ -75,7 +78,7 @@ def build(d, s, target, key=None):
 def signatures(d, s, target, key, symbols) -> dict:
     """What build declares per kernel, without MLIR (OpSpec.signatures: a cached launch)."""
     from .. import registry
-    from .api import combine_directive
+    from .directive import combine_directive
     combine_signature = registry.sibling("attention", "combine_signature").combine_signature
     from .signature import paged_signature
     return {"paged": paged_signature(d, s, symbols["paged"]),
@@ -131,10 +134,10 @@ def default_schedule(d, arch: str, p=None):
 
 
 def spec() -> OpSpec:
-    from .api import paged_attention
     from .directive import PagedAttentionDirective
-    from .plan import paged_plan
-    from .reference import paged_attention_reference
+    paged_attention = Deferred(f"{__package__}.api", "paged_attention")   # host side: imported on first call
+    paged_plan = Deferred(f"{__package__}.plan", "paged_plan")
+    paged_attention_reference = Deferred(f"{__package__}.reference", "paged_attention_reference")
     from .schedule import SPACE, PagedSchedule
     return OpSpec(
         "paged_attention", "paged-KV decode attention (vLLM block tables): O = softmax(cap(scale Q K^T)) V, LSE",
