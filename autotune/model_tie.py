@@ -67,9 +67,10 @@ def no_model_tie(docs: list, note: Callable[[str], None]) -> list:
             if mine is None or beats(mine, base):
                 kept.append(e)
                 continue
-            note(f"dropped {doc['op']} {doc['arch']} {doc['dtype']} {key_text(e)}: its model figure {mine:.3f} is "
-                 f"within the model's resolution ({RESOLUTION:.0%}) of the default's {base:.3f} ({default}) -- a "
-                 "tie keeps the default; a GPU measurement (source hip) can show a real difference")
+            how = (f"within the model's resolution ({RESOLUTION:.0%}) of" if ties(mine, base) else "below")
+            note(f"dropped {doc['op']} {doc['arch']} {doc['dtype']} {key_text(e)}: today's model figure {mine:.3f} is "
+                 f"{how} the default's {base:.3f} ({default}) -- a model-ranked entry must beat the default by more "
+                 f"than {RESOLUTION:.0%}; a GPU measurement (source hip) can show a real difference")
         if kept:
             out.append((name, {**doc, "entries": kept}, ad))
         else:
