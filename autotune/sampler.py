@@ -64,11 +64,11 @@ def make(seed: int, n_trials: int, parallel: bool = False) -> BaseSampler:
     """Seeded multivariate TPE over the knobs every trial has (conditional ones, e.g. the LDS knobs of lds=none
     trials, by TPE's univariate model: group=False), 64 EI candidates per proposal, distinct.
 
-    Why not group=True / 24 candidates (before): over 200 seeds of bench/tuner_efficiency.py (model objective,
-    50 trials, gfx1100) the mean fraction of the exhaustive best was 0.969 (below issue 6's 0.97) and gfx1100
-    i4 1024^3 0.851 -- 85% of its points are illegal, and grouped TPE kept proposing near the first legal
-    baseline; now 0.981 and 0.971 (f16/bf16 4096^3 0.979 -> 0.969, i4 4096^3 0.995 -> 0.988, the other rows
-    within +-0.004; results/tuner_efficiency.csv)."""
+    Why not group=True / 24 candidates (before): bench/tuner_efficiency.py (model objective, 50 trials, 8 gfx1100
+    rows, seeds 0-39, the GEMM model with its L0-line term, ops/gemm/l0_lines.py) gives a mean fraction of the exhaustive best of 0.983
+    before, 0.991 now, no row lower (i4 1024^3 0.952 -> 0.994, worst run 0.769 -> 0.976; 85% of its points are
+    illegal and grouped TPE kept proposing near the first legal baseline). Under the model before that term,
+    over 200 seeds: 0.969 -> 0.981, i4 1024^3 0.851 -> 0.971, f16/bf16 4096^3 0.979 -> 0.969."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         tpe = optuna.samplers.TPESampler(seed=seed, multivariate=True, group=False, constant_liar=parallel,
