@@ -93,7 +93,8 @@ def main(argv=None) -> int:
     p.add_argument("--dtypes", default="f16,bf16,i8,i4")
     p.add_argument("--shapes", default="1024,4096")
     p.add_argument("--seeds", type=int, default=40,
-                   help="sampler seeds per row (5 was too few: gfx1100 i4 1024^3 read 0.955 on seeds 0-4 and 0.851 over 200, model before ops/gemm/l0_lines.py)")
+                   help="sampler seeds per row (5 were too few: gfx1100 i4 1024^3 read 0.955 on seeds 0-4 and "
+                        "0.851 over 200 under the model before ops/gemm/l0_lines.py)")
     p.add_argument("--trials", type=int, default=50)
     p.add_argument("--jobs", type=int, default=2, help="compile processes for the exhaustive pass")
     p.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "results" / "tuner_efficiency.csv"))
