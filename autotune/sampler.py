@@ -73,6 +73,5 @@ def make(seed: int, n_trials: int, parallel: bool = False) -> BaseSampler:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         tpe = optuna.samplers.TPESampler(seed=seed, multivariate=True, group=False, constant_liar=parallel,
-                                         n_startup_trials=max(3, min(8, n_trials // 10)), n_ei_candidates=64,
-                                         warn_independent_sampling=False)
+                                         n_startup_trials=max(3, min(8, n_trials // 10)), n_ei_candidates=64)
     return Distinct(tpe, seed)
