@@ -21,6 +21,11 @@ Never worse than what it shadows (issue 37, autotune/shadow.py): an entry whose 
 schedule file in the search path already has (shipped or user) is kept only if it beats that
 entry measured the same way; one line per entry says what was kept and dropped.
 
+A model tie keeps the default (autotune/model_tie.py): a model-ranked entry that is not the default must
+beat the default's model figure on its bucket problem by more than the model's resolution (1%); the ladder
+ranks a tying trial below the default's own trial, so the default is the entry and pins its bucket, and an
+entry whose study had no default trial is dropped with one line.
+
 No looser than the default (issue 38 item 2, autotune/loop_density.py): a model-ranked entry whose
 schedule is not the default is kept only if its main loop issues at least as many v_wmma per issued
 instruction as the default's on its bucket problem; a GPU-measured entry (source hip) is exempt.
@@ -149,11 +154,13 @@ def write_all(docs: list[tuple[str, dict, object]], out: str | Path) -> list[Pat
 
 
 def _gated(docs: list, out, note) -> list:
-    """The loop-density rule (autotune/loop_density.py), then the shadow rule (autotune/shadow.py)."""
+    """The model-tie rule (autotune/model_tie.py), the loop-density rule (autotune/loop_density.py), then the
+    shadow rule (autotune/shadow.py)."""
     from .loop_density import no_looser_than_default
+    from .model_tie import no_model_tie
     from .shadow import against_shadowed
     note = note or _stderr
-    return against_shadowed(no_looser_than_default(docs, note), out, note)
+    return against_shadowed(no_looser_than_default(no_model_tie(docs, note), note), out, note)
 
 
 def export(df: pd.DataFrame, arch: str, out: str | Path, note=None) -> list[Path]:

@@ -148,14 +148,15 @@ def robust_order(study: optuna.Study, ok: pd.DataFrame, default: dict) -> dict:
     if default.get("default_source") != "model" or not len(ok):
         return {}
     from wmma_gen.model import robustness
+    from .model_tie import beats
     ua = study.user_attrs
     op = ua.get("op", LEGACY_OP)
     spec = registry.get(op)
     d, p, s_default = builtin_default(op, ua["directive"], ua["arch"], ua.get("problem") or ua.get("row"))
     out = {}
     for i, t in ok.iterrows():
-        if t["user_attrs_source"] != "model" or float(t["value"]) <= default["default_tflops"]:
-            break
+        if t["user_attrs_source"] != "model" or not beats(float(t["value"]), default["default_tflops"]):
+            break               # at or within the model's resolution of the default: ranked by tie_values
         s = spec.schedule.from_dict(t["user_attrs_schedule"])
         if s == s_default:
             break
@@ -165,6 +166,30 @@ def robust_order(study: optuna.Study, ok: pd.DataFrame, default: dict) -> dict:
             break
         out[i] = "; ".join(map(str, found))
     return out
+
+
+def tie_values(study: optuna.Study, ok: pd.DataFrame, default: dict) -> dict:
+    """{trial row index: sort key} by value, best first, except that in a model-ranked study a trial within the
+    model's resolution of the default's own trial (autotune/model_tie.py) sorts as the default's figure and
+    after it: a model tie is not evidence, so the default keeps the bucket."""
+    keys = {i: (-float(ok.at[i, "value"]), 0) for i in ok.index}
+    if default.get("default_source") != "model" or not len(ok):
+        return keys
+    from .model_tie import ties
+    want = _default_schedule(study).to_dict()
+    mine = [i for i in ok.index if ok.at[i, "user_attrs_schedule"] == want]
+    if not mine:
+        return keys
+    base = float(ok.at[mine[0], "value"])
+    for i in ok.index:
+        if ok.at[i, "user_attrs_source"] == "model" and ties(float(ok.at[i, "value"]), base):
+            keys[i] = (-base, 0 if i == mine[0] else 1, -float(ok.at[i, "value"]))
+    return keys
+
+
+def _default_schedule(study: optuna.Study):
+    ua = study.user_attrs
+    return builtin_default(ua.get("op", LEGACY_OP), ua["directive"], ua["arch"], ua.get("problem") or ua.get("row"))[2]
 
 
 def study_rows(study: optuna.Study, top_k: int = 3) -> list[dict]:
@@ -185,7 +210,8 @@ def study_rows(study: optuna.Study, top_k: int = 3) -> list[dict]:
     ok = ok.sort_values("value", ascending=False)
     default = default_figure(study) if len(ok) else {}
     flips = robust_order(study, ok, default)
-    ok = ok.loc[sorted(ok.index, key=lambda i: (bool(flips.get(i)), -float(ok.at[i, "value"])))].head(top_k)
+    value = tie_values(study, ok, default)
+    ok = ok.loc[sorted(ok.index, key=lambda i: (bool(flips.get(i)),) + value[i])].head(top_k)
     rows = []
     for rank, (i, t) in enumerate(ok.iterrows(), start=1):
         tc = t.get("user_attrs_toolchain") or {}

@@ -30,12 +30,10 @@ from pathlib import Path
 from typing import Optional
 
 from wmma_gen.errors import ScheduleError
-from wmma_gen.tuner.rows import SpecProblem
+from wmma_gen.tuner.rows import MAX_BYTES, MAX_ITEMS, ROW_BYTES, SpecProblem  # limits: the writer's (tuner/rows.py)
 
-MAX_BYTES = 1 << 20
-MAX_ITEMS = 10_000
 MAX_DEPTH = 8                  # a problem file nests 3 deep (list, problem, epilogue / window)
-MAX_NODES = 32 * MAX_ITEMS     # YAML values after alias expansion (a problem has ~20; `_bounded`)
+MAX_NODES = 64 * MAX_ITEMS     # YAML values after alias expansion (a paged row with every field has 40; `_bounded`)
 
 
 class ProblemFileError(ScheduleError):
@@ -88,7 +86,8 @@ def load(path: str | Path, arch: Optional[str] = None) -> tuple[Problem, ...]:
     try:
         size = path.stat().st_size
         if size > MAX_BYTES:
-            raise ProblemFileError(path, None, "<file>", f"{size} bytes", f"at most {MAX_BYTES} bytes")
+            raise ProblemFileError(path, None, "<file>", f"{size} bytes", f"at most {MAX_BYTES} bytes ({MAX_ITEMS} "
+                                   f"problems of up to {ROW_BYTES} bytes each)")
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
         raise ProblemFileError(path, None, "<file>", e.reason, "UTF-8 YAML or JSON text") from None

@@ -155,7 +155,7 @@ def study_name(cfg: SweepConfig, d, p: dict | None = None) -> str:
 
 
 def sampler(seed: int, n_trials: int, parallel: bool = True):
-    """The sweep's sampler (autotune/sampler.py): seeded multivariate TPE without repeats.
+    """The sweep's sampler (autotune/sampler.py): seeded multivariate TPE (64 EI candidates) without repeats.
     Constant liar is on: another sweep may share the study at any time (a no-op when alone)."""
     from .sampler import make
     return make(seed, n_trials, parallel)

@@ -1,6 +1,7 @@
 """Re-rank the shipped schedule files' entries against the built-in default under the current model
-(no sweep): a model-ranked entry whose schedule no longer beats the default on its bucket problem -- or beats
-it only at the model's guessed parameter values (model/robustness.py) -- or whose main loop issues fewer
+(no sweep): a model-ranked entry whose schedule no longer beats the default on its bucket problem by more than
+the model's resolution (autotune/model_tie.py: 1%; a tie keeps the default) -- or beats it only at the model's
+guessed parameter values (model/robustness.py) -- or whose main loop issues fewer
 v_wmma per instruction than the default's (model/isa_loop.main_loop_density: the model may not trade loop
 density for wave quantisation without a GPU measurement, issue 38) is replaced by the default schedule, which is
 gated on the emulator on the op's gate problems first (the same check a sweep trial passes) and carries its
@@ -28,6 +29,7 @@ from autotune.ladder import builtin_default  # noqa: E402
 from wmma_gen.tuner.objective import object_attrs  # noqa: E402
 from autotune.loop_density import bucket_problem as problem, entry_directive as directive  # noqa: E402
 from autotune.loop_density import set_density as density  # noqa: E402  (export applies the same rule)
+from autotune.model_tie import beats  # noqa: E402  (a model tie keeps the default, as export does)
 from wmma_gen import schedule_files as sf  # noqa: E402
 from wmma_gen.model import robustness  # noqa: E402
 from wmma_gen.ops import registry  # noqa: E402
@@ -38,7 +40,7 @@ def still_wins(spec, d, tuned, default, p, arch: str) -> bool:
     if density(spec, d, tuned, p, arch) < density(spec, d, default, p, arch) - 1e-12:
         return False
     mine, base = spec.estimate_of(d, tuned, p, arch), spec.estimate_of(d, default, p, arch)
-    if mine.tflops < base.tflops * (1 - 1e-9):
+    if not beats(mine.tflops, base.tflops):      # within the model's resolution: a tie keeps the default
         return False
     return not robustness.flips(arch, lambda: (spec.estimate_of(d, tuned, p, arch).tflops,
                                                spec.estimate_of(d, default, p, arch).tflops))

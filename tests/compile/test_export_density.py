@@ -6,8 +6,9 @@ import json
 import math
 
 import pandas as pd
+import pytest
 
-from autotune import export, ladder
+from autotune import export, ladder, model_tie
 from autotune.ladder import builtin_default
 from wmma_gen.ops import registry
 
@@ -18,6 +19,14 @@ D = SPEC.directive("f16", acc="", layout="NN")
 LOOSE = SPEC.schedule.from_dict(dict(block_m=256, block_n=64, block_k=32, waves_m=4, waves_n=2, lds="ab", buffers=1,
                                      lds_pad=8, lds_store_bits=16, load_bits=32, k_unroll=2, raster="row", group_m=4,
                                      split_k=1))
+
+
+@pytest.fixture(autouse=True)
+def _density_rule_alone(monkeypatch):
+    """The rows' figures are issue 38's (the model of that day: LOOSE at 107.1 over the default's 96.8);
+    today's model re-estimates LOOSE below the default, so the model-tie gate (autotune/model_tie.py,
+    tests/sweep/test_model_tie.py) would drop it before the density rule is asked. Here: the density rule."""
+    monkeypatch.setattr(model_tie, "no_model_tie", lambda docs, note: docs)
 
 
 def row(study, size, schedule, tflops, dflt, source):

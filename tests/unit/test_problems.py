@@ -135,7 +135,7 @@ def test_yaml_alias_bomb_is_refused_before_anything_expands(tmp_path):
     path = tmp_path / "bomb.yaml"
     path.write_text(_alias_bomb())
     assert path.stat().st_size < 2048
-    with pytest.raises(ProblemFileError, match=r"<yaml> = 'more than 320000 values once aliases are expanded"):
+    with pytest.raises(ProblemFileError, match=r"<yaml> = 'more than 640000 values once aliases are expanded"):
         load(path)
 
 
@@ -302,3 +302,72 @@ def test_a_block_style_ten_thousand_problem_file_is_read_without_pyyaml(tmp_path
     monkeypatch.setattr(yaml, "parse", lambda *a, **k: pytest.fail("PyYAML's parser ran"))
     got = load(path, "gfx1100")
     assert len(got) == 10_000 and got[1].sizes()["m"] == 32 and got[0].bias and not got[1].bias
+
+
+def _widest_rows(n: int) -> list:
+    """n distinct problems of the widest rows the ops record: GEMM with its epilogue, attention backward with
+    every field, paged attention with all 19 (window, softcap, an fp8 cache)."""
+    from wmma_gen.ops import registry
+    from wmma_gen.tuner.rows import SpecProblem
+    d = registry.get("paged_attention").directive("bf16", 128, 16, "fp8e4m3", True, window=True, softcap=True)
+    paged = tuple((k, v) for k, v in d.to_dict().items() if k != "varlen")
+    rows = []
+    for i in range(n):
+        if i % 4 == 0:
+            rows.append({**GEMM, "dtype": "bf16", "m": 16 + i, "n": 14336, "k": 4096, "out_dtype": "bf16"})
+        elif i % 4 == 1:
+            rows.append({**ATTN, "op": "attention_bwd", "dtype": "bf16", "head_dim": 128, "seq_q": 1000 + i,
+                         "seq_k": 4096 + i, "varlen": True, "layout": "bshd", "softcap": True})
+        else:
+            rows.append(SpecProblem("paged_attention", paged, tuple(dict(
+                batch=1 + i, heads=32, kv_heads=8, seq_q=16, seq_len=131072, window_left=4096, window_right=0).items())))
+    return rows
+
+
+@pytest.mark.parametrize("name", ["p.yaml", "p.json"])
+def test_a_ten_thousand_problem_dump_of_wide_rows_round_trips(tmp_path, name):
+    """The limit is 10,000 problems, not 1 MiB: 10,000 attention / paged rows are 2.3 MB of YAML (2.7 MB of
+    JSON) as dump writes them, which the 1 MiB cap refused."""
+    from wmma_gen.tuner.rows import dump
+    rows = _widest_rows(10_000)
+    path = dump(rows, tmp_path / name)
+    assert path.stat().st_size > 2 << 20
+    got = load(path, "gfx1100")
+    assert len(got) == 10_000
+    assert got == parse([r.to_dict() if hasattr(r, "to_dict") else r for r in rows], arch="gfx1100")
+
+
+def test_dump_past_the_problem_limit_names_the_argument_value_and_limit(tmp_path):
+    from wmma_gen.errors import ScheduleError
+    from wmma_gen.tuner.rows import dump
+    with pytest.raises(ScheduleError, match=r"problems='10001 problems' is not allowed: at most 10000 per file"):
+        dump([{**GEMM, "m": 16 + i} for i in range(10_001)], tmp_path / "p.yaml")
+    assert not (tmp_path / "p.yaml").exists()
+
+
+def test_a_file_past_the_byte_cap_names_file_size_and_cap(tmp_path, monkeypatch):
+    from autotune import problems
+    path = write(tmp_path, [GEMM] * 4)
+    monkeypatch.setattr(problems, "MAX_BYTES", 64)
+    with pytest.raises(ProblemFileError, match=rf"{path}: <file> = '{path.stat().st_size} bytes' is not allowed: "
+                                               r"at most 64 bytes \(10000 problems of up to 1024 bytes each\)"):
+        load(path)
+
+
+_ROW_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-2**40, 2**40), _TOKENS, st.text(max_size=6),
+                        st.floats(allow_nan=False), st.lists(st.integers(0, 9), max_size=3))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.one_of(_TOKENS, st.text(min_size=1, max_size=4)),
+                       st.one_of(_ROW_VALUES, st.dictionaries(_TOKENS, _ROW_VALUES, max_size=2)), min_size=1, max_size=5))
+def test_the_row_writer_writes_what_pyyaml_writes(item):
+    """dumps writes each row without PyYAML's emitter when every value is a plain token; the line is the
+    emitter's own, byte for byte, and anything else goes through the emitter."""
+    from wmma_gen.tuner.rows import _flow_line
+
+    class _Plain(yaml.SafeDumper):
+        def ignore_aliases(self, data):
+            return True
+    assert _flow_line(item) == yaml.dump(item, Dumper=_Plain, sort_keys=False, default_flow_style=True,
+                                         width=1 << 16).rstrip("\n")
