@@ -20,10 +20,12 @@ LARGE = Schedule(block_m=128, block_n=256, block_k=32, waves_m=2, waves_n=4, lds
 
 # Grid-filling blocks: the SAME 4x4-fragment wave tile as LARGE (64x64 per wave), fewer waves,
 # in order of main-loop density (gfx1100 2048^3, docs/model_calibration.md: 128x128 2x2 0.266,
-# 256x64 4x1 0.268, 64x256 1x4 0.221; LARGE 0.275). Published GPU-tuned data does this: adelj88/
-# rocm_wmma_gemm config/gemm_config_gfx1100_f16.json picks 1x4 warps of 4x4 fragments (64x256,
-# 256 workgroups) for row/row/row at 2048^3 and 4x1 / 2x1 of 4x4 for column-major A; never a
-# smaller fragment tile than its large-problem choice when it fills the grid this way.
+# 256x64 4x1 0.268, 64x256 1x4 0.221; LARGE 0.275). Published GPU-tuned data (7900 XTX) fills the
+# grid with 4x4-fragment waves: adelj88/rocm_wmma_gemm config/gemm_config_gfx1100_f16.json, A/B/C
+# row-major, 2048^3 1x4 warps of 4x4 (64x256, 256 workgroups), 1024^3 1x1 of 4x4 (64x64); with
+# column-major A at 2048^3 2x1 / 4x2 / 4x1 of 4x4 (other layouts there take 2x2-2x4 fragments).
+# The model spreads the three blocks by 2-3% with no layout-independent winner (docs/
+# model_calibration.md), so the rule picks by grid fill.
 FILL = (LARGE.replace(block_m=128, block_n=128, waves_m=2, waves_n=2),
         LARGE.replace(block_m=256, block_n=64, waves_m=4, waves_n=1),
         LARGE.replace(block_m=64, block_n=256, waves_m=1, waves_n=4))
