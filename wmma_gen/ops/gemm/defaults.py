@@ -18,12 +18,48 @@ from .schedule import KNOBS, Schedule, vgpr_estimate
 LARGE = Schedule(block_m=128, block_n=256, block_k=32, waves_m=2, waves_n=4, lds="ab", buffers=2,
                  lds_pad=8, lds_store_bits=32, load_bits=128, k_unroll=2, raster="grouped", group_m=4)
 
+# Grid-filling blocks: the SAME 4x4-fragment wave tile as LARGE (64x64 per wave), fewer waves,
+# in order of main-loop density (gfx1100 2048^3, docs/model_calibration.md: 128x128 2x2 0.266,
+# 256x64 4x1 0.268, 64x256 1x4 0.221; LARGE 0.275). Published GPU-tuned data (7900 XTX) fills the
+# grid with 4x4-fragment waves: adelj88/rocm_wmma_gemm config/gemm_config_gfx1100_f16.json, A/B/C
+# row-major, 2048^3 1x4 warps of 4x4 (64x256, 256 workgroups), 1024^3 1x1 of 4x4 (64x64); with
+# column-major A at 2048^3 2x1 / 4x2 / 4x1 of 4x4 (other layouts there take 2x2-2x4 fragments).
+# The model spreads the three blocks by 2-3% with no layout-independent winner (docs/
+# model_calibration.md), so the rule picks by grid fill.
+FILL = (LARGE.replace(block_m=128, block_n=128, waves_m=2, waves_n=2),
+        LARGE.replace(block_m=256, block_n=64, waves_m=4, waves_n=1),
+        LARGE.replace(block_m=64, block_n=256, waves_m=1, waves_n=4))
+# A grid that leaves more than this share of CU-rounds idle takes a grid-filling block (the
+# model's "tail" limiter uses the same 25%: model/estimate.py TAIL_THRESHOLD).
+IDLE_LIMIT = 0.25
+
 SMALL_GATHER = Schedule(block_m=64, block_n=64, block_k=32, waves_m=2, waves_n=2, lds="none", load_bits=128)
 
 
 def _fit(knob: str, extent: int, cap: int) -> int:
     """Smallest domain value covering `extent`, at most `cap`."""
     return min(v for v in KNOBS[knob].domain if v >= min(extent, cap))
+
+
+def grid_fill(t: Target, p, s: Schedule) -> float:
+    """Share of CU-rounds busy: workgroups over ceil(workgroups / CUs) x CUs (targets.py CU
+    count); one workgroup per CU per round, as the LARGE tile runs (LDS-bound)."""
+    wgs = -(-p.m // s.block_m) * -(-p.n // s.block_n) * p.batch
+    return wgs / (-(-wgs // t.cus) * t.cus)
+
+
+def grid_filling_base(t: Target, p) -> Schedule:
+    """LARGE, unless its grid leaves more than IDLE_LIMIT of the CU-rounds idle (e.g. gfx1100
+    1024^3: 32 workgroups for 96 CUs; 2048^3: 128, the second round a third full); then the
+    FILL block (same 4x4 wave tile, fewer waves) that fits the problem unshrunk and fills the
+    grid best, ties to the denser one. Unknown CU count: LARGE."""
+    if t.cus is None or p.m < LARGE.block_m or p.n < LARGE.block_n or 1 - grid_fill(t, p, LARGE) <= IDLE_LIMIT:
+        return LARGE
+    best = LARGE
+    for s in FILL:
+        if p.m >= s.block_m and p.n >= s.block_n and grid_fill(t, p, s) > grid_fill(t, p, best):
+            best = s
+    return best
 
 
 def staged_operands(d: GemmDirective) -> str:
@@ -35,11 +71,14 @@ def staged_operands(d: GemmDirective) -> str:
     return staged or "none"
 
 
-def fitted_default(d: GemmDirective, t: Target, problem, base: Schedule = LARGE) -> Schedule:
-    """`base` with each macro-tile side shrunk to cover `problem` (a GemmProblem or a mapping of
+def fitted_default(d: GemmDirective, t: Target, problem, base: Schedule | None = None) -> Schedule:
+    """`base` (None: grid_filling_base, LARGE or a grid-filling block of the same wave tile) with each macro-tile side shrunk to cover `problem` (a GemmProblem or a mapping of
     its fields; any M, N, K works: the kernel guards its edges), waves reduced to match, and
     legal staging for the dtype."""
     p = as_problem(problem)
+    large = base is None
+    if large:
+        base = grid_filling_base(t, p)
     bm, bn = _fit("block_m", p.m, base.block_m), _fit("block_n", p.n, base.block_n)
     s = base.replace(block_m=bm, block_n=bn, block_k=_fit("block_k", p.k, base.block_k),
                      waves_m=min(base.waves_m, bm // 16), waves_n=min(base.waves_n, bn // 16))
@@ -62,7 +101,7 @@ def fitted_default(d: GemmDirective, t: Target, problem, base: Schedule = LARGE)
         # 0.346/0.350 -> 0.393; NT unchanged; 0 spills
         s = s.replace(load_bits=64)
     lds = staged_operands(d) if s.lds != "none" else "none"
-    if lds != s.lds and base is LARGE:
+    if lds != s.lds and large:
         # an operand read straight from global (i4 gathered nibble by nibble) needs far more
         # registers per fragment: a 64x64 tile keeps it spill-free
         # gfx12: two K tiles per iteration (measured: i4 NN/TT 0.043 -> 0.044 v_wmma per issued
