@@ -98,9 +98,14 @@ def test_with_the_pool_the_gate_runs_the_timed_and_exported_object(small_config,
         assert ua["gate_isa_hash"] == ua["isa_hash"] and ua["validated"] is True
         assert ua["compile_worker_seconds"] > 0
         assert KernelCache().path(ua["isa_hash"]).exists()       # the pool's object, in the shared cache
-    export.export(ladder.build([study]), cfg.arch, tmp_path / "schedules")
-    doc = json.loads((tmp_path / "schedules" / f"{cfg.arch}-gemm-f16.json").read_text())
-    assert {e["isa_hash"] for e in doc["entries"]} <= {t.user_attrs["isa_hash"] for t in done}
+    notes = []
+    export.export(ladder.build([study]), cfg.arch, tmp_path / "schedules", note=notes.append)
+    out = tmp_path / "schedules" / f"{cfg.arch}-gemm-f16.json"
+    if out.exists():                  # an exported entry is the object the pool built and the gate ran
+        doc = json.loads(out.read_text())
+        assert doc["entries"] and {e["isa_hash"] for e in doc["entries"]} <= {t.user_attrs["isa_hash"] for t in done}
+    else:                             # register-staged tiles may all lose to the (grid-filling) default: said so
+        assert any("does not beat the default" in n for n in notes), notes
 
 
 def test_baseline_trials_equal_the_sequential_sweeps(small_config, tmp_path):

@@ -53,7 +53,9 @@ def test_without_the_default_trial_the_non_robust_win_is_dropped_with_its_reason
     assert any("reverses" in n and "l2_bytes_per_clk x0.5" in n for n in notes), notes
 
 
-@pytest.mark.parametrize("size", [1024])
+# 2048: at 1024^3 the tile's win over LARGE (66.0 vs 32.7) is no longer robust against the problem's own,
+# grid-filling default there (61.5; l0_bytes_per_clk x0.5 flips it), so it ranks below -- as it should
+@pytest.mark.parametrize("size", [2048])
 def test_a_robust_win_keeps_rank_one(size):
     # the 1024 entry shipped before issue 38, with 128-bit staging loads: its own 32-bit ones touch 26 L0 lines
     # per load on average (ops/gemm/l0_lines.py) and make it L0-bound, 23.4 TFLOP/s (source=model)
